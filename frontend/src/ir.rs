@@ -1,0 +1,469 @@
+//! The loop IR: what the frontend understood of one C kernel.
+//!
+//! A [`Kernel`] is a function (or a `#pragma scop` region of one) whose body
+//! is a tree of affine loops, guarded blocks and assignments. Every array
+//! access is already in multi-dimensional form: linearised pointer subscripts
+//! such as `A[i*lda + k]` arrive here as `A[i][k]` with the array's
+//! [`Storage::Flat`] recording the strides, so later stages never re-derive
+//! layout. Every expression node carries the C type it has after the usual
+//! arithmetic conversions, and conversions that C performs silently appear as
+//! explicit [`ExprKind::Cast`] nodes: `u8 + u8` is `int` arithmetic on two
+//! promoted operands, and storing it back into a `uint8_t` is a cast to `U8`
+//! that wraps modulo 256.
+//!
+//! The IR is plain data (serde in both directions), so `tenslift extract
+//! --json` output can be read back by any later stage or external tool.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything extracted from one C file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranslationUnit {
+    /// The file as the user named it.
+    pub file: String,
+    pub kernels: Vec<Kernel>,
+}
+
+/// One lifted function or `#pragma scop` region.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    /// The C function's name.
+    pub name: String,
+    /// Lines of the function, or of the scop region when there is one.
+    pub range: SourceRange,
+    /// Parameters in C declaration order, then the globals the kernel touches.
+    pub params: Vec<Param>,
+    /// Local scalars and fixed-size local arrays (temporaries).
+    pub locals: Vec<Local>,
+    pub body: Vec<Stmt>,
+    /// The type of a returned scalar; the value is an output named `return`.
+    pub returns: Option<ScalarType>,
+}
+
+/// A span of whole lines in one file, 1-based and inclusive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRange {
+    pub file: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+/// A point in a file, 1-based, as clang prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loc {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// C arithmetic types, after typedefs are resolved (`DATA_TYPE`, `uint8_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScalarType {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl ScalarType {
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(
+            self,
+            ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64
+        ) || self.is_float()
+    }
+
+    /// Width in bits (`Bool` counts as 1).
+    pub fn bits(self) -> u32 {
+        match self {
+            ScalarType::Bool => 1,
+            ScalarType::I8 | ScalarType::U8 => 8,
+            ScalarType::I16 | ScalarType::U16 => 16,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 32,
+            ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::I8 => "i8",
+            ScalarType::U8 => "u8",
+            ScalarType::I16 => "i16",
+            ScalarType::U16 => "u16",
+            ScalarType::I32 => "i32",
+            ScalarType::U32 => "u32",
+            ScalarType::I64 => "i64",
+            ScalarType::U64 => "u64",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+        }
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An integer-affine expression `constant + Σ coeff·var` over loop iterators
+/// and integer scalar parameters. Used for loop bounds, guards, subscripts and
+/// array extents. Terms with a zero coefficient are never stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Affine {
+    pub terms: BTreeMap<String, i64>,
+    pub constant: i64,
+}
+
+impl Affine {
+    pub fn constant(c: i64) -> Self {
+        Affine {
+            terms: BTreeMap::new(),
+            constant: c,
+        }
+    }
+
+    pub fn var(name: impl Into<String>) -> Self {
+        let mut terms = BTreeMap::new();
+        terms.insert(name.into(), 1);
+        Affine { terms, constant: 0 }
+    }
+
+    pub fn as_constant(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.constant)
+    }
+
+    /// Evaluates with every variable bound; `None` names a missing binding.
+    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+        self.terms.iter().try_fold(self.constant, |acc, (v, c)| {
+            Some(acc.checked_add(c.checked_mul(env(v)?)?)?)
+        })
+    }
+}
+
+impl fmt::Display for Affine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (var, &c) in &self.terms {
+            let (sign, mag) = if c < 0 { ("-", -c) } else { ("+", c) };
+            match (first, sign) {
+                (true, "-") => f.write_str("-")?,
+                (true, _) => {}
+                (false, s) => write!(f, " {s} ")?,
+            }
+            if mag == 1 {
+                write!(f, "{var}")?;
+            } else {
+                write!(f, "{mag}*{var}")?;
+            }
+            first = false;
+        }
+        if first {
+            write!(f, "{}", self.constant)
+        } else if self.constant > 0 {
+            write!(f, " + {}", self.constant)
+        } else if self.constant < 0 {
+            write!(f, " - {}", -self.constant)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A kernel parameter: a function argument or a global the kernel uses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+    pub role: Role,
+    pub origin: Origin,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A scalar passed by value. `is_size` marks integer scalars that appear
+    /// in a loop bound, a guard, a subscript stride or an array extent.
+    Scalar { ty: ScalarType, is_size: bool },
+    Array(ArrayInfo),
+}
+
+/// Shape and layout of an array parameter or local array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArrayInfo {
+    pub elem: ScalarType,
+    /// Logical extents, outermost first. `None` where C does not say and no
+    /// loop bound pins it (the outer extent of a bare pointer).
+    pub dims: Vec<Option<Affine>>,
+    pub storage: Storage,
+}
+
+/// How the logical dimensions map to memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "storage", rename_all = "snake_case")]
+pub enum Storage {
+    /// `double A[N][M]`, a C99 VLA `double A[n][m]`, or `POLYBENCH_2D(...)`.
+    Declared,
+    /// A pointer `float *A` accessed as `A[i*lda + k]`: element `[i][k]`
+    /// lives at flat offset `Σ index[d] * strides[d]`. The innermost stride
+    /// is 1; the others are affine in parameters (the leading dimensions,
+    /// kept even when they exceed the row length the loops touch).
+    Flat { strides: Vec<Affine> },
+}
+
+/// What a kernel does with a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Only read.
+    Input,
+    /// Written before any read of the same element could observe the old
+    /// value, on every path: the initial contents do not matter.
+    Output,
+    /// Read (possibly) before written: the result depends on initial contents.
+    InOut,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Argument,
+    Global,
+}
+
+/// A local variable of the kernel; its lifetime is the whole kernel body
+/// (block scoping is resolved by renaming shadowed names apart).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Local {
+    pub name: String,
+    pub kind: LocalKind,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LocalKind {
+    Scalar { ty: ScalarType },
+    Array(ArrayInfo),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stmt", rename_all = "snake_case")]
+pub enum Stmt {
+    Loop(Loop),
+    /// `target = value`. Compound assignments and `++`/`--` are desugared
+    /// (`x += e` becomes `x = (T)(x + e)` with C's conversions explicit).
+    Assign {
+        target: LValue,
+        value: Expr,
+        loc: Loc,
+    },
+    /// An `if` whose condition is affine in iterators and size parameters
+    /// (an iteration-space guard), or depends on data (a per-element select).
+    If {
+        cond: Expr,
+        kind: IfKind,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `return value;` as the kernel's last statement.
+    Return { value: Expr, loc: Loc },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IfKind {
+    Guard,
+    Data,
+}
+
+/// `for (iter = start; iter < end; iter += step)` after normalisation:
+/// the iterator takes `start, start+step, …` while it is strictly before
+/// `end` in the direction of `step` (`< end` for step > 0, `> end` for
+/// step < 0). `<=` bounds arrive here as `end = bound + 1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Loop {
+    /// Unique within the kernel (shadowing iterators are renamed apart).
+    pub iter: String,
+    pub start: Affine,
+    pub end: Affine,
+    pub step: i64,
+    pub body: Vec<Stmt>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "lvalue", rename_all = "snake_case")]
+pub enum LValue {
+    /// A local scalar (or a scalar parameter the kernel overwrites).
+    Scalar { name: String, ty: ScalarType },
+    /// An array element with affine subscripts, one per logical dimension.
+    Element {
+        array: String,
+        index: Vec<Affine>,
+        ty: ScalarType,
+    },
+}
+
+/// A typed expression. `ty` is the C type of the value after the usual
+/// arithmetic conversions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expr {
+    pub ty: ScalarType,
+    #[serde(flatten)]
+    pub kind: ExprKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "expr", rename_all = "snake_case")]
+pub enum ExprKind {
+    IntLit {
+        value: i64,
+    },
+    /// `text` is the literal as written (`0.1f`), so an exact rational can be
+    /// recovered; `value` is what the C compiler rounds it to.
+    FloatLit {
+        value: f64,
+        text: String,
+    },
+    /// A scalar parameter, a local scalar, or a loop iterator used as a value.
+    Var {
+        name: String,
+        class: VarClass,
+    },
+    Load {
+        array: String,
+        index: Vec<Affine>,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `cond ? then : else`, and what data-dependent branches become when a
+    /// later stage flattens them.
+    Select {
+        cond: Box<Expr>,
+        then_value: Box<Expr>,
+        else_value: Box<Expr>,
+    },
+    /// A value-changing conversion, explicit or implicit in the C.
+    Cast {
+        arg: Box<Expr>,
+    },
+    Call {
+        func: MathFn,
+        args: Vec<Expr>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VarClass {
+    Param,
+    Local,
+    Iter,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnaryOp {
+    Neg,
+    /// Logical `!`.
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// `/`: real division on floats, truncation toward zero on integers
+    /// (the operand type `ty` of the node decides).
+    Div,
+    /// `%`: C remainder, sign of the dividend.
+    Rem,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+}
+
+/// The C math functions the frontend accepts. The precision (`sqrtf`,
+/// `sqrt`, `sqrtl`) is the call node's `ty`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MathFn {
+    Sqrt,
+    Exp,
+    Log,
+    /// `fabs` for floats, `abs`/`labs` for integers.
+    Abs,
+    Pow,
+    Max,
+    Min,
+    Tanh,
+}
+
+impl MathFn {
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Pow | MathFn::Max | MathFn::Min => 2,
+            _ => 1,
+        }
+    }
+}
