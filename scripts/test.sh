@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# README command 2: installs what is missing, then runs every test
-# (Rust unit, snapshot, property and end-to-end tests; the Python-side tests).
+# README command 2: installs what is missing, then runs every test:
+# the Rust unit, snapshot, property and end-to-end tests of the workspace,
+# then the Python-side tests (corpus, C reference driver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 source scripts/env.sh
 cargo test --workspace --release
+if [ -d tests/python ]; then
+  "$TENSLIFT_PYTHON" -m pytest -q tests/python
+fi
