@@ -7,4 +7,10 @@
 //! Architecture invariant: this crate knows nothing of tensors, specs or
 //! targets; it only says what the C does, with C's types and semantics.
 
+pub mod affine;
+pub mod delinearize;
+pub mod diagnostics;
 pub mod ir;
+pub mod libclang;
+pub mod reader;
+pub mod syntax;
