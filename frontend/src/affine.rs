@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::ir::Affine;
-use crate::syntax::{CBinOp, CExpr, CExprKind, CUnOp, IntValue};
+use crate::syntax::{CBinOp, CExpr, CExprKind, CUnOp, DeclRef, IntValue, RefTarget};
 
 /// Most monomials and highest degree we track before calling an
 /// expression non-affine (keeps `(i+j)*(i+j)*...` from exploding).
@@ -193,12 +193,16 @@ impl Poly {
 }
 
 /// Reads an integer expression as a polynomial. `name` classifies each
-/// referenced declaration (by key).
-pub fn poly_of(e: &CExpr, name: &dyn Fn(&str) -> AffineName) -> Result<Poly, NotAffine> {
+/// referenced declaration (enumerators are constants already).
+pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly, NotAffine> {
     match &e.kind {
         CExprKind::Int(IntValue::Fits(v)) => Ok(Poly::constant(*v)),
         CExprKind::Int(IntValue::TooLarge) => Err(NotAffine::Overflow),
-        CExprKind::Ref(r) => match name(&r.key) {
+        CExprKind::Ref(DeclRef {
+            target: RefTarget::EnumConstant(v),
+            ..
+        }) => Ok(Poly::constant(*v)),
+        CExprKind::Ref(r) => match name(r) {
             AffineName::Var(v) => Ok(Poly::var(&v)),
             AffineName::Constant(c) => Ok(Poly::constant(c)),
             AffineName::Opaque(n) => Err(NotAffine::Variable(n)),
@@ -246,7 +250,7 @@ mod tests {
     use super::*;
     use crate::ir::Loc;
     use crate::ir::ScalarType;
-    use crate::syntax::{CType, DeclRef, RefTarget};
+    use crate::syntax::CType;
 
     fn loc() -> Loc {
         Loc {
@@ -284,8 +288,8 @@ mod tests {
             loc: loc(),
         }
     }
-    fn names(key: &str) -> AffineName {
-        match key {
+    fn names(r: &DeclRef) -> AffineName {
+        match r.key.as_str() {
             "tmp" => AffineName::Opaque("tmp".into()),
             "K" => AffineName::Constant(7),
             other => AffineName::Var(other.into()),

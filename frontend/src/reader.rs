@@ -397,7 +397,7 @@ impl Reader {
             };
         }
         let children = c.children();
-        let mut sub = |this: &mut Reader, i: usize| -> Box<CExpr> {
+        let sub = |this: &mut Reader, i: usize| -> Box<CExpr> {
             Box::new(match children.get(i) {
                 Some(k) => this.read_expr(k, depth + 1),
                 None => CExpr {

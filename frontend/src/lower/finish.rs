@@ -1,0 +1,265 @@
+//! After the body is lowered: delinearise pointer accesses (replacing the
+//! placeholder indices), infer outer extents of pointers from loop bounds,
+//! assign roles and mark size parameters.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Lowerer, FLAT_MARKER};
+use crate::delinearize::{delinearize, DelinearizeError};
+use crate::diagnostics as codes;
+use crate::ir::*;
+use crate::roles::compute_roles;
+
+/// Calls `f` on every index vector of every access in `stmts`.
+fn for_each_index(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Vec<Affine>)) {
+    fn in_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Vec<Affine>)) {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            match &mut e.kind {
+                ExprKind::Load { index, .. } => f(index),
+                ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => stack.push(arg),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Select {
+                    cond,
+                    then_value,
+                    else_value,
+                } => {
+                    stack.push(cond);
+                    stack.push(then_value);
+                    stack.push(else_value);
+                }
+                ExprKind::Call { args, .. } => stack.extend(args.iter_mut()),
+                _ => {}
+            }
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, value, .. } => {
+                in_expr(value, f);
+                if let LValue::Element { index, .. } = target {
+                    f(index);
+                }
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                in_expr(cond, f);
+                for_each_index(then_body, f);
+                for_each_index(else_body, f);
+            }
+            Stmt::Loop(l) => for_each_index(&mut l.body, f),
+            Stmt::Return { value, .. } => in_expr(value, f),
+        }
+    }
+}
+
+/// Every variable of every affine expression reachable in `stmts`
+/// (bounds, indices, guard conditions).
+fn size_vars(stmts: &[Stmt], out: &mut HashSet<String>) {
+    fn expr_vars(e: &Expr, out: &mut HashSet<String>, guard: bool) {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Load { index, .. } => {
+                    for a in index {
+                        out.extend(a.terms.keys().cloned());
+                    }
+                }
+                ExprKind::Var { name, .. } if guard => {
+                    out.insert(name.clone());
+                }
+                ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => stack.push(arg),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    stack.push(lhs);
+                    stack.push(rhs);
+                }
+                ExprKind::Select {
+                    cond,
+                    then_value,
+                    else_value,
+                } => {
+                    stack.push(cond);
+                    stack.push(then_value);
+                    stack.push(else_value);
+                }
+                ExprKind::Call { args, .. } => stack.extend(args.iter()),
+                _ => {}
+            }
+        }
+    }
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, value, .. } => {
+                expr_vars(value, out, false);
+                if let LValue::Element { index, .. } = target {
+                    for a in index {
+                        out.extend(a.terms.keys().cloned());
+                    }
+                }
+            }
+            Stmt::If {
+                cond,
+                kind,
+                then_body,
+                else_body,
+                ..
+            } => {
+                expr_vars(cond, out, *kind == IfKind::Guard);
+                size_vars(then_body, out);
+                size_vars(else_body, out);
+            }
+            Stmt::Loop(l) => {
+                out.extend(l.start.terms.keys().cloned());
+                out.extend(l.end.terms.keys().cloned());
+                size_vars(&l.body, out);
+            }
+            Stmt::Return { value, .. } => expr_vars(value, out, false),
+        }
+    }
+}
+
+fn array_vars(info: &ArrayInfo, out: &mut HashSet<String>) {
+    for a in info.dims.iter().flatten() {
+        out.extend(a.terms.keys().cloned());
+    }
+    if let Storage::Flat { strides } = &info.storage {
+        for a in strides {
+            out.extend(a.terms.keys().cloned());
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    pub(super) fn finish(&mut self, kernel: &mut Kernel) {
+        self.delinearize_pointers(kernel);
+        self.assign_roles(kernel);
+        let mut sizes = HashSet::new();
+        size_vars(&kernel.body, &mut sizes);
+        for p in &kernel.params {
+            if let ParamKind::Array(info) = &p.kind {
+                array_vars(info, &mut sizes);
+            }
+        }
+        for l in &kernel.locals {
+            if let LocalKind::Array(info) = &l.kind {
+                array_vars(info, &mut sizes);
+            }
+        }
+        for p in &mut kernel.params {
+            if let ParamKind::Scalar { ty, is_size } = &mut p.kind {
+                *is_size = !ty.is_float() && sizes.contains(&p.name);
+            }
+        }
+    }
+
+    fn delinearize_pointers(&mut self, kernel: &mut Kernel) {
+        let iterators: HashSet<String> = self.loop_bounds.keys().cloned().collect();
+        let is_iter = |v: &str| iterators.contains(v);
+        let mut by_array: HashMap<String, Vec<usize>> = HashMap::new();
+        for (id, a) in self.flat_accesses.iter().enumerate() {
+            by_array.entry(a.array.clone()).or_default().push(id);
+        }
+        // Access id -> its delinearised index.
+        let mut resolved: HashMap<usize, Vec<Affine>> = HashMap::new();
+        for param in &mut kernel.params {
+            let Some(ids) = by_array.get(&param.name) else {
+                continue;
+            };
+            let ParamKind::Array(info) = &mut param.kind else {
+                continue;
+            };
+            let polys: Vec<_> = ids
+                .iter()
+                .map(|&id| self.flat_accesses[id].poly.clone())
+                .collect();
+            match delinearize(&polys, &is_iter) {
+                Ok(layout) => {
+                    let mut dims = layout.dims.clone();
+                    dims[0] = self.outer_extent(layout.indices.iter().map(|ix| &ix[0]));
+                    info.dims = dims;
+                    info.storage = Storage::Flat {
+                        strides: layout.strides.clone(),
+                    };
+                    for (&id, index) in ids.iter().zip(layout.indices) {
+                        resolved.insert(id, index);
+                    }
+                }
+                Err(err) => {
+                    let loc = self.flat_accesses[ids[0]].loc.clone();
+                    let (code, why) = match err {
+                        DelinearizeError::NonLinear(m) => (
+                            codes::NON_AFFINE_SUBSCRIPT,
+                            format!("the term `{m}` multiplies loop iterators"),
+                        ),
+                        DelinearizeError::BadStride(m) => (codes::BAD_STRIDE, m),
+                    };
+                    self.error(
+                        code,
+                        &loc,
+                        format!(
+                            "cannot split the subscripts of `{}` into dimensions: {why}",
+                            param.name
+                        ),
+                    );
+                }
+            }
+        }
+        for_each_index(&mut kernel.body, &mut |index| {
+            let id = index.first().and_then(|a| {
+                let (name, _) = a.terms.iter().next()?;
+                name.strip_prefix(FLAT_MARKER)?.parse::<usize>().ok()
+            });
+            if let Some(id) = id {
+                if let Some(real) = resolved.get(&id) {
+                    *index = real.clone();
+                }
+            }
+        });
+    }
+
+    /// The extent of a pointer's outer dimension: the common end of the
+    /// loops whose iterator alone indexes it (from 0, step > 0).
+    fn outer_extent<'a>(&self, outer: impl Iterator<Item = &'a Affine>) -> Option<Affine> {
+        let mut extent: Option<Affine> = None;
+        for a in outer {
+            let (var, coeff) = a.terms.iter().next()?;
+            if a.terms.len() != 1 || *coeff != 1 || a.constant != 0 {
+                return None;
+            }
+            let (start, end, step) = self.loop_bounds.get(var)?;
+            let from_zero = start.as_constant().is_some_and(|s| s >= 0);
+            let end_is_size = end.terms.keys().all(|v| !self.loop_bounds.contains_key(v));
+            if *step <= 0 || !from_zero || !end_is_size {
+                return None;
+            }
+            match &extent {
+                None => extent = Some(end.clone()),
+                Some(e) if e == end => {}
+                Some(_) => return None,
+            }
+        }
+        extent
+    }
+
+    fn assign_roles(&mut self, kernel: &mut Kernel) {
+        let tracked: HashSet<String> = kernel
+            .params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Array(_)) || p.origin == Origin::Global)
+            .map(|p| p.name.clone())
+            .collect();
+        let roles = compute_roles(&kernel.body, &tracked);
+        for p in &mut kernel.params {
+            if let Some(role) = roles.get(&p.name) {
+                p.role = *role;
+            }
+        }
+    }
+}
