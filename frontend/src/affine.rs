@@ -37,6 +37,10 @@ pub enum NotAffine {
     NonLinear(String),
     /// A checked operation overflowed 64 bits.
     Overflow,
+    /// A loop iterator used after (outside) its loop.
+    StaleIterator(String),
+    /// `++`, `--` or an assignment inside the expression.
+    SideEffect,
     /// Not an integer expression (floats, calls, ...).
     Other(String),
 }
@@ -51,6 +55,10 @@ impl std::fmt::Display for NotAffine {
             ),
             NotAffine::NonLinear(what) => write!(f, "{what} is not linear"),
             NotAffine::Overflow => f.write_str("its constant arithmetic overflows 64 bits"),
+            NotAffine::StaleIterator(v) => {
+                write!(f, "`{v}` is a loop iterator used outside its loop")
+            }
+            NotAffine::SideEffect => f.write_str("it assigns or increments a variable"),
             NotAffine::Other(what) => write!(f, "it contains {what}"),
         }
     }
@@ -65,6 +73,8 @@ pub enum AffineName {
     Constant(i64),
     /// Anything else (the C name, for the message).
     Opaque(String),
+    /// A loop iterator outside its loop.
+    StaleIterator(String),
 }
 
 impl Poly {
@@ -206,6 +216,7 @@ pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly,
             AffineName::Var(v) => Ok(Poly::var(&v)),
             AffineName::Constant(c) => Ok(Poly::constant(c)),
             AffineName::Opaque(n) => Err(NotAffine::Variable(n)),
+            AffineName::StaleIterator(n) => Err(NotAffine::StaleIterator(n)),
         },
         CExprKind::Paren(inner) => poly_of(inner, name),
         CExprKind::Implicit(inner) | CExprKind::Cast(inner) => {
@@ -220,8 +231,15 @@ pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly,
         CExprKind::Unary { op, arg } => match op {
             CUnOp::Minus => poly_of(arg, name)?.scale(-1),
             CUnOp::Plus => poly_of(arg, name),
+            CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec => {
+                Err(NotAffine::SideEffect)
+            }
             _ => Err(NotAffine::Other("an unsupported operator".into())),
         },
+        CExprKind::Binary {
+            op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+            ..
+        } => Err(NotAffine::SideEffect),
         CExprKind::Binary { op, lhs, rhs } => {
             let a = poly_of(lhs, name)?;
             let b = poly_of(rhs, name)?;

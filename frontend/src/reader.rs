@@ -419,12 +419,18 @@ impl Reader {
             }
             sys::CXCursor_FloatingLiteral => {
                 let value = c.evaluate_float().unwrap_or(f64::NAN);
+                // Inside a macro the cursor's tokens are the macro's name;
+                // then spell the value as the shortest literal that rounds
+                // to it in its own type.
                 let text = c
                     .tokens()
                     .into_iter()
                     .next()
                     .filter(|t| looks_like_float_literal(t))
-                    .unwrap_or_else(|| format!("{value:?}"));
+                    .unwrap_or_else(|| match ty {
+                        CType::Scalar(ScalarType::F32) => format!("{:?}f", value as f32),
+                        _ => format!("{value:?}"),
+                    });
                 CExprKind::Float { value, text }
             }
             sys::CXCursor_DeclRefExpr => CExprKind::Ref(self.read_ref(c)),

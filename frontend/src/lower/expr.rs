@@ -60,7 +60,10 @@ impl Lowerer<'_> {
     pub(super) fn expr(&mut self, e: &CExpr) -> Option<Expr> {
         match &e.kind {
             CExprKind::Paren(inner) => self.expr(inner),
-            CExprKind::Rejected => None,
+            CExprKind::Rejected => {
+                self.saw_reader_rejection = true;
+                None
+            }
             CExprKind::Implicit(inner) => {
                 let outer_ty = e.ty.scalar();
                 let inner_expr = self.expr(inner)?;
@@ -227,6 +230,17 @@ impl Lowerer<'_> {
         if self.rejected_keys.contains(&r.key) {
             return;
         }
+        if self.outside_region_keys.contains(&r.key) {
+            self.error(
+                codes::POINTER_ARITHMETIC,
+                loc,
+                format!(
+                    "`{}` is declared outside the scop region with a type the kernel cannot use",
+                    r.name
+                ),
+            );
+            return;
+        }
         if self.iterator_keys.contains(&r.key) {
             self.error(
                 codes::ITERATOR_AFTER_LOOP,
@@ -277,6 +291,9 @@ impl Lowerer<'_> {
                     &e.loc,
                     format!("operator `{sym}` is not supported"),
                 );
+                // Operands may hide further problems worth reporting.
+                let _ = self.expr(lhs);
+                let _ = self.expr(rhs);
                 return None;
             }
         };
@@ -404,6 +421,8 @@ impl Lowerer<'_> {
     fn index_error(&mut self, array: &str, index: &CExpr, why: NotAffine) {
         let code = match why {
             NotAffine::Indirect => codes::INDIRECT_SUBSCRIPT,
+            NotAffine::StaleIterator(_) => codes::ITERATOR_AFTER_LOOP,
+            NotAffine::SideEffect => codes::SIDE_EFFECT_IN_EXPRESSION,
             _ => codes::NON_AFFINE_SUBSCRIPT,
         };
         let message = match why {

@@ -60,11 +60,15 @@ pub struct Lowerer<'f> {
     iterator_keys: HashSet<String>,
     /// Keys whose declaration was already diagnosed (uses stay silent).
     rejected_keys: HashSet<String>,
+    /// Keys declared outside the scop region with a type we cannot lift.
+    outside_region_keys: HashSet<String>,
     loop_bounds: HashMap<String, (Affine, Affine, i64)>,
     params: Vec<Param>,
     locals: Vec<Local>,
     flat_accesses: Vec<FlatAccess>,
     returns: Option<ScalarType>,
+    /// An expression the reader already refused was met.
+    saw_reader_rejection: bool,
 }
 
 /// Lowers `func`, restricted to the top-level statements strictly between
@@ -80,11 +84,13 @@ pub fn lower_function(
         used_names: BTreeSet::new(),
         iterator_keys: HashSet::new(),
         rejected_keys: HashSet::new(),
+        outside_region_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
         params: Vec::new(),
         locals: Vec::new(),
         flat_accesses: Vec::new(),
         returns: None,
+        saw_reader_rejection: false,
     };
     collect_iterator_keys(&func.body, &mut l.iterator_keys);
     for p in func.params.iter().chain(&func.globals) {
@@ -176,6 +182,19 @@ impl<'f> Lowerer<'f> {
             .push(Diagnostic::new(code, Some(loc.clone()), message));
     }
 
+    /// Records that a statement was dropped because part of it could not
+    /// be lowered; guarantees a diagnostic exists, so no kernel is ever
+    /// returned with a statement silently missing.
+    fn dropped(&mut self, loc: &Loc) {
+        if self.diagnostics.is_empty() && !self.saw_reader_rejection {
+            self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                loc,
+                "statement could not be lowered",
+            );
+        }
+    }
+
     /// A kernel-unique name derived from `base`.
     fn fresh_name(&mut self, base: &str) -> String {
         let mut name = base.to_string();
@@ -192,11 +211,16 @@ impl<'f> Lowerer<'f> {
     fn affine_name(&self, r: &DeclRef) -> AffineName {
         match self.bindings.get(&r.key) {
             Some(Binding::Iter { name, .. }) => AffineName::Var(name.clone()),
+            // Only int-sized integer parameters are sizes: a `uint8_t alpha`
+            // compared with 255 is data, not an iteration-space guard.
             Some(Binding::Scalar {
                 name,
                 ty,
                 class: VarClass::Param,
-            }) if !ty.is_float() => AffineName::Var(name.clone()),
+            }) if !ty.is_float() && ty.bits() >= 32 => AffineName::Var(name.clone()),
+            None if self.iterator_keys.contains(&r.key) => {
+                AffineName::StaleIterator(r.name.clone())
+            }
             _ => AffineName::Opaque(r.name.clone()),
         }
     }

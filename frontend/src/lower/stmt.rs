@@ -25,7 +25,7 @@ fn one(ty: ScalarType) -> Expr {
     let kind = if ty.is_float() {
         ExprKind::FloatLit {
             value: 1.0,
-            text: "1.0".into(),
+            text: if ty == ScalarType::F32 { "1.0f" } else { "1.0" }.into(),
         }
     } else {
         ExprKind::IntLit { value: 1 }
@@ -69,6 +69,10 @@ impl Lowerer<'_> {
             if self.iterator_keys.contains(&v.key) {
                 continue;
             }
+            if !matches!(v.ty, CType::Scalar(_) | CType::Array { .. }) {
+                self.outside_region_keys.insert(v.key.clone());
+                continue;
+            }
             let mut scratch = Vec::new();
             let without_init = CVarDecl {
                 init: None,
@@ -91,12 +95,15 @@ impl Lowerer<'_> {
             );
             return;
         };
-        if let Some(v) = self.expr(value) {
-            self.returns = Some(ty);
-            out.push(Stmt::Return {
-                value: cast_to(ty, v),
-                loc: loc.clone(),
-            });
+        match self.expr(value) {
+            Some(v) => {
+                self.returns = Some(ty);
+                out.push(Stmt::Return {
+                    value: cast_to(ty, v),
+                    loc: loc.clone(),
+                });
+            }
+            None => self.dropped(loc),
         }
     }
 
@@ -136,14 +143,15 @@ impl Lowerer<'_> {
                     .as_ref()
                     .map(|e| self.block(e))
                     .unwrap_or_default();
-                if let Some(cond) = cond {
-                    out.push(Stmt::If {
+                match cond {
+                    Some(cond) => out.push(Stmt::If {
                         cond,
                         kind,
                         then_body,
                         else_body,
                         loc: loc.clone(),
-                    });
+                    }),
+                    None => self.dropped(loc),
                 }
             }
             CStmt::For {
@@ -193,12 +201,13 @@ impl Lowerer<'_> {
                     loc: v.loc.clone(),
                 });
                 if let Some(init) = &v.init {
-                    if let Some(value) = self.expr(init) {
-                        out.push(Stmt::Assign {
+                    match self.expr(init) {
+                        Some(value) => out.push(Stmt::Assign {
                             target: LValue::Scalar { name, ty: *ty },
                             value: cast_to(*ty, value),
                             loc: v.loc.clone(),
-                        });
+                        }),
+                        None => self.dropped(&v.loc),
                     }
                 }
             }
@@ -337,13 +346,16 @@ impl Lowerer<'_> {
             } => {
                 let target = self.lvalue(lhs);
                 let value = self.expr(rhs);
-                if let (Some(target), Some(value)) = (target, value) {
-                    let ty = Self::target_type(&target);
-                    out.push(Stmt::Assign {
-                        target,
-                        value: cast_to(ty, value),
-                        loc,
-                    });
+                match (target, value) {
+                    (Some(target), Some(value)) => {
+                        let ty = Self::target_type(&target);
+                        out.push(Stmt::Assign {
+                            target,
+                            value: cast_to(ty, value),
+                            loc,
+                        });
+                    }
+                    _ => self.dropped(&loc),
                 }
             }
             CExprKind::Binary {
@@ -353,7 +365,11 @@ impl Lowerer<'_> {
             } => {
                 let target = self.lvalue(lhs);
                 let value = self.expr(rhs);
-                if let (Some(target), Some(value)) = (target, value) {
+                let (Some(target), Some(value)) = (target, value) else {
+                    self.dropped(&loc);
+                    return;
+                };
+                {
                     let op = match op {
                         ArithOp::Add => BinaryOp::Add,
                         ArithOp::Sub => BinaryOp::Sub,
@@ -369,7 +385,11 @@ impl Lowerer<'_> {
                 op: op @ (CUnOp::PostInc | CUnOp::PreInc | CUnOp::PostDec | CUnOp::PreDec),
                 arg,
             } => {
-                if let Some(target) = self.lvalue(arg) {
+                let Some(target) = self.lvalue(arg) else {
+                    self.dropped(&loc);
+                    return;
+                };
+                {
                     let t = Self::target_type(&target);
                     let common = usual_arithmetic(t, ScalarType::I32);
                     let op = if matches!(op, CUnOp::PostInc | CUnOp::PreInc) {
@@ -418,8 +438,22 @@ impl Lowerer<'_> {
         out: &mut Vec<Stmt>,
     ) {
         let Some(header) = self.loop_header(init, cond, inc, loc) else {
-            // Still lower the body so every problem in it is reported.
+            // Still lower the body so every problem in it is reported; bind
+            // the iterator (if there is one) so its uses do not cascade.
+            let key = loop_var_key(init);
+            if let Some((key, name)) = &key {
+                self.bindings.insert(
+                    key.clone(),
+                    Binding::Iter {
+                        name: name.clone(),
+                        ty: ScalarType::I32,
+                    },
+                );
+            }
             let _ = self.block(body);
+            if let Some((key, _)) = key {
+                self.bindings.remove(&key);
+            }
             return;
         };
         let LoopHeader {
@@ -513,50 +547,89 @@ impl Lowerer<'_> {
                 return None;
             }
         };
-        // Condition: the iterator compared with an affine bound.
-        let is_iter = |e: &CExpr| matches!(&strip(e).kind, CExprKind::Ref(r) if r.key == key);
+        // Condition: `lhs op rhs` with `lhs - rhs` affine and the iterator
+        // appearing with coefficient 1 or -1 (`i < n`, `n > i`, `i + K <= n`).
         let c = strip(cond);
-        let (op, bound_expr) = match &c.kind {
+        let (op, lhs, rhs) = match &c.kind {
             CExprKind::Binary { op, lhs, rhs }
                 if matches!(
                     op,
                     CBinOp::Lt | CBinOp::Le | CBinOp::Gt | CBinOp::Ge | CBinOp::Ne
                 ) =>
             {
-                if is_iter(lhs) {
-                    (*op, &**rhs)
-                } else if is_iter(rhs) {
-                    let flipped = match op {
-                        CBinOp::Lt => CBinOp::Gt,
-                        CBinOp::Le => CBinOp::Ge,
-                        CBinOp::Gt => CBinOp::Lt,
-                        CBinOp::Ge => CBinOp::Le,
-                        other => *other,
-                    };
-                    (flipped, &**lhs)
-                } else {
-                    return self.bad_for(
-                        &cond.loc,
-                        &format!("the condition must compare the iterator `{c_name}` with a bound"),
-                    );
-                }
+                (*op, &**lhs, &**rhs)
             }
             _ => {
                 return self.bad_for(
                     &cond.loc,
-                    &format!(
-                        "the condition must be `{c_name} < bound` (or <=, >, >=, !=)"
-                    ),
+                    &format!("the condition must be `{c_name} < bound` (or <=, >, >=, !=)"),
                 )
             }
         };
-        let bound = match self.affine(bound_expr) {
-            Ok(a) => a,
+        let probe = format!("\u{1}iter:{c_name}");
+        self.bindings.insert(
+            key.clone(),
+            Binding::Iter {
+                name: probe.clone(),
+                ty,
+            },
+        );
+        let diff = self
+            .affine(lhs)
+            .and_then(|a| Ok((a, self.affine(rhs)?)))
+            .map(|(a, b)| {
+                let mut d = a;
+                for (v, c) in b.terms {
+                    *d.terms.entry(v).or_insert(0) -= c;
+                }
+                d.terms.retain(|_, c| *c != 0);
+                d.constant -= b.constant;
+                d
+            });
+        self.bindings.remove(&key);
+        let mut diff = match diff {
+            Ok(d) => d,
             Err(why) => {
                 self.error(
                     codes::NON_AFFINE_BOUND,
-                    &bound_expr.loc,
+                    &cond.loc,
                     format!("bound of loop `{c_name}` is not affine: {why}"),
+                );
+                return None;
+            }
+        };
+        let coeff = diff.terms.remove(&probe).unwrap_or(0);
+        // `coeff*i + rest op 0`  =>  `i op' -rest` (coeff 1) or `i op'' rest` (coeff -1).
+        let (op, bound) = match coeff {
+            1 => {
+                let mut b = Affine::constant(0);
+                for (v, c) in diff.terms {
+                    b.terms.insert(v, -c);
+                }
+                b.constant = -diff.constant;
+                (op, b)
+            }
+            -1 => {
+                let flipped = match op {
+                    CBinOp::Lt => CBinOp::Gt,
+                    CBinOp::Le => CBinOp::Ge,
+                    CBinOp::Gt => CBinOp::Lt,
+                    CBinOp::Ge => CBinOp::Le,
+                    other => other,
+                };
+                (flipped, diff)
+            }
+            0 => {
+                return self.bad_for(
+                    &cond.loc,
+                    &format!("the condition does not involve the iterator `{c_name}`"),
+                )
+            }
+            _ => {
+                self.error(
+                    codes::NON_AFFINE_BOUND,
+                    &cond.loc,
+                    format!("the condition scales the iterator `{c_name}` by {coeff}; only 1 or -1 is supported"),
                 );
                 return None;
             }
@@ -670,6 +743,25 @@ impl Lowerer<'_> {
     fn bad_for<T>(&mut self, loc: &Loc, why: &str) -> Option<T> {
         self.error(codes::FOR_SHAPE, loc, format!("unsupported `for` loop: {why}"));
         None
+    }
+}
+
+/// The key and C name of the variable a `for` initialiser sets.
+fn loop_var_key(init: &CStmt) -> Option<(String, String)> {
+    match init {
+        CStmt::Decl(vars, _) => vars.first().map(|v| (v.key.clone(), v.name.clone())),
+        CStmt::Expr(e) => match &strip(e).kind {
+            CExprKind::Binary {
+                op: CBinOp::Assign,
+                lhs,
+                ..
+            } => match &strip(lhs).kind {
+                CExprKind::Ref(r) => Some((r.key.clone(), r.name.clone())),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
     }
 }
 
