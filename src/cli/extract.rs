@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use tenslift_frontend::{dump, extract, from_compile_commands, ExtractError, Options};
 
-use super::{EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
+use super::{print_err, print_out, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CStd {
@@ -56,7 +56,7 @@ pub fn run(args: ExtractArgs) -> i32 {
         Some(dir) => match from_compile_commands(dir, &args.file) {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("error: {e}");
+                print_err(&format!("error: {e}\n"));
                 return EXIT_USAGE;
             }
         },
@@ -72,23 +72,23 @@ pub fn run(args: ExtractArgs) -> i32 {
         Ok(tu) => {
             if args.json {
                 match serde_json::to_string_pretty(&tu) {
-                    Ok(text) => println!("{text}"),
+                    Ok(text) => print_out(&format!("{text}\n")),
                     Err(e) => {
-                        eprintln!("error: cannot serialise the IR: {e}");
+                        print_err(&format!("error: cannot serialise the IR: {e}\n"));
                         return EXIT_REJECTED;
                     }
                 }
             } else {
-                print!("{}", dump::translation_unit(&tu));
+                print_out(&dump::translation_unit(&tu));
             }
             EXIT_OK
         }
         Err(ExtractError::Rejected(diagnostics)) => {
-            eprint!("{}", diagnostics.render());
+            print_err(&diagnostics.render());
             EXIT_REJECTED
         }
         Err(other) => {
-            eprintln!("error: {other}");
+            print_err(&format!("error: {other}\n"));
             EXIT_USAGE
         }
     }

@@ -31,6 +31,23 @@ pub enum Command {
     Extract(extract::ExtractArgs),
 }
 
+/// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
+/// not panic the way `print!` would).
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Writes to stderr, ignoring a closed pipe.
+pub fn print_err(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
