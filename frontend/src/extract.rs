@@ -33,7 +33,7 @@ pub enum ExtractError {
         path: String,
         source: std::io::Error,
     },
-    #[error("cannot load libclang: {0} (set LIBCLANG_PATH to the directory holding libclang.so)")]
+    #[error("cannot load libclang: {0}")]
     Libclang(String),
     #[error("libclang could not process {path}: {message}")]
     Parse { path: String, message: String },
