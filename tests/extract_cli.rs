@@ -25,7 +25,16 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn include_and_define_flags_work_attached_or_separate() {
-    let separate = tenslift(&["extract", WITH_HEADER, "-I", INCLUDE, "-D", "N=8", "-D", "USE_BIAS"]);
+    let separate = tenslift(&[
+        "extract",
+        WITH_HEADER,
+        "-I",
+        INCLUDE,
+        "-D",
+        "N=8",
+        "-D",
+        "USE_BIAS",
+    ]);
     let attached = tenslift(&[
         "extract",
         WITH_HEADER,
@@ -36,11 +45,17 @@ fn include_and_define_flags_work_attached_or_separate() {
     assert_eq!(separate.status.code(), Some(0), "{:?}", separate);
     assert_eq!(stdout(&separate), stdout(&attached));
     assert!(stdout(&separate).contains("for i in 0..8 step 1"));
-    assert!(stdout(&separate).contains("+ b):f32"), "USE_BIAS branch taken");
+    assert!(
+        stdout(&separate).contains("+ b):f32"),
+        "USE_BIAS branch taken"
+    );
 
     let without_bias = tenslift(&["extract", WITH_HEADER, "-I", INCLUDE]);
     assert_eq!(without_bias.status.code(), Some(0));
-    assert!(stdout(&without_bias).contains("for i in 0..16 step 1"), "header default N");
+    assert!(
+        stdout(&without_bias).contains("for i in 0..16 step 1"),
+        "header default N"
+    );
     assert!(!stdout(&without_bias).contains("+ b"));
 }
 
@@ -50,7 +65,10 @@ fn missing_include_dir_is_a_clang_error() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error[TL001]: 'kernel_config.h' file not found"), "{err}");
+    assert!(
+        err.contains("error[TL001]: 'kernel_config.h' file not found"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -135,7 +153,11 @@ fn function_flag_selects_kernels() {
 
 #[test]
 fn json_flag_prints_parseable_ir() {
-    let out = tenslift(&["extract", "tests/fixtures/extract/positive/gemm_vla.c", "--json"]);
+    let out = tenslift(&[
+        "extract",
+        "tests/fixtures/extract/positive/gemm_vla.c",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let tu: tenslift_frontend::ir::TranslationUnit =
         serde_json::from_slice(&out.stdout).expect("valid JSON IR");
@@ -150,9 +172,15 @@ fn usage_errors_exit_2() {
     assert!(missing.stdout.is_empty());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
     assert_eq!(tenslift(&["extract"]).status.code(), Some(2));
-    assert_eq!(tenslift(&["extract", DB_TARGET, "--bogus"]).status.code(), Some(2));
+    assert_eq!(
+        tenslift(&["extract", DB_TARGET, "--bogus"]).status.code(),
+        Some(2)
+    );
     assert_eq!(tenslift(&[]).status.code(), Some(2));
-    assert_eq!(tenslift(&["extract", "tests/fixtures"]).status.code(), Some(2));
+    assert_eq!(
+        tenslift(&["extract", "tests/fixtures"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]

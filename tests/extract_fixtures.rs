@@ -101,7 +101,11 @@ fn positive_kernels_have_the_expected_ir() {
             "{} was rejected:\n{stderr}",
             path.display()
         );
-        assert!(stderr.is_empty(), "{}: stderr not empty: {stderr}", path.display());
+        assert!(
+            stderr.is_empty(),
+            "{}: stderr not empty: {stderr}",
+            path.display()
+        );
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         insta::with_settings!({
             snapshot_path => "snapshots/extract_positive",
@@ -152,10 +156,17 @@ fn json_output_round_trips_to_the_library_ir() {
             .unwrap_or_else(|e| panic!("{rel}: --json output does not parse: {e}"));
         // The library, called from the package root like the binary.
         let cwd_guard = std::env::current_dir().ok();
-        assert_eq!(cwd_guard.as_deref(), Some(Path::new(ROOT)), "tests run from the package root");
+        assert_eq!(
+            cwd_guard.as_deref(),
+            Some(Path::new(ROOT)),
+            "tests run from the package root"
+        );
         let from_lib = extract(&rel, &fixture_options(&path))
             .unwrap_or_else(|e| panic!("{rel}: library extract failed: {e}"));
-        assert_eq!(from_cli, from_lib, "{rel}: CLI JSON differs from the library IR");
+        assert_eq!(
+            from_cli, from_lib,
+            "{rel}: CLI JSON differs from the library IR"
+        );
         let again: TranslationUnit =
             serde_json::from_str(&serde_json::to_string(&from_lib).expect("serialise"))
                 .expect("parse back");

@@ -59,7 +59,10 @@ fn hostile_inputs_fail_cleanly() {
         "(".repeat(10_000),
         ")".repeat(10_000)
     );
-    assert_clean_failure(&write("parens.c", deep_parens.as_bytes()), "10000-deep parentheses");
+    assert_clean_failure(
+        &write("parens.c", deep_parens.as_bytes()),
+        "10000-deep parentheses",
+    );
     let long_chain = format!(
         "void f(int n, int *a) {{ for (int i = 0; i < n; i++) a[i] = 0{}; }}\n",
         " + a[i]".repeat(10_000)
@@ -70,7 +73,10 @@ fn hostile_inputs_fail_cleanly() {
         "{".repeat(2_000),
         "}".repeat(2_000)
     );
-    assert_clean_failure(&write("blocks.c", deep_blocks.as_bytes()), "2000-deep blocks");
+    assert_clean_failure(
+        &write("blocks.c", deep_blocks.as_bytes()),
+        "2000-deep blocks",
+    );
     let huge = "void f(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 123456789012345678901234567890; }\n";
     assert_clean_failure(&write("huge.c", huge.as_bytes()), "huge literal");
     let missing = dir.path().join("does_not_exist.c");

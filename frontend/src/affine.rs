@@ -334,7 +334,11 @@ mod tests {
     fn exact_division_by_constant_folds() {
         let e = bin(CBinOp::Div, bin(CBinOp::Mul, int(4), var("n")), int(2));
         assert_eq!(
-            poly_of(&e, &names).unwrap().to_affine().unwrap().to_string(),
+            poly_of(&e, &names)
+                .unwrap()
+                .to_affine()
+                .unwrap()
+                .to_string(),
             "2*n"
         );
         let inexact = bin(CBinOp::Div, var("n"), int(2));

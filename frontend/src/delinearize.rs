@@ -210,7 +210,8 @@ pub fn delinearize(
 /// `outer / inner` when it is a constant or a single parameter.
 fn stride_ratio(outer: &Stride, inner: &Stride) -> Option<Affine> {
     if outer.params == inner.params {
-        return (outer.coeff % inner.coeff == 0).then(|| Affine::constant(outer.coeff / inner.coeff));
+        return (outer.coeff % inner.coeff == 0)
+            .then(|| Affine::constant(outer.coeff / inner.coeff));
     }
     if outer.params.len() == inner.params.len() + 1 && outer.coeff == inner.coeff {
         let mut rest = outer.params.clone();

@@ -35,7 +35,7 @@ codes! {
         "int add(int a, int b) { return a + b; }";
     UNKNOWN_FUNCTION_NAME = "TL003", "--function names a function the file does not define",
         "Every name given with `--function` must be a function defined (with a body) in the file.",
-        "tenslift extract gemm.c --function gemmm";
+        "/* $ tenslift extract gemm.c --function gemmm */";
     TOO_DEEP = "TL004", "construct nested too deeply",
         "Expressions or statements nested deeper than the frontend's limit are refused rather than risking a stack overflow.",
         "x = ((((((...1000 levels...))))));";
@@ -265,6 +265,9 @@ mod tests {
             std::fs::write(path, &expected).expect("write DIAGNOSTICS.md");
         }
         let actual = std::fs::read_to_string(path).unwrap_or_default();
-        assert_eq!(actual, expected, "DIAGNOSTICS.md is stale");
+        assert!(
+            actual == expected,
+            "DIAGNOSTICS.md is stale: run UPDATE_DIAGNOSTICS=1 cargo test -p tenslift-frontend diagnostics_md"
+        );
     }
 }

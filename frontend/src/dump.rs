@@ -131,7 +131,9 @@ pub fn expr(e: &Expr) -> String {
 fn lvalue(l: &LValue) -> String {
     match l {
         LValue::Scalar { name, .. } => name.clone(),
-        LValue::Element { array, index: ix, .. } => format!("{array}{}", index(ix)),
+        LValue::Element {
+            array, index: ix, ..
+        } => format!("{array}{}", index(ix)),
     }
 }
 

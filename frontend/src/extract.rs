@@ -111,7 +111,11 @@ fn contains_loop(f: &Cursor<'_>) -> bool {
     false
 }
 
-fn extract_here(path: &str, options: &Options, source: &str) -> Result<TranslationUnit, ExtractError> {
+fn extract_here(
+    path: &str,
+    options: &Options,
+    source: &str,
+) -> Result<TranslationUnit, ExtractError> {
     libclang::install_on_this_thread().map_err(ExtractError::Libclang)?;
     let index = Index::new();
     let tu = index

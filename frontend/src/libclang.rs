@@ -84,8 +84,8 @@ impl Index {
             .map_err(|_| "a compiler flag contains a NUL byte".to_string())?;
         let arg_ptrs: Vec<*const c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
         let mut tu: sys::CXTranslationUnit = ptr::null_mut();
-        let options = sys::CXTranslationUnit_DetailedPreprocessingRecord
-            | sys::CXTranslationUnit_KeepGoing;
+        let options =
+            sys::CXTranslationUnit_DetailedPreprocessingRecord | sys::CXTranslationUnit_KeepGoing;
         // SAFETY: all pointers outlive the call; `tu` is written on success.
         let code = unsafe {
             sys::clang_parseTranslationUnit2(
@@ -100,12 +100,20 @@ impl Index {
             )
         };
         if code != sys::CXError_Success || tu.is_null() {
-            return Err(format!("libclang could not parse the file (error code {code})"));
+            return Err(format!(
+                "libclang could not parse the file (error code {code})"
+            ));
         }
         Ok(TranslationUnit {
             raw: tu,
             _index: PhantomData,
         })
+    }
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index::new()
     }
 }
 

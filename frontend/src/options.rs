@@ -193,7 +193,11 @@ pub fn from_compile_commands(build_dir: &Path, file: &Path) -> Result<Options, C
     };
     let mut options = Options::default();
     // Skip the compiler itself.
-    options_from_arguments(args.get(1..).unwrap_or(&[]), Path::new(&entry.directory), &mut options);
+    options_from_arguments(
+        args.get(1..).unwrap_or(&[]),
+        Path::new(&entry.directory),
+        &mut options,
+    );
     Ok(options)
 }
 

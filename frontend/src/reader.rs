@@ -115,12 +115,8 @@ fn binary_op(kind: sys::CXBinaryOperatorKind) -> CBinOp {
         sys::CXBinaryOperator_RemAssign => CBinOp::CompoundAssign(ArithOp::Rem),
         sys::CXBinaryOperator_AddAssign => CBinOp::CompoundAssign(ArithOp::Add),
         sys::CXBinaryOperator_SubAssign => CBinOp::CompoundAssign(ArithOp::Sub),
-        sys::CXBinaryOperator_Shl | sys::CXBinaryOperator_ShlAssign => {
-            CBinOp::Unsupported("<<")
-        }
-        sys::CXBinaryOperator_Shr | sys::CXBinaryOperator_ShrAssign => {
-            CBinOp::Unsupported(">>")
-        }
+        sys::CXBinaryOperator_Shl | sys::CXBinaryOperator_ShlAssign => CBinOp::Unsupported("<<"),
+        sys::CXBinaryOperator_Shr | sys::CXBinaryOperator_ShrAssign => CBinOp::Unsupported(">>"),
         sys::CXBinaryOperator_And | sys::CXBinaryOperator_AndAssign => CBinOp::Unsupported("&"),
         sys::CXBinaryOperator_Or | sys::CXBinaryOperator_OrAssign => CBinOp::Unsupported("|"),
         sys::CXBinaryOperator_Xor | sys::CXBinaryOperator_XorAssign => CBinOp::Unsupported("^"),
@@ -147,7 +143,10 @@ fn unary_op(kind: sys::CXUnaryOperatorKind) -> CUnOp {
 
 /// Whether a token spells a floating literal (digits, `.`, exponent, suffix).
 fn looks_like_float_literal(token: &str) -> bool {
-    token.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.')
+    token
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == '.')
         && token
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '+' || c == '-')
@@ -300,10 +299,9 @@ impl Reader {
                     loc,
                 }
             }
-            sys::CXCursor_ReturnStmt => CStmt::Return(
-                children.first().map(|e| self.read_expr(e, depth + 1)),
-                loc,
-            ),
+            sys::CXCursor_ReturnStmt => {
+                CStmt::Return(children.first().map(|e| self.read_expr(e, depth + 1)), loc)
+            }
             sys::CXCursor_NullStmt => CStmt::Null(loc),
             sys::CXCursor_WhileStmt | sys::CXCursor_DoStmt => {
                 let what = if c.kind() == sys::CXCursor_WhileStmt {
@@ -411,9 +409,9 @@ impl Reader {
             sys::CXCursor_IntegerLiteral | sys::CXCursor_CharacterLiteral => {
                 match c.evaluate_int() {
                     Some(EvaluatedInt::Signed(v)) => CExprKind::Int(IntValue::Fits(v)),
-                    Some(EvaluatedInt::Unsigned(v)) => CExprKind::Int(
-                        i64::try_from(v).map_or(IntValue::TooLarge, IntValue::Fits),
-                    ),
+                    Some(EvaluatedInt::Unsigned(v)) => {
+                        CExprKind::Int(i64::try_from(v).map_or(IntValue::TooLarge, IntValue::Fits))
+                    }
                     None => CExprKind::Int(IntValue::TooLarge),
                 }
             }

@@ -385,3 +385,194 @@ pub(crate) fn type_name(t: &CType) -> String {
         CType::Other(s) => s.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Loop normalisation and renaming, on hand-built syntax trees.
+    use super::*;
+
+    fn loc() -> Loc {
+        Loc {
+            file: "t.c".into(),
+            line: 1,
+            col: 1,
+        }
+    }
+    fn int_ty() -> CType {
+        CType::Scalar(ScalarType::I32)
+    }
+    fn e(kind: CExprKind) -> CExpr {
+        CExpr {
+            kind,
+            ty: int_ty(),
+            loc: loc(),
+        }
+    }
+    fn lit(v: i64) -> CExpr {
+        e(CExprKind::Int(IntValue::Fits(v)))
+    }
+    fn var(name: &str, key: &str, target: RefTarget) -> CExpr {
+        e(CExprKind::Ref(DeclRef {
+            name: name.into(),
+            key: key.into(),
+            target,
+        }))
+    }
+    fn i(key: &str) -> CExpr {
+        var("i", key, RefTarget::Local)
+    }
+    fn n() -> CExpr {
+        var("n", "n@param", RefTarget::Param)
+    }
+    fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
+        e(CExprKind::Binary {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        })
+    }
+    fn un(op: CUnOp, a: CExpr) -> CExpr {
+        e(CExprKind::Unary {
+            op,
+            arg: Box::new(a),
+        })
+    }
+    fn for_loop(key: &str, start: CExpr, cond: CExpr, inc: CExpr) -> CStmt {
+        CStmt::For {
+            init: Box::new(CStmt::Expr(bin(CBinOp::Assign, i(key), start))),
+            cond,
+            inc,
+            body: Box::new(CStmt::Compound(Vec::new(), loc())),
+            loc: loc(),
+        }
+    }
+    fn function(body: Vec<CStmt>) -> CFunction {
+        CFunction {
+            name: "k".into(),
+            key: "k@t.c".into(),
+            params: vec![CVarDecl {
+                name: "n".into(),
+                key: "n@param".into(),
+                ty: int_ty(),
+                dims: Vec::new(),
+                init: None,
+                is_static: false,
+                loc: loc(),
+            }],
+            result: CType::Void,
+            body,
+            loc: loc(),
+            start_line: 1,
+            end_line: 9,
+            globals: Vec::new(),
+        }
+    }
+    fn loops(body: Vec<CStmt>) -> Vec<(String, String, String, i64)> {
+        let kernel = lower_function(&function(body), None).expect("lowers");
+        kernel
+            .body
+            .iter()
+            .map(|s| match s {
+                Stmt::Loop(l) => (
+                    l.iter.clone(),
+                    l.start.to_string(),
+                    l.end.to_string(),
+                    l.step,
+                ),
+                other => panic!("not a loop: {other:?}"),
+            })
+            .collect()
+    }
+    fn codes_of(body: Vec<CStmt>) -> Vec<&'static str> {
+        match lower_function(&function(body), None) {
+            Ok(_) => Vec::new(),
+            Err(d) => d.iter().map(|d| d.code.id).collect(),
+        }
+    }
+
+    #[test]
+    fn inclusive_bounds_become_exclusive_ends() {
+        let up = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Le, i("i@1"), n()),
+            un(CUnOp::PostInc, i("i@1")),
+        );
+        let down = for_loop(
+            "i@2",
+            n(),
+            bin(CBinOp::Ge, i("i@2"), lit(1)),
+            bin(CBinOp::CompoundAssign(ArithOp::Sub), i("i@2"), lit(2)),
+        );
+        assert_eq!(
+            loops(vec![up, down]),
+            vec![
+                ("i".into(), "0".into(), "n + 1".into(), 1),
+                ("i_1".into(), "n".into(), "0".into(), -2),
+            ]
+        );
+    }
+
+    #[test]
+    fn reversed_and_offset_conditions_are_solved_for_the_iterator() {
+        // for (i = 0; n > i; i = i + 3)
+        let reversed = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Gt, n(), i("i@1")),
+            bin(
+                CBinOp::Assign,
+                i("i@1"),
+                bin(CBinOp::Add, i("i@1"), lit(3)),
+            ),
+        );
+        // for (i = 0; i + 4 <= n; ++i)
+        let offset = for_loop(
+            "i@2",
+            lit(0),
+            bin(CBinOp::Le, bin(CBinOp::Add, i("i@2"), lit(4)), n()),
+            un(CUnOp::PreInc, i("i@2")),
+        );
+        // for (i = n - 1; i != -1; i--)
+        let not_equal = for_loop(
+            "i@3",
+            bin(CBinOp::Sub, n(), lit(1)),
+            bin(CBinOp::Ne, i("i@3"), un(CUnOp::Minus, lit(1))),
+            un(CUnOp::PostDec, i("i@3")),
+        );
+        assert_eq!(
+            loops(vec![reversed, offset, not_equal]),
+            vec![
+                ("i".into(), "0".into(), "n".into(), 3),
+                ("i_1".into(), "0".into(), "n - 3".into(), 1),
+                ("i_2".into(), "n - 1".into(), "-1".into(), -1),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_loops_are_diagnosed() {
+        let wrong_way = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Gt, i("i@1"), n()),
+            un(CUnOp::PostInc, i("i@1")),
+        );
+        let geometric = for_loop(
+            "i@2",
+            lit(1),
+            bin(CBinOp::Lt, i("i@2"), n()),
+            bin(CBinOp::CompoundAssign(ArithOp::Mul), i("i@2"), lit(2)),
+        );
+        let scaled = for_loop(
+            "i@3",
+            lit(0),
+            bin(CBinOp::Lt, bin(CBinOp::Mul, lit(2), i("i@3")), n()),
+            un(CUnOp::PostInc, i("i@3")),
+        );
+        assert_eq!(
+            codes_of(vec![wrong_way, geometric, scaled]),
+            vec!["TL017", "TL016", "TL015"]
+        );
+    }
+}

@@ -37,10 +37,7 @@ impl Lowerer<'_> {
     pub(super) fn lower_body(&mut self, region: Option<(u32, u32)>) -> Vec<Stmt> {
         let func = self.func;
         let mut out = Vec::new();
-        let last = func
-            .body
-            .iter()
-            .rposition(|s| !matches!(s, CStmt::Null(_)));
+        let last = func.body.iter().rposition(|s| !matches!(s, CStmt::Null(_)));
         for (i, s) in func.body.iter().enumerate() {
             if let Some((from, to)) = region {
                 let line = s.loc().line;
@@ -497,7 +494,12 @@ impl Lowerer<'_> {
         let (key, c_name, var_ty, start_expr) = match init {
             CStmt::Decl(vars, _) if vars.len() == 1 && vars[0].init.is_some() => {
                 let v = &vars[0];
-                (v.key.clone(), v.name.clone(), v.ty.clone(), v.init.as_ref()?)
+                (
+                    v.key.clone(),
+                    v.name.clone(),
+                    v.ty.clone(),
+                    v.init.as_ref()?,
+                )
             }
             CStmt::Expr(e) => match &strip(e).kind {
                 CExprKind::Binary {
@@ -741,7 +743,11 @@ impl Lowerer<'_> {
     }
 
     fn bad_for<T>(&mut self, loc: &Loc, why: &str) -> Option<T> {
-        self.error(codes::FOR_SHAPE, loc, format!("unsupported `for` loop: {why}"));
+        self.error(
+            codes::FOR_SHAPE,
+            loc,
+            format!("unsupported `for` loop: {why}"),
+        );
         None
     }
 }
