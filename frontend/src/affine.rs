@@ -51,7 +51,7 @@ impl std::fmt::Display for NotAffine {
             NotAffine::Indirect => f.write_str("it reads an array element"),
             NotAffine::Variable(v) => write!(
                 f,
-                "`{v}` is neither a loop iterator nor an integer parameter"
+                "`{v}` is not a loop iterator or an integer parameter the kernel leaves unchanged"
             ),
             NotAffine::NonLinear(what) => write!(f, "{what} is not linear"),
             NotAffine::Overflow => f.write_str("its constant arithmetic overflows 64 bits"),

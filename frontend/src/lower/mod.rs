@@ -58,6 +58,9 @@ pub struct Lowerer<'f> {
     used_names: BTreeSet<String>,
     /// Keys of variables some `for` header uses as its iterator.
     iterator_keys: HashSet<String>,
+    /// Keys of variables some statement assigns (a written parameter is
+    /// not a size: its value may change before a bound reads it).
+    written_keys: HashSet<String>,
     /// Keys whose declaration was already diagnosed (uses stay silent).
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
@@ -83,6 +86,7 @@ pub fn lower_function(
         bindings: HashMap::new(),
         used_names: BTreeSet::new(),
         iterator_keys: HashSet::new(),
+        written_keys: HashSet::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
@@ -92,7 +96,7 @@ pub fn lower_function(
         returns: None,
         saw_reader_rejection: false,
     };
-    collect_iterator_keys(&func.body, &mut l.iterator_keys);
+    collect_keys(&func.body, &mut l.iterator_keys, &mut l.written_keys);
     for p in func.params.iter().chain(&func.globals) {
         l.used_names.insert(p.name.clone());
     }
@@ -124,7 +128,8 @@ pub fn lower_function(
     }
 }
 
-fn collect_iterator_keys(stmts: &[CStmt], keys: &mut HashSet<String>) {
+/// Keys of loop iterators, and of variables assigned by a statement.
+fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashSet<String>) {
     // Iterative: statement trees are bounded by the reader, but an explicit
     // stack costs nothing.
     let mut stack: Vec<&CStmt> = stmts.iter().collect();
@@ -139,6 +144,23 @@ fn collect_iterator_keys(stmts: &[CStmt], keys: &mut HashSet<String>) {
                 stack.push(then_branch);
                 if let Some(e) = else_branch {
                     stack.push(e);
+                }
+            }
+            CStmt::Expr(e) => {
+                let target = match &strip(e).kind {
+                    CExprKind::Binary {
+                        op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+                        lhs,
+                        ..
+                    } => Some(lhs),
+                    CExprKind::Unary {
+                        op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                        arg,
+                    } => Some(arg),
+                    _ => None,
+                };
+                if let Some(CExprKind::Ref(r)) = target.map(|t| &strip(t).kind) {
+                    written.insert(r.key.clone());
                 }
             }
             CStmt::For { init, body, .. } => {
@@ -217,7 +239,9 @@ impl<'f> Lowerer<'f> {
                 name,
                 ty,
                 class: VarClass::Param,
-            }) if !ty.is_float() && ty.bits() >= 32 => AffineName::Var(name.clone()),
+            }) if !ty.is_float() && ty.bits() >= 32 && !self.written_keys.contains(&r.key) => {
+                AffineName::Var(name.clone())
+            }
             None if self.iterator_keys.contains(&r.key) => {
                 AffineName::StaleIterator(r.name.clone())
             }
@@ -520,11 +544,7 @@ mod tests {
             "i@1",
             lit(0),
             bin(CBinOp::Gt, n(), i("i@1")),
-            bin(
-                CBinOp::Assign,
-                i("i@1"),
-                bin(CBinOp::Add, i("i@1"), lit(3)),
-            ),
+            bin(CBinOp::Assign, i("i@1"), bin(CBinOp::Add, i("i@1"), lit(3))),
         );
         // for (i = 0; i + 4 <= n; ++i)
         let offset = for_loop(
