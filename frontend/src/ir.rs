@@ -201,6 +201,8 @@ pub struct Param {
 pub enum ParamKind {
     /// A scalar passed by value. `is_size` marks integer scalars that appear
     /// in a loop bound, a guard, a subscript stride or an array extent.
+    /// Only integer parameters of at least 32 bits that the kernel never
+    /// assigns can be sizes (appear in an [`Affine`]).
     Scalar {
         ty: ScalarType,
         is_size: bool,
@@ -280,6 +282,7 @@ pub enum Stmt {
     },
     /// An `if` whose condition is affine in iterators and size parameters
     /// (an iteration-space guard), or depends on data (a per-element select).
+    /// `cond` is any scalar expression, true when non-zero (as in C).
     If {
         cond: Expr,
         kind: IfKind,
@@ -307,7 +310,10 @@ pub enum IfKind {
 /// step < 0). `<=` bounds arrive here as `end = bound + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Loop {
-    /// Unique within the kernel (shadowing iterators are renamed apart).
+    /// Unique within the kernel. An iterator keeps its C name unless the
+    /// name is already taken in the kernel (a parameter, a local, or any
+    /// earlier loop's iterator, sibling loops included); then it becomes
+    /// the first free `name_1`, `name_2`, ... in source order.
     pub iter: String,
     pub start: Affine,
     pub end: Affine,
