@@ -61,6 +61,9 @@ pub struct Lowerer<'f> {
     /// Keys of variables some statement assigns (a written parameter is
     /// not a size: its value may change before a bound reads it).
     written_keys: HashSet<String>,
+    /// Integer locals initialised with a constant and never assigned
+    /// (`const int N = 64;`): usable as constants in bounds and subscripts.
+    constant_locals: HashMap<String, i64>,
     /// Keys whose declaration was already diagnosed (uses stay silent).
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
@@ -87,6 +90,7 @@ pub fn lower_function(
         used_names: BTreeSet::new(),
         iterator_keys: HashSet::new(),
         written_keys: HashSet::new(),
+        constant_locals: HashMap::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
@@ -245,7 +249,10 @@ impl<'f> Lowerer<'f> {
             None if self.iterator_keys.contains(&r.key) => {
                 AffineName::StaleIterator(r.name.clone())
             }
-            _ => AffineName::Opaque(r.name.clone()),
+            _ => match self.constant_locals.get(&r.key) {
+                Some(v) => AffineName::Constant(*v),
+                None => AffineName::Opaque(r.name.clone()),
+            },
         }
     }
 
@@ -400,7 +407,10 @@ impl<'f> Lowerer<'f> {
 pub(crate) fn type_name(t: &CType) -> String {
     match t {
         CType::Scalar(s) => s.name().to_string(),
-        CType::Pointer { pointee, .. } => format!("{} *", type_name(pointee)),
+        CType::Pointer { pointee, .. } => match **pointee {
+            CType::Pointer { .. } => format!("{}*", type_name(pointee)),
+            _ => format!("{} *", type_name(pointee)),
+        },
         CType::Array { elem, len } => match len {
             Some(n) => format!("{}[{n}]", type_name(elem)),
             None => format!("{}[]", type_name(elem)),

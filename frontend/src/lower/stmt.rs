@@ -198,6 +198,11 @@ impl Lowerer<'_> {
                     loc: v.loc.clone(),
                 });
                 if let Some(init) = &v.init {
+                    if !ty.is_float() && !self.written_keys.contains(&v.key) {
+                        if let Some(c) = self.affine(init).ok().and_then(|a| a.as_constant()) {
+                            self.constant_locals.insert(v.key.clone(), c);
+                        }
+                    }
                     match self.expr(init) {
                         Some(value) => out.push(Stmt::Assign {
                             target: LValue::Scalar { name, ty: *ty },
