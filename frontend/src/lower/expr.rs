@@ -73,9 +73,8 @@ impl Lowerer<'_> {
                 }
             }
             CExprKind::Cast(inner) => {
-                let ty = self.scalar_type(e);
                 let inner_expr = self.expr(inner)?;
-                Some(super::stmt::cast_to(ty?, inner_expr))
+                Some(super::stmt::cast_to(self.scalar_type(e)?, inner_expr))
             }
             CExprKind::Int(v) => {
                 let ty = self.scalar_type(e)?;
@@ -113,10 +112,9 @@ impl Lowerer<'_> {
             CExprKind::Unary { op, arg } => match op {
                 CUnOp::Plus => self.expr(arg),
                 CUnOp::Minus | CUnOp::LNot => {
-                    let ty = self.scalar_type(e);
                     let arg = self.expr(arg)?;
                     Some(Expr {
-                        ty: ty?,
+                        ty: self.scalar_type(e)?,
                         kind: ExprKind::Unary {
                             op: if *op == CUnOp::Minus {
                                 UnaryOp::Neg
@@ -150,16 +148,16 @@ impl Lowerer<'_> {
                 then_value,
                 else_value,
             } => {
-                let ty = self.scalar_type(e);
                 let c = self.expr(cond);
                 let t = self.expr(then_value);
                 let f = self.expr(else_value);
+                let (c, t, f) = (c?, t?, f?);
                 Some(Expr {
-                    ty: ty?,
+                    ty: self.scalar_type(e)?,
                     kind: ExprKind::Select {
-                        cond: Box::new(c?),
-                        then_value: Box::new(t?),
-                        else_value: Box::new(f?),
+                        cond: Box::new(c),
+                        then_value: Box::new(t),
+                        else_value: Box::new(f),
                     },
                 })
             }
@@ -297,15 +295,16 @@ impl Lowerer<'_> {
                 return None;
             }
         };
-        let ty = self.scalar_type(e);
+        // Operands first: a problem inside them explains the node's type too.
         let a = self.expr(lhs);
         let b = self.expr(rhs);
+        let (a, b) = (a?, b?);
         Some(Expr {
-            ty: ty?,
+            ty: self.scalar_type(e)?,
             kind: ExprKind::Binary {
                 op: ir_op,
-                lhs: Box::new(a?),
-                rhs: Box::new(b?),
+                lhs: Box::new(a),
+                rhs: Box::new(b),
             },
         })
     }
@@ -324,6 +323,21 @@ impl Lowerer<'_> {
                 codes::RECURSION,
                 &e.loc,
                 format!("`{}` calls itself", callee.name),
+            );
+            return None;
+        }
+        let long_double_variant = callee
+            .name
+            .strip_suffix('l')
+            .is_some_and(|base| math_function(base).is_some());
+        if long_double_variant {
+            self.error(
+                codes::UNSUPPORTED_TYPE,
+                &e.loc,
+                format!(
+                    "`{}` computes in long double, which is not supported",
+                    callee.name
+                ),
             );
             return None;
         }
@@ -348,12 +362,11 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let ty = self.scalar_type(e);
         let lowered: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
-        let args: Option<Vec<Expr>> = lowered.into_iter().collect();
+        let args: Vec<Expr> = lowered.into_iter().collect::<Option<_>>()?;
         Some(Expr {
-            ty: ty?,
-            kind: ExprKind::Call { func, args: args? },
+            ty: self.scalar_type(e)?,
+            kind: ExprKind::Call { func, args },
         })
     }
 
@@ -371,12 +384,22 @@ impl Lowerer<'_> {
                     None
                 }
                 Some(Binding::Scalar { name, ty, .. }) => Some(LValue::Scalar { name, ty }),
-                Some(Binding::Array { name, .. }) => {
-                    self.error(
-                        codes::PARTIAL_SUBSCRIPT,
-                        &e.loc,
-                        format!("array `{name}` assigned without a subscript for each dimension"),
-                    );
+                Some(Binding::Array { name, flat, .. }) => {
+                    if flat {
+                        self.error(
+                            codes::POINTER_ARITHMETIC,
+                            &e.loc,
+                            format!("pointer `{name}` is modified (pointer arithmetic)"),
+                        );
+                    } else {
+                        self.error(
+                            codes::PARTIAL_SUBSCRIPT,
+                            &e.loc,
+                            format!(
+                                "array `{name}` assigned without a subscript for each dimension"
+                            ),
+                        );
+                    }
                     None
                 }
                 None => {
