@@ -109,3 +109,31 @@ fn truncated_fixtures_fail_cleanly_or_extract() {
         }
     }
 }
+
+#[test]
+fn deepest_accepted_expression_still_round_trips_through_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let terms = 90;
+    let src = format!(
+        "void f(int n, double *a, const double *b) {{ for (int i = 0; i < n; i++) a[i] = 0.0{}; }}\n",
+        " + b[i]".repeat(terms)
+    );
+    let path = dir.path().join("deep_sum.c");
+    std::fs::write(&path, src).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_tenslift"))
+        .env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib")
+        .arg("extract")
+        .arg(&path)
+        .arg("--json")
+        .output()
+        .expect("run tenslift");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tu: tenslift_frontend::ir::TranslationUnit =
+        serde_json::from_slice(&out.stdout).expect("deep JSON parses with default limits");
+    assert_eq!(tu.kernels.len(), 1);
+}

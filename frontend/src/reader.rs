@@ -16,7 +16,9 @@ use crate::libclang::{Cursor, EvaluatedInt, Type};
 use crate::syntax::*;
 
 /// Deepest expression or statement nesting we walk.
-pub const MAX_DEPTH: usize = 200;
+/// 100 keeps the JSON of any accepted kernel within serde_json's default
+/// recursion limit (128), so `--json` output always parses back.
+pub const MAX_DEPTH: usize = 100;
 
 /// Collects diagnostics and the globals a function references.
 pub struct Reader {
@@ -275,10 +277,12 @@ impl Reader {
                 }
                 CStmt::If {
                     cond: self.read_expr(&children[0], depth + 1),
-                    then_branch: Box::new(self.read_stmt(&children[1], depth + 1)),
+                    // Branches and loop bodies count two levels: in the
+                    // IR (and its JSON) each is a statement plus a list.
+                    then_branch: Box::new(self.read_stmt(&children[1], depth + 2)),
                     else_branch: children
                         .get(2)
-                        .map(|e| Box::new(self.read_stmt(e, depth + 1))),
+                        .map(|e| Box::new(self.read_stmt(e, depth + 2))),
                     loc,
                 }
             }
@@ -295,7 +299,7 @@ impl Reader {
                     init: Box::new(self.read_stmt(&children[0], depth + 1)),
                     cond: self.read_expr(&children[1], depth + 1),
                     inc: self.read_expr(&children[2], depth + 1),
-                    body: Box::new(self.read_stmt(&children[3], depth + 1)),
+                    body: Box::new(self.read_stmt(&children[3], depth + 2)),
                     loc,
                 }
             }
