@@ -13,11 +13,12 @@
 //! }
 //! ```
 //!
-//! Pipeline inside: [`libclang`] parses; [`reader`] copies cursors into the
-//! owned [`syntax`] tree (depth-bounded); [`lower`] builds the IR, using
-//! [`affine`] and [`delinearize`] for subscripts and [`roles`] for
-//! parameter roles; [`dump`] prints it; [`diagnostics`] holds every
-//! rejection code.
+//! Pipeline inside: `libclang` (a thin safe layer over clang-sys) parses;
+//! `reader` copies cursors into the owned `syntax` tree (depth-bounded);
+//! `lower` builds the IR, using [`affine`] and [`delinearize`] for
+//! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
+//! [`diagnostics`] holds every rejection code; [`types`] has C's arithmetic
+//! conversions.
 //!
 //! Architecture invariant: this crate knows nothing of tensors, specs or
 //! targets; it only says what the C does, with C's types and semantics.
@@ -28,12 +29,12 @@ pub mod diagnostics;
 pub mod dump;
 pub mod extract;
 pub mod ir;
-pub mod libclang;
-pub mod lower;
+pub(crate) mod libclang;
+pub(crate) mod lower;
 pub mod options;
-pub mod reader;
+pub(crate) mod reader;
 pub mod roles;
-pub mod syntax;
+pub(crate) mod syntax;
 pub mod types;
 
 pub use diagnostics::{Diagnostic, Diagnostics};

@@ -337,11 +337,6 @@ impl<'tu> Cursor<'tu> {
         unsafe { sys::clang_isCursorDefinition(self.raw) != 0 }
     }
 
-    pub fn is_variadic(&self) -> bool {
-        // SAFETY: as above.
-        unsafe { sys::clang_Cursor_isVariadic(self.raw) != 0 }
-    }
-
     /// Whether a variable has global storage (file scope or `static`).
     pub fn has_global_storage(&self) -> bool {
         // SAFETY: as above.
