@@ -71,6 +71,9 @@ pub enum AffineName {
     Var(String),
     /// A known integer constant (an enumerator).
     Constant(i64),
+    /// A name that stands for a polynomial (an unmodified local
+    /// initialised with an affine expression: `int m = n - 1;`).
+    Poly(Poly),
     /// Anything else (the C name, for the message).
     Opaque(String),
     /// A loop iterator outside its loop.
@@ -215,6 +218,7 @@ pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly,
         CExprKind::Ref(r) => match name(r) {
             AffineName::Var(v) => Ok(Poly::var(&v)),
             AffineName::Constant(c) => Ok(Poly::constant(c)),
+            AffineName::Poly(p) => Ok(p),
             AffineName::Opaque(n) => Err(NotAffine::Variable(n)),
             AffineName::StaleIterator(n) => Err(NotAffine::StaleIterator(n)),
         },

@@ -55,10 +55,13 @@ fn render_monomial(coeff: i64, m: &Monomial) -> String {
 }
 
 /// Splits the accesses of one pointer. `is_iter` tells loop iterators from
-/// parameters.
+/// parameters. With `constant_strides` false, parameter-free coefficients
+/// never open a dimension (the caller's fallback when a constant split
+/// would let an inner index run past its row).
 pub fn delinearize(
     accesses: &[Poly],
     is_iter: &dyn Fn(&str) -> bool,
+    constant_strides: bool,
 ) -> Result<Layout, DelinearizeError> {
     // Constant strides: |coefficients| of parameter-free iterator terms.
     let mut constant_coeffs: Vec<i64> = Vec::new();
@@ -75,7 +78,8 @@ pub fn delinearize(
     }
     constant_coeffs.sort_unstable();
     constant_coeffs.dedup();
-    let split_constants = constant_coeffs.len() > 1
+    let split_constants = constant_strides
+        && constant_coeffs.len() > 1
         && constant_coeffs[0] == 1
         && constant_coeffs.windows(2).all(|w| w[1] % w[0] == 0);
 
@@ -260,7 +264,7 @@ mod tests {
         // A[i*lda + k] and A[k + lda*i + lda] (= A[i+1][k])
         let a = poly(&[(&["i", "lda"], 1), (&["k"], 1)]);
         let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
-        let l = delinearize(&[a, b], &is_iter).unwrap();
+        let l = delinearize(&[a, b], &is_iter, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
     }
@@ -269,7 +273,7 @@ mod tests {
     fn constant_strides_from_macro_sizes() {
         // A[(i*8 + j)*4 + k] = A[32i + 4j + k]
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
-        let l = delinearize(&[a], &is_iter).unwrap();
+        let l = delinearize(&[a], &is_iter, true).unwrap();
         assert_eq!(show(&l), "strides 32,4,1 | [i][j][k]");
         assert_eq!(
             l.dims,
@@ -278,9 +282,16 @@ mod tests {
     }
 
     #[test]
+    fn constant_split_can_be_turned_off() {
+        let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
+        let l = delinearize(&[a], &is_iter, false).unwrap();
+        assert_eq!(show(&l), "strides 1 | [32*i + 4*j + k]");
+    }
+
+    #[test]
     fn single_scaled_iterator_stays_one_dimensional() {
         let a = poly(&[(&["i"], 2), (&[], 1)]);
-        let l = delinearize(&[a], &is_iter).unwrap();
+        let l = delinearize(&[a], &is_iter, true).unwrap();
         assert_eq!(show(&l), "strides 1 | [2*i + 1]");
     }
 
@@ -289,14 +300,14 @@ mod tests {
         // x[i*n + j] and x[j]: the second is row 0.
         let a = poly(&[(&["i", "n"], 1), (&["j"], 1)]);
         let b = poly(&[(&["j"], 1)]);
-        let l = delinearize(&[a, b], &is_iter).unwrap();
+        let l = delinearize(&[a, b], &is_iter, true).unwrap();
         assert_eq!(show(&l), "strides n,1 | [i][j] [0][j]");
     }
 
     #[test]
     fn parameter_offset_goes_to_innermost() {
         let a = poly(&[(&["i", "lda"], 1), (&["j"], 1), (&["off"], 1)]);
-        let l = delinearize(&[a], &is_iter).unwrap();
+        let l = delinearize(&[a], &is_iter, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][j + off]");
     }
 
@@ -304,17 +315,17 @@ mod tests {
     fn refused_layouts() {
         let product = poly(&[(&["i", "n", "p"], 1), (&["j", "p"], 1), (&["k"], 1)]);
         assert!(matches!(
-            delinearize(&[product], &is_iter),
+            delinearize(&[product], &is_iter, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let competing = poly(&[(&["i", "lda"], 1), (&["j", "ldb"], 1)]);
         assert!(matches!(
-            delinearize(&[competing], &is_iter),
+            delinearize(&[competing], &is_iter, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let nonlinear = poly(&[(&["i", "j"], 1)]);
         assert!(matches!(
-            delinearize(&[nonlinear], &is_iter),
+            delinearize(&[nonlinear], &is_iter, true),
             Err(DelinearizeError::NonLinear(_))
         ));
     }

@@ -179,7 +179,14 @@ impl Lowerer<'_> {
                 .iter()
                 .map(|&id| self.flat_accesses[id].poly.clone())
                 .collect();
-            match delinearize(&polys, &is_iter) {
+            let split = delinearize(&polys, &is_iter, true);
+            let split = match split {
+                Ok(layout) if !self.constant_rows_hold(&layout) => {
+                    delinearize(&polys, &is_iter, false)
+                }
+                other => other,
+            };
+            match split {
                 Ok(layout) => {
                     let mut dims = layout.dims.clone();
                     dims[0] = self.outer_extent(layout.indices.iter().map(|ix| &ix[0]));
@@ -222,6 +229,43 @@ impl Lowerer<'_> {
                 }
             }
         });
+    }
+
+    /// The inclusive range an affine index takes, when every iterator in
+    /// it runs between constant bounds and no parameter occurs.
+    fn index_range(&self, a: &Affine) -> Option<(i64, i64)> {
+        let (mut lo, mut hi) = (a.constant, a.constant);
+        for (var, &c) in &a.terms {
+            let (start, end, step) = self.loop_bounds.get(var)?;
+            let (s, e) = (start.as_constant()?, end.as_constant()?);
+            let (first, last) = if *step > 0 {
+                (s, e.checked_sub(1)?)
+            } else {
+                (e.checked_add(1)?, s)
+            };
+            if first > last {
+                continue; // the loop never runs
+            }
+            let (a1, a2) = (c.checked_mul(first)?, c.checked_mul(last)?);
+            lo = lo.checked_add(a1.min(a2))?;
+            hi = hi.checked_add(a1.max(a2))?;
+        }
+        Some((lo, hi))
+    }
+
+    /// Whether every index of every dimension with a constant extent
+    /// (a split by constant strides) provably stays inside that extent, so
+    /// distinct logical elements never share memory.
+    fn constant_rows_hold(&self, layout: &crate::delinearize::Layout) -> bool {
+        layout.dims.iter().enumerate().skip(1).all(|(d, dim)| {
+            let Some(extent) = dim.as_ref().and_then(|a| a.as_constant()) else {
+                return true; // a parameter leading dimension: assumed, as in BLAS
+            };
+            layout.indices.iter().all(|ix| {
+                self.index_range(&ix[d])
+                    .is_some_and(|(lo, hi)| lo >= 0 && hi < extent)
+            })
+        })
     }
 
     /// The extent of a pointer's outer dimension: the common end of the

@@ -61,9 +61,10 @@ pub struct Lowerer<'f> {
     /// Keys of variables some statement assigns (a written parameter is
     /// not a size: its value may change before a bound reads it).
     written_keys: HashSet<String>,
-    /// Integer locals initialised with a constant and never assigned
-    /// (`const int N = 64;`): usable as constants in bounds and subscripts.
-    constant_locals: HashMap<String, i64>,
+    /// Integer locals initialised with an affine expression and never
+    /// assigned again (`const int N = 64;`, `int m = n - 1;`): in bounds
+    /// and subscripts they stand for that expression.
+    affine_locals: HashMap<String, Poly>,
     /// Keys whose declaration was already diagnosed (uses stay silent).
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
@@ -90,7 +91,7 @@ pub fn lower_function(
         used_names: BTreeSet::new(),
         iterator_keys: HashSet::new(),
         written_keys: HashSet::new(),
-        constant_locals: HashMap::new(),
+        affine_locals: HashMap::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
@@ -249,8 +250,8 @@ impl<'f> Lowerer<'f> {
             None if self.iterator_keys.contains(&r.key) => {
                 AffineName::StaleIterator(r.name.clone())
             }
-            _ => match self.constant_locals.get(&r.key) {
-                Some(v) => AffineName::Constant(*v),
+            _ => match self.affine_locals.get(&r.key) {
+                Some(p) => AffineName::Poly(p.clone()),
                 None => AffineName::Opaque(r.name.clone()),
             },
         }

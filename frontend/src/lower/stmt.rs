@@ -198,9 +198,13 @@ impl Lowerer<'_> {
                     loc: v.loc.clone(),
                 });
                 if let Some(init) = &v.init {
+                    // Read the initialiser before binding the name, so a
+                    // self-reference cannot loop.
                     if !ty.is_float() && !self.written_keys.contains(&v.key) {
-                        if let Some(c) = self.affine(init).ok().and_then(|a| a.as_constant()) {
-                            self.constant_locals.insert(v.key.clone(), c);
+                        if let Ok(p) = self.poly(init) {
+                            if p.degree() <= 1 {
+                                self.affine_locals.insert(v.key.clone(), p);
+                            }
                         }
                     }
                     match self.expr(init) {
