@@ -173,3 +173,29 @@ fn json_output_round_trips_to_the_library_ir() {
         assert_eq!(again, from_lib, "{rel}: JSON round trip changed the IR");
     }
 }
+
+#[test]
+fn library_extract_is_safe_from_parallel_threads() {
+    // Each call parses on its own thread with its own libclang index, so
+    // concurrent callers (parallel tests, a rayon pool) cannot interfere.
+    let files: Vec<PathBuf> = fixtures("positive").into_iter().take(8).collect();
+    let sequential: Vec<TranslationUnit> = files
+        .iter()
+        .map(|p| extract(&relative(p), &fixture_options(p)).expect("extracts"))
+        .collect();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let files = files.clone();
+            std::thread::spawn(move || {
+                files
+                    .iter()
+                    .map(|p| extract(&relative(p), &fixture_options(p)).expect("extracts"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for h in handles {
+        let parallel = h.join().expect("thread finished");
+        assert_eq!(parallel, sequential);
+    }
+}
