@@ -168,10 +168,10 @@ impl Poly {
         }
         let mut out = Poly::default();
         for (m, &c) in &self.terms {
-            if c % k != 0 {
+            if c.checked_rem(k)? != 0 {
                 return None;
             }
-            out.terms.insert(m.clone(), c / k);
+            out.terms.insert(m.clone(), c.checked_div(k)?);
         }
         Some(out)
     }

@@ -43,6 +43,8 @@ pub enum DelinearizeError {
     NonLinear(String),
     /// A stride is a product of parameters or two strides compete.
     BadStride(String),
+    /// A coefficient or offset does not fit in 64 bits.
+    Overflow,
 }
 
 fn render_monomial(coeff: i64, m: &Monomial) -> String {
@@ -72,7 +74,8 @@ pub fn delinearize(
                 return Err(DelinearizeError::NonLinear(render_monomial(c, m)));
             }
             if iters.len() == 1 && params.is_empty() {
-                constant_coeffs.push(c.checked_abs().unwrap_or(i64::MAX));
+                let magnitude = c.checked_abs().ok_or(DelinearizeError::Overflow)?;
+                constant_coeffs.push(magnitude);
             }
         }
     }
@@ -185,14 +188,13 @@ pub fn delinearize(
             match var {
                 Some(v) => {
                     let e = slot.terms.entry(v).or_insert(0);
-                    *e = e.checked_add(coeff).ok_or_else(|| {
-                        DelinearizeError::NonLinear("an overflowing coefficient".into())
-                    })?;
+                    *e = e.checked_add(coeff).ok_or(DelinearizeError::Overflow)?;
                 }
                 None => {
-                    slot.constant = slot.constant.checked_add(coeff).ok_or_else(|| {
-                        DelinearizeError::NonLinear("an overflowing offset".into())
-                    })?;
+                    slot.constant = slot
+                        .constant
+                        .checked_add(coeff)
+                        .ok_or(DelinearizeError::Overflow)?;
                 }
             }
             slot.terms.retain(|_, c| *c != 0);

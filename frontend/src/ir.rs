@@ -161,7 +161,11 @@ impl fmt::Display for Affine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         for (var, &c) in &self.terms {
-            let (sign, mag) = if c < 0 { ("-", -c) } else { ("+", c) };
+            let (sign, mag) = if c < 0 {
+                ("-", c.unsigned_abs())
+            } else {
+                ("+", c.unsigned_abs())
+            };
             match (first, sign) {
                 (true, "-") => f.write_str("-")?,
                 (true, _) => {}
@@ -179,7 +183,7 @@ impl fmt::Display for Affine {
         } else if self.constant > 0 {
             write!(f, " + {}", self.constant)
         } else if self.constant < 0 {
-            write!(f, " - {}", -self.constant)
+            write!(f, " - {}", self.constant.unsigned_abs())
         } else {
             Ok(())
         }

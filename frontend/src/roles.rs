@@ -205,11 +205,18 @@ impl Walk<'_> {
                         let mut rest = read.clone();
                         for (v, c) in &d.terms {
                             if v != *rv {
-                                *rest.terms.entry(v.clone()).or_insert(0) -= c;
+                                let slot = rest.terms.entry(v.clone()).or_insert(0);
+                                let Some(updated) = slot.checked_sub(*c) else {
+                                    return false;
+                                };
+                                *slot = updated;
                             }
                         }
                         rest.terms.retain(|_, c| *c != 0);
-                        rest.constant -= d.constant;
+                        let Some(constant) = rest.constant.checked_sub(d.constant) else {
+                            return false;
+                        };
+                        rest.constant = constant;
                         let Some((w, 1)) = rest.terms.iter().next().map(|(w, c)| (w.clone(), *c))
                         else {
                             return false;

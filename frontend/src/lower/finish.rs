@@ -206,6 +206,10 @@ impl Lowerer<'_> {
                             format!("the term `{m}` multiplies loop iterators"),
                         ),
                         DelinearizeError::BadStride(m) => (codes::BAD_STRIDE, m),
+                        DelinearizeError::Overflow => (
+                            codes::NON_AFFINE_SUBSCRIPT,
+                            "a coefficient overflows 64 bits".to_string(),
+                        ),
                     };
                     self.error(
                         code,

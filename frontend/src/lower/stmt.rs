@@ -3,6 +3,7 @@
 //! (normalised to start / exclusive end / step), and the final `return`.
 
 use super::{strip, Binding, Lowerer};
+use crate::affine::{NotAffine, Poly};
 use crate::diagnostics as codes;
 use crate::ir::*;
 use crate::syntax::*;
@@ -586,16 +587,11 @@ impl Lowerer<'_> {
             },
         );
         let diff = self
-            .affine(lhs)
-            .and_then(|a| Ok((a, self.affine(rhs)?)))
-            .map(|(a, b)| {
-                let mut d = a;
-                for (v, c) in b.terms {
-                    *d.terms.entry(v).or_insert(0) -= c;
-                }
-                d.terms.retain(|_, c| *c != 0);
-                d.constant -= b.constant;
-                d
+            .poly(lhs)
+            .and_then(|a| a.sub(&self.poly(rhs)?))
+            .and_then(|p| {
+                p.to_affine()
+                    .ok_or_else(|| NotAffine::NonLinear("a product of variables".into()))
             });
         self.bindings.remove(&key);
         let mut diff = match diff {
@@ -612,14 +608,17 @@ impl Lowerer<'_> {
         let coeff = diff.terms.remove(&probe).unwrap_or(0);
         // `coeff*i + rest op 0`  =>  `i op' -rest` (coeff 1) or `i op'' rest` (coeff -1).
         let (op, bound) = match coeff {
-            1 => {
-                let mut b = Affine::constant(0);
-                for (v, c) in diff.terms {
-                    b.terms.insert(v, -c);
+            1 => match Poly::from_affine(&diff).scale(-1).map(|p| p.to_affine()) {
+                Ok(Some(b)) => (op, b),
+                _ => {
+                    self.error(
+                        codes::NON_AFFINE_BOUND,
+                        &cond.loc,
+                        format!("bound of loop `{c_name}` overflows 64 bits"),
+                    );
+                    return None;
                 }
-                b.constant = -diff.constant;
-                (op, b)
-            }
+            },
             -1 => {
                 let flipped = match op {
                     CBinOp::Lt => CBinOp::Gt,
