@@ -2,22 +2,27 @@
 //! `--json`). The format is stable (snapshot-tested):
 //!
 //! ```text
-//! file gemm.c
+//! file tests/fixtures/extract/positive/gemm_flat_lda.c
 //!
-//! kernel gemm (gemm.c:10-21)
-//!   param ni: i32 size
-//!   param C: f64[ni][nj] inout declared
+//! kernel sgemm_nn (tests/fixtures/extract/positive/gemm_flat_lda.c:2-11)
+//!   param m: i32 size
+//!   param alpha: f32
 //!   param A: f32[m][lda] input flat(lda, 1)
-//!   global G: f64[100] input declared
-//!   local t: f64
-//!   returns f64
+//!   param C: f32[m][ldc] inout flat(ldc, 1)
+//!   local sum: f32
 //!   body
-//!     for i in 0..ni step 1
-//!       C[i][j] = (C[i][j] * beta):f64
-//!       if guard (i < n):i32
-//!       else
-//!       return s
+//!     for i in 0..m step 1
+//!       for j in 0..n step 1
+//!         sum = f32(0)
+//!         for p in 0..k step 1
+//!           sum = (sum + (A[i][p] * B[p][j]):f32):f32
+//!         C[i][j] = ((alpha * sum):f32 + (beta * C[i][j]):f32):f32
 //! ```
+//!
+//! Other lines: `global NAME: ...` for globals (scalars also show their
+//! role), `local T: f64[3]` for local arrays, `returns f64`, and in bodies
+//! `if guard COND` / `if data COND` with an optional `else` at the same
+//! indentation, and `return EXPR`.
 //!
 //! Expressions are fully parenthesised; every operator, select, call and
 //! cast shows its C type (`(a + b):f64`, `f64(x)`, `sqrt(x):f32`); integer
