@@ -69,8 +69,8 @@ codes! {
     ITERATOR_WRITTEN = "TL018", "loop iterator is written inside the loop body",
         "The iteration space must be fixed by the loop header.",
         "for (i = 0; i < n; i++) { if (A[i] < 0) i++; }";
-    ITERATOR_TYPE = "TL019", "loop iterator must be an integer variable",
-        "Floating-point or pointer iterators do not describe an integer iteration space.",
+    ITERATOR_TYPE = "TL019", "loop iterator must be a local integer variable",
+        "Floating-point or pointer iterators do not describe an integer iteration space; a global or parameter used as the iterator would leave its final value behind, which the loop IR does not model.",
         "for (float x = 0; x < 1; x += 0.1f)";
     NON_AFFINE_SUBSCRIPT = "TL020", "array subscript is not affine",
         "Subscripts must be affine in loop iterators and integer parameters (a linearised `i*lda + k` is split into dimensions first). Divisions, products of iterators and local variables are refused.",

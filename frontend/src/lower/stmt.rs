@@ -540,6 +540,20 @@ impl Lowerer<'_> {
             );
             return None;
         };
+        if let Some(Binding::Scalar {
+            class: VarClass::Param,
+            ..
+        }) = self.bindings.get(&key)
+        {
+            self.error(
+                codes::ITERATOR_TYPE,
+                loc,
+                format!(
+                    "iterator `{c_name}` is a parameter or global; its final value would escape the kernel"
+                ),
+            );
+            return None;
+        }
         if matches!(self.bindings.get(&key), Some(Binding::Iter { .. })) {
             self.error(
                 codes::ITERATOR_WRITTEN,
