@@ -43,6 +43,14 @@ pub enum ExtractError {
     Internal(String),
 }
 
+impl ExtractError {
+    /// True when the C itself was refused (exit code 1 in the CLI), false
+    /// for problems with the environment or the input file (exit code 2).
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, ExtractError::Rejected(_))
+    }
+}
+
 /// Parses `path` (as the user named it) with `options` and extracts every
 /// selected kernel.
 pub fn extract(path: &str, options: &Options) -> Result<TranslationUnit, ExtractError> {
