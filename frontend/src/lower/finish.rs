@@ -11,12 +11,12 @@ use crate::ir::*;
 use crate::roles::compute_roles;
 
 /// Calls `f` on every index vector of every access in `stmts`.
-fn for_each_index(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Vec<Affine>)) {
-    fn in_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Vec<Affine>)) {
+fn for_each_index(stmts: &mut [Stmt], f: &mut dyn FnMut(&str, &mut Vec<Affine>)) {
+    fn in_expr(e: &mut Expr, f: &mut dyn FnMut(&str, &mut Vec<Affine>)) {
         let mut stack = vec![e];
         while let Some(e) = stack.pop() {
             match &mut e.kind {
-                ExprKind::Load { index, .. } => f(index),
+                ExprKind::Load { array, index } => f(array, index),
                 ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => stack.push(arg),
                 ExprKind::Binary { lhs, rhs, .. } => {
                     stack.push(lhs);
@@ -40,8 +40,8 @@ fn for_each_index(stmts: &mut [Stmt], f: &mut dyn FnMut(&mut Vec<Affine>)) {
         match s {
             Stmt::Assign { target, value, .. } => {
                 in_expr(value, f);
-                if let LValue::Element { index, .. } = target {
-                    f(index);
+                if let LValue::Element { array, index, .. } = target {
+                    f(array, index);
                 }
             }
             Stmt::If {
@@ -139,6 +139,7 @@ fn array_vars(info: &ArrayInfo, out: &mut HashSet<String>) {
 impl Lowerer<'_> {
     pub(super) fn finish(&mut self, kernel: &mut Kernel) {
         self.delinearize_pointers(kernel);
+        self.infer_declared_outer_extents(kernel);
         self.assign_roles(kernel);
         let mut sizes = HashSet::new();
         size_vars(&kernel.body, &mut sizes);
@@ -222,7 +223,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        for_each_index(&mut kernel.body, &mut |index| {
+        for_each_index(&mut kernel.body, &mut |_, index| {
             let id = index.first().and_then(|a| {
                 let (name, _) = a.terms.iter().next()?;
                 name.strip_prefix(FLAT_MARKER)?.parse::<usize>().ok()
@@ -270,6 +271,29 @@ impl Lowerer<'_> {
                     .is_some_and(|(lo, hi)| lo >= 0 && hi < extent)
             })
         })
+    }
+
+    /// `double A[][M]` and `double (*A)[M]` leave the outer extent open;
+    /// infer it from loop bounds like a pointer's.
+    fn infer_declared_outer_extents(&self, kernel: &mut Kernel) {
+        let mut outer: HashMap<String, Vec<Affine>> = HashMap::new();
+        for_each_index(&mut kernel.body, &mut |array, index| {
+            if let Some(first) = index.first() {
+                outer
+                    .entry(array.to_string())
+                    .or_default()
+                    .push(first.clone());
+            }
+        });
+        for p in &mut kernel.params {
+            if let ParamKind::Array(info) = &mut p.kind {
+                if info.storage == Storage::Declared && info.dims.first() == Some(&None) {
+                    if let Some(indices) = outer.get(&p.name) {
+                        info.dims[0] = self.outer_extent(indices.iter());
+                    }
+                }
+            }
+        }
     }
 
     /// The extent of a pointer's outer dimension: the common end of the
