@@ -50,7 +50,12 @@ pub fn print_err(text: &str) {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    // clang spells it `-std=c99`; clap only knows `--std=c99`.
+    let args = std::env::args_os().map(|a| match a.to_str() {
+        Some(s) if s.starts_with("-std=") => format!("-{s}").into(),
+        _ => a,
+    });
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
