@@ -78,7 +78,11 @@ fn std_flag_accepts_known_standards_only() {
         assert_eq!(out.status.code(), Some(0), "--std={std}");
     }
     let clang_spelling = tenslift(&["extract", DB_TARGET, "-I", INCLUDE, "-std=c11"]);
-    assert_eq!(clang_spelling.status.code(), Some(0), "clang's -std= spelling");
+    assert_eq!(
+        clang_spelling.status.code(),
+        Some(0),
+        "clang's -std= spelling"
+    );
     let out = tenslift(&["extract", DB_TARGET, "--std=c42"]);
     assert_eq!(out.status.code(), Some(2));
 }

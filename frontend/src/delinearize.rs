@@ -332,3 +332,73 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod exactness {
+    //! Property: whatever layout is chosen, `Σ index[d] · stride[d]`
+    //! reproduces the original flat subscript exactly.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn is_iter(v: &str) -> bool {
+        matches!(v, "i" | "j" | "k")
+    }
+
+    /// A random affine index over the iterators, with a small offset.
+    fn index() -> impl Strategy<Value = Affine> {
+        (
+            prop::sample::select(vec!["i", "j", "k"]),
+            -2i64..3,
+            prop::bool::ANY,
+        )
+            .prop_map(|(v, c, with_param)| {
+                let mut a = Affine::var(v);
+                a.constant = c;
+                if with_param {
+                    a.terms.insert("off".into(), 1);
+                }
+                a
+            })
+    }
+
+    /// A stride: a parameter, or a constant.
+    fn stride() -> impl Strategy<Value = Poly> {
+        prop_oneof![
+            prop::sample::select(vec!["lda", "ldb"]).prop_map(Poly::var),
+            (2i64..64).prop_map(Poly::constant),
+        ]
+    }
+
+    fn flat(indices: &[Affine], strides: &[Poly]) -> Poly {
+        let mut total = Poly::default();
+        for (ix, s) in indices.iter().zip(strides) {
+            let term = Poly::from_affine(ix).mul(s).expect("small numbers");
+            total = total.add(&term).expect("small numbers");
+        }
+        total
+    }
+
+    proptest! {
+        #[test]
+        fn layout_reproduces_every_subscript(
+            dims in prop::collection::vec((index(), stride()), 1..4),
+            extra in index(),
+        ) {
+            let mut strides: Vec<Poly> = dims.iter().map(|(_, s)| s.clone()).collect();
+            let last = strides.len() - 1;
+            strides[last] = Poly::constant(1);
+            let indices: Vec<Affine> = dims.iter().map(|(ix, _)| ix.clone()).collect();
+            let accesses = vec![flat(&indices, &strides), Poly::from_affine(&extra)];
+            for constant_strides in [true, false] {
+                if let Ok(layout) = delinearize(&accesses, &is_iter, constant_strides) {
+                    prop_assert_eq!(layout.strides.last().cloned(), Some(Affine::constant(1)));
+                    let stride_polys: Vec<Poly> =
+                        layout.strides.iter().map(Poly::from_affine).collect();
+                    for (access, index) in accesses.iter().zip(&layout.indices) {
+                        prop_assert_eq!(&flat(index, &stride_polys), access);
+                    }
+                }
+            }
+        }
+    }
+}
