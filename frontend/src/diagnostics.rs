@@ -160,9 +160,14 @@ impl Diagnostic {
                 {
                     let gutter = loc.line.to_string();
                     let pad = " ".repeat(gutter.len());
-                    let caret: String = line
+                    // Columns count bytes (as clang's do); pad with one
+                    // space per character so the caret lines up in UTF-8.
+                    let mut cut = (loc.col.saturating_sub(1) as usize).min(line.len());
+                    while !line.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    let caret: String = line[..cut]
                         .chars()
-                        .take(loc.col.saturating_sub(1) as usize)
                         .map(|c| if c == '\t' { '\t' } else { ' ' })
                         .collect();
                     let _ = writeln!(out, " {gutter} | {line}");
@@ -255,6 +260,26 @@ mod tests {
             text,
             "k.c:2:5: error[TL011]: `goto` is not supported\n 2 | \tif (a) goto out;\n   | \t   ^\n"
         );
+    }
+
+    #[test]
+    fn caret_counts_bytes_like_clang() {
+        // "é" is two bytes: clang puts `x` at column 10.
+        let d = Diagnostic::new(
+            GOTO,
+            Some(Loc {
+                file: "k.c".into(),
+                line: 1,
+                col: 10,
+            }),
+            "m",
+        );
+        let text = d.render("k.c", &|_| Some("/* é */ x = 1;".to_string()));
+        assert!(
+            text.ends_with(" 1 | /* é */ x = 1;\n   |         ^\n"),
+            "{text}"
+        );
+        assert_eq!(text.lines().last().map(|l| l.find('^')), Some(Some(13)));
     }
 
     #[test]
