@@ -76,6 +76,8 @@ struct Machine<'k> {
     kernel: &'k Kernel,
     scalars: HashMap<String, Value>,
     arrays: HashMap<String, (ScalarType, Vec<Value>, Vec<i64>)>,
+    /// Offsets each array had written.
+    written: HashMap<String, std::collections::HashSet<usize>>,
 }
 
 impl Machine<'_> {
@@ -202,6 +204,7 @@ impl Machine<'_> {
                         LValue::Element { array, index, ty } => {
                             let off = self.offset(array, index);
                             self.arrays.get_mut(array).expect("array").1[off] = convert(*ty, v);
+                            self.written.entry(array.clone()).or_default().insert(off);
                         }
                     }
                 }
@@ -361,6 +364,7 @@ fn both_ways(
         kernel,
         scalars: HashMap::new(),
         arrays: HashMap::new(),
+        written: HashMap::new(),
     };
     let mut harness = String::from("#include <stdio.h>\n#include <string.h>\n");
     let _ = writeln!(harness, "#include \"{}\"", fixture.display());
@@ -563,4 +567,124 @@ fn interpreted_ir_matches_gcc_bit_for_bit() {
         }
     }
     assert!(checked >= 35, "only {checked} kernels compared");
+}
+
+/// An interpreter run where the arrays and global scalars with role
+/// `output` start from a pattern shifted by `salt`.
+fn interpret(kernel: &Kernel, salt: usize) -> Machine<'_> {
+    let mut m = Machine {
+        kernel,
+        scalars: HashMap::new(),
+        arrays: HashMap::new(),
+        written: HashMap::new(),
+    };
+    for p in &kernel.params {
+        if let ParamKind::Scalar { ty, .. } = &p.kind {
+            let base = if ty.is_float() {
+                Value::Float(FLOAT_PARAM)
+            } else {
+                Value::Int(i128::from(INT_PARAM))
+            };
+            let v = match (p.role, base) {
+                (Role::Output, Value::Float(f)) => Value::Float(f + salt as f64),
+                (Role::Output, Value::Int(i)) => Value::Int(i + salt as i128),
+                (_, v) => v,
+            };
+            m.scalars.insert(p.name.clone(), convert(*ty, v));
+        }
+    }
+    for (a, p) in kernel.params.iter().enumerate() {
+        if let ParamKind::Array(info) = &p.kind {
+            let strides: Vec<i64> = match &info.storage {
+                Storage::Flat { strides } => strides.iter().map(|s| m.affine(s)).collect(),
+                Storage::Declared => declared_strides(&m, info),
+            };
+            let shift = if p.role == Role::Output { salt } else { 0 };
+            let values = (0..BUFFER)
+                .map(|k| initial(info.elem, a + shift, k))
+                .collect();
+            m.arrays
+                .insert(p.name.clone(), (info.elem, values, strides));
+        }
+    }
+    for l in &kernel.locals {
+        if let LocalKind::Array(info) = &l.kind {
+            let strides = declared_strides(&m, info);
+            let zero = convert(info.elem, Value::Int(0));
+            m.arrays
+                .insert(l.name.clone(), (info.elem, vec![zero; BUFFER], strides));
+        }
+    }
+    m
+}
+
+#[test]
+fn output_parameters_never_observe_their_initial_contents() {
+    let positive = Path::new(ROOT).join("tests/fixtures/extract/positive");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&positive)
+        .expect("fixtures")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    let mut outputs_checked = 0;
+    for path in files {
+        let flags = fixture_flags(&path);
+        let rel = path
+            .strip_prefix(ROOT)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let tu = extract(&rel, &options_of(&flags)).expect("positive fixture extracts");
+        for kernel in &tu.kernels {
+            if uses_transcendental(&kernel.body) {
+                continue;
+            }
+            let mut first = interpret(kernel, 0);
+            let mut second = interpret(kernel, 5);
+            let (r1, r2) = (first.run(&kernel.body), second.run(&kernel.body));
+            assert_eq!(
+                r1, r2,
+                "{rel}:{}: return value depends on outputs",
+                kernel.name
+            );
+            for p in &kernel.params {
+                match &p.kind {
+                    ParamKind::Array(_) => {
+                        let (a, b) = (&first.arrays[&p.name].1, &second.arrays[&p.name].1);
+                        if p.role == Role::Output {
+                            outputs_checked += 1;
+                            let written = first.written.get(&p.name).cloned().unwrap_or_default();
+                            for &k in &written {
+                                assert_eq!(
+                                    a[k], b[k],
+                                    "{rel}:{}: output `{}`[{k}] depends on its initial contents",
+                                    kernel.name, p.name
+                                );
+                            }
+                        } else {
+                            assert!(
+                                a == b,
+                                "{rel}:{}: `{}` depends on an output's initial contents",
+                                kernel.name,
+                                p.name
+                            );
+                        }
+                    }
+                    ParamKind::Scalar { .. } if p.origin == Origin::Global => {
+                        assert_eq!(
+                            first.scalars[&p.name], second.scalars[&p.name],
+                            "{rel}:{}: `{}`",
+                            kernel.name, p.name
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(
+        outputs_checked >= 30,
+        "only {outputs_checked} output arrays checked"
+    );
 }
