@@ -6,6 +6,9 @@
 //! The harness `#include`s the fixture (so statics and globals are
 //! reachable), fills each array with a deterministic pattern converted to
 //! its element type, calls the kernel, and prints every element's bits.
+//! A second test runs the interpreter twice with different initial
+//! contents for every `output` parameter: nothing else may change, which
+//! checks the role analysis.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
