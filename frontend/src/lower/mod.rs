@@ -10,6 +10,7 @@
 
 mod expr;
 mod finish;
+mod loops;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
