@@ -1,6 +1,6 @@
 //! Statements: blocks, declarations, assignments (with compound operators
-//! and `++`/`--` desugared), `if` (guard or data), `for` loops
-//! (normalised to start / exclusive end / step), and the final `return`.
+//! and `++`/`--` desugared), `if` (guard or data) and the final `return`;
+//! `for` loops are in [`super::loops`].
 
 use super::{strip, Binding, Lowerer};
 use crate::diagnostics as codes;
