@@ -88,7 +88,7 @@ codes! {
         "Every use of an array must name a single element; rows (`A[i]` of a 2-D array), whole arrays and pointer-to-pointer data are not lifted.",
         "double *row = A[i];";
     UNKNOWN_CALL = "TL030", "call to a function the lifter does not know",
-        "Only the math functions sqrt, exp, log, fabs, pow, fmax, fmin, tanh (with `f` variants), abs, labs and llabs can be called; other functions, including ones defined in the same file, have unknown effects.",
+        "Only the math functions sqrt, exp, log, fabs, pow, fmax, fmin, tanh (with `f` variants), abs, labs and llabs can be called, plus helpers whose whole body is `return expr;` over scalar parameters (those are inlined). Other functions, including longer ones defined in the same file, have unknown effects.",
         "y[i] = my_helper(x[i]);";
     UNSUPPORTED_OPERATOR = "TL031", "unsupported operator",
         "Bitwise operators, shifts, the comma operator, `&`, `*` (dereference) and `sizeof` have no loop-IR counterpart.",

@@ -309,6 +309,19 @@ impl<'tu> Cursor<'tu> {
         }
     }
 
+    /// The definition of a declared entity (a function's body), if any.
+    pub fn definition(&self) -> Option<Cursor<'tu>> {
+        // SAFETY: as above; a null cursor means "none".
+        unsafe {
+            let r = sys::clang_getCursorDefinition(self.raw);
+            if sys::clang_Cursor_isNull(r) != 0 {
+                None
+            } else {
+                Some(self.wrap(r))
+            }
+        }
+    }
+
     /// The initialiser of a variable declaration.
     pub fn var_initializer(&self) -> Option<Cursor<'tu>> {
         // SAFETY: as above; a null cursor means "none".

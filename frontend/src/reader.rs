@@ -348,6 +348,42 @@ impl Reader {
         }
     }
 
+    /// A function whose body is exactly `return expr;`: its parameter keys
+    /// and the expression. Anything else is not inlined.
+    fn read_inline_body(&mut self, def: &Cursor<'_>, depth: usize) -> Option<InlineBody> {
+        if def.kind() != sys::CXCursor_FunctionDecl {
+            return None;
+        }
+        let children = def.children();
+        let param_decls: Vec<&Cursor<'_>> = children
+            .iter()
+            .filter(|c| c.kind() == sys::CXCursor_ParmDecl)
+            .collect();
+        // Only scalar helpers: pointers would need aliasing rules of their own.
+        let all_scalar = param_decls
+            .iter()
+            .all(|p| read_type(p.ty()).scalar().is_some());
+        if !all_scalar || read_type(def.result_type()).scalar().is_none() {
+            return None;
+        }
+        let params: Vec<String> = param_decls.iter().map(|p| decl_key(p)).collect();
+        let body = children
+            .iter()
+            .find(|c| c.kind() == sys::CXCursor_CompoundStmt)?;
+        let stmts = body.children();
+        let [ret] = stmts.as_slice() else {
+            return None;
+        };
+        if ret.kind() != sys::CXCursor_ReturnStmt {
+            return None;
+        }
+        let value = ret.children().into_iter().next()?;
+        Some(InlineBody {
+            params,
+            value: self.read_expr(&value, depth + 1),
+        })
+    }
+
     fn read_ref(&mut self, c: &Cursor<'_>) -> DeclRef {
         let name = c.spelling();
         let Some(decl) = c.referenced() else {
@@ -480,7 +516,16 @@ impl Reader {
                     },
                 });
                 let args = (1..children.len()).map(|i| *sub(self, i)).collect();
-                CExprKind::Call { callee, args }
+                let inline = c
+                    .referenced()
+                    .and_then(|d| d.definition())
+                    .and_then(|def| self.read_inline_body(&def, depth + 1))
+                    .map(Box::new);
+                CExprKind::Call {
+                    callee,
+                    args,
+                    inline,
+                }
             }
             sys::CXCursor_MemberRefExpr => CExprKind::Member,
             sys::CXCursor_UnaryExpr => CExprKind::Unsupported("sizeof".into()),

@@ -155,12 +155,24 @@ pub enum CExprKind {
     Call {
         callee: Option<DeclRef>,
         args: Vec<CExpr>,
+        /// The callee's body when it is a single `return expr;` (a pure
+        /// helper such as `static inline float relu(float x)`), to inline.
+        inline: Option<Box<InlineBody>>,
     },
     Member,
     /// Anything else, by libclang's kind name.
     Unsupported(String),
     /// Already refused by the reader (its diagnostic is recorded).
     Rejected,
+}
+
+/// A helper function reduced to its returned expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlineBody {
+    /// Declaration keys of the helper's parameters, in order.
+    pub params: Vec<String>,
+    /// The returned expression (already converted to the return type).
+    pub value: CExpr,
 }
 
 /// A declared variable (parameter, local or global).

@@ -161,7 +161,11 @@ impl Lowerer<'_> {
                     },
                 })
             }
-            CExprKind::Call { callee, args } => self.call(e, callee.as_ref(), args),
+            CExprKind::Call {
+                callee,
+                args,
+                inline,
+            } => self.call(e, callee.as_ref(), args, inline.as_deref()),
             CExprKind::Member => {
                 self.error(
                     codes::MEMBER_ACCESS,
@@ -216,6 +220,7 @@ impl Lowerer<'_> {
                 );
                 None
             }
+            Some(Binding::Inlined(value)) => Some(value),
             None => {
                 self.unbound(r, &e.loc);
                 None
@@ -309,7 +314,13 @@ impl Lowerer<'_> {
         })
     }
 
-    fn call(&mut self, e: &CExpr, callee: Option<&DeclRef>, args: &[CExpr]) -> Option<Expr> {
+    fn call(
+        &mut self,
+        e: &CExpr,
+        callee: Option<&DeclRef>,
+        args: &[CExpr],
+        inline: Option<&InlineBody>,
+    ) -> Option<Expr> {
         let Some(callee) = callee.filter(|c| c.target == RefTarget::Function) else {
             self.error(
                 codes::UNKNOWN_CALL,
@@ -342,6 +353,9 @@ impl Lowerer<'_> {
             return None;
         }
         let Some(func) = math_function(&callee.name) else {
+            if let Some(body) = inline.filter(|b| b.params.len() == args.len()) {
+                return self.inline_call(e, body, args);
+            }
             self.error(
                 codes::UNKNOWN_CALL,
                 &e.loc,
@@ -368,6 +382,31 @@ impl Lowerer<'_> {
             ty: self.scalar_type(e)?,
             kind: ExprKind::Call { func, args },
         })
+    }
+
+    /// A call of a `return expr;` helper: its expression with the
+    /// parameters bound to the (already converted) arguments. Arguments
+    /// are side-effect free, so substituting them is exact.
+    fn inline_call(&mut self, e: &CExpr, body: &InlineBody, args: &[CExpr]) -> Option<Expr> {
+        let lowered: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        let args: Vec<Expr> = lowered.into_iter().collect::<Option<_>>()?;
+        let saved: Vec<(String, Option<Binding>)> = body
+            .params
+            .iter()
+            .zip(args)
+            .map(|(key, arg)| {
+                let old = self.bindings.insert(key.clone(), Binding::Inlined(arg));
+                (key.clone(), old)
+            })
+            .collect();
+        let value = self.expr(&body.value);
+        for (key, old) in saved {
+            match old {
+                Some(b) => self.bindings.insert(key, b),
+                None => self.bindings.remove(&key),
+            };
+        }
+        Some(super::stmt::cast_to(self.scalar_type(e)?, value?))
     }
 
     /// An assignment target.
@@ -400,6 +439,14 @@ impl Lowerer<'_> {
                             ),
                         );
                     }
+                    None
+                }
+                Some(Binding::Inlined(_)) => {
+                    self.error(
+                        codes::UNSUPPORTED_EXPRESSION,
+                        &e.loc,
+                        "assignment to a parameter of an inlined helper",
+                    );
                     None
                 }
                 None => {

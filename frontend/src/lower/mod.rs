@@ -39,6 +39,8 @@ enum Binding {
         /// A pointer to scalars: subscripts are delinearised afterwards.
         flat: bool,
     },
+    /// A parameter of an inlined helper: its argument's value.
+    Inlined(Expr),
 }
 
 /// A pointer access awaiting delinearisation.
