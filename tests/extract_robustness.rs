@@ -79,6 +79,30 @@ fn hostile_inputs_fail_cleanly() {
     );
     let huge = "void f(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 123456789012345678901234567890; }\n";
     assert_clean_failure(&write("huge.c", huge.as_bytes()), "huge literal");
+    let nested_helpers = format!(
+        "static inline float sq(float x) {{ return x * x; }}\n\
+         void f(int n, float *y) {{ for (int i = 0; i < n; i++) y[i] = {}y[i]{}; }}\n",
+        "sq(".repeat(30),
+        ")".repeat(30)
+    );
+    assert_clean_failure(
+        &write("helpers.c", nested_helpers.as_bytes()),
+        "exponential helper inlining",
+    );
+    let mut doubling = String::from("static inline float h0(float x) { return x; }\n");
+    for k in 1..13 {
+        doubling.push_str(&format!(
+            "static inline float h{k}(float x) {{ return h{}(x) + h{}(x); }}\n",
+            k - 1,
+            k - 1
+        ));
+    }
+    doubling
+        .push_str("void f(int n, float *y) { for (int i = 0; i < n; i++) y[i] = h12(y[i]); }\n");
+    assert_clean_failure(
+        &write("doubling.c", doubling.as_bytes()),
+        "doubling helpers",
+    );
     let missing = dir.path().join("does_not_exist.c");
     let (code, _) = run_extract(&missing);
     assert_eq!(code, Some(2), "missing file");

@@ -15,6 +15,10 @@ use crate::ir::{Loc, ScalarType};
 use crate::libclang::{Cursor, EvaluatedInt, Type};
 use crate::syntax::*;
 
+/// Most helper-call expansions per function (a helper calling two helpers
+/// calling two helpers... would otherwise grow exponentially).
+const MAX_INLINE_EXPANSIONS: usize = 1000;
+
 /// Deepest expression or statement nesting we walk.
 /// 100 keeps the JSON of any accepted kernel within serde_json's default
 /// recursion limit (128), so `--json` output always parses back.
@@ -26,6 +30,7 @@ pub struct Reader {
     /// Globals seen so far, keyed by declaration key (ordered by position).
     globals: BTreeMap<(String, u32, u32), CVarDecl>,
     too_deep_reported: bool,
+    inline_expansions: usize,
 }
 
 fn loc_of(c: &Cursor<'_>) -> Loc {
@@ -160,6 +165,7 @@ impl Reader {
             diagnostics: Vec::new(),
             globals: BTreeMap::new(),
             too_deep_reported: false,
+            inline_expansions: 0,
         }
     }
 
@@ -169,19 +175,20 @@ impl Reader {
     }
 
     fn too_deep(&mut self, loc: &Loc) {
+        self.too_deep_because(loc, format!("nesting deeper than {MAX_DEPTH} levels"));
+    }
+
+    fn too_deep_because(&mut self, loc: &Loc, why: String) {
         if !self.too_deep_reported {
             self.too_deep_reported = true;
-            self.reject(
-                codes::TOO_DEEP,
-                loc,
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-            );
+            self.reject(codes::TOO_DEEP, loc, why);
         }
     }
 
     /// Reads a function definition.
     pub fn read_function(&mut self, f: &Cursor<'_>) -> CFunction {
         self.globals.clear();
+        self.inline_expansions = 0;
         let mut params = Vec::new();
         let mut body = Vec::new();
         for child in f.children() {
@@ -350,9 +357,14 @@ impl Reader {
 
     /// A function whose body is exactly `return expr;`: its parameter keys
     /// and the expression. Anything else is not inlined.
-    fn read_inline_body(&mut self, def: &Cursor<'_>, depth: usize) -> Option<InlineBody> {
+    /// `Err` when the expansion budget is spent (already diagnosed).
+    fn read_inline_body(
+        &mut self,
+        def: &Cursor<'_>,
+        depth: usize,
+    ) -> Result<Option<InlineBody>, ()> {
         if def.kind() != sys::CXCursor_FunctionDecl {
-            return None;
+            return Ok(None);
         }
         let children = def.children();
         let param_decls: Vec<&Cursor<'_>> = children
@@ -364,24 +376,38 @@ impl Reader {
             .iter()
             .all(|p| read_type(p.ty()).scalar().is_some());
         if !all_scalar || read_type(def.result_type()).scalar().is_none() {
-            return None;
+            return Ok(None);
         }
         let params: Vec<String> = param_decls.iter().map(|p| decl_key(p)).collect();
-        let body = children
+        let Some(body) = children
             .iter()
-            .find(|c| c.kind() == sys::CXCursor_CompoundStmt)?;
+            .find(|c| c.kind() == sys::CXCursor_CompoundStmt)
+        else {
+            return Ok(None);
+        };
         let stmts = body.children();
         let [ret] = stmts.as_slice() else {
-            return None;
+            return Ok(None);
         };
         if ret.kind() != sys::CXCursor_ReturnStmt {
-            return None;
+            return Ok(None);
         }
-        let value = ret.children().into_iter().next()?;
-        Some(InlineBody {
+        self.inline_expansions += 1;
+        if self.inline_expansions > MAX_INLINE_EXPANSIONS {
+            let loc = loc_of(def);
+            self.too_deep_because(
+                &loc,
+                format!("more than {MAX_INLINE_EXPANSIONS} helper calls to inline"),
+            );
+            return Err(());
+        }
+        let Some(value) = ret.children().into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(Some(InlineBody {
             params,
             value: self.read_expr(&value, depth + 1),
-        })
+        }))
     }
 
     fn read_ref(&mut self, c: &Cursor<'_>) -> DeclRef {
@@ -516,15 +542,19 @@ impl Reader {
                     },
                 });
                 let args = (1..children.len()).map(|i| *sub(self, i)).collect();
-                let inline = c
-                    .referenced()
-                    .and_then(|d| d.definition())
-                    .and_then(|def| self.read_inline_body(&def, depth + 1))
-                    .map(Box::new);
-                CExprKind::Call {
-                    callee,
-                    args,
-                    inline,
+                let definition = c.referenced().and_then(|d| d.definition());
+                match definition.map(|def| self.read_inline_body(&def, depth + 1)) {
+                    Some(Err(())) => CExprKind::Rejected,
+                    Some(Ok(inline)) => CExprKind::Call {
+                        callee,
+                        args,
+                        inline: inline.map(Box::new),
+                    },
+                    None => CExprKind::Call {
+                        callee,
+                        args,
+                        inline: None,
+                    },
                 }
             }
             sys::CXCursor_MemberRefExpr => CExprKind::Member,

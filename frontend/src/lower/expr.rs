@@ -11,6 +11,40 @@ use crate::diagnostics as codes;
 use crate::ir::*;
 use crate::syntax::*;
 
+/// Most expression nodes helper inlining may copy into one kernel.
+const MAX_INLINED_NODES: usize = 100_000;
+
+/// Number of nodes in `e`, counting no further than `limit + 1`.
+fn expr_size(e: &Expr, limit: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        count += 1;
+        if count > limit {
+            break;
+        }
+        match &e.kind {
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => stack.push(arg),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                stack.push(lhs);
+                stack.push(rhs);
+            }
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                stack.push(cond);
+                stack.push(then_value);
+                stack.push(else_value);
+            }
+            ExprKind::Call { args, .. } => stack.extend(args.iter()),
+            _ => {}
+        }
+    }
+    count
+}
+
 fn math_function(name: &str) -> Option<MathFn> {
     let base = name.strip_suffix('f').filter(|b| {
         matches!(
@@ -220,7 +254,20 @@ impl Lowerer<'_> {
                 );
                 None
             }
-            Some(Binding::Inlined(value)) => Some(value),
+            Some(Binding::Inlined(value)) => {
+                self.inlined_nodes += expr_size(&value, MAX_INLINED_NODES);
+                if self.inlined_nodes > MAX_INLINED_NODES {
+                    self.error(
+                        codes::TOO_DEEP,
+                        &e.loc,
+                        format!(
+                            "inlining helpers here copies more than {MAX_INLINED_NODES} expression nodes"
+                        ),
+                    );
+                    return None;
+                }
+                Some(value)
+            }
             None => {
                 self.unbound(r, &e.loc);
                 None

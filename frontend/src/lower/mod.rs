@@ -79,6 +79,9 @@ pub struct Lowerer<'f> {
     returns: Option<ScalarType>,
     /// An expression the reader already refused was met.
     saw_reader_rejection: bool,
+    /// Expression nodes copied by substituting inlined helper arguments
+    /// (bounded so `sq(sq(sq(...)))` cannot grow exponentially).
+    inlined_nodes: usize,
 }
 
 /// Lowers `func`, restricted to the top-level statements strictly between
@@ -103,6 +106,7 @@ pub fn lower_function(
         flat_accesses: Vec::new(),
         returns: None,
         saw_reader_rejection: false,
+        inlined_nodes: 0,
     };
     collect_keys(&func.body, &mut l.iterator_keys, &mut l.written_keys);
     for p in func.params.iter().chain(&func.globals) {
