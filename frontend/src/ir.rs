@@ -152,7 +152,7 @@ impl Affine {
     /// Evaluates with every variable bound; `None` names a missing binding.
     pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
         self.terms.iter().try_fold(self.constant, |acc, (v, c)| {
-            Some(acc.checked_add(c.checked_mul(env(v)?)?)?)
+            acc.checked_add(c.checked_mul(env(v)?)?)
         })
     }
 }
@@ -161,7 +161,11 @@ impl fmt::Display for Affine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
         for (var, &c) in &self.terms {
-            let (sign, mag) = if c < 0 { ("-", -c) } else { ("+", c) };
+            let (sign, mag) = if c < 0 {
+                ("-", c.unsigned_abs())
+            } else {
+                ("+", c.unsigned_abs())
+            };
             match (first, sign) {
                 (true, "-") => f.write_str("-")?,
                 (true, _) => {}
@@ -179,7 +183,7 @@ impl fmt::Display for Affine {
         } else if self.constant > 0 {
             write!(f, " + {}", self.constant)
         } else if self.constant < 0 {
-            write!(f, " - {}", -self.constant)
+            write!(f, " - {}", self.constant.unsigned_abs())
         } else {
             Ok(())
         }
@@ -201,7 +205,12 @@ pub struct Param {
 pub enum ParamKind {
     /// A scalar passed by value. `is_size` marks integer scalars that appear
     /// in a loop bound, a guard, a subscript stride or an array extent.
-    Scalar { ty: ScalarType, is_size: bool },
+    /// Only integer parameters of at least 32 bits that the kernel never
+    /// assigns can be sizes (appear in an [`Affine`]).
+    Scalar {
+        ty: ScalarType,
+        is_size: bool,
+    },
     Array(ArrayInfo),
 }
 
@@ -277,6 +286,7 @@ pub enum Stmt {
     },
     /// An `if` whose condition is affine in iterators and size parameters
     /// (an iteration-space guard), or depends on data (a per-element select).
+    /// `cond` is any scalar expression, true when non-zero (as in C).
     If {
         cond: Expr,
         kind: IfKind,
@@ -285,7 +295,10 @@ pub enum Stmt {
         loc: Loc,
     },
     /// `return value;` as the kernel's last statement.
-    Return { value: Expr, loc: Loc },
+    Return {
+        value: Expr,
+        loc: Loc,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -301,7 +314,10 @@ pub enum IfKind {
 /// step < 0). `<=` bounds arrive here as `end = bound + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Loop {
-    /// Unique within the kernel (shadowing iterators are renamed apart).
+    /// Unique within the kernel. An iterator keeps its C name unless the
+    /// name is already taken in the kernel (a parameter, a local, or any
+    /// earlier loop's iterator, sibling loops included); then it becomes
+    /// the first free `name_1`, `name_2`, ... in source order.
     pub iter: String,
     pub start: Affine,
     pub end: Affine,

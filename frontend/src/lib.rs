@@ -4,7 +4,39 @@
 //! `-std`, or a compile_commands.json); hands on a [`ir::TranslationUnit`],
 //! or a list of located diagnostics explaining every construct it refused.
 //!
+//! ```no_run
+//! use tenslift_frontend::{extract, ExtractError, Options};
+//! match extract("gemm.c", &Options::default()) {
+//!     Ok(tu) => print!("{}", tenslift_frontend::dump::translation_unit(&tu)),
+//!     Err(ExtractError::Rejected(diags)) => eprint!("{}", diags.render()),
+//!     Err(other) => eprintln!("error: {other}"),
+//! }
+//! ```
+//!
+//! Pipeline inside: `libclang` (a thin safe layer over clang-sys) parses;
+//! `reader` copies cursors into the owned `syntax` tree (depth-bounded);
+//! `lower` builds the IR, using [`affine`] and [`delinearize`] for
+//! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
+//! [`diagnostics`] holds every rejection code; [`types`] has C's arithmetic
+//! conversions.
+//!
 //! Architecture invariant: this crate knows nothing of tensors, specs or
 //! targets; it only says what the C does, with C's types and semantics.
 
+pub mod affine;
+pub mod delinearize;
+pub mod diagnostics;
+pub mod dump;
+pub mod extract;
 pub mod ir;
+pub(crate) mod libclang;
+pub(crate) mod lower;
+pub mod options;
+pub(crate) mod reader;
+pub mod roles;
+pub(crate) mod syntax;
+pub mod types;
+
+pub use diagnostics::{Diagnostic, Diagnostics};
+pub use extract::{extract, ExtractError};
+pub use options::{from_compile_commands, CompileDbError, Options};

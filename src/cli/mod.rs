@@ -1,6 +1,68 @@
 //! The `tenslift` command line.
+//!
+//! Each subcommand lives in `src/cli/<name>.rs` as a `#[derive(clap::Args)]`
+//! struct plus `pub fn run(args) -> i32`; [`main`] parses the command line
+//! and dispatches. To add a subcommand: create the module, add a variant to
+//! [`Command`] and an arm to the `match` in [`main`]. Exit codes are the
+//! constants below — nothing else decides them.
+
+pub mod extract;
+
+use clap::{Parser, Subcommand};
+
+/// Success.
+pub const EXIT_OK: i32 = 0;
+/// The C was rejected: diagnostics on stderr, nothing on stdout.
+pub const EXIT_REJECTED: i32 = 1;
+/// Usage error, missing or unreadable file, libclang not loadable.
+pub const EXIT_USAGE: i32 = 2;
+
+/// Lifts C loop nests into verified tensor programs.
+#[derive(Debug, Parser)]
+#[command(name = "tenslift", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the loop IR extracted from a C file.
+    Extract(extract::ExtractArgs),
+}
+
+/// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
+/// not panic the way `print!` would).
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Writes to stderr, ignoring a closed pipe.
+pub fn print_err(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    // clang spells it `-std=c99`; clap only knows `--std=c99`.
+    let args = std::env::args_os().map(|a| match a.to_str() {
+        Some(s) if s.starts_with("-std=") => format!("-{s}").into(),
+        _ => a,
+    });
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    match cli.command {
+        Command::Extract(args) => extract::run(args),
+    }
 }

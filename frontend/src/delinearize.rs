@@ -1,0 +1,404 @@
+//! Splits linearised pointer subscripts into dimensions.
+//!
+//! Every access `p[e]` of one pointer is read as a polynomial `e`. Each
+//! monomial is split into its iterator factors and its parameter factors;
+//! the parameter factors (times a constant for constant strides) name the
+//! dimension's stride. `A[i*lda + k]` has strides `lda, 1` and becomes
+//! `A[i][k]`; `A[(i*N + j)*M + k]` with constants gives `N*M, M, 1`. The
+//! split is exact: `Σ index[d] * stride[d]` is the original subscript, so it
+//! is correct whatever the row lengths; the logical dimensions it implies
+//! assume each index stays below the ratio of neighbouring strides (the
+//! leading-dimension convention).
+//!
+//! Constant strides are recognised when the iterator coefficients of all
+//! accesses form a divisibility chain ending in 1 (`64*i + j`: strides
+//! `64, 1`); a lone `2*i` stays one-dimensional.
+
+use crate::affine::{Monomial, Poly};
+use crate::ir::Affine;
+
+/// One dimension's stride: `coeff · Π params`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stride {
+    pub params: Monomial,
+    pub coeff: i64,
+}
+
+/// The layout found for one pointer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Outermost first; the last is always 1.
+    pub strides: Vec<Affine>,
+    /// Per access (in input order), one affine index per dimension.
+    pub indices: Vec<Vec<Affine>>,
+    /// Extents of the inner dimensions implied by stride ratios
+    /// (`dims[0]` is always `None`: the caller infers it from loops).
+    pub dims: Vec<Option<Affine>>,
+}
+
+/// Why a pointer's subscripts could not be split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DelinearizeError {
+    /// A monomial multiplies iterators together (`A[i*j]`).
+    NonLinear(String),
+    /// A stride is a product of parameters or two strides compete.
+    BadStride(String),
+    /// A coefficient or offset does not fit in 64 bits.
+    Overflow,
+}
+
+fn render_monomial(coeff: i64, m: &Monomial) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if coeff != 1 || m.is_empty() {
+        parts.push(coeff.to_string());
+    }
+    parts.extend(m.iter().cloned());
+    parts.join("*")
+}
+
+/// Splits the accesses of one pointer. `is_iter` tells loop iterators from
+/// parameters. With `constant_strides` false, parameter-free coefficients
+/// never open a dimension (the caller's fallback when a constant split
+/// would let an inner index run past its row).
+pub fn delinearize(
+    accesses: &[Poly],
+    is_iter: &dyn Fn(&str) -> bool,
+    constant_strides: bool,
+) -> Result<Layout, DelinearizeError> {
+    // Constant strides: |coefficients| of parameter-free iterator terms.
+    let mut constant_coeffs: Vec<i64> = Vec::new();
+    for p in accesses {
+        for (m, &c) in &p.terms {
+            let (iters, params): (Vec<&String>, Vec<&String>) = m.iter().partition(|v| is_iter(v));
+            if iters.len() > 1 {
+                return Err(DelinearizeError::NonLinear(render_monomial(c, m)));
+            }
+            if iters.len() == 1 && params.is_empty() {
+                let magnitude = c.checked_abs().ok_or(DelinearizeError::Overflow)?;
+                constant_coeffs.push(magnitude);
+            }
+        }
+    }
+    constant_coeffs.sort_unstable();
+    constant_coeffs.dedup();
+    let split_constants = constant_strides
+        && constant_coeffs.len() > 1
+        && constant_coeffs[0] == 1
+        && constant_coeffs.windows(2).all(|w| w[1] % w[0] == 0);
+
+    let stride_of_term = |m: &Monomial, c: i64| -> (Stride, i64) {
+        let params: Monomial = m.iter().filter(|v| !is_iter(v)).cloned().collect();
+        if params.is_empty() && split_constants {
+            (
+                Stride {
+                    params,
+                    coeff: c.abs(),
+                },
+                c.signum(),
+            )
+        } else {
+            (Stride { params, coeff: 1 }, c)
+        }
+    };
+
+    // Collect the strides (only terms with an iterator define one).
+    let mut strides: Vec<Stride> = vec![Stride {
+        params: Vec::new(),
+        coeff: 1,
+    }];
+    for p in accesses {
+        for (m, &c) in &p.terms {
+            if m.iter().any(|v| is_iter(v)) {
+                let (s, _) = stride_of_term(m, c);
+                if !strides.contains(&s) {
+                    strides.push(s);
+                }
+            }
+        }
+    }
+    // Outermost first: more parameter factors, then larger constants.
+    strides.sort_by(|a, b| {
+        b.params
+            .len()
+            .cmp(&a.params.len())
+            .then(b.coeff.cmp(&a.coeff))
+            .then(a.params.cmp(&b.params))
+    });
+    for pair in strides.windows(2) {
+        if !pair[0].params.is_empty() && pair[0].params.len() == pair[1].params.len() {
+            return Err(DelinearizeError::BadStride(format!(
+                "`{}` and `{}` compete for the same dimension",
+                render_monomial(pair[0].coeff, &pair[0].params),
+                render_monomial(pair[1].coeff, &pair[1].params)
+            )));
+        }
+    }
+    let mut stride_affines = Vec::new();
+    for s in &strides {
+        match s.params.as_slice() {
+            [] => stride_affines.push(Affine::constant(s.coeff)),
+            [p] => {
+                let mut a = Affine::constant(0);
+                a.terms.insert(p.clone(), s.coeff);
+                stride_affines.push(a);
+            }
+            _ => {
+                return Err(DelinearizeError::BadStride(format!(
+                    "the stride `{}` is a product of parameters",
+                    render_monomial(s.coeff, &s.params)
+                )))
+            }
+        }
+    }
+
+    let inner = strides.len() - 1;
+    let mut indices = Vec::new();
+    for p in accesses {
+        let mut index = vec![Affine::constant(0); strides.len()];
+        for (m, &c) in &p.terms {
+            let iter: Option<&String> = m.iter().find(|v| is_iter(v));
+            let (dim, coeff, var) = match iter {
+                Some(it) => {
+                    let (s, k) = stride_of_term(m, c);
+                    let d = strides.iter().position(|x| *x == s).unwrap_or(inner);
+                    (d, k, Some(it.clone()))
+                }
+                None => {
+                    // An offset: `c * stride` belongs to that dimension.
+                    let stride = Stride {
+                        params: m.clone(),
+                        coeff: 1,
+                    };
+                    match strides.iter().position(|x| *x == stride) {
+                        Some(d) if !m.is_empty() => (d, c, None),
+                        _ => match m.as_slice() {
+                            [] => (inner, c, None),
+                            [param] => (inner, c, Some(param.clone())),
+                            _ => {
+                                return Err(DelinearizeError::BadStride(format!(
+                                    "the offset `{}` is a product of parameters",
+                                    render_monomial(c, m)
+                                )))
+                            }
+                        },
+                    }
+                }
+            };
+            let slot = &mut index[dim];
+            match var {
+                Some(v) => {
+                    let e = slot.terms.entry(v).or_insert(0);
+                    *e = e.checked_add(coeff).ok_or(DelinearizeError::Overflow)?;
+                }
+                None => {
+                    slot.constant = slot
+                        .constant
+                        .checked_add(coeff)
+                        .ok_or(DelinearizeError::Overflow)?;
+                }
+            }
+            slot.terms.retain(|_, c| *c != 0);
+        }
+        indices.push(index);
+    }
+
+    let mut dims = vec![None];
+    for pair in strides.windows(2) {
+        dims.push(stride_ratio(&pair[0], &pair[1]));
+    }
+    Ok(Layout {
+        strides: stride_affines,
+        indices,
+        dims,
+    })
+}
+
+/// `outer / inner` when it is a constant or a single parameter.
+fn stride_ratio(outer: &Stride, inner: &Stride) -> Option<Affine> {
+    if outer.params == inner.params {
+        return (outer.coeff % inner.coeff == 0)
+            .then(|| Affine::constant(outer.coeff / inner.coeff));
+    }
+    if outer.params.len() == inner.params.len() + 1 && outer.coeff == inner.coeff {
+        let mut rest = outer.params.clone();
+        for p in &inner.params {
+            let at = rest.iter().position(|x| x == p)?;
+            rest.remove(at);
+        }
+        return rest.first().map(|p| Affine::var(p.clone()));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn poly(terms: &[(&[&str], i64)]) -> Poly {
+        let mut p = Poly::default();
+        for (m, c) in terms {
+            let mut m: Vec<String> = m.iter().map(|s| s.to_string()).collect();
+            m.sort();
+            p.terms.insert(m, *c);
+        }
+        p
+    }
+    fn is_iter(v: &str) -> bool {
+        matches!(v, "i" | "j" | "k")
+    }
+    fn show(l: &Layout) -> String {
+        let strides: Vec<String> = l.strides.iter().map(|s| s.to_string()).collect();
+        let idx: Vec<String> = l
+            .indices
+            .iter()
+            .map(|ix| {
+                ix.iter()
+                    .map(|a| format!("[{a}]"))
+                    .collect::<Vec<_>>()
+                    .join("")
+            })
+            .collect();
+        format!("strides {} | {}", strides.join(","), idx.join(" "))
+    }
+
+    #[test]
+    fn leading_dimension_parameter() {
+        // A[i*lda + k] and A[k + lda*i + lda] (= A[i+1][k])
+        let a = poly(&[(&["i", "lda"], 1), (&["k"], 1)]);
+        let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
+        let l = delinearize(&[a, b], &is_iter, true).unwrap();
+        assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
+        assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
+    }
+
+    #[test]
+    fn constant_strides_from_macro_sizes() {
+        // A[(i*8 + j)*4 + k] = A[32i + 4j + k]
+        let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
+        let l = delinearize(&[a], &is_iter, true).unwrap();
+        assert_eq!(show(&l), "strides 32,4,1 | [i][j][k]");
+        assert_eq!(
+            l.dims,
+            vec![None, Some(Affine::constant(8)), Some(Affine::constant(4))]
+        );
+    }
+
+    #[test]
+    fn constant_split_can_be_turned_off() {
+        let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
+        let l = delinearize(&[a], &is_iter, false).unwrap();
+        assert_eq!(show(&l), "strides 1 | [32*i + 4*j + k]");
+    }
+
+    #[test]
+    fn single_scaled_iterator_stays_one_dimensional() {
+        let a = poly(&[(&["i"], 2), (&[], 1)]);
+        let l = delinearize(&[a], &is_iter, true).unwrap();
+        assert_eq!(show(&l), "strides 1 | [2*i + 1]");
+    }
+
+    #[test]
+    fn mixed_one_and_two_dimensional_uses_agree() {
+        // x[i*n + j] and x[j]: the second is row 0.
+        let a = poly(&[(&["i", "n"], 1), (&["j"], 1)]);
+        let b = poly(&[(&["j"], 1)]);
+        let l = delinearize(&[a, b], &is_iter, true).unwrap();
+        assert_eq!(show(&l), "strides n,1 | [i][j] [0][j]");
+    }
+
+    #[test]
+    fn parameter_offset_goes_to_innermost() {
+        let a = poly(&[(&["i", "lda"], 1), (&["j"], 1), (&["off"], 1)]);
+        let l = delinearize(&[a], &is_iter, true).unwrap();
+        assert_eq!(show(&l), "strides lda,1 | [i][j + off]");
+    }
+
+    #[test]
+    fn refused_layouts() {
+        let product = poly(&[(&["i", "n", "p"], 1), (&["j", "p"], 1), (&["k"], 1)]);
+        assert!(matches!(
+            delinearize(&[product], &is_iter, true),
+            Err(DelinearizeError::BadStride(_))
+        ));
+        let competing = poly(&[(&["i", "lda"], 1), (&["j", "ldb"], 1)]);
+        assert!(matches!(
+            delinearize(&[competing], &is_iter, true),
+            Err(DelinearizeError::BadStride(_))
+        ));
+        let nonlinear = poly(&[(&["i", "j"], 1)]);
+        assert!(matches!(
+            delinearize(&[nonlinear], &is_iter, true),
+            Err(DelinearizeError::NonLinear(_))
+        ));
+    }
+}
+
+#[cfg(test)]
+mod exactness {
+    //! Property: whatever layout is chosen, `Σ index[d] · stride[d]`
+    //! reproduces the original flat subscript exactly.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn is_iter(v: &str) -> bool {
+        matches!(v, "i" | "j" | "k")
+    }
+
+    /// A random affine index over the iterators, with a small offset.
+    fn index() -> impl Strategy<Value = Affine> {
+        (
+            prop::sample::select(vec!["i", "j", "k"]),
+            -2i64..3,
+            prop::bool::ANY,
+        )
+            .prop_map(|(v, c, with_param)| {
+                let mut a = Affine::var(v);
+                a.constant = c;
+                if with_param {
+                    a.terms.insert("off".into(), 1);
+                }
+                a
+            })
+    }
+
+    /// A stride: a parameter, or a constant.
+    fn stride() -> impl Strategy<Value = Poly> {
+        prop_oneof![
+            prop::sample::select(vec!["lda", "ldb"]).prop_map(Poly::var),
+            (2i64..64).prop_map(Poly::constant),
+        ]
+    }
+
+    fn flat(indices: &[Affine], strides: &[Poly]) -> Poly {
+        let mut total = Poly::default();
+        for (ix, s) in indices.iter().zip(strides) {
+            let term = Poly::from_affine(ix).mul(s).expect("small numbers");
+            total = total.add(&term).expect("small numbers");
+        }
+        total
+    }
+
+    proptest! {
+        #[test]
+        fn layout_reproduces_every_subscript(
+            dims in prop::collection::vec((index(), stride()), 1..4),
+            extra in index(),
+        ) {
+            let mut strides: Vec<Poly> = dims.iter().map(|(_, s)| s.clone()).collect();
+            let last = strides.len() - 1;
+            strides[last] = Poly::constant(1);
+            let indices: Vec<Affine> = dims.iter().map(|(ix, _)| ix.clone()).collect();
+            let accesses = vec![flat(&indices, &strides), Poly::from_affine(&extra)];
+            for constant_strides in [true, false] {
+                if let Ok(layout) = delinearize(&accesses, &is_iter, constant_strides) {
+                    prop_assert_eq!(layout.strides.last().cloned(), Some(Affine::constant(1)));
+                    let stride_polys: Vec<Poly> =
+                        layout.strides.iter().map(Poly::from_affine).collect();
+                    for (access, index) in accesses.iter().zip(&layout.indices) {
+                        prop_assert_eq!(&flat(index, &stride_polys), access);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! Located diagnostics and the table of every rejection code (`TL0xx`).
+//!
+//! Each code has a one-line summary, an explanation and an example, in
+//! [`CODES`]; `frontend/DIAGNOSTICS.md` is generated from that table (a unit
+//! test keeps it in sync). Diagnostics render like clang's:
+//! `file:line:col: error[TL020]: message`, the source line, and a caret.
+
+use std::fmt::Write as _;
+
+use crate::ir::Loc;
+
+/// A rejection code with its documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Code {
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub explanation: &'static str,
+    pub example: &'static str,
+}
+
+macro_rules! codes {
+    ($($name:ident = $id:literal, $summary:literal, $explanation:literal, $example:literal;)+) => {
+        $(pub const $name: Code = Code { id: $id, summary: $summary, explanation: $explanation, example: $example };)+
+        /// Every code, in numeric order.
+        pub const CODES: &[Code] = &[$($name),+];
+    };
+}
+
+codes! {
+    CLANG_ERROR = "TL001", "the C compiler rejected the file",
+        "libclang reported an error (syntax error, undeclared name, bad type). The message is clang's own.",
+        "void k(int n) { for (int i = 0; i < n; i++) x[i] = 0 }";
+    NO_KERNEL = "TL002", "no kernel found",
+        "No function definition other than `main` contains a `for` loop or a `#pragma scop` region, so there is nothing to lift.",
+        "int add(int a, int b) { return a + b; }";
+    UNKNOWN_FUNCTION_NAME = "TL003", "--function names a function the file does not define",
+        "Every name given with `--function` must be a function defined (with a body) in the file.",
+        "/* $ tenslift extract gemm.c --function gemmm */";
+    TOO_DEEP = "TL004", "construct nested too deeply",
+        "Expressions or statements nested deeper than the frontend's limit are refused rather than risking a stack overflow.",
+        "x = ((((((...1000 levels...))))));";
+    SCOP_UNMATCHED = "TL005", "unmatched `#pragma scop` / `#pragma endscop`",
+        "A `#pragma scop` must be followed by a `#pragma endscop` inside the same function, and the region must contain statements.",
+        "#pragma scop\nfor (i = 0; i < n; i++) y[i] = 0;\n/* no endscop */";
+    WHILE_LOOP = "TL010", "`while` and `do` loops have no affine trip count",
+        "Only `for` loops with affine bounds describe an iteration space the lifter can reason about; rewrite the loop as a counted `for`.",
+        "while (err > tol) { ... }";
+    GOTO = "TL011", "`goto` and labels are not supported",
+        "Jumps make the control flow non-structured; the loop IR only has nested loops and ifs.",
+        "if (A[i] < 0) goto done;";
+    BREAK_CONTINUE = "TL012", "`break` and `continue` are not supported",
+        "An early exit makes the trip count depend on data; the loop IR needs every iteration to run.",
+        "for (i = 0; i < n; i++) { if (A[i] == key) break; }";
+    UNSUPPORTED_STATEMENT = "TL013", "unsupported statement",
+        "`switch`, inline assembly and other statements outside loops, ifs, assignments and declarations are not lifted.",
+        "switch (mode) { case 0: ... }";
+    FOR_SHAPE = "TL014", "`for` loop needs an initialiser, a condition and an increment on one integer iterator",
+        "The loop must read `for (i = start; i < end; i += step)` (or `<=`, `>`, `>=`, `!=`, `i++`, `i--`, `i = i + c`...).",
+        "for (;;) { ... }";
+    NON_AFFINE_BOUND = "TL015", "loop bound is not affine in parameters and outer iterators",
+        "Start and end must be sums of integer constants times integer parameters or enclosing iterators; bounds read from arrays or products of variables are data-dependent or non-linear.",
+        "for (j = rowptr[i]; j < rowptr[i+1]; j++)";
+    BAD_STEP = "TL016", "loop step must be a non-zero integer constant",
+        "The increment must add or subtract a constant, so the iteration space is a regular range.",
+        "for (i = 1; i < n; i *= 2)";
+    LOOP_DIRECTION = "TL017", "loop condition does not match the step direction",
+        "An up-counting loop needs `<`, `<=` or `!=` (with step 1); a down-counting one `>`, `>=` or `!=` (with step -1). Anything else runs zero times or forever.",
+        "for (i = 0; i > n; i++)";
+    ITERATOR_WRITTEN = "TL018", "loop iterator is written inside the loop body",
+        "The iteration space must be fixed by the loop header.",
+        "for (i = 0; i < n; i++) { if (A[i] < 0) i++; }";
+    ITERATOR_TYPE = "TL019", "loop iterator must be a local integer variable",
+        "Floating-point or pointer iterators do not describe an integer iteration space; a global or parameter used as the iterator would leave its final value behind, which the loop IR does not model.",
+        "for (float x = 0; x < 1; x += 0.1f)";
+    NON_AFFINE_SUBSCRIPT = "TL020", "array subscript is not affine",
+        "Subscripts must be affine in loop iterators and integer parameters (a linearised `i*lda + k` is split into dimensions first). Divisions, products of iterators and local variables are refused.",
+        "A[i*j] = 0;  B[i/2] = 1;";
+    INDIRECT_SUBSCRIPT = "TL021", "indirect subscript: the index is read from memory",
+        "An index loaded from an array (gather/scatter) is data-dependent; the access pattern is unknown statically.",
+        "h[img[i]] += 1;";
+    POINTER_ARITHMETIC = "TL022", "pointer arithmetic or pointer derived inside the kernel",
+        "Only subscripts of pointer and array parameters are understood. Pointers computed in the kernel (`p = A + k`), dereferences and address-of may alias anything and are refused.",
+        "float *p = A + k; p[i] = 0;";
+    BAD_STRIDE = "TL023", "linearised subscript has a stride the loop IR cannot store",
+        "A flat subscript is split into dimensions whose strides must be a constant or one integer parameter times a constant (e.g. `lda`). Products of parameters such as `n*p`, or two parameters competing for the same dimension, are refused.",
+        "A[(i*n + j)*p + k] = 0;  /* stride of i is n*p */";
+    PARTIAL_SUBSCRIPT = "TL024", "array used without one subscript per dimension",
+        "Every use of an array must name a single element; rows (`A[i]` of a 2-D array), whole arrays and pointer-to-pointer data are not lifted.",
+        "double *row = A[i];";
+    UNKNOWN_CALL = "TL030", "call to a function the lifter does not know",
+        "Only the math functions sqrt, exp, log, fabs, pow, fmax, fmin, tanh (with `f` variants), abs, labs and llabs can be called, plus helpers whose whole body is `return expr;` over scalar parameters (those are inlined). Other functions, including longer ones defined in the same file, have unknown effects.",
+        "y[i] = my_helper(x[i]);";
+    UNSUPPORTED_OPERATOR = "TL031", "unsupported operator",
+        "Bitwise operators, shifts, the comma operator, `&`, `*` (dereference) and `sizeof` have no loop-IR counterpart.",
+        "y[i] = x[i] >> 2;";
+    SIDE_EFFECT_IN_EXPRESSION = "TL032", "assignment or increment inside an expression",
+        "Assignments, `++` and `--` must be whole statements, so every statement writes exactly one location.",
+        "y[i] = x[j++];";
+    MEMBER_ACCESS = "TL033", "struct or union member access",
+        "Structures have no counterpart in the loop IR; pass their arrays as separate parameters.",
+        "p->data[i] = 0;";
+    UNSUPPORTED_TYPE = "TL034", "unsupported type",
+        "Values must be bool, 8- to 64-bit integers, float or double; arrays and pointers of those. Structs, long double, complex, function pointers and pointers to pointers are refused.",
+        "void k(long double *x, int n)";
+    LITERAL_OVERFLOW = "TL035", "integer literal does not fit in 64 bits",
+        "The loop IR stores integer literals as signed 64-bit values.",
+        "x = 18446744073709551615u;";
+    RECURSION = "TL036", "recursive call",
+        "A kernel that calls itself has no loop-nest form.",
+        "int f(int n) { return n ? f(n - 1) : 0; }";
+    BAD_RETURN = "TL037", "`return` must be the last statement of the kernel",
+        "An early return makes the trip count data-dependent; only a final `return expr;` (a returned scalar) is lifted.",
+        "for (...) { if (A[i] == x) return i; }";
+    INITIALIZER_LIST = "TL038", "array initialiser lists are not supported",
+        "Local arrays must be declared without an initialiser and filled by loops.",
+        "double t[3] = {0, 0, 0};";
+    STATIC_LOCAL = "TL039", "static or thread-local local variable",
+        "A `static` local keeps its value between calls, so the kernel would not be a pure function of its parameters.",
+        "static int calls = 0;";
+    ITERATOR_AFTER_LOOP = "TL040", "loop iterator read after its loop",
+        "The loop IR does not define an iterator's value after the loop ends; use the bound directly.",
+        "for (i = 0; i < n; i++) ...; last = A[i - 1];";
+    UNSUPPORTED_EXPRESSION = "TL041", "unsupported expression",
+        "The expression has no loop-IR counterpart (compound literals, statement expressions, string literals, `_Generic`, ...).",
+        "y[i] = ({ int t = x[i]; t * t; });";
+}
+
+/// One located rejection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    /// `None` for file-level problems (no kernel, unknown `--function`).
+    pub loc: Option<Loc>,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, loc: Option<Loc>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            loc,
+            message: message.into(),
+        }
+    }
+
+    /// Renders like clang: header line, source line, caret line. `source`
+    /// returns the contents of a file named in a location.
+    pub fn render(&self, file: &str, source: &dyn Fn(&str) -> Option<String>) -> String {
+        let mut out = String::new();
+        match &self.loc {
+            Some(loc) => {
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{}: error[{}]: {}",
+                    loc.file, loc.line, loc.col, self.code.id, self.message
+                );
+                if let Some(line) = source(&loc.file)
+                    .as_deref()
+                    .and_then(|text| text.lines().nth(loc.line.saturating_sub(1) as usize))
+                {
+                    let gutter = loc.line.to_string();
+                    let pad = " ".repeat(gutter.len());
+                    // Columns count bytes (as clang's do); pad with one
+                    // space per character so the caret lines up in UTF-8.
+                    let mut cut = (loc.col.saturating_sub(1) as usize).min(line.len());
+                    while !line.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    let caret: String = line[..cut]
+                        .chars()
+                        .map(|c| if c == '\t' { '\t' } else { ' ' })
+                        .collect();
+                    let _ = writeln!(out, " {gutter} | {line}");
+                    let _ = writeln!(out, " {pad} | {caret}^");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "{}: error[{}]: {}", file, self.code.id, self.message);
+            }
+        }
+        out
+    }
+}
+
+/// Every rejection found in one file, in source order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// The file as the user named it.
+    pub file: String,
+    pub items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// Renders all diagnostics, reading source lines from disk.
+    pub fn render(&self) -> String {
+        let read = |path: &str| {
+            std::fs::read(path)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        let mut out = String::new();
+        for d in &self.items {
+            out.push_str(&d.render(&self.file, &read));
+        }
+        let n = self.items.len();
+        let _ = writeln!(
+            out,
+            "{} error{} generated.",
+            n,
+            if n == 1 { "" } else { "s" }
+        );
+        out
+    }
+}
+
+/// The Markdown reference of every code (the contents of DIAGNOSTICS.md).
+pub fn codes_markdown() -> String {
+    let mut out = String::from(
+        "# tenslift frontend diagnostics\n\n\
+         Generated from `frontend/src/diagnostics.rs` (the `CODES` table); \
+         the unit test `diagnostics_md_is_current` fails when this file is stale \
+         (regenerate with `UPDATE_DIAGNOSTICS=1 cargo test -p tenslift-frontend diagnostics_md`).\n\n\
+         Every rejection is printed like clang's errors: \
+         `file:line:col: error[TL0xx]: message`, then the source line and a caret.\n\n",
+    );
+    for c in CODES {
+        let _ = write!(
+            out,
+            "## {} — {}\n\n{}\n\nExample:\n\n```c\n{}\n```\n\n",
+            c.id, c.summary, c.explanation, c.example
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_sorted() {
+        for pair in CODES.windows(2) {
+            assert!(pair[0].id < pair[1].id, "{} !< {}", pair[0].id, pair[1].id);
+        }
+    }
+
+    #[test]
+    fn renders_source_line_and_caret() {
+        let d = Diagnostic::new(
+            GOTO,
+            Some(Loc {
+                file: "k.c".into(),
+                line: 2,
+                col: 5,
+            }),
+            "`goto` is not supported",
+        );
+        let text = d.render("k.c", &|_| Some("int x;\n\tif (a) goto out;\n".to_string()));
+        assert_eq!(
+            text,
+            "k.c:2:5: error[TL011]: `goto` is not supported\n 2 | \tif (a) goto out;\n   | \t   ^\n"
+        );
+    }
+
+    #[test]
+    fn caret_counts_bytes_like_clang() {
+        // "é" is two bytes: clang puts `x` at column 10.
+        let d = Diagnostic::new(
+            GOTO,
+            Some(Loc {
+                file: "k.c".into(),
+                line: 1,
+                col: 10,
+            }),
+            "m",
+        );
+        let text = d.render("k.c", &|_| Some("/* é */ x = 1;".to_string()));
+        assert!(
+            text.ends_with(" 1 | /* é */ x = 1;\n   |         ^\n"),
+            "{text}"
+        );
+        assert_eq!(text.lines().last().map(|l| l.find('^')), Some(Some(13)));
+    }
+
+    #[test]
+    fn diagnostics_md_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/DIAGNOSTICS.md");
+        let expected = codes_markdown();
+        if std::env::var_os("UPDATE_DIAGNOSTICS").is_some() {
+            std::fs::write(path, &expected).expect("write DIAGNOSTICS.md");
+        }
+        let actual = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            actual == expected,
+            "DIAGNOSTICS.md is stale: run UPDATE_DIAGNOSTICS=1 cargo test -p tenslift-frontend diagnostics_md"
+        );
+    }
+}

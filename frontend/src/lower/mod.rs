@@ -1,0 +1,616 @@
+//! Lowers one read C function ([`crate::syntax::CFunction`]) to a loop-IR
+//! [`Kernel`], collecting a diagnostic for every construct it refuses.
+//!
+//! Names: parameters and globals keep their C names. Locals and loop
+//! iterators keep theirs unless already taken in the kernel, in which case
+//! they get the first free `name_1`, `name_2`, ... — so every iterator name
+//! is unique in the kernel, even for sibling loops that reuse `i` (the
+//! first keeps `i`, the next becomes `i_1`). Renaming is deterministic:
+//! declaration order in the source.
+
+mod expr;
+mod finish;
+mod loops;
+mod stmt;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::affine::{poly_of, AffineName, NotAffine, Poly};
+use crate::diagnostics::{self as codes, Code, Diagnostic};
+use crate::ir::*;
+use crate::syntax::*;
+
+/// What a declaration key is bound to while lowering.
+#[derive(Clone, Debug)]
+enum Binding {
+    Iter {
+        name: String,
+        ty: ScalarType,
+    },
+    Scalar {
+        name: String,
+        ty: ScalarType,
+        class: VarClass,
+    },
+    Array {
+        name: String,
+        elem: ScalarType,
+        ndims: usize,
+        /// A pointer to scalars: subscripts are delinearised afterwards.
+        flat: bool,
+    },
+    /// A parameter of an inlined helper: its argument's value.
+    Inlined(Expr),
+}
+
+/// A pointer access awaiting delinearisation.
+struct FlatAccess {
+    array: String,
+    poly: Poly,
+    loc: Loc,
+}
+
+/// Prefix of the placeholder index a flat access carries until
+/// [`finish`] replaces it (never left in a returned kernel).
+const FLAT_MARKER: &str = "\u{1}flat";
+
+pub struct Lowerer<'f> {
+    func: &'f CFunction,
+    diagnostics: Vec<Diagnostic>,
+    bindings: HashMap<String, Binding>,
+    used_names: BTreeSet<String>,
+    /// Keys of variables some `for` header uses as its iterator.
+    iterator_keys: HashSet<String>,
+    /// Keys of variables some statement assigns (a written parameter is
+    /// not a size: its value may change before a bound reads it).
+    written_keys: HashSet<String>,
+    /// Integer locals initialised with an affine expression and never
+    /// assigned again (`const int N = 64;`, `int m = n - 1;`): in bounds
+    /// and subscripts they stand for that expression.
+    affine_locals: HashMap<String, Poly>,
+    /// Keys whose declaration was already diagnosed (uses stay silent).
+    rejected_keys: HashSet<String>,
+    /// Keys declared outside the scop region with a type we cannot lift.
+    outside_region_keys: HashSet<String>,
+    loop_bounds: HashMap<String, (Affine, Affine, i64)>,
+    params: Vec<Param>,
+    locals: Vec<Local>,
+    flat_accesses: Vec<FlatAccess>,
+    returns: Option<ScalarType>,
+    /// An expression the reader already refused was met.
+    saw_reader_rejection: bool,
+    /// Expression nodes copied by substituting inlined helper arguments
+    /// (bounded so `sq(sq(sq(...)))` cannot grow exponentially).
+    inlined_nodes: usize,
+}
+
+/// Lowers `func`, restricted to the top-level statements strictly between
+/// lines `region` (a `#pragma scop` region) when given.
+pub fn lower_function(
+    func: &CFunction,
+    region: Option<(u32, u32)>,
+) -> Result<Kernel, Vec<Diagnostic>> {
+    let mut l = Lowerer {
+        func,
+        diagnostics: Vec::new(),
+        bindings: HashMap::new(),
+        used_names: BTreeSet::new(),
+        iterator_keys: HashSet::new(),
+        written_keys: HashSet::new(),
+        affine_locals: HashMap::new(),
+        rejected_keys: HashSet::new(),
+        outside_region_keys: HashSet::new(),
+        loop_bounds: HashMap::new(),
+        params: Vec::new(),
+        locals: Vec::new(),
+        flat_accesses: Vec::new(),
+        returns: None,
+        saw_reader_rejection: false,
+        inlined_nodes: 0,
+    };
+    collect_keys(&func.body, &mut l.iterator_keys, &mut l.written_keys);
+    for p in func.params.iter().chain(&func.globals) {
+        l.used_names.insert(p.name.clone());
+    }
+    for p in &func.params {
+        l.declare_param(p, Origin::Argument);
+    }
+    for g in &func.globals {
+        l.declare_param(g, Origin::Global);
+    }
+    let body = l.lower_body(region);
+    let (start_line, end_line) = region.unwrap_or((func.start_line, func.end_line));
+    let mut kernel = Kernel {
+        name: func.name.clone(),
+        range: SourceRange {
+            file: func.loc.file.clone(),
+            start_line,
+            end_line,
+        },
+        params: std::mem::take(&mut l.params),
+        locals: std::mem::take(&mut l.locals),
+        body,
+        returns: l.returns,
+    };
+    l.finish(&mut kernel);
+    if l.diagnostics.is_empty() {
+        Ok(kernel)
+    } else {
+        Err(l.diagnostics)
+    }
+}
+
+/// Keys of loop iterators, and of variables assigned by a statement.
+fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashSet<String>) {
+    // Iterative: statement trees are bounded by the reader, but an explicit
+    // stack costs nothing.
+    let mut stack: Vec<&CStmt> = stmts.iter().collect();
+    while let Some(s) = stack.pop() {
+        match s {
+            CStmt::Compound(inner, _) => stack.extend(inner),
+            CStmt::If {
+                then_branch,
+                else_branch,
+                ..
+            } => {
+                stack.push(then_branch);
+                if let Some(e) = else_branch {
+                    stack.push(e);
+                }
+            }
+            CStmt::Expr(e) => {
+                let target = match &strip(e).kind {
+                    CExprKind::Binary {
+                        op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+                        lhs,
+                        ..
+                    } => Some(lhs),
+                    CExprKind::Unary {
+                        op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                        arg,
+                    } => Some(arg),
+                    _ => None,
+                };
+                if let Some(CExprKind::Ref(r)) = target.map(|t| &strip(t).kind) {
+                    written.insert(r.key.clone());
+                }
+            }
+            CStmt::For { init, body, .. } => {
+                match &**init {
+                    CStmt::Decl(vars, _) => keys.extend(vars.iter().map(|v| v.key.clone())),
+                    CStmt::Expr(e) => {
+                        if let CExprKind::Binary {
+                            op: CBinOp::Assign,
+                            lhs,
+                            ..
+                        } = &strip(e).kind
+                        {
+                            if let CExprKind::Ref(r) = &strip(lhs).kind {
+                                keys.insert(r.key.clone());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                stack.push(body);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Strips parentheses and implicit conversions.
+fn strip(e: &CExpr) -> &CExpr {
+    let mut cur = e;
+    loop {
+        match &cur.kind {
+            CExprKind::Paren(inner) | CExprKind::Implicit(inner) => cur = inner,
+            _ => return cur,
+        }
+    }
+}
+
+impl<'f> Lowerer<'f> {
+    fn error(&mut self, code: Code, loc: &Loc, message: impl Into<String>) {
+        self.diagnostics
+            .push(Diagnostic::new(code, Some(loc.clone()), message));
+    }
+
+    /// Records that a statement was dropped because part of it could not
+    /// be lowered; guarantees a diagnostic exists, so no kernel is ever
+    /// returned with a statement silently missing.
+    fn dropped(&mut self, loc: &Loc) {
+        if self.diagnostics.is_empty() && !self.saw_reader_rejection {
+            self.error(
+                codes::UNSUPPORTED_EXPRESSION,
+                loc,
+                "statement could not be lowered",
+            );
+        }
+    }
+
+    /// A kernel-unique name derived from `base`.
+    fn fresh_name(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut n = 0;
+        while self.used_names.contains(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        self.used_names.insert(name.clone());
+        name
+    }
+
+    /// Classifies a name for affine extraction.
+    fn affine_name(&self, r: &DeclRef) -> AffineName {
+        match self.bindings.get(&r.key) {
+            Some(Binding::Iter { name, .. }) => AffineName::Var(name.clone()),
+            // Only int-sized integer parameters are sizes: a `uint8_t alpha`
+            // compared with 255 is data, not an iteration-space guard.
+            Some(Binding::Scalar {
+                name,
+                ty,
+                class: VarClass::Param,
+            }) if !ty.is_float() && ty.bits() >= 32 && !self.written_keys.contains(&r.key) => {
+                AffineName::Var(name.clone())
+            }
+            None if self.iterator_keys.contains(&r.key) => {
+                AffineName::StaleIterator(r.name.clone())
+            }
+            _ => match self.affine_locals.get(&r.key) {
+                Some(p) => AffineName::Poly(p.clone()),
+                None => AffineName::Opaque(r.name.clone()),
+            },
+        }
+    }
+
+    fn poly(&self, e: &CExpr) -> Result<Poly, NotAffine> {
+        poly_of(e, &|r| self.affine_name(r))
+    }
+
+    fn affine(&self, e: &CExpr) -> Result<Affine, NotAffine> {
+        let p = self.poly(e)?;
+        p.to_affine()
+            .ok_or_else(|| NotAffine::NonLinear("a product of variables".into()))
+    }
+
+    /// The extents of an array declaration, outermost first.
+    fn declared_dims(&mut self, var: &CVarDecl) -> Option<(ScalarType, Vec<Option<Affine>>)> {
+        let mut lens = Vec::new();
+        let mut t = &var.ty;
+        while let CType::Array { elem, len } = t {
+            lens.push(*len);
+            t = elem;
+        }
+        let elem = t.scalar()?;
+        let mut dims = Vec::new();
+        for (level, len) in lens.iter().enumerate() {
+            let written = var.dims.get(level).and_then(|d| d.as_ref());
+            let dim = match (len, written) {
+                (Some(n), _) => Some(Affine::constant(*n)),
+                (None, Some(size)) => match self.affine(size) {
+                    Ok(a) => Some(a),
+                    Err(why) => {
+                        let loc = size.loc.clone();
+                        self.error(
+                            codes::NON_AFFINE_BOUND,
+                            &loc,
+                            format!("extent of `{}` is not affine: {why}", var.name),
+                        );
+                        None
+                    }
+                },
+                (None, None) => None,
+            };
+            dims.push(dim);
+        }
+        Some((elem, dims))
+    }
+
+    fn declare_param(&mut self, var: &CVarDecl, origin: Origin) {
+        let name = var.name.clone();
+        let param_kind = match &var.ty {
+            CType::Scalar(ty) => {
+                self.bindings.insert(
+                    var.key.clone(),
+                    Binding::Scalar {
+                        name: name.clone(),
+                        ty: *ty,
+                        class: VarClass::Param,
+                    },
+                );
+                Some(ParamKind::Scalar {
+                    ty: *ty,
+                    is_size: false,
+                })
+            }
+            CType::Array { .. } => match self.declared_dims(var) {
+                Some((elem, dims)) => {
+                    self.bindings.insert(
+                        var.key.clone(),
+                        Binding::Array {
+                            name: name.clone(),
+                            elem,
+                            ndims: dims.len(),
+                            flat: false,
+                        },
+                    );
+                    Some(ParamKind::Array(ArrayInfo {
+                        elem,
+                        dims,
+                        storage: Storage::Declared,
+                    }))
+                }
+                None => None,
+            },
+            CType::Pointer { pointee, .. } => match &**pointee {
+                CType::Scalar(elem) => {
+                    self.bindings.insert(
+                        var.key.clone(),
+                        Binding::Array {
+                            name: name.clone(),
+                            elem: *elem,
+                            ndims: 1,
+                            flat: true,
+                        },
+                    );
+                    Some(ParamKind::Array(ArrayInfo {
+                        elem: *elem,
+                        dims: vec![None],
+                        storage: Storage::Flat {
+                            strides: vec![Affine::constant(1)],
+                        },
+                    }))
+                }
+                CType::Array { .. } => {
+                    // `double (*A)[M]`: a declared array with unknown rows.
+                    let as_array = CVarDecl {
+                        ty: CType::Array {
+                            elem: pointee.clone(),
+                            len: None,
+                        },
+                        dims: std::iter::once(None)
+                            .chain(var.dims.iter().cloned())
+                            .collect(),
+                        ..var.clone()
+                    };
+                    self.declare_param(&as_array, origin);
+                    return;
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match param_kind {
+            Some(kind) => self.params.push(Param {
+                name,
+                kind,
+                role: Role::Input,
+                origin,
+                loc: var.loc.clone(),
+            }),
+            None => {
+                self.rejected_keys.insert(var.key.clone());
+                let what = if origin == Origin::Global {
+                    "global"
+                } else {
+                    "parameter"
+                };
+                let loc = var.loc.clone();
+                self.error(
+                    codes::UNSUPPORTED_TYPE,
+                    &loc,
+                    format!(
+                        "{what} `{}` has unsupported type `{}`",
+                        var.name,
+                        type_name(&var.ty)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A C-like spelling of a type, for messages.
+pub(crate) fn type_name(t: &CType) -> String {
+    match t {
+        CType::Scalar(s) => s.name().to_string(),
+        CType::Pointer { pointee, .. } => match **pointee {
+            CType::Pointer { .. } => format!("{}*", type_name(pointee)),
+            _ => format!("{} *", type_name(pointee)),
+        },
+        CType::Array { elem, len } => match len {
+            Some(n) => format!("{}[{n}]", type_name(elem)),
+            None => format!("{}[]", type_name(elem)),
+        },
+        CType::Void => "void".into(),
+        CType::Other(s) => s.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Loop normalisation and renaming, on hand-built syntax trees.
+    use super::*;
+
+    fn loc() -> Loc {
+        Loc {
+            file: "t.c".into(),
+            line: 1,
+            col: 1,
+        }
+    }
+    fn int_ty() -> CType {
+        CType::Scalar(ScalarType::I32)
+    }
+    fn e(kind: CExprKind) -> CExpr {
+        CExpr {
+            kind,
+            ty: int_ty(),
+            loc: loc(),
+        }
+    }
+    fn lit(v: i64) -> CExpr {
+        e(CExprKind::Int(IntValue::Fits(v)))
+    }
+    fn var(name: &str, key: &str, target: RefTarget) -> CExpr {
+        e(CExprKind::Ref(DeclRef {
+            name: name.into(),
+            key: key.into(),
+            target,
+        }))
+    }
+    fn i(key: &str) -> CExpr {
+        var("i", key, RefTarget::Local)
+    }
+    fn n() -> CExpr {
+        var("n", "n@param", RefTarget::Param)
+    }
+    fn bin(op: CBinOp, a: CExpr, b: CExpr) -> CExpr {
+        e(CExprKind::Binary {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        })
+    }
+    fn un(op: CUnOp, a: CExpr) -> CExpr {
+        e(CExprKind::Unary {
+            op,
+            arg: Box::new(a),
+        })
+    }
+    fn for_loop(key: &str, start: CExpr, cond: CExpr, inc: CExpr) -> CStmt {
+        CStmt::For {
+            init: Box::new(CStmt::Expr(bin(CBinOp::Assign, i(key), start))),
+            cond,
+            inc,
+            body: Box::new(CStmt::Compound(Vec::new(), loc())),
+            loc: loc(),
+        }
+    }
+    fn function(body: Vec<CStmt>) -> CFunction {
+        CFunction {
+            name: "k".into(),
+            key: "k@t.c".into(),
+            params: vec![CVarDecl {
+                name: "n".into(),
+                key: "n@param".into(),
+                ty: int_ty(),
+                dims: Vec::new(),
+                init: None,
+                is_static: false,
+                loc: loc(),
+            }],
+            result: CType::Void,
+            body,
+            loc: loc(),
+            start_line: 1,
+            end_line: 9,
+            globals: Vec::new(),
+        }
+    }
+    fn loops(body: Vec<CStmt>) -> Vec<(String, String, String, i64)> {
+        let kernel = lower_function(&function(body), None).expect("lowers");
+        kernel
+            .body
+            .iter()
+            .map(|s| match s {
+                Stmt::Loop(l) => (
+                    l.iter.clone(),
+                    l.start.to_string(),
+                    l.end.to_string(),
+                    l.step,
+                ),
+                other => panic!("not a loop: {other:?}"),
+            })
+            .collect()
+    }
+    fn codes_of(body: Vec<CStmt>) -> Vec<&'static str> {
+        match lower_function(&function(body), None) {
+            Ok(_) => Vec::new(),
+            Err(d) => d.iter().map(|d| d.code.id).collect(),
+        }
+    }
+
+    #[test]
+    fn inclusive_bounds_become_exclusive_ends() {
+        let up = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Le, i("i@1"), n()),
+            un(CUnOp::PostInc, i("i@1")),
+        );
+        let down = for_loop(
+            "i@2",
+            n(),
+            bin(CBinOp::Ge, i("i@2"), lit(1)),
+            bin(CBinOp::CompoundAssign(ArithOp::Sub), i("i@2"), lit(2)),
+        );
+        assert_eq!(
+            loops(vec![up, down]),
+            vec![
+                ("i".into(), "0".into(), "n + 1".into(), 1),
+                ("i_1".into(), "n".into(), "0".into(), -2),
+            ]
+        );
+    }
+
+    #[test]
+    fn reversed_and_offset_conditions_are_solved_for_the_iterator() {
+        // for (i = 0; n > i; i = i + 3)
+        let reversed = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Gt, n(), i("i@1")),
+            bin(CBinOp::Assign, i("i@1"), bin(CBinOp::Add, i("i@1"), lit(3))),
+        );
+        // for (i = 0; i + 4 <= n; ++i)
+        let offset = for_loop(
+            "i@2",
+            lit(0),
+            bin(CBinOp::Le, bin(CBinOp::Add, i("i@2"), lit(4)), n()),
+            un(CUnOp::PreInc, i("i@2")),
+        );
+        // for (i = n - 1; i != -1; i--)
+        let not_equal = for_loop(
+            "i@3",
+            bin(CBinOp::Sub, n(), lit(1)),
+            bin(CBinOp::Ne, i("i@3"), un(CUnOp::Minus, lit(1))),
+            un(CUnOp::PostDec, i("i@3")),
+        );
+        assert_eq!(
+            loops(vec![reversed, offset, not_equal]),
+            vec![
+                ("i".into(), "0".into(), "n".into(), 3),
+                ("i_1".into(), "0".into(), "n - 3".into(), 1),
+                ("i_2".into(), "n - 1".into(), "-1".into(), -1),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_loops_are_diagnosed() {
+        let wrong_way = for_loop(
+            "i@1",
+            lit(0),
+            bin(CBinOp::Gt, i("i@1"), n()),
+            un(CUnOp::PostInc, i("i@1")),
+        );
+        let geometric = for_loop(
+            "i@2",
+            lit(1),
+            bin(CBinOp::Lt, i("i@2"), n()),
+            bin(CBinOp::CompoundAssign(ArithOp::Mul), i("i@2"), lit(2)),
+        );
+        let scaled = for_loop(
+            "i@3",
+            lit(0),
+            bin(CBinOp::Lt, bin(CBinOp::Mul, lit(2), i("i@3")), n()),
+            un(CUnOp::PostInc, i("i@3")),
+        );
+        assert_eq!(
+            codes_of(vec![wrong_way, geometric, scaled]),
+            vec!["TL017", "TL016", "TL015"]
+        );
+    }
+}

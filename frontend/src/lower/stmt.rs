@@ -1,0 +1,436 @@
+//! Statements: blocks, declarations, assignments (with compound operators
+//! and `++`/`--` desugared), `if` (guard or data) and the final `return`;
+//! `for` loops are in [`super::loops`].
+
+use super::{strip, Binding, Lowerer};
+use crate::diagnostics as codes;
+use crate::ir::*;
+use crate::syntax::*;
+use crate::types::usual_arithmetic;
+
+/// Casts `e` to `ty` unless it already has that type.
+pub(super) fn cast_to(ty: ScalarType, e: Expr) -> Expr {
+    if e.ty == ty {
+        e
+    } else {
+        Expr {
+            ty,
+            kind: ExprKind::Cast { arg: Box::new(e) },
+        }
+    }
+}
+
+/// The literal 1 in type `ty` (for `++`/`--`).
+fn one(ty: ScalarType) -> Expr {
+    let kind = if ty.is_float() {
+        ExprKind::FloatLit {
+            value: 1.0,
+            text: if ty == ScalarType::F32 { "1.0f" } else { "1.0" }.into(),
+        }
+    } else {
+        ExprKind::IntLit { value: 1 }
+    };
+    Expr { ty, kind }
+}
+
+impl Lowerer<'_> {
+    pub(super) fn lower_body(&mut self, region: Option<(u32, u32)>) -> Vec<Stmt> {
+        let func = self.func;
+        let mut out = Vec::new();
+        let last = func.body.iter().rposition(|s| !matches!(s, CStmt::Null(_)));
+        for (i, s) in func.body.iter().enumerate() {
+            if let Some((from, to)) = region {
+                let line = s.loc().line;
+                if line <= from || line >= to {
+                    // Outside the scop region only declarations matter
+                    // (their names are used inside).
+                    if let CStmt::Decl(vars, _) = s {
+                        self.declare_outside_region(vars);
+                    }
+                    continue;
+                }
+            }
+            if let CStmt::Return(value, loc) = s {
+                if Some(i) == last {
+                    self.lower_return(value.as_ref(), loc, &mut out);
+                    continue;
+                }
+            }
+            self.stmt(s, &mut out);
+        }
+        out
+    }
+
+    fn declare_outside_region(&mut self, vars: &[CVarDecl]) {
+        for v in vars {
+            if self.iterator_keys.contains(&v.key) {
+                continue;
+            }
+            if !matches!(v.ty, CType::Scalar(_) | CType::Array { .. }) {
+                self.outside_region_keys.insert(v.key.clone());
+                continue;
+            }
+            let mut scratch = Vec::new();
+            let without_init = CVarDecl {
+                init: None,
+                ..v.clone()
+            };
+            self.decl(&without_init, &mut scratch);
+        }
+    }
+
+    fn lower_return(&mut self, value: Option<&CExpr>, loc: &Loc, out: &mut Vec<Stmt>) {
+        let Some(value) = value else { return };
+        let Some(ty) = self.func.result.scalar() else {
+            self.error(
+                codes::UNSUPPORTED_TYPE,
+                loc,
+                format!(
+                    "returned type `{}` is not supported",
+                    super::type_name(&self.func.result)
+                ),
+            );
+            return;
+        };
+        match self.expr(value) {
+            Some(v) => {
+                self.returns = Some(ty);
+                out.push(Stmt::Return {
+                    value: cast_to(ty, v),
+                    loc: loc.clone(),
+                });
+            }
+            None => self.dropped(loc),
+        }
+    }
+
+    pub(super) fn block(&mut self, s: &CStmt) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        self.stmt(s, &mut out);
+        out
+    }
+
+    fn stmt(&mut self, s: &CStmt, out: &mut Vec<Stmt>) {
+        match s {
+            CStmt::Compound(stmts, _) => {
+                for inner in stmts {
+                    self.stmt(inner, out);
+                }
+            }
+            CStmt::Decl(vars, _) => {
+                for v in vars {
+                    self.decl(v, out);
+                }
+            }
+            CStmt::Expr(e) => self.expr_stmt(e, out),
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                loc,
+            } => {
+                let kind = if self.is_guard(cond) {
+                    IfKind::Guard
+                } else {
+                    IfKind::Data
+                };
+                let cond = self.expr(cond);
+                let then_body = self.block(then_branch);
+                let else_body = else_branch
+                    .as_ref()
+                    .map(|e| self.block(e))
+                    .unwrap_or_default();
+                match cond {
+                    Some(cond) => out.push(Stmt::If {
+                        cond,
+                        kind,
+                        then_body,
+                        else_body,
+                        loc: loc.clone(),
+                    }),
+                    None => self.dropped(loc),
+                }
+            }
+            CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                loc,
+            } => self.for_loop(init, cond, inc, body, loc, out),
+            CStmt::Return(_, loc) => self.error(
+                codes::BAD_RETURN,
+                loc,
+                "`return` before the end of the kernel",
+            ),
+            CStmt::Null(_) | CStmt::Rejected(_) => {}
+        }
+    }
+
+    fn decl(&mut self, v: &CVarDecl, out: &mut Vec<Stmt>) {
+        if v.is_static {
+            self.rejected_keys.insert(v.key.clone());
+            self.error(
+                codes::STATIC_LOCAL,
+                &v.loc,
+                format!("`{}` is a static local variable", v.name),
+            );
+            return;
+        }
+        if self.iterator_keys.contains(&v.key) {
+            // A variable only used as a loop iterator: each loop binds it.
+            return;
+        }
+        match &v.ty {
+            CType::Scalar(ty) => {
+                let name = self.fresh_name(&v.name);
+                self.bindings.insert(
+                    v.key.clone(),
+                    Binding::Scalar {
+                        name: name.clone(),
+                        ty: *ty,
+                        class: VarClass::Local,
+                    },
+                );
+                self.locals.push(Local {
+                    name: name.clone(),
+                    kind: LocalKind::Scalar { ty: *ty },
+                    loc: v.loc.clone(),
+                });
+                if let Some(init) = &v.init {
+                    // Read the initialiser before binding the name, so a
+                    // self-reference cannot loop.
+                    if !ty.is_float() && !self.written_keys.contains(&v.key) {
+                        if let Ok(p) = self.poly(init) {
+                            if p.degree() <= 1 {
+                                self.affine_locals.insert(v.key.clone(), p);
+                            }
+                        }
+                    }
+                    match self.expr(init) {
+                        Some(value) => out.push(Stmt::Assign {
+                            target: LValue::Scalar { name, ty: *ty },
+                            value: cast_to(*ty, value),
+                            loc: v.loc.clone(),
+                        }),
+                        None => self.dropped(&v.loc),
+                    }
+                }
+            }
+            CType::Array { .. } => {
+                if let Some(init) = &v.init {
+                    self.rejected_keys.insert(v.key.clone());
+                    self.error(
+                        codes::INITIALIZER_LIST,
+                        &init.loc,
+                        format!("local array `{}` has an initialiser", v.name),
+                    );
+                    return;
+                }
+                let Some((elem, dims)) = self.declared_dims(v) else {
+                    self.rejected_keys.insert(v.key.clone());
+                    self.error(
+                        codes::UNSUPPORTED_TYPE,
+                        &v.loc,
+                        format!(
+                            "local `{}` has unsupported type `{}`",
+                            v.name,
+                            super::type_name(&v.ty)
+                        ),
+                    );
+                    return;
+                };
+                let name = self.fresh_name(&v.name);
+                self.bindings.insert(
+                    v.key.clone(),
+                    Binding::Array {
+                        name: name.clone(),
+                        elem,
+                        ndims: dims.len(),
+                        flat: false,
+                    },
+                );
+                self.locals.push(Local {
+                    name,
+                    kind: LocalKind::Array(ArrayInfo {
+                        elem,
+                        dims,
+                        storage: Storage::Declared,
+                    }),
+                    loc: v.loc.clone(),
+                });
+            }
+            CType::Pointer { .. } => {
+                self.rejected_keys.insert(v.key.clone());
+                self.error(
+                    codes::POINTER_ARITHMETIC,
+                    &v.loc,
+                    format!(
+                        "local pointer `{}`: pointers derived inside the kernel may alias its arrays",
+                        v.name
+                    ),
+                );
+            }
+            other => {
+                self.rejected_keys.insert(v.key.clone());
+                self.error(
+                    codes::UNSUPPORTED_TYPE,
+                    &v.loc,
+                    format!(
+                        "local `{}` has unsupported type `{}`",
+                        v.name,
+                        super::type_name(other)
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The current value of an assignment target.
+    fn read_back(&self, target: &LValue) -> Expr {
+        match target {
+            LValue::Scalar { name, ty } => {
+                let class = self
+                    .bindings
+                    .values()
+                    .find_map(|b| match b {
+                        Binding::Scalar { name: n, class, .. } if n == name => Some(*class),
+                        _ => None,
+                    })
+                    .unwrap_or(VarClass::Local);
+                Expr {
+                    ty: *ty,
+                    kind: ExprKind::Var {
+                        name: name.clone(),
+                        class,
+                    },
+                }
+            }
+            LValue::Element { array, index, ty } => Expr {
+                ty: *ty,
+                kind: ExprKind::Load {
+                    array: array.clone(),
+                    index: index.clone(),
+                },
+            },
+        }
+    }
+
+    fn target_type(target: &LValue) -> ScalarType {
+        match target {
+            LValue::Scalar { ty, .. } | LValue::Element { ty, .. } => *ty,
+        }
+    }
+
+    /// `target = target op rhs` with C's conversions explicit.
+    fn compound(&self, target: &LValue, op: BinaryOp, rhs: Expr) -> Expr {
+        let t = Self::target_type(target);
+        let common = usual_arithmetic(t, rhs.ty);
+        let current = cast_to(common, self.read_back(target));
+        let sum = Expr {
+            ty: common,
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(current),
+                rhs: Box::new(cast_to(common, rhs)),
+            },
+        };
+        cast_to(t, sum)
+    }
+
+    fn expr_stmt(&mut self, e: &CExpr, out: &mut Vec<Stmt>) {
+        let loc = e.loc.clone();
+        let inner = match &e.kind {
+            CExprKind::Paren(_) => strip(e),
+            _ => e,
+        };
+        match &inner.kind {
+            CExprKind::Binary {
+                op: CBinOp::Assign,
+                lhs,
+                rhs,
+            } => {
+                let target = self.lvalue(lhs);
+                let value = self.expr(rhs);
+                match (target, value) {
+                    (Some(target), Some(value)) => {
+                        let ty = Self::target_type(&target);
+                        out.push(Stmt::Assign {
+                            target,
+                            value: cast_to(ty, value),
+                            loc,
+                        });
+                    }
+                    _ => self.dropped(&loc),
+                }
+            }
+            CExprKind::Binary {
+                op: CBinOp::CompoundAssign(op),
+                lhs,
+                rhs,
+            } => {
+                let target = self.lvalue(lhs);
+                let value = self.expr(rhs);
+                let (Some(target), Some(value)) = (target, value) else {
+                    self.dropped(&loc);
+                    return;
+                };
+                {
+                    let op = match op {
+                        ArithOp::Add => BinaryOp::Add,
+                        ArithOp::Sub => BinaryOp::Sub,
+                        ArithOp::Mul => BinaryOp::Mul,
+                        ArithOp::Div => BinaryOp::Div,
+                        ArithOp::Rem => BinaryOp::Rem,
+                    };
+                    let value = self.compound(&target, op, value);
+                    out.push(Stmt::Assign { target, value, loc });
+                }
+            }
+            CExprKind::Unary {
+                op: op @ (CUnOp::PostInc | CUnOp::PreInc | CUnOp::PostDec | CUnOp::PreDec),
+                arg,
+            } => {
+                let Some(target) = self.lvalue(arg) else {
+                    self.dropped(&loc);
+                    return;
+                };
+                {
+                    let t = Self::target_type(&target);
+                    let common = usual_arithmetic(t, ScalarType::I32);
+                    let op = if matches!(op, CUnOp::PostInc | CUnOp::PreInc) {
+                        BinaryOp::Add
+                    } else {
+                        BinaryOp::Sub
+                    };
+                    let value = self.compound(&target, op, one(common));
+                    out.push(Stmt::Assign { target, value, loc });
+                }
+            }
+            _ => {
+                // No effect on memory (or refused inside `expr`): lower it
+                // only for its diagnostics.
+                let _ = self.expr(inner);
+            }
+        }
+    }
+
+    /// Whether an `if` condition is affine in iterators and sizes.
+    fn is_guard(&self, c: &CExpr) -> bool {
+        let c = strip(c);
+        match &c.kind {
+            CExprKind::Binary { op, lhs, rhs } => match op {
+                CBinOp::Lt | CBinOp::Gt | CBinOp::Le | CBinOp::Ge | CBinOp::Eq | CBinOp::Ne => {
+                    self.affine(lhs).is_ok() && self.affine(rhs).is_ok()
+                }
+                CBinOp::LAnd | CBinOp::LOr => self.is_guard(lhs) && self.is_guard(rhs),
+                _ => false,
+            },
+            CExprKind::Unary {
+                op: CUnOp::LNot,
+                arg,
+            } => self.is_guard(arg),
+            _ => false,
+        }
+    }
+}

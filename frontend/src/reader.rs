@@ -1,0 +1,572 @@
+//! Reads libclang cursors into the owned syntax tree of [`crate::syntax`].
+//!
+//! Recursion is bounded: expressions and statements nested deeper than
+//! [`MAX_DEPTH`] yield one TL004 diagnostic instead of a deep walk, so
+//! pathological input (10 000 nested parentheses or `a+a+...+a`) can never
+//! overflow the stack. Statements with no loop-IR meaning (`while`,
+//! `goto`, ...) are diagnosed here and kept as [`CStmt::Rejected`].
+
+use std::collections::BTreeMap;
+
+use clang_sys as sys;
+
+use crate::diagnostics::{self as codes, Diagnostic};
+use crate::ir::{Loc, ScalarType};
+use crate::libclang::{Cursor, EvaluatedInt, Type};
+use crate::syntax::*;
+
+/// Most helper-call expansions per function (a helper calling two helpers
+/// calling two helpers... would otherwise grow exponentially).
+const MAX_INLINE_EXPANSIONS: usize = 1000;
+
+/// Deepest expression or statement nesting we walk.
+/// 100 keeps the JSON of any accepted kernel within serde_json's default
+/// recursion limit (128), so `--json` output always parses back.
+pub const MAX_DEPTH: usize = 100;
+
+/// Collects diagnostics and the globals a function references.
+pub struct Reader {
+    pub diagnostics: Vec<Diagnostic>,
+    /// Globals seen so far, keyed by declaration key (ordered by position).
+    globals: BTreeMap<(String, u32, u32), CVarDecl>,
+    too_deep_reported: bool,
+    inline_expansions: usize,
+}
+
+fn loc_of(c: &Cursor<'_>) -> Loc {
+    match c.position() {
+        Some(p) => Loc {
+            file: p.file,
+            line: p.line,
+            col: p.col,
+        },
+        None => Loc {
+            file: String::new(),
+            line: 0,
+            col: 0,
+        },
+    }
+}
+
+/// A declaration's identity: its name and where it is declared.
+pub fn decl_key(c: &Cursor<'_>) -> String {
+    let loc = loc_of(c);
+    format!("{}@{}:{}:{}", c.spelling(), loc.file, loc.line, loc.col)
+}
+
+/// Maps a libclang type to ours, resolving typedefs.
+pub fn read_type(ty: Type<'_>) -> CType {
+    let canonical = ty.canonical();
+    let scalar = |s| CType::Scalar(s);
+    match canonical.kind() {
+        sys::CXType_Bool => scalar(ScalarType::Bool),
+        sys::CXType_Char_S | sys::CXType_SChar => scalar(ScalarType::I8),
+        sys::CXType_Char_U | sys::CXType_UChar => scalar(ScalarType::U8),
+        sys::CXType_Short => scalar(ScalarType::I16),
+        sys::CXType_UShort => scalar(ScalarType::U16),
+        sys::CXType_Int | sys::CXType_Enum => scalar(ScalarType::I32),
+        sys::CXType_UInt => scalar(ScalarType::U32),
+        sys::CXType_Long | sys::CXType_LongLong => scalar(ScalarType::I64),
+        sys::CXType_ULong | sys::CXType_ULongLong => scalar(ScalarType::U64),
+        sys::CXType_Float => scalar(ScalarType::F32),
+        sys::CXType_Double => scalar(ScalarType::F64),
+        sys::CXType_Void => CType::Void,
+        sys::CXType_Pointer => CType::Pointer {
+            pointee: Box::new(read_type(canonical.pointee())),
+            restrict: canonical.is_restrict(),
+        },
+        sys::CXType_ConstantArray => CType::Array {
+            elem: Box::new(read_type(canonical.element())),
+            len: canonical.array_size(),
+        },
+        sys::CXType_VariableArray | sys::CXType_IncompleteArray => CType::Array {
+            elem: Box::new(read_type(canonical.element())),
+            len: None,
+        },
+        _ => CType::Other(ty.spelling()),
+    }
+}
+
+/// Number of array levels of a declared type that carry a size expression.
+fn sized_levels(ty: Type<'_>) -> Vec<bool> {
+    let mut levels = Vec::new();
+    let mut t = ty.canonical();
+    loop {
+        match t.kind() {
+            sys::CXType_ConstantArray | sys::CXType_VariableArray => levels.push(true),
+            sys::CXType_IncompleteArray => levels.push(false),
+            _ => return levels,
+        }
+        t = t.element().canonical();
+    }
+}
+
+fn binary_op(kind: sys::CXBinaryOperatorKind) -> CBinOp {
+    match kind {
+        sys::CXBinaryOperator_Mul => CBinOp::Mul,
+        sys::CXBinaryOperator_Div => CBinOp::Div,
+        sys::CXBinaryOperator_Rem => CBinOp::Rem,
+        sys::CXBinaryOperator_Add => CBinOp::Add,
+        sys::CXBinaryOperator_Sub => CBinOp::Sub,
+        sys::CXBinaryOperator_LT => CBinOp::Lt,
+        sys::CXBinaryOperator_GT => CBinOp::Gt,
+        sys::CXBinaryOperator_LE => CBinOp::Le,
+        sys::CXBinaryOperator_GE => CBinOp::Ge,
+        sys::CXBinaryOperator_EQ => CBinOp::Eq,
+        sys::CXBinaryOperator_NE => CBinOp::Ne,
+        sys::CXBinaryOperator_LAnd => CBinOp::LAnd,
+        sys::CXBinaryOperator_LOr => CBinOp::LOr,
+        sys::CXBinaryOperator_Assign => CBinOp::Assign,
+        sys::CXBinaryOperator_MulAssign => CBinOp::CompoundAssign(ArithOp::Mul),
+        sys::CXBinaryOperator_DivAssign => CBinOp::CompoundAssign(ArithOp::Div),
+        sys::CXBinaryOperator_RemAssign => CBinOp::CompoundAssign(ArithOp::Rem),
+        sys::CXBinaryOperator_AddAssign => CBinOp::CompoundAssign(ArithOp::Add),
+        sys::CXBinaryOperator_SubAssign => CBinOp::CompoundAssign(ArithOp::Sub),
+        sys::CXBinaryOperator_Shl | sys::CXBinaryOperator_ShlAssign => CBinOp::Unsupported("<<"),
+        sys::CXBinaryOperator_Shr | sys::CXBinaryOperator_ShrAssign => CBinOp::Unsupported(">>"),
+        sys::CXBinaryOperator_And | sys::CXBinaryOperator_AndAssign => CBinOp::Unsupported("&"),
+        sys::CXBinaryOperator_Or | sys::CXBinaryOperator_OrAssign => CBinOp::Unsupported("|"),
+        sys::CXBinaryOperator_Xor | sys::CXBinaryOperator_XorAssign => CBinOp::Unsupported("^"),
+        sys::CXBinaryOperator_Comma => CBinOp::Unsupported(","),
+        _ => CBinOp::Unsupported("?"),
+    }
+}
+
+fn unary_op(kind: sys::CXUnaryOperatorKind) -> CUnOp {
+    match kind {
+        sys::CXUnaryOperator_PostInc => CUnOp::PostInc,
+        sys::CXUnaryOperator_PostDec => CUnOp::PostDec,
+        sys::CXUnaryOperator_PreInc => CUnOp::PreInc,
+        sys::CXUnaryOperator_PreDec => CUnOp::PreDec,
+        sys::CXUnaryOperator_Plus => CUnOp::Plus,
+        sys::CXUnaryOperator_Minus => CUnOp::Minus,
+        sys::CXUnaryOperator_LNot => CUnOp::LNot,
+        sys::CXUnaryOperator_Not => CUnOp::Unsupported("~"),
+        sys::CXUnaryOperator_AddrOf => CUnOp::Unsupported("&"),
+        sys::CXUnaryOperator_Deref => CUnOp::Unsupported("*"),
+        _ => CUnOp::Unsupported("?"),
+    }
+}
+
+/// Whether a token spells a floating literal (digits, `.`, exponent, suffix).
+fn looks_like_float_literal(token: &str) -> bool {
+    token
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == '.')
+        && token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '+' || c == '-')
+}
+
+impl Reader {
+    pub fn new() -> Reader {
+        Reader {
+            diagnostics: Vec::new(),
+            globals: BTreeMap::new(),
+            too_deep_reported: false,
+            inline_expansions: 0,
+        }
+    }
+
+    fn reject(&mut self, code: codes::Code, loc: &Loc, message: impl Into<String>) {
+        self.diagnostics
+            .push(Diagnostic::new(code, Some(loc.clone()), message));
+    }
+
+    fn too_deep(&mut self, loc: &Loc) {
+        self.too_deep_because(loc, format!("nesting deeper than {MAX_DEPTH} levels"));
+    }
+
+    fn too_deep_because(&mut self, loc: &Loc, why: String) {
+        if !self.too_deep_reported {
+            self.too_deep_reported = true;
+            self.reject(codes::TOO_DEEP, loc, why);
+        }
+    }
+
+    /// Reads a function definition.
+    pub fn read_function(&mut self, f: &Cursor<'_>) -> CFunction {
+        self.globals.clear();
+        self.inline_expansions = 0;
+        let mut params = Vec::new();
+        let mut body = Vec::new();
+        for child in f.children() {
+            match child.kind() {
+                sys::CXCursor_ParmDecl => params.push(self.read_var_decl(&child)),
+                sys::CXCursor_CompoundStmt => {
+                    if let CStmt::Compound(stmts, _) = self.read_stmt(&child, 0) {
+                        body = stmts;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (start_line, end_line) = f.line_span().unwrap_or((0, 0));
+        CFunction {
+            name: f.spelling(),
+            key: decl_key(f),
+            params,
+            result: read_type(f.result_type()),
+            body,
+            loc: loc_of(f),
+            start_line,
+            end_line,
+            globals: std::mem::take(&mut self.globals).into_values().collect(),
+        }
+    }
+
+    /// Reads a parameter, local or global declaration.
+    pub fn read_var_decl(&mut self, c: &Cursor<'_>) -> CVarDecl {
+        let init_cursor = c.var_initializer();
+        let exprs: Vec<Cursor<'_>> = c
+            .children()
+            .into_iter()
+            .filter(|k| k.is_expression())
+            .filter(|k| init_cursor.as_ref().is_none_or(|i| !i.same_as(k)))
+            .collect();
+        let levels = sized_levels(c.ty());
+        let wanted = levels.iter().filter(|&&s| s).count();
+        let mut dims = Vec::new();
+        if wanted == exprs.len() {
+            // libclang visits array sizes innermost first.
+            let mut sizes = exprs.iter().rev();
+            for sized in &levels {
+                dims.push(if *sized {
+                    sizes.next().map(|e| self.read_expr(e, 0))
+                } else {
+                    None
+                });
+            }
+        } else {
+            // Sizes hidden behind a typedef: only constant levels are known.
+            dims = levels.iter().map(|_| None).collect();
+        }
+        CVarDecl {
+            name: c.spelling(),
+            key: decl_key(c),
+            ty: read_type(c.ty()),
+            dims,
+            init: init_cursor.map(|i| self.read_expr(&i, 0)),
+            is_static: matches!(c.storage_class(), sys::CX_SC_Static | sys::CX_SC_Extern)
+                || c.has_global_storage(),
+            loc: loc_of(c),
+        }
+    }
+
+    fn read_stmt(&mut self, c: &Cursor<'_>, depth: usize) -> CStmt {
+        let loc = loc_of(c);
+        if depth > MAX_DEPTH {
+            self.too_deep(&loc);
+            return CStmt::Rejected(loc);
+        }
+        let children = c.children();
+        match c.kind() {
+            sys::CXCursor_CompoundStmt => CStmt::Compound(
+                children
+                    .iter()
+                    .map(|s| self.read_stmt(s, depth + 1))
+                    .collect(),
+                loc,
+            ),
+            sys::CXCursor_DeclStmt => CStmt::Decl(
+                children
+                    .iter()
+                    .filter(|d| d.kind() == sys::CXCursor_VarDecl)
+                    .map(|d| self.read_var_decl(d))
+                    .collect(),
+                loc,
+            ),
+            sys::CXCursor_IfStmt => {
+                if children.len() < 2 {
+                    self.reject(codes::UNSUPPORTED_STATEMENT, &loc, "malformed `if`");
+                    return CStmt::Rejected(loc);
+                }
+                CStmt::If {
+                    cond: self.read_expr(&children[0], depth + 1),
+                    // Branches and loop bodies count two levels: in the
+                    // IR (and its JSON) each is a statement plus a list.
+                    then_branch: Box::new(self.read_stmt(&children[1], depth + 2)),
+                    else_branch: children
+                        .get(2)
+                        .map(|e| Box::new(self.read_stmt(e, depth + 2))),
+                    loc,
+                }
+            }
+            sys::CXCursor_ForStmt => {
+                if children.len() != 4 {
+                    self.reject(
+                        codes::FOR_SHAPE,
+                        &loc,
+                        "`for` loop without an initialiser, a condition and an increment",
+                    );
+                    return CStmt::Rejected(loc);
+                }
+                CStmt::For {
+                    init: Box::new(self.read_stmt(&children[0], depth + 1)),
+                    cond: self.read_expr(&children[1], depth + 1),
+                    inc: self.read_expr(&children[2], depth + 1),
+                    body: Box::new(self.read_stmt(&children[3], depth + 2)),
+                    loc,
+                }
+            }
+            sys::CXCursor_ReturnStmt => {
+                CStmt::Return(children.first().map(|e| self.read_expr(e, depth + 1)), loc)
+            }
+            sys::CXCursor_NullStmt => CStmt::Null(loc),
+            sys::CXCursor_WhileStmt | sys::CXCursor_DoStmt => {
+                let what = if c.kind() == sys::CXCursor_WhileStmt {
+                    "`while`"
+                } else {
+                    "`do`"
+                };
+                self.reject(
+                    codes::WHILE_LOOP,
+                    &loc,
+                    format!("{what} loop has no affine trip count; write it as a counted `for`"),
+                );
+                CStmt::Rejected(loc)
+            }
+            sys::CXCursor_GotoStmt | sys::CXCursor_IndirectGotoStmt => {
+                self.reject(codes::GOTO, &loc, "`goto` is not supported");
+                CStmt::Rejected(loc)
+            }
+            sys::CXCursor_LabelStmt => {
+                self.reject(codes::GOTO, &loc, "labels are not supported");
+                CStmt::Rejected(loc)
+            }
+            sys::CXCursor_BreakStmt => {
+                self.reject(codes::BREAK_CONTINUE, &loc, "`break` is not supported");
+                CStmt::Rejected(loc)
+            }
+            sys::CXCursor_ContinueStmt => {
+                self.reject(codes::BREAK_CONTINUE, &loc, "`continue` is not supported");
+                CStmt::Rejected(loc)
+            }
+            _ if c.is_expression() => CStmt::Expr(self.read_expr(c, depth + 1)),
+            _ => {
+                self.reject(
+                    codes::UNSUPPORTED_STATEMENT,
+                    &loc,
+                    format!("unsupported statement ({})", c.kind_name()),
+                );
+                CStmt::Rejected(loc)
+            }
+        }
+    }
+
+    /// A function whose body is exactly `return expr;`: its parameter keys
+    /// and the expression. Anything else is not inlined.
+    /// `Err` when the expansion budget is spent (already diagnosed).
+    fn read_inline_body(
+        &mut self,
+        def: &Cursor<'_>,
+        depth: usize,
+    ) -> Result<Option<InlineBody>, ()> {
+        if def.kind() != sys::CXCursor_FunctionDecl {
+            return Ok(None);
+        }
+        let children = def.children();
+        let param_decls: Vec<&Cursor<'_>> = children
+            .iter()
+            .filter(|c| c.kind() == sys::CXCursor_ParmDecl)
+            .collect();
+        // Only scalar helpers: pointers would need aliasing rules of their own.
+        let all_scalar = param_decls
+            .iter()
+            .all(|p| read_type(p.ty()).scalar().is_some());
+        if !all_scalar || read_type(def.result_type()).scalar().is_none() {
+            return Ok(None);
+        }
+        let params: Vec<String> = param_decls.iter().map(|p| decl_key(p)).collect();
+        let Some(body) = children
+            .iter()
+            .find(|c| c.kind() == sys::CXCursor_CompoundStmt)
+        else {
+            return Ok(None);
+        };
+        let stmts = body.children();
+        let [ret] = stmts.as_slice() else {
+            return Ok(None);
+        };
+        if ret.kind() != sys::CXCursor_ReturnStmt {
+            return Ok(None);
+        }
+        self.inline_expansions += 1;
+        if self.inline_expansions > MAX_INLINE_EXPANSIONS {
+            let loc = loc_of(def);
+            self.too_deep_because(
+                &loc,
+                format!("more than {MAX_INLINE_EXPANSIONS} helper calls to inline"),
+            );
+            return Err(());
+        }
+        let Some(value) = ret.children().into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(Some(InlineBody {
+            params,
+            value: self.read_expr(&value, depth + 1),
+        }))
+    }
+
+    fn read_ref(&mut self, c: &Cursor<'_>) -> DeclRef {
+        let name = c.spelling();
+        let Some(decl) = c.referenced() else {
+            return DeclRef {
+                key: name.clone(),
+                name,
+                target: RefTarget::Other,
+            };
+        };
+        let key = decl_key(&decl);
+        let target = match decl.kind() {
+            sys::CXCursor_ParmDecl => RefTarget::Param,
+            sys::CXCursor_VarDecl => {
+                if decl.has_global_storage() {
+                    let loc = loc_of(&decl);
+                    let order = (loc.file.clone(), loc.line, loc.col);
+                    if !self.globals.contains_key(&order) {
+                        let var = self.read_var_decl(&decl);
+                        self.globals.insert(order, var);
+                    }
+                    RefTarget::Global
+                } else {
+                    RefTarget::Local
+                }
+            }
+            sys::CXCursor_FunctionDecl => RefTarget::Function,
+            sys::CXCursor_EnumConstantDecl => match c.evaluate_int() {
+                Some(EvaluatedInt::Signed(v)) => RefTarget::EnumConstant(v),
+                Some(EvaluatedInt::Unsigned(v)) => {
+                    i64::try_from(v).map_or(RefTarget::Other, RefTarget::EnumConstant)
+                }
+                None => RefTarget::Other,
+            },
+            _ => RefTarget::Other,
+        };
+        DeclRef { name, key, target }
+    }
+
+    /// Reads an expression; never recurses deeper than [`MAX_DEPTH`].
+    pub fn read_expr(&mut self, c: &Cursor<'_>, depth: usize) -> CExpr {
+        let loc = loc_of(c);
+        let ty = read_type(c.ty());
+        if depth > MAX_DEPTH {
+            self.too_deep(&loc);
+            return CExpr {
+                kind: CExprKind::Rejected,
+                ty,
+                loc,
+            };
+        }
+        let children = c.children();
+        let sub = |this: &mut Reader, i: usize| -> Box<CExpr> {
+            Box::new(match children.get(i) {
+                Some(k) => this.read_expr(k, depth + 1),
+                None => CExpr {
+                    kind: CExprKind::Unsupported("missing operand".into()),
+                    ty: CType::Void,
+                    loc: loc.clone(),
+                },
+            })
+        };
+        let kind = match c.kind() {
+            sys::CXCursor_IntegerLiteral | sys::CXCursor_CharacterLiteral => {
+                match c.evaluate_int() {
+                    Some(EvaluatedInt::Signed(v)) => CExprKind::Int(IntValue::Fits(v)),
+                    Some(EvaluatedInt::Unsigned(v)) => {
+                        CExprKind::Int(i64::try_from(v).map_or(IntValue::TooLarge, IntValue::Fits))
+                    }
+                    None => CExprKind::Int(IntValue::TooLarge),
+                }
+            }
+            sys::CXCursor_FloatingLiteral => {
+                let value = c.evaluate_float().unwrap_or(f64::NAN);
+                // Inside a macro the cursor's tokens are the macro's name;
+                // then spell the value as the shortest literal that rounds
+                // to it in its own type.
+                let text = c
+                    .tokens()
+                    .into_iter()
+                    .next()
+                    .filter(|t| looks_like_float_literal(t))
+                    .unwrap_or_else(|| match ty {
+                        CType::Scalar(ScalarType::F32) => format!("{:?}f", value as f32),
+                        _ => format!("{value:?}"),
+                    });
+                CExprKind::Float { value, text }
+            }
+            sys::CXCursor_DeclRefExpr => CExprKind::Ref(self.read_ref(c)),
+            sys::CXCursor_ArraySubscriptExpr => {
+                let mut base = sub(self, 0);
+                let mut index = sub(self, 1);
+                // `i[A]` is legal C: the pointer side is the base.
+                if matches!(index.ty, CType::Pointer { .. } | CType::Array { .. }) {
+                    std::mem::swap(&mut base, &mut index);
+                }
+                CExprKind::Subscript { base, index }
+            }
+            sys::CXCursor_BinaryOperator | sys::CXCursor_CompoundAssignOperator => {
+                CExprKind::Binary {
+                    op: binary_op(c.binary_operator()),
+                    lhs: sub(self, 0),
+                    rhs: sub(self, 1),
+                }
+            }
+            sys::CXCursor_UnaryOperator => CExprKind::Unary {
+                op: unary_op(c.unary_operator()),
+                arg: sub(self, 0),
+            },
+            sys::CXCursor_UnexposedExpr if children.len() == 1 => CExprKind::Implicit(sub(self, 0)),
+            sys::CXCursor_CStyleCastExpr => {
+                let last = children
+                    .iter()
+                    .rposition(|k| k.is_expression())
+                    .unwrap_or(usize::MAX);
+                CExprKind::Cast(sub(self, last))
+            }
+            sys::CXCursor_ParenExpr => CExprKind::Paren(sub(self, 0)),
+            sys::CXCursor_ConditionalOperator => CExprKind::Conditional {
+                cond: sub(self, 0),
+                then_value: sub(self, 1),
+                else_value: sub(self, 2),
+            },
+            sys::CXCursor_CallExpr => {
+                let callee = c.referenced().map(|d| DeclRef {
+                    name: d.spelling(),
+                    key: decl_key(&d),
+                    target: match d.kind() {
+                        sys::CXCursor_FunctionDecl => RefTarget::Function,
+                        _ => RefTarget::Other,
+                    },
+                });
+                let args = (1..children.len()).map(|i| *sub(self, i)).collect();
+                let definition = c.referenced().and_then(|d| d.definition());
+                match definition.map(|def| self.read_inline_body(&def, depth + 1)) {
+                    Some(Err(())) => CExprKind::Rejected,
+                    Some(Ok(inline)) => CExprKind::Call {
+                        callee,
+                        args,
+                        inline: inline.map(Box::new),
+                    },
+                    None => CExprKind::Call {
+                        callee,
+                        args,
+                        inline: None,
+                    },
+                }
+            }
+            sys::CXCursor_MemberRefExpr => CExprKind::Member,
+            sys::CXCursor_UnaryExpr => CExprKind::Unsupported("sizeof".into()),
+            _ => CExprKind::Unsupported(c.kind_name()),
+        };
+        CExpr { kind, ty, loc }
+    }
+}
+
+impl Default for Reader {
+    fn default() -> Self {
+        Reader::new()
+    }
+}

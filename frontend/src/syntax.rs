@@ -1,0 +1,244 @@
+//! An owned, libclang-free C syntax tree of one function body.
+//!
+//! The reader ([`crate::reader`]) copies what the lowering needs out of
+//! libclang's cursors into these plain types, so lowering and its unit
+//! tests never touch libclang, and no cursor lifetime leaks out of a parse.
+
+use crate::ir::{Loc, ScalarType};
+
+/// A C type as far as the lifter cares.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CType {
+    Scalar(ScalarType),
+    Pointer {
+        pointee: Box<CType>,
+        restrict: bool,
+    },
+    /// One array level; `len` is `None` for VLA and incomplete levels.
+    Array {
+        elem: Box<CType>,
+        len: Option<i64>,
+    },
+    Void,
+    /// Anything else (struct, long double, function, ...), by its spelling.
+    Other(String),
+}
+
+impl CType {
+    pub fn scalar(&self) -> Option<ScalarType> {
+        match self {
+            CType::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        self.scalar().is_some_and(|s| !s.is_float())
+    }
+}
+
+/// What a name refers to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RefTarget {
+    /// A parameter of the function being read.
+    Param,
+    /// A variable declared in the function body.
+    Local,
+    /// A file-scope or static variable.
+    Global,
+    /// A function (callee of a call).
+    Function,
+    /// An enumerator, with its value.
+    EnumConstant(i64),
+    Other,
+}
+
+/// A reference to a declaration; `key` identifies the declaration
+/// (name plus declaration position), so shadowed names stay apart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclRef {
+    pub name: String,
+    pub key: String,
+    pub target: RefTarget,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CBinOp {
+    Mul,
+    Div,
+    Rem,
+    Add,
+    Sub,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    LAnd,
+    LOr,
+    Assign,
+    /// `op=`, with the arithmetic operator.
+    CompoundAssign(ArithOp),
+    /// Shifts, bitwise operators, comma and their compound assignments.
+    Unsupported(&'static str),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CUnOp {
+    PostInc,
+    PostDec,
+    PreInc,
+    PreDec,
+    Plus,
+    Minus,
+    LNot,
+    Unsupported(&'static str),
+}
+
+/// An integer literal's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntValue {
+    Fits(i64),
+    /// Does not fit in an `i64` (e.g. a `u64` above `i64::MAX`).
+    TooLarge,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CExpr {
+    pub kind: CExprKind,
+    pub ty: CType,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CExprKind {
+    Int(IntValue),
+    Float {
+        value: f64,
+        text: String,
+    },
+    Ref(DeclRef),
+    Subscript {
+        base: Box<CExpr>,
+        index: Box<CExpr>,
+    },
+    Binary {
+        op: CBinOp,
+        lhs: Box<CExpr>,
+        rhs: Box<CExpr>,
+    },
+    Unary {
+        op: CUnOp,
+        arg: Box<CExpr>,
+    },
+    /// An implicit conversion (libclang shows these as unexposed
+    /// expressions): lvalue-to-rvalue, decay, or a real type change.
+    Implicit(Box<CExpr>),
+    /// `(T)e`.
+    Cast(Box<CExpr>),
+    Paren(Box<CExpr>),
+    Conditional {
+        cond: Box<CExpr>,
+        then_value: Box<CExpr>,
+        else_value: Box<CExpr>,
+    },
+    Call {
+        callee: Option<DeclRef>,
+        args: Vec<CExpr>,
+        /// The callee's body when it is a single `return expr;` (a pure
+        /// helper such as `static inline float relu(float x)`), to inline.
+        inline: Option<Box<InlineBody>>,
+    },
+    Member,
+    /// Anything else, by libclang's kind name.
+    Unsupported(String),
+    /// Already refused by the reader (its diagnostic is recorded).
+    Rejected,
+}
+
+/// A helper function reduced to its returned expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlineBody {
+    /// Declaration keys of the helper's parameters, in order.
+    pub params: Vec<String>,
+    /// The returned expression (already converted to the return type).
+    pub value: CExpr,
+}
+
+/// A declared variable (parameter, local or global).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CVarDecl {
+    pub name: String,
+    pub key: String,
+    pub ty: CType,
+    /// Size expressions of the array levels, outermost first; `None` for a
+    /// level written without a size (`A[]`).
+    pub dims: Vec<Option<CExpr>>,
+    pub init: Option<CExpr>,
+    pub is_static: bool,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CStmt {
+    Compound(Vec<CStmt>, Loc),
+    Decl(Vec<CVarDecl>, Loc),
+    Expr(CExpr),
+    If {
+        cond: CExpr,
+        then_branch: Box<CStmt>,
+        else_branch: Option<Box<CStmt>>,
+        loc: Loc,
+    },
+    /// A `for` with all three header parts present.
+    For {
+        init: Box<CStmt>,
+        cond: CExpr,
+        inc: CExpr,
+        body: Box<CStmt>,
+        loc: Loc,
+    },
+    Return(Option<CExpr>, Loc),
+    Null(Loc),
+    /// A statement the reader already refused (its diagnostic is recorded).
+    Rejected(Loc),
+}
+
+impl CStmt {
+    pub fn loc(&self) -> &Loc {
+        match self {
+            CStmt::Compound(_, loc)
+            | CStmt::Decl(_, loc)
+            | CStmt::Return(_, loc)
+            | CStmt::Null(loc)
+            | CStmt::Rejected(loc) => loc,
+            CStmt::Expr(e) => &e.loc,
+            CStmt::If { loc, .. } | CStmt::For { loc, .. } => loc,
+        }
+    }
+}
+
+/// A function definition, read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CFunction {
+    pub name: String,
+    pub key: String,
+    pub params: Vec<CVarDecl>,
+    pub result: CType,
+    pub body: Vec<CStmt>,
+    pub loc: Loc,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Globals the body references, by key, in declaration order.
+    pub globals: Vec<CVarDecl>,
+}
