@@ -299,8 +299,13 @@ def get_kernel(name: str, manifest: dict[str, Kernel] | None = None) -> Kernel:
     return manifest[name]
 
 
-def validate_kernel(kernel: Kernel) -> list[str]:
+def _resolve(kernel: Kernel | str, manifest: dict[str, Kernel] | None = None) -> Kernel:
+    return kernel if isinstance(kernel, Kernel) else get_kernel(kernel, manifest)
+
+
+def validate_kernel(kernel: Kernel | str) -> list[str]:
     """Problems with one manifest entry that would make the driver or later stages fail."""
+    kernel = _resolve(kernel)
     problems: list[str] = []
     if kernel.expect not in EXPECTATIONS:
         problems.append(f"expect must be one of {EXPECTATIONS}, not {kernel.expect!r}")
@@ -414,8 +419,9 @@ def _structured_values(rng: np.random.Generator, param: Param, shape: tuple[int,
     return matrix.astype(dtype)
 
 
-def input_values(kernel: Kernel, dataset: str, seed: int) -> dict[str, np.ndarray]:
+def input_values(kernel: Kernel | str, dataset: str, seed: int) -> dict[str, np.ndarray]:
     """The deterministic input of every array and scalar parameter (scalars are 0-d)."""
+    kernel = _resolve(kernel)
     values: dict[str, np.ndarray] = {}
     for p in kernel.params:
         if p.kind == "size":
@@ -438,7 +444,7 @@ def input_values(kernel: Kernel, dataset: str, seed: int) -> dict[str, np.ndarra
 def generate_inputs(kernel: Kernel | str, dataset: str, seed: int, directory: Path | str,
                     manifest: dict[str, Kernel] | None = None) -> dict[str, np.ndarray]:
     """Writes <param>.npy for every array/scalar parameter and meta.json into directory."""
-    kernel = kernel if isinstance(kernel, Kernel) else get_kernel(kernel, manifest)
+    kernel = _resolve(kernel, manifest)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     values = input_values(kernel, dataset, seed)
@@ -483,8 +489,9 @@ def _stack_bytes(kernel: Kernel, dataset: str) -> int:
     return min(64 * 2**20 + 4 * total, 8 * 2**30)
 
 
-def main_source(kernel: Kernel, dataset: str, variant: str) -> str:
+def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str:
     """The C main for this kernel, dataset and compiler variant."""
+    kernel = _resolve(kernel)
     compiler, flags = _compiler_command(variant)
     sizes = kernel.dataset_sizes(dataset)
     declarations: list[str] = []
@@ -557,8 +564,9 @@ def _compiler_command(variant: str) -> tuple[str, list[str]]:
     return compiler, list(flags)
 
 
-def size_defines(kernel: Kernel, dataset: str) -> list[str]:
+def size_defines(kernel: Kernel | str, dataset: str) -> list[str]:
     """-D<SIZE>=<value> for every size of the dataset, as the manifest contract requires."""
+    kernel = _resolve(kernel)
     return [f"-D{name.upper()}={value}" for name, value in kernel.dataset_sizes(dataset).items()]
 
 
@@ -578,7 +586,7 @@ def _local_includes(path: Path, seen: set[Path] | None = None) -> list[Path]:
 def build(kernel: Kernel | str, dataset: str, variant: str = "gcc",
           manifest: dict[str, Kernel] | None = None) -> Path:
     """Compiles (or reuses from target/cref/) the driver executable; returns its path."""
-    kernel = kernel if isinstance(kernel, Kernel) else get_kernel(kernel, manifest)
+    kernel = _resolve(kernel, manifest)
     if not kernel.path.is_file():
         raise CrefError(f"kernel {kernel.name}: file {kernel.path} does not exist")
     compiler, flags = _compiler_command(variant)
@@ -642,7 +650,7 @@ def run(kernel: Kernel | str, dataset: str, variant: str = "gcc", seed: int = 0,
         manifest: dict[str, Kernel] | None = None) -> RunResult:
     """Builds if needed, runs the kernel on `inputs` (generated into <out>/inputs from
     `seed` when not given) and returns its outputs and timing."""
-    kernel = kernel if isinstance(kernel, Kernel) else get_kernel(kernel, manifest)
+    kernel = _resolve(kernel, manifest)
     if repeat < 1:
         raise CrefError("--repeat must be at least 1")
     out_dir = Path(out) if out is not None else default_out_dir(kernel.name, dataset, variant, seed)
