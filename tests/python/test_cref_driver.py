@@ -54,8 +54,8 @@ def _check_kernel(kernel, tmp_path):
 def test_every_kernel_runs_deterministically_and_depends_on_its_inputs(manifest, tmp_path):
     kernels = [k for k in manifest.values() if k.path.is_file()]
     with ThreadPool(max(2, os.cpu_count() or 2)) as pool:
-        results = pool.map(lambda k: _check_kernel(k, tmp_path), kernels)
-    problems = [p for result in results for p in result]
+        results = pool.imap_unordered(lambda k: _check_kernel(k, tmp_path), kernels, chunksize=1)
+        problems = sorted(p for result in results for p in result)
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
 
 
@@ -207,3 +207,31 @@ def test_malformed_manifest_is_a_clean_user_error(tmp_path):
     result = _cli("--manifest", str(tmp_path / "manifest.toml"), "list")
     assert result.returncode == cref.EXIT_USER_ERROR
     assert "invalid TOML" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_validation_reports_inconsistent_entries(manifest):
+    import dataclasses
+
+    good = manifest["scale_dot"]
+    assert cref.validate_kernel(good) == []
+    sizes = {d: dict(s) for d, s in good.sizes.items() if d != "LARGE"}
+    sizes["MINI"].pop("m")
+    broken = dataclasses.replace(
+        good, sizes=sizes, outputs=("out", "nothing", "a"), expect="maybe",
+        params=good.params + (cref.Param(name="Z", kind="array", type="f64", shape=("n*q",)),))
+    problems = "\n".join(cref.validate_kernel(broken))
+    assert "dataset LARGE missing from sizes" in problems
+    assert "dataset MINI names sizes" in problems
+    assert "shape uses unknown sizes ['q']" in problems
+    assert "output 'nothing' is not a parameter" in problems
+    assert "output 'a' is not an array parameter" in problems
+    assert "expect must be one of" in problems
+
+
+def test_shape_expressions_allow_only_integer_arithmetic_over_sizes():
+    sizes = {"m": 3, "lda": 5, "n": 4}
+    assert cref.eval_size_expr("m*lda", sizes, "t") == 15
+    assert cref.eval_size_expr("(n+1)*2 - m", sizes, "t") == 7
+    for bad in ("n/2", "__import__('os')", "n**2", "1.5"):
+        with pytest.raises(cref.CrefError):
+            cref.eval_size_expr(bad, sizes, "t")
