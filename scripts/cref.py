@@ -498,6 +498,7 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
     restore: list[str] = []
     arguments: list[str] = []
     writes: list[str] = []
+    unlisted: list[str] = []
     for index, p in enumerate(kernel.params):
         if p.kind == "size":
             arguments.append(str(sizes[p.name]))
@@ -520,6 +521,10 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
         declarations.append(f"  {c_type} *{var} = cref_alloc(sizeof({c_type}) * (size_t){count}L);")
         restore.append(f"    memcpy({var}, {var}_pristine, sizeof({c_type}) * (size_t){count}L);")
         arguments.append(f"(void *){var}")
+        if p.name not in kernel.outputs:
+            unlisted.append(
+                f"      if (memcmp({var}, {var}_pristine, sizeof({c_type}) * (size_t){count}L) != 0)\n"
+                f'        printf("cref: unlisted-write %s\\n", "{p.name}");')
         if p.name in kernel.outputs:
             writes.append(
                 f'      cref_npy_write(cref_path(cref_output_dir, "{p.name}.npy"), "{descr}", '
@@ -545,6 +550,7 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
         "@@RESTORE@@": "\n".join(restore),
         "@@CALL@@": call_line,
         "@@WRITE@@": "\n".join(writes),
+        "@@CHECK_UNLISTED@@": "\n".join(unlisted),
         "@@COMPILER@@": _c_string(compiler),
         "@@FLAGS@@": _c_string(" ".join(flags)),
         "@@STACK_BYTES@@": f"{_stack_bytes(kernel, dataset)}ULL",
@@ -639,6 +645,9 @@ class RunResult:
     outputs: dict[str, np.ndarray]
     timing: dict[str, Any]
     out_dir: Path
+    # Arrays not listed in `outputs` that the kernel nevertheless modified
+    # (a manifest mistake: outputs must name every array the kernel writes).
+    unlisted_writes: list[str] = field(default_factory=list)
 
 
 def default_out_dir(kernel: str, dataset: str, variant: str, seed: int) -> Path:
@@ -678,7 +687,9 @@ def run(kernel: Kernel | str, dataset: str, variant: str = "gcc", seed: int = 0,
     outputs = {name: np.load(out_dir / f"{name}.npy", allow_pickle=False)
                for name in kernel.outputs}
     timing = json.loads((out_dir / "timing.json").read_text())
-    return RunResult(kernel.name, dataset, variant, outputs, timing, out_dir)
+    unlisted = [line.split()[-1] for line in result.stdout.splitlines()
+                if line.startswith("cref: unlisted-write ")]
+    return RunResult(kernel.name, dataset, variant, outputs, timing, out_dir, unlisted)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -719,7 +730,8 @@ def _cli(argv: list[str]) -> int:
         result = run(kernel, args.dataset, args.variant, args.seed, args.inputs, args.out,
                      args.repeat)
         print(json.dumps({"out": str(result.out_dir), "median_s": result.timing["median_s"],
-                          "outputs": sorted(result.outputs)}))
+                          "outputs": sorted(result.outputs),
+                          "unlisted_writes": result.unlisted_writes}))
     return 0
 
 

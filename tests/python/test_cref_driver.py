@@ -33,6 +33,8 @@ def _check_kernel(kernel, tmp_path):
     except cref.CrefError as error:
         return [f"{kernel.name}: {error}"]
     problems = []
+    if first.unlisted_writes:
+        problems.append(f"{kernel.name}: writes {first.unlisted_writes}, missing from outputs")
     for name in first_inputs:
         if first_inputs[name].tobytes() != again_inputs[name].tobytes():
             problems.append(f"{kernel.name}: input {name} differs between two seed-0 generations")
@@ -235,3 +237,32 @@ def test_shape_expressions_allow_only_integer_arithmetic_over_sizes():
     for bad in ("n/2", "__import__('os')", "n**2", "1.5"):
         with pytest.raises(cref.CrefError):
             cref.eval_size_expr(bad, sizes, "t")
+
+
+def test_writes_to_arrays_missing_from_outputs_are_reported(tmp_path):
+    (tmp_path / "leaky.c").write_text(
+        "void leaky(int n, double x[n], double y[n]) { y[0] = x[0]; x[n - 1] = 2.0; }\n")
+    (tmp_path / "manifest.toml").write_text("""
+[[kernel]]
+name = "leaky"
+suite = "stenso"
+file = "leaky.c"
+function = "leaky"
+dtype = "f64"
+outputs = ["y"]
+expect = "lift"
+params = [
+  { name = "n", kind = "size" },
+  { name = "x", kind = "array", type = "f64", shape = ["n"] },
+  { name = "y", kind = "array", type = "f64", shape = ["n"] },
+]
+[kernel.sizes]
+MINI = { n = 4 }
+SMALL = { n = 8 }
+MEDIUM = { n = 16 }
+LARGE = { n = 32 }
+EXTRALARGE = { n = 64 }
+""")
+    kernel = cref.load_manifest(tmp_path / "manifest.toml")["leaky"]
+    result = cref.run(kernel, "MINI", out=tmp_path / "out")
+    assert result.unlisted_writes == ["x"]
