@@ -680,6 +680,8 @@ def run(kernel: Kernel | str, dataset: str, variant: str = "gcc", seed: int = 0,
     result = subprocess.run([str(executable), str(inputs_dir), str(out_dir), str(repeat)],
                             capture_output=True, text=True)
     if result.returncode != 0:
+        for partial in produced:  # no half-written results survive a failed run
+            (out_dir / partial).unlink(missing_ok=True)
         detail = result.stderr.strip() or f"exit status {result.returncode}"
         if result.returncode < 0:
             detail = f"killed by signal {-result.returncode}\n{detail}"

@@ -197,11 +197,18 @@ def test_cli_compile_failure_shows_the_compiler_output(tmp_path):
 
 
 def test_cli_kernel_crash_is_a_run_error(tmp_path):
-    manifest = _write_manifest(tmp_path, "#include <stdlib.h>\nvoid broken(int n, double x[n]) { (void)n; (void)x; abort(); }\n")
+    # The first call succeeds (its outputs are written), the second aborts.
+    manifest = _write_manifest(tmp_path, "#include <stdlib.h>\n"
+                               "void broken(int n, double x[n]) {\n"
+                               "  static int calls;\n"
+                               "  if (++calls == 2) abort();\n"
+                               "  x[n - 1] = 1.0;\n"
+                               "}\n")
     result = _cli("--manifest", str(manifest), "run", "--kernel", "broken", "--dataset", "MINI",
-                  "--out", str(tmp_path / "out"))
+                  "--out", str(tmp_path / "out"), "--repeat", "2")
     assert result.returncode == cref.EXIT_RUN_ERROR
     assert "killed by signal" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "x.npy").exists() and not (tmp_path / "out" / "timing.json").exists()
 
 
 def test_malformed_manifest_is_a_clean_user_error(tmp_path):
