@@ -168,3 +168,78 @@ def test_fdtd_2d_matches_the_numpy_stencil(tmp_path):
         hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
     for name, value in (("ex", ex), ("ey", ey), ("hz", hz)):
         np.testing.assert_allclose(outputs[name], value, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_seidel_2d_matches_an_in_place_python_sweep(tmp_path):
+    inputs, outputs = _run("seidel-2d", tmp_path)
+    a = inputs["A"].copy()
+    n = len(a)
+    for _ in range(20):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                a[i, j] = a[i - 1:i + 2, j - 1:j + 2].sum() / 9.0
+    np.testing.assert_allclose(outputs["A"], a, rtol=1e-12)
+
+
+def _first_order_iir(signal, gain_now, gain_prev, b1, b2, reverse):
+    """y[t] = gain_now*x[t] + gain_prev*x[t-1] + b1*y[t-1] + b2*y[t-2] along the last
+    axis (anticausal: x[t+1], x[t+2] feed it, running from the end, gain_now on x[t+1])."""
+    x = signal[..., ::-1] if reverse else signal
+    y = np.zeros_like(x)
+    for t in range(x.shape[-1]):
+        x1 = x[..., t - 1] if t >= 1 else 0.0
+        x2 = x[..., t - 2] if t >= 2 else 0.0
+        y1 = y[..., t - 1] if t >= 1 else 0.0
+        y2 = y[..., t - 2] if t >= 2 else 0.0
+        if reverse:
+            y[..., t] = gain_now * x1 + gain_prev * x2 + b1 * y1 + b2 * y2
+        else:
+            y[..., t] = gain_now * x[..., t] + gain_prev * x1 + b1 * y1 + b2 * y2
+    return y[..., ::-1] if reverse else y
+
+
+def test_deriche_matches_its_recursive_filter_definition(tmp_path):
+    inputs, outputs = _run("deriche", tmp_path)
+    alpha = float(inputs["alpha"])
+    e = np.exp(-alpha)
+    k = (1 - e) ** 2 / (1 + 2 * alpha * e - np.exp(2 * alpha))
+    a1, a2, a3, a4 = k, k * e * (alpha - 1), k * e * (alpha + 1), -k * np.exp(-2 * alpha)
+    b1, b2 = 2.0 ** -alpha, -np.exp(-2 * alpha)
+    image = inputs["imgIn"]
+    rows = (_first_order_iir(image, a1, a2, b1, b2, False)
+            + _first_order_iir(image, a3, a4, b1, b2, True))
+    y1 = _first_order_iir(rows.T, a1, a2, b1, b2, False).T
+    y2 = _first_order_iir(rows.T, a3, a4, b1, b2, True).T
+    np.testing.assert_allclose(outputs["imgOut"], y1 + y2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(outputs["y1"], y1, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(outputs["y2"], y2, rtol=1e-9, atol=1e-12)
+
+
+def test_adi_solves_each_sweeps_tridiagonal_systems(tmp_path):
+    inputs, outputs = _run("adi", tmp_path)
+    u, v = inputs["u"].copy(), inputs["v"].copy()
+    n, steps = len(u), 20
+    mul1, mul2 = 2.0 * (1.0 / steps) * n * n, 1.0 * (1.0 / steps) * n * n
+    a, b, d, e = -mul1 / 2, 1 + mul1, -mul2 / 2, 1 + mul2
+
+    def solve(lower, diagonal, upper, rhs, first, last):
+        # tridiagonal system for interior unknowns 1..n-2 with fixed end values
+        m = len(rhs)
+        system = (np.diag(np.full(m, diagonal)) + np.diag(np.full(m - 1, lower), -1)
+                  + np.diag(np.full(m - 1, upper), 1))
+        rhs = rhs.copy()
+        rhs[0] -= lower * first
+        rhs[-1] -= upper * last
+        return np.linalg.solve(system, rhs)
+
+    for _ in range(steps):
+        for i in range(1, n - 1):  # column sweep: v[:, i] from u[i-1..i+1, :] as columns
+            rhs = -d * u[1:-1, i - 1] + (1 + 2 * d) * u[1:-1, i] - d * u[1:-1, i + 1]
+            v[0, i], v[n - 1, i] = 1.0, 1.0
+            v[1:-1, i] = solve(a, b, a, rhs, 1.0, 1.0)
+        for i in range(1, n - 1):  # row sweep: u[i, :] from v rows i-1..i+1
+            rhs = -a * v[i - 1, 1:-1] + (1 + 2 * a) * v[i, 1:-1] - a * v[i + 1, 1:-1]
+            u[i, 0], u[i, n - 1] = 1.0, 1.0
+            u[i, 1:-1] = solve(d, e, d, rhs, 1.0, 1.0)
+    np.testing.assert_allclose(outputs["u"], u, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(outputs["v"], v, rtol=1e-8, atol=1e-10)
