@@ -1,0 +1,117 @@
+//! Readable text for normal forms: `alpha*A[0,0]*B[0,1] - 2*C[0,1]/n`.
+//!
+//! Negative powers and reciprocal atoms print as a denominator; the printed
+//! text is for people and snapshots, not a serialisation format.
+
+use std::fmt::{self, Write};
+
+use super::atom::{Atom, AtomKind, Func};
+use super::expr::{Expr, Term};
+use super::rational::Rat;
+
+fn write_power(out: &mut String, atom: &Atom, exp: u32) {
+    match atom.kind() {
+        AtomKind::Recip(q) => {
+            // Only reached for a reciprocal printed in a denominator.
+            let _ = write!(out, "({q})");
+        }
+        _ => {
+            let _ = write!(out, "{atom}");
+        }
+    }
+    if exp != 1 {
+        let _ = write!(out, "^{exp}");
+    }
+}
+
+fn write_term(f: &mut fmt::Formatter<'_>, term: &Term, first: bool) -> fmt::Result {
+    let negative = term.coeff.is_negative();
+    match (first, negative) {
+        (true, true) => f.write_str("-")?,
+        (true, false) => {}
+        (false, true) => f.write_str(" - ")?,
+        (false, false) => f.write_str(" + ")?,
+    }
+    let magnitude = term.coeff.abs();
+    let (num, den) = match &magnitude {
+        Rat::Small(n, d) => (n.to_string(), d.to_string()),
+        Rat::Big(b) => (b.numer().to_string(), b.denom().to_string()),
+    };
+    let mut numerator: Vec<String> = Vec::new();
+    let mut denominator: Vec<String> = Vec::new();
+    if num != "1" {
+        numerator.push(num);
+    }
+    if den != "1" {
+        denominator.push(den);
+    }
+    for (atom, exp) in term.mono.factors() {
+        let mut s = String::new();
+        if *exp > 0 && !atom.is_recip() {
+            write_power(&mut s, atom, *exp as u32);
+            numerator.push(s);
+        } else {
+            write_power(&mut s, atom, exp.unsigned_abs());
+            denominator.push(s);
+        }
+    }
+    if numerator.is_empty() {
+        numerator.push("1".into());
+    }
+    f.write_str(&numerator.join("*"))?;
+    match denominator.len() {
+        0 => Ok(()),
+        1 => write!(f, "/{}", denominator[0]),
+        _ => write!(f, "/({})", denominator.join("*")),
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_zero() {
+            return f.write_str("0");
+        }
+        for (i, term) in self.terms().iter().enumerate() {
+            write_term(f, term, i == 0)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind() {
+            AtomKind::Sym { .. } => match self.as_symbol() {
+                Some(s) => write!(f, "{s}"),
+                None => Ok(()),
+            },
+            AtomKind::App { func, args } => {
+                let name = match func {
+                    Func::Wrap { .. } => func.name(),
+                    _ => func.name(),
+                };
+                write!(f, "{name}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+            AtomKind::Recip(q) => write!(f, "1/({q})"),
+        }
+    }
+}
+
+impl fmt::Debug for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
