@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Write};
 
-use super::atom::{Atom, AtomKind, Func};
+use super::atom::{Atom, AtomKind};
 use super::expr::{Expr, Term};
 use super::rational::Rat;
 
@@ -71,7 +71,11 @@ impl fmt::Display for Expr {
         if self.is_zero() {
             return f.write_str("0");
         }
-        for (i, term) in self.terms().iter().enumerate() {
+        // Highest degree first, as people write polynomials; the stored
+        // order is unaffected.
+        let mut terms: Vec<&Term> = self.terms().iter().collect();
+        terms.sort_by(|a, b| super::poly::grlex_cmp(&b.mono, &a.mono));
+        for (i, term) in terms.into_iter().enumerate() {
             write_term(f, term, i == 0)?;
         }
         Ok(())
@@ -92,11 +96,7 @@ impl fmt::Display for Atom {
                 None => Ok(()),
             },
             AtomKind::App { func, args } => {
-                let name = match func {
-                    Func::Wrap { .. } => func.name(),
-                    _ => func.name(),
-                };
-                write!(f, "{name}(")?;
+                write!(f, "{}(", func.name())?;
                 for (i, a) in args.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;

@@ -189,7 +189,7 @@ fn from_laurent_terms(terms: Vec<Term>) -> Expr {
 
 /// Graded lexicographic order on monomials with non-negative exponents
 /// (atoms earlier in atom order are more significant).
-fn grlex_cmp(a: &Mono, b: &Mono) -> Ordering {
+pub(crate) fn grlex_cmp(a: &Mono, b: &Mono) -> Ordering {
     a.degree().cmp(&b.degree()).then_with(|| {
         let (x, y) = (a.factors(), b.factors());
         let (mut i, mut j) = (0, 0);
