@@ -425,9 +425,9 @@ impl<'k> Machine<'k> {
                 loc,
             } => {
                 let c = self.value(cond, loc)?;
-                // A guard whose condition is not constant here behaves like a
-                // data branch (both sides merged), which is exact either way.
-                let _ = kind == &IfKind::Guard;
+                // A guard's condition is constant at concrete sizes; should it
+                // not be, merging both sides with a select is still exact.
+                let _: &IfKind = kind;
                 self.branch(&c, then_body, else_body)
             }
             Stmt::Return { value, loc } => {
