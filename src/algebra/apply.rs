@@ -6,16 +6,18 @@
 //! application into a canonical shape so that equal applications intern to
 //! the same atom:
 //!
-//! - `abs(c·x) = |c|·abs(x)` with `x`'s first coefficient 1;
+//! - `abs(c·x) = |c|·abs(x)` with `x`'s first non-constant coefficient 1;
 //! - `max`/`min` flatten nested applications of themselves, keep only the
 //!   extreme constant, sort and deduplicate, and collapse to a lone argument;
 //! - comparisons become the predicates `lt0(d)` (`d < 0`) and `eq0(d)`
 //!   (`d = 0`) on the difference `d`, scaled by a positive constant (`lt0`) or
-//!   any non-zero constant (`eq0`) so that `d`'s first coefficient is ±1 / 1;
+//!   any non-zero constant (`eq0`) so that the coefficient of `d`'s first
+//!   non-constant term is ±1 (`lt0`) or 1 (`eq0`);
 //!   `a ≤ b` is `1 - lt0(b - a)`, `a ≠ b` is `1 - eq0(a - b)`;
 //! - `select(c, a, b)` tests `c ≠ 0`: a constant `c` picks a branch, equal
-//!   branches collapse, `c` is scaled to first coefficient 1, and the
-//!   conditions `eq0(d)` and `1 - p` (for a predicate `p`) swap the branches;
+//!   branches collapse, `c` is scaled to first non-constant coefficient 1,
+//!   and the conditions `eq0(d)` and `p - 1` (for a predicate `p`) swap the
+//!   branches;
 //! - C integer operations `tdiv`, `rem`, `trunc` and `wrap` fold on integer
 //!   constants with C semantics; `wrap(wrap(x))` of one type is one `wrap`.
 
@@ -107,7 +109,10 @@ impl Expr {
                 });
                 continue;
             }
-            match arg.as_atom().and_then(|a| a.as_app().map(|(f, xs)| (f, xs.to_vec()))) {
+            match arg
+                .as_atom()
+                .and_then(|a| a.as_app().map(|(f, xs)| (f, xs.to_vec())))
+            {
                 Some((f, inner)) if f == func => pending.extend(inner),
                 _ => flat.push(arg),
             }
@@ -191,15 +196,19 @@ impl Expr {
     /// of predicates, or one minus such a product.
     pub fn is_boolean(&self) -> bool {
         let is_pred_product = |t: &super::expr::Term| {
-            t.mono.factors().iter().all(|(a, e)| {
-                *e > 0 && a.as_app().is_some_and(|(f, _)| f.is_predicate())
-            })
+            t.mono
+                .factors()
+                .iter()
+                .all(|(a, e)| *e > 0 && a.as_app().is_some_and(|(f, _)| f.is_predicate()))
         };
         match self.terms() {
             [] => true,
             [t] => t.coeff.is_one() && is_pred_product(t),
             [one, t] => {
-                one.mono.is_one() && one.coeff.is_one() && t.coeff == Rat::MINUS_ONE && is_pred_product(t)
+                one.mono.is_one()
+                    && one.coeff.is_one()
+                    && t.coeff == Rat::MINUS_ONE
+                    && is_pred_product(t)
             }
             _ => false,
         }
@@ -250,9 +259,11 @@ impl Expr {
             return Expr::select(d, else_value, then_value);
         }
         // `p - 1 ≠ 0` for a predicate `p` is `p = 0`.
-        let complement = Expr::one().sub(&cond);
-        if complement.is_boolean() && complement.as_atom().is_some() {
-            return Expr::select(&complement, else_value, then_value);
+        let plus_one = cond.add(&Expr::one());
+        if let Some((f, _)) = plus_one.as_atom().and_then(Atom::as_app) {
+            if f.is_predicate() {
+                return Expr::select(&plus_one, else_value, then_value);
+            }
         }
         app(
             Func::Select,

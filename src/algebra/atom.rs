@@ -53,7 +53,10 @@ pub enum Func {
     /// C conversion of a real to an integer: truncation toward zero.
     Trunc,
     /// C conversion to a `bits`-wide integer type: wrap-around modulo 2^bits.
-    Wrap { bits: u8, signed: bool },
+    Wrap {
+        bits: u8,
+        signed: bool,
+    },
 }
 
 impl Func {

@@ -250,11 +250,14 @@ impl Expr {
         self.is_zero()
     }
 
-    /// The coefficient of the first term in canonical order (0 for zero).
+    /// The coefficient of the first non-constant term in canonical order
+    /// (the constant for a constant): what normalising scalings divide by.
     pub fn leading_coeff(&self) -> Rat {
         self.0
             .terms
-            .first()
+            .iter()
+            .find(|t| !t.mono.is_one())
+            .or(self.0.terms.first())
             .map_or(Rat::ZERO, |t| t.coeff.clone())
     }
 
@@ -279,7 +282,9 @@ impl Expr {
                     .iter()
                     .map(|(a, _)| match a.kind() {
                         AtomKind::Sym { .. } => 1,
-                        AtomKind::App { args, .. } => 1 + args.iter().map(Expr::size).sum::<usize>(),
+                        AtomKind::App { args, .. } => {
+                            1 + args.iter().map(Expr::size).sum::<usize>()
+                        }
                         AtomKind::Recip(q) => 1 + q.size(),
                     })
                     .sum::<usize>()

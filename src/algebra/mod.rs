@@ -84,7 +84,9 @@ pub use tensor::{simp_score, Tensor};
 pub enum AlgebraError {
     #[error("division by zero")]
     DivisionByZero,
-    #[error("`{symbol}` occurs inside an application or denominator, not as a polynomial variable")]
+    #[error(
+        "`{symbol}` occurs inside an application or denominator, not as a polynomial variable"
+    )]
     NotPolynomial { symbol: String },
     #[error("`{func}` applied to {given} arguments")]
     Arity { func: String, given: usize },

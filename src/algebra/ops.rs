@@ -59,7 +59,11 @@ impl Expr {
 
     /// `var(e)`: the program inputs the expression depends on (holes excluded).
     pub fn vars(&self) -> Vec<Symbol> {
-        self.symbols().iter().filter(|s| !s.is_hole()).cloned().collect()
+        self.symbols()
+            .iter()
+            .filter(|s| !s.is_hole())
+            .cloned()
+            .collect()
     }
 
     /// `|var(e)|`.
@@ -69,7 +73,11 @@ impl Expr {
 
     /// The sketch holes occurring in the expression.
     pub fn holes(&self) -> Vec<Symbol> {
-        self.symbols().iter().filter(|s| s.is_hole()).cloned().collect()
+        self.symbols()
+            .iter()
+            .filter(|s| s.is_hole())
+            .cloned()
+            .collect()
     }
 
     pub fn contains_symbol(&self, symbol: &Symbol) -> bool {

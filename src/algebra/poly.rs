@@ -292,7 +292,8 @@ pub(crate) fn divide_exact(p: &Expr, q: &Expr) -> Option<Expr> {
         _ if p.is_zero() => Some(Expr::zero()),
         _ => {
             let (content_p, content_q) = (monomial_content(p.terms()), monomial_content(q.terms()));
-            let (p_shifted, q_shifted) = (shift(p.terms(), &content_p), shift(q.terms(), &content_q));
+            let (p_shifted, q_shifted) =
+                (shift(p.terms(), &content_p), shift(q.terms(), &content_q));
             let quotient = polynomial_divide(&p_shifted, &q_shifted)?;
             let unit = mono_mul(&content_p, &mono_inverse(&content_q));
             Some(from_laurent_terms(
@@ -334,60 +335,56 @@ fn split_by_exponent(terms: &[Term], atom: &Atom) -> Vec<(i32, Vec<Term>)> {
     parts
 }
 
-/// Rewrites `c·q·(1/q)^k` as `c·(1/q)^(k-1)` wherever the coefficient of
-/// `(1/q)^k` is divisible by `q`, until nothing changes.
+/// Brings every reciprocal atom `r = 1/q` into a single power: a sum
+/// `Σ c_k·r^k` (each `c_k` free of `r`) becomes `N·r^K` with
+/// `N = Σ c_k·q^(K-k)`, then `q` is divided out of `N` while it divides
+/// exactly. Since `q ∤ N` afterwards (unless `K = 0`), the result is the
+/// unique such form of the value: sums over a common denominator compare
+/// equal however they were built.
 pub(crate) fn cancel_reciprocals(mut e: Expr) -> Expr {
-    loop {
+    'restart: loop {
         let mut recips: Vec<Atom> = e.top_atoms().filter(|a| a.is_recip()).cloned().collect();
         recips.sort();
         recips.dedup();
-        let mut changed = false;
         for atom in recips {
             let AtomKind::Recip(q) = atom.kind() else {
                 continue;
             };
             let parts = split_by_exponent(e.terms(), &atom);
-            let mut coeffs: Vec<(i32, Expr)> = parts
-                .into_iter()
-                .map(|(k, terms)| (k, Expr::from_terms(terms)))
-                .collect();
-            let mut local_change = false;
-            let top = coeffs.first().map_or(0, |(k, _)| *k);
-            for k in (1..=top).rev() {
-                let Some(pos) = coeffs.iter().position(|(e, _)| *e == k) else {
-                    continue;
-                };
-                if let Some(quot) = divide_exact(&coeffs[pos].1, q) {
-                    coeffs.remove(pos);
-                    match coeffs.iter_mut().find(|(e, _)| *e == k - 1) {
-                        Some((_, c)) => *c = c.add(&quot),
-                        None => coeffs.push((k - 1, quot)),
+            let Some(&(top, _)) = parts.first() else {
+                continue;
+            };
+            let single_power = parts.len() == 1;
+            let mut numerator = Expr::zero();
+            for (k, terms) in parts {
+                let c = Expr::from_terms(terms);
+                numerator = numerator.add(&c.mul(&q.pow_nonneg((top - k) as u32)));
+            }
+            let mut power = top;
+            while power > 0 {
+                match divide_exact(&numerator, q) {
+                    Some(quotient) => {
+                        numerator = quotient;
+                        power -= 1;
                     }
-                    local_change = true;
+                    None => break,
                 }
             }
-            if local_change {
-                let atom_expr = Expr::from_canonical_raw(vec![Term {
-                    coeff: Rat::ONE,
-                    mono: Mono(Box::new([(atom.clone(), 1)])),
-                }]);
-                let mut rebuilt = Expr::zero();
-                for (k, c) in coeffs {
-                    let power = if k == 0 {
-                        Expr::one()
-                    } else {
-                        atom_expr.pow_nonneg(k as u32)
-                    };
-                    rebuilt = rebuilt.add_raw(&c.mul_raw(&power));
-                }
-                e = rebuilt;
-                changed = true;
-                break;
+            if single_power && power == top {
+                continue;
             }
+            let atom_power = Expr::from_canonical_raw(vec![Term {
+                coeff: Rat::ONE,
+                mono: Mono(Box::new([(atom.clone(), power)])),
+            }]);
+            e = if power == 0 {
+                numerator
+            } else {
+                numerator.mul_raw(&atom_power)
+            };
+            continue 'restart;
         }
-        if !changed {
-            return e;
-        }
+        return e;
     }
 }
 
@@ -400,10 +397,6 @@ impl Expr {
             return self.clone();
         }
         Expr::from_canonical(add_terms(self.terms(), other.terms()))
-    }
-
-    fn add_raw(&self, other: &Expr) -> Expr {
-        Expr::from_canonical_raw(add_terms(self.terms(), other.terms()))
     }
 
     fn mul_raw(&self, other: &Expr) -> Expr {
@@ -483,7 +476,12 @@ impl Expr {
         }
         let content = monomial_content(divisor.terms());
         let shifted = shift(divisor.terms(), &content);
-        let lead = shifted[0].coeff.clone();
+        let lead = shifted
+            .iter()
+            .find(|t| !t.mono.is_one())
+            .unwrap_or(&shifted[0])
+            .coeff
+            .clone();
         let lead_inv = lead.recip().ok_or(AlgebraError::DivisionByZero)?;
         let monic = Expr::from_canonical(scale_terms(&shifted, &lead_inv));
         let unit = from_laurent_terms(vec![Term {

@@ -61,7 +61,10 @@ impl Rat {
         }
         match (i64::try_from(n), i64::try_from(d)) {
             (Ok(n), Ok(d)) => Rat::Small(n, d),
-            _ => Rat::Big(Arc::new(BigRational::new_raw(BigInt::from(n), BigInt::from(d)))),
+            _ => Rat::Big(Arc::new(BigRational::new_raw(
+                BigInt::from(n),
+                BigInt::from(d),
+            ))),
         }
     }
 
@@ -372,7 +375,10 @@ mod tests {
         assert!(matches!(square, Rat::Big(_)));
         // Dividing back demotes to the small form again.
         assert_eq!(square.checked_div(&big).unwrap(), big);
-        assert_eq!(-&Rat::int(i64::MIN), Rat::from_big(-Rat::int(i64::MIN).to_big()));
+        assert_eq!(
+            -&Rat::int(i64::MIN),
+            Rat::from_big(-Rat::int(i64::MIN).to_big())
+        );
     }
 
     #[test]

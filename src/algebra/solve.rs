@@ -36,12 +36,10 @@ struct Row {
 
 /// Splits `equation = 0` into coefficients of each unknown and the rest.
 fn linear_row(equation: &Expr, unknowns: &[Symbol]) -> Result<Row, SolveError> {
-    let parts = equation
-        .coefficients(unknowns)
-        .map_err(|e| match e {
-            AlgebraError::NotPolynomial { symbol } => SolveError::NonLinear(symbol),
-            other => SolveError::Algebra(other),
-        })?;
+    let parts = equation.coefficients(unknowns).map_err(|e| match e {
+        AlgebraError::NotPolynomial { symbol } => SolveError::NonLinear(symbol),
+        other => SolveError::Algebra(other),
+    })?;
     let mut coeffs = vec![Expr::zero(); unknowns.len()];
     let mut rhs = Expr::zero();
     for (mono, c) in parts {
@@ -136,7 +134,11 @@ pub fn solve_linear(equations: &[Expr], unknowns: &[Symbol]) -> Result<Vec<Expr>
 }
 
 fn verify(equations: &[Expr], unknowns: &[Symbol], solution: &[Expr]) -> Result<(), SolveError> {
-    let map: HashMap<Symbol, Expr> = unknowns.iter().cloned().zip(solution.iter().cloned()).collect();
+    let map: HashMap<Symbol, Expr> = unknowns
+        .iter()
+        .cloned()
+        .zip(solution.iter().cloned())
+        .collect();
     for eq in equations {
         if !eq.substitute(&map)?.is_zero() {
             return Err(SolveError::Unverified);

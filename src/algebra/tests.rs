@@ -57,7 +57,9 @@ fn division_by_polynomials_is_exact_when_possible_else_a_reciprocal_atom() {
     assert_eq!(frac.to_string(), "x/(x + 1)");
     // q·(1/q) cancels, and associates of q give the same reciprocal atom.
     assert_eq!(frac.mul(&one_plus_x), x);
-    let scaled = (&x * &Expr::int(2)).div(&(&x * &Expr::int(2) + Expr::int(2))).unwrap();
+    let scaled = (&x * &Expr::int(2))
+        .div(&(&x * &Expr::int(2) + Expr::int(2)))
+        .unwrap();
     assert_eq!(scaled, frac);
     let sum = frac.add(&Expr::one().div(&one_plus_x).unwrap());
     assert_eq!(sum, Expr::one());
@@ -90,7 +92,12 @@ fn applications_fold_only_exact_constants() {
 #[test]
 fn max_and_min_flatten_sort_deduplicate_and_fold_constants() {
     let (a, b) = (s("a"), s("b"));
-    let nested = Expr::max_of(&[a.clone(), Expr::max_of(&[b.clone(), Expr::int(1)]), Expr::int(3), a.clone()]);
+    let nested = Expr::max_of(&[
+        a.clone(),
+        Expr::max_of(&[b.clone(), Expr::int(1)]),
+        Expr::int(3),
+        a.clone(),
+    ]);
     let flat = Expr::max_of(&[Expr::int(3), b.clone(), a.clone()]);
     assert_eq!(nested, flat);
     assert_eq!(flat.to_string(), "max(3, a, b)");
@@ -105,7 +112,10 @@ fn comparisons_and_selects_have_one_form_each() {
     assert_eq!(Expr::gt(&a, &b), Expr::lt(&b, &a));
     assert_eq!(Expr::lt(&Expr::int(1), &Expr::int(2)), Expr::one());
     // 2a < 2b is a < b.
-    assert_eq!(Expr::lt(&a.scale(&Rat::int(2)), &b.scale(&Rat::int(2))), Expr::lt(&a, &b));
+    assert_eq!(
+        Expr::lt(&a.scale(&Rat::int(2)), &b.scale(&Rat::int(2))),
+        Expr::lt(&a, &b)
+    );
     assert_eq!(Expr::equals(&a, &b), Expr::equals(&b, &a));
     // a >= b ? x : y  ==  a < b ? y : x
     assert_eq!(
@@ -155,7 +165,15 @@ fn coefficient_extraction_separates_monomials_in_the_chosen_symbols() {
     let coeffs = e.coefficients(std::slice::from_ref(&x)).unwrap();
     let printed: Vec<String> = coeffs
         .iter()
-        .map(|(m, c)| format!("{}: {c}", Expr::from_terms(vec![Term { coeff: Rat::ONE, mono: m.clone() }])))
+        .map(|(m, c)| {
+            format!(
+                "{}: {c}",
+                Expr::from_terms(vec![Term {
+                    coeff: Rat::ONE,
+                    mono: m.clone()
+                }])
+            )
+        })
         .collect();
     assert_eq!(printed, vec!["1: c", "x: 2*a", "x^2: 3*b"]);
     assert_eq!(e.coefficient_of(&x, 2).unwrap(), Expr::int(3) * &b);
@@ -170,11 +188,26 @@ fn substitution_renormalises_and_folds() {
     let x = Symbol::scalar("x");
     let y = s("y");
     let e = x.to_expr().pow(2).unwrap();
-    assert_eq!(e.substitute_one(&x, &(&y + &Expr::one())).unwrap(), &y * &y + Expr::int(2) * &y + Expr::one());
-    assert_eq!(x.to_expr().sqrt().substitute_one(&x, &Expr::int(4)).unwrap(), Expr::int(2));
+    assert_eq!(
+        e.substitute_one(&x, &(&y + &Expr::one())).unwrap(),
+        &y * &y + Expr::int(2) * &y + Expr::one()
+    );
+    assert_eq!(
+        x.to_expr()
+            .sqrt()
+            .substitute_one(&x, &Expr::int(4))
+            .unwrap(),
+        Expr::int(2)
+    );
     let recip = Expr::one().div(&(x.to_expr() + Expr::one())).unwrap();
-    assert_eq!(recip.substitute_one(&x, &Expr::zero()).unwrap(), Expr::one());
-    assert_eq!(recip.substitute_one(&x, &Expr::int(-1)), Err(AlgebraError::DivisionByZero));
+    assert_eq!(
+        recip.substitute_one(&x, &Expr::zero()).unwrap(),
+        Expr::one()
+    );
+    assert_eq!(
+        recip.substitute_one(&x, &Expr::int(-1)),
+        Err(AlgebraError::DivisionByZero)
+    );
     let unrelated = s("z");
     assert!(unrelated.substitute_one(&x, &y).unwrap().ptr_eq(&unrelated));
 }
@@ -190,14 +223,20 @@ fn solving_holes_matches_the_paper_example_and_linear_systems() {
     // div(X, C): spec / C
     let c = s("C");
     let spec2 = (&a * &a).div(&c).unwrap();
-    assert_eq!(solve_hole(&spec2, &v.to_expr().div(&c).unwrap(), &v).unwrap(), &a * &a);
+    assert_eq!(
+        solve_hole(&spec2, &v.to_expr().div(&c).unwrap(), &v).unwrap(),
+        &a * &a
+    );
     // x + y = 3, x - y = 1
     let (x, y) = (Symbol::hole("x", &[]), Symbol::hole("y", &[]));
     let eqs = [
         x.to_expr() + y.to_expr() - Expr::int(3),
         x.to_expr() - y.to_expr() - Expr::int(1),
     ];
-    assert_eq!(solve_linear(&eqs, &[x.clone(), y.clone()]).unwrap(), vec![Expr::int(2), Expr::int(1)]);
+    assert_eq!(
+        solve_linear(&eqs, &[x.clone(), y.clone()]).unwrap(),
+        vec![Expr::int(2), Expr::int(1)]
+    );
     // symbolic coefficients: a·x = b  ⇒  x = b/a
     let (sa, sb) = (s("a"), s("b"));
     let sol = solve_linear(&[&sa * &x.to_expr() - &sb], std::slice::from_ref(&x)).unwrap();
@@ -207,7 +246,10 @@ fn solving_holes_matches_the_paper_example_and_linear_systems() {
         Err(SolveError::Underdetermined(vec!["?y".into()]))
     );
     assert_eq!(
-        solve_linear(&[x.to_expr(), x.to_expr() - Expr::one()], std::slice::from_ref(&x)),
+        solve_linear(
+            &[x.to_expr(), x.to_expr() - Expr::one()],
+            std::slice::from_ref(&x)
+        ),
         Err(SolveError::Inconsistent)
     );
     assert!(matches!(
@@ -222,7 +264,10 @@ fn identities_are_solved_by_matching_coefficients() {
     let t = Symbol::scalar("t");
     let (p, r) = (Symbol::hole("p", &[]), Symbol::hole("r", &[]));
     let eq = p.to_expr() * t.to_expr() + r.to_expr() - (Expr::int(3) * t.to_expr() + Expr::int(5));
-    assert_eq!(solve_identity(&eq, &[p, r], &[t]).unwrap(), vec![Expr::int(3), Expr::int(5)]);
+    assert_eq!(
+        solve_identity(&eq, &[p, r], &[t]).unwrap(),
+        vec![Expr::int(3), Expr::int(5)]
+    );
 }
 
 #[test]
@@ -231,7 +276,12 @@ fn density_and_simp_score_follow_the_tensorize_example() {
     let b = |i, j| el("B", &[i, j]);
     let spec = Tensor::new(
         vec![2, 2],
-        vec![a(0, 0) + b(0, 0), b(0, 1), a(1, 0) + b(1, 0), a(1, 1) + b(1, 1)],
+        vec![
+            a(0, 0) + b(0, 0),
+            b(0, 1),
+            a(1, 0) + b(1, 0),
+            a(1, 1) + b(1, 1),
+        ],
     )
     .unwrap();
     assert_eq!(spec.complexity(), 7.0);
@@ -244,7 +294,9 @@ fn density_and_simp_score_follow_the_tensorize_example() {
 #[test]
 fn numeric_evaluation_uses_c_semantics_for_integer_operations() {
     let x = Symbol::scalar("x");
-    let e = Expr::trunc_div(&x.to_expr(), &Expr::int(2)) + Expr::rem(&x.to_expr(), &Expr::int(4)) + x.to_expr().wrap(8, false);
+    let e = Expr::trunc_div(&x.to_expr(), &Expr::int(2))
+        + Expr::rem(&x.to_expr(), &Expr::int(4))
+        + x.to_expr().wrap(8, false);
     let v = e.eval(&|s| (s == &x).then_some(-7.0)).unwrap();
     assert_eq!(v, -3.0 + -3.0 + 249.0);
     let unbound = s("zz").eval(&|_| None);
@@ -294,7 +346,10 @@ fn all_rayon_threads_build_identical_normal_forms() {
         out
     };
     let reference = build(0);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(8).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(8)
+        .build()
+        .unwrap();
     let results: Vec<Vec<String>> = pool.install(|| (0..64).into_par_iter().map(build).collect());
     assert!(results.iter().all(|r| *r == reference));
 }

@@ -76,7 +76,12 @@ fn kernels_from_c(path: &Path) -> Result<Vec<Kernel>, Failure> {
 fn kernels_from_json(path: &Path, text: &str) -> Result<Vec<Kernel>, Failure> {
     let unit: TranslationUnit = serde_json::from_str(text).map_err(|e| Failure {
         code: EXIT_INPUT,
-        message: format!("{}:{}:{}: error: not loop IR JSON: {e}", path.display(), e.line(), e.column()),
+        message: format!(
+            "{}:{}:{}: error: not loop IR JSON: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ),
     })?;
     Ok(unit.kernels)
 }
@@ -93,7 +98,11 @@ fn load_kernels(path: &Path) -> Result<Vec<Kernel>, Failure> {
     kernels_from_json(path, &text)
 }
 
-fn select_kernel(path: &Path, kernels: Vec<Kernel>, wanted: Option<&str>) -> Result<Kernel, Failure> {
+fn select_kernel(
+    path: &Path,
+    kernels: Vec<Kernel>,
+    wanted: Option<&str>,
+) -> Result<Kernel, Failure> {
     let names = || {
         kernels
             .iter()
@@ -115,7 +124,9 @@ fn select_kernel(path: &Path, kernels: Vec<Kernel>, wanted: Option<&str>) -> Res
             ))),
         },
         None if kernels.len() == 1 => Ok(kernels[0].clone()),
-        None if kernels.is_empty() => Err(fail(format!("{}: error: no kernel found", path.display()))),
+        None if kernels.is_empty() => {
+            Err(fail(format!("{}: error: no kernel found", path.display())))
+        }
         None => Err(fail(format!(
             "{}: error: several kernels ({}); choose one with --function",
             path.display(),
@@ -215,10 +226,18 @@ mod tests {
             .scalar("a", F64)
             .array("x", F64, &["n"], Role::Input)
             .array("y", F64, &["n"], Role::InOut)
-            .body(vec![for_("i", "0", "n", vec![assign(
-                el("y", &["i"], F64),
-                add(load("y", &["i"], F64), mul(param("a", F64), load("x", &["i"], F64))),
-            )])])
+            .body(vec![for_(
+                "i",
+                "0",
+                "n",
+                vec![assign(
+                    el("y", &["i"], F64),
+                    add(
+                        load("y", &["i"], F64),
+                        mul(param("a", F64), load("x", &["i"], F64)),
+                    ),
+                )],
+            )])
             .build()
     }
 
@@ -286,6 +305,11 @@ mod tests {
         std::fs::write(&garbage, "{not json").unwrap();
         let err = render(&args(garbage)).unwrap_err();
         assert_eq!(err.code, EXIT_INPUT);
-        assert!(err.message.contains("bad.json:1:2: error: not loop IR JSON"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("bad.json:1:2: error: not loop IR JSON"),
+            "{}",
+            err.message
+        );
     }
 }

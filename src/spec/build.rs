@@ -54,7 +54,11 @@ pub fn aff(text: &str) -> Affine {
     }
     for (sign, term) in terms {
         let (coeff, var) = match term.split_once('*') {
-            Some((c, v)) => (c.parse::<i64>().unwrap_or_else(|_| panic!("bad affine `{text}`")), Some(v)),
+            Some((c, v)) => (
+                c.parse::<i64>()
+                    .unwrap_or_else(|_| panic!("bad affine `{text}`")),
+                Some(v),
+            ),
             None => match term.parse::<i64>() {
                 Ok(c) => (c, None),
                 Err(_) => (1, Some(term.as_str())),
@@ -138,7 +142,14 @@ impl KernelBuilder {
     }
 
     /// A pointer array accessed through strides; `None` dims are written "?".
-    pub fn flat_array(self, name: &str, elem: ScalarType, dims: &[&str], strides: &[&str], role: Role) -> Self {
+    pub fn flat_array(
+        self,
+        name: &str,
+        elem: ScalarType,
+        dims: &[&str],
+        strides: &[&str],
+        role: Role,
+    ) -> Self {
         let info = ArrayInfo {
             elem,
             dims: dims.iter().map(|d| (*d != "?").then(|| aff(d))).collect(),
@@ -254,7 +265,10 @@ pub fn flit(text: &str, ty: ScalarType) -> Expr {
     Expr {
         ty,
         kind: ExprKind::FloatLit {
-            value: text.trim_end_matches(['f', 'F']).parse().unwrap_or(f64::NAN),
+            value: text
+                .trim_end_matches(['f', 'F'])
+                .parse()
+                .unwrap_or(f64::NAN),
             text: text.into(),
         },
     }

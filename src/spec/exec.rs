@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use tenslift_frontend::ir::{
-    self, BinaryOp, ExprKind, IfKind, Kernel, LValue, Loc, MathFn, ParamKind, LocalKind, Role,
+    self, BinaryOp, ExprKind, IfKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role,
     ScalarType, Stmt, UnaryOp, VarClass,
 };
 
@@ -207,10 +207,12 @@ impl<'k> Machine<'k> {
                 })?)
             }
             ExprKind::Var { name, class } => match class {
-                VarClass::Iter => Value::int(*self.iters.get(name).ok_or_else(|| SpecError::Unbound {
-                    at: at(loc),
-                    name: name.clone(),
-                })?),
+                VarClass::Iter => {
+                    Value::int(*self.iters.get(name).ok_or_else(|| SpecError::Unbound {
+                        at: at(loc),
+                        name: name.clone(),
+                    })?)
+                }
                 VarClass::Param | VarClass::Local => match self.scalars.get(name) {
                     Some(Some(v)) => v.clone(),
                     Some(None) => {
@@ -275,7 +277,11 @@ impl<'k> Machine<'k> {
                 match c.as_constant() {
                     Some(k) if k.is_zero() => self.value(else_value, loc)?,
                     Some(_) => self.value(then_value, loc)?,
-                    None => Value::select(&c, &self.value(then_value, loc)?, &self.value(else_value, loc)?),
+                    None => Value::select(
+                        &c,
+                        &self.value(then_value, loc)?,
+                        &self.value(else_value, loc)?,
+                    ),
                 }
             }
             ExprKind::Cast { arg } => convert(&self.value(arg, loc)?, arg.ty, e.ty),
@@ -340,7 +346,11 @@ impl<'k> Machine<'k> {
                     self.scalars.insert(name.clone(), old);
                 }
                 Slot::Element(array, offset) => {
-                    if let Some(cell) = self.arrays.get_mut(array).and_then(|a| a.data.get_mut(*offset)) {
+                    if let Some(cell) = self
+                        .arrays
+                        .get_mut(array)
+                        .and_then(|a| a.data.get_mut(*offset))
+                    {
                         *cell = old;
                     }
                 }
@@ -351,7 +361,12 @@ impl<'k> Machine<'k> {
         Ok(after)
     }
 
-    fn branch(&mut self, cond: &Value, then_body: &[Stmt], else_body: &[Stmt]) -> Result<(), SpecError> {
+    fn branch(
+        &mut self,
+        cond: &Value,
+        then_body: &[Stmt],
+        else_body: &[Stmt],
+    ) -> Result<(), SpecError> {
         if let Some(c) = cond.as_constant() {
             return self.block(if c.is_zero() { else_body } else { then_body });
         }
@@ -412,7 +427,9 @@ impl<'k> Machine<'k> {
                         }
                         Slot::Scalar(name.clone())
                     }
-                    LValue::Element { array, index, .. } => Slot::Element(array.clone(), self.offset(array, index, loc)?),
+                    LValue::Element { array, index, .. } => {
+                        Slot::Element(array.clone(), self.offset(array, index, loc)?)
+                    }
                 };
                 self.write(slot, Some(v));
                 Ok(())
@@ -457,9 +474,11 @@ impl<'k> Machine<'k> {
                             })
                         })
                         .collect::<Result<Vec<_>, _>>()?;
-                    let value = Tensor::new(state.shape.clone(), elems).map_err(|_| SpecError::Unknown {
-                        at: at(&p.loc),
-                        name: p.name.clone(),
+                    let value = Tensor::new(state.shape.clone(), elems).map_err(|_| {
+                        SpecError::Unknown {
+                            at: at(&p.loc),
+                            name: p.name.clone(),
+                        }
                     })?;
                     outputs.push(Output {
                         name: p.name.clone(),
@@ -467,7 +486,9 @@ impl<'k> Machine<'k> {
                         value,
                     });
                 }
-                ParamKind::Scalar { ty, .. } if p.role != Role::Input && p.origin == ir::Origin::Global => {
+                ParamKind::Scalar { ty, .. }
+                    if p.role != Role::Input && p.origin == ir::Origin::Global =>
+                {
                     if let Some(Some(v)) = self.scalars.get(&p.name) {
                         outputs.push(Output {
                             name: p.name.clone(),
@@ -480,10 +501,13 @@ impl<'k> Machine<'k> {
             }
         }
         if let Some(ty) = kernel.returns {
-            let v = self.returned.clone().ok_or_else(|| SpecError::UninitializedRead {
-                at: format!("{}:{}", kernel.range.file, kernel.range.end_line),
-                name: "return".into(),
-            })?;
+            let v = self
+                .returned
+                .clone()
+                .ok_or_else(|| SpecError::UninitializedRead {
+                    at: format!("{}:{}", kernel.range.file, kernel.range.end_line),
+                    name: "return".into(),
+                })?;
             outputs.push(Output {
                 name: "return".into(),
                 elem: ty,
@@ -507,7 +531,11 @@ impl<'k> Machine<'k> {
                     ParamKind::Scalar { ty, .. } => *ty,
                     ParamKind::Array(info) => info.elem,
                 },
-                shape: self.arrays.get(&p.name).map(|a| a.shape.clone()).unwrap_or_default(),
+                shape: self
+                    .arrays
+                    .get(&p.name)
+                    .map(|a| a.shape.clone())
+                    .unwrap_or_default(),
             })
             .collect();
         Ok(Spec {

@@ -45,7 +45,10 @@ pub enum SpecError {
     #[error("malformed size list `{text}`: expected `name=value,name=value` with integer values")]
     BadSizeList { text: String },
     #[error("no size tuple with distinct small values keeps every access of `{kernel}` in bounds; at the first candidate: {first_failure}")]
-    NoValidSizes { kernel: String, first_failure: String },
+    NoValidSizes {
+        kernel: String,
+        first_failure: String,
+    },
     #[error("{at}: error: access {array}{index:?} is out of bounds for extents {extents:?} at sizes {sizes}")]
     OutOfBounds {
         at: String,
@@ -69,7 +72,9 @@ pub enum SpecError {
         dim: usize,
         extent: i64,
     },
-    #[error("{at}: error: `{name}` has no value here (not an iterator or size parameter in scope)")]
+    #[error(
+        "{at}: error: `{name}` has no value here (not an iterator or size parameter in scope)"
+    )]
     Unbound { at: String, name: String },
     #[error("{at}: error: `{name}` is read before it is written")]
     UninitializedRead { at: String, name: String },
@@ -136,7 +141,12 @@ pub fn format_sizes(sizes: &Sizes) -> String {
 impl fmt::Display for Spec {
     /// One line per output element: `C[0,1] = …`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "// spec of {} at {}", self.kernel, format_sizes(&self.sizes))?;
+        writeln!(
+            f,
+            "// spec of {} at {}",
+            self.kernel,
+            format_sizes(&self.sizes)
+        )?;
         for out in &self.outputs {
             let t = &out.value;
             for (offset, e) in t.elems().iter().enumerate() {

@@ -119,7 +119,10 @@ pub(crate) fn concrete_int(e: &Expr, iters: &HashMap<String, i64>, sizes: &Sizes
             }
         }
         ExprKind::Binary { op, lhs, rhs } => {
-            let (a, b) = (concrete_int(lhs, iters, sizes)?, concrete_int(rhs, iters, sizes)?);
+            let (a, b) = (
+                concrete_int(lhs, iters, sizes)?,
+                concrete_int(rhs, iters, sizes)?,
+            );
             match op {
                 BinaryOp::Add => a.checked_add(b)?,
                 BinaryOp::Sub => a.checked_sub(b)?,
@@ -155,7 +158,11 @@ pub(crate) fn concrete_int(e: &Expr, iters: &HashMap<String, i64>, sizes: &Sizes
 }
 
 /// Iterates a loop's iterator values (start, start+step, … strictly before end).
-pub(crate) fn loop_values(l: &Loop, start: i64, end: i64) -> Result<impl Iterator<Item = i64>, SpecError> {
+pub(crate) fn loop_values(
+    l: &Loop,
+    start: i64,
+    end: i64,
+) -> Result<impl Iterator<Item = i64>, SpecError> {
     if l.step == 0 {
         return Err(SpecError::ZeroStep { at: at(&l.loc) });
     }
@@ -181,12 +188,18 @@ impl<'k> Scan<'k> {
             .map(|a| eval_affine(a, &self.iters, self.sizes, loc))
             .collect::<Result<Vec<i64>, _>>()?;
         let sizes = self.sizes;
-        let scan = self.arrays.get_mut(array).ok_or_else(|| SpecError::Unknown {
-            at: at(loc),
-            name: array.into(),
-        })?;
+        let scan = self
+            .arrays
+            .get_mut(array)
+            .ok_or_else(|| SpecError::Unknown {
+                at: at(loc),
+                name: array.into(),
+            })?;
         let out_of_bounds = idx.len() != scan.declared.len()
-            || idx.iter().zip(&scan.declared).any(|(&i, d)| i < 0 || d.is_some_and(|n| i >= n));
+            || idx
+                .iter()
+                .zip(&scan.declared)
+                .any(|(&i, d)| i < 0 || d.is_some_and(|n| i >= n));
         if out_of_bounds {
             return Err(SpecError::OutOfBounds {
                 at: at(loc),
@@ -352,9 +365,10 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
                 if a.max_touched.get(dim).is_none_or(|m| *m < 1) {
                     continue;
                 }
-                let span: i64 = 1 + (dim + 1..strides.len())
-                    .map(|e| strides[e] * a.max_touched.get(e).copied().unwrap_or(0).max(0))
-                    .sum::<i64>();
+                let span: i64 = 1
+                    + (dim + 1..strides.len())
+                        .map(|e| strides[e] * a.max_touched.get(e).copied().unwrap_or(0).max(0))
+                        .sum::<i64>();
                 if strides[dim] < span {
                     return Err(SpecError::OverlappingStrides {
                         at: at(a.loc),
@@ -366,7 +380,10 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
                 }
             }
         }
-        extents.insert(name.to_string(), ext.iter().map(|&n| n.max(0) as usize).collect());
+        extents.insert(
+            name.to_string(),
+            ext.iter().map(|&n| n.max(0) as usize).collect(),
+        );
     }
     Ok(Layout { extents })
 }
@@ -376,7 +393,12 @@ const CANDIDATE_LIMIT: usize = 20_000;
 /// Visits candidate tuples for `free` parameters (distinct values ≥ `base`, not
 /// colliding with `fixed` values), smallest maxima first, lexicographic
 /// within; stops when `visit` returns true or the limit is reached.
-fn for_each_candidate(free: &[String], fixed: &Sizes, base: i64, visit: &mut dyn FnMut(&Sizes) -> bool) {
+fn for_each_candidate(
+    free: &[String],
+    fixed: &Sizes,
+    base: i64,
+    visit: &mut dyn FnMut(&Sizes) -> bool,
+) {
     if free.is_empty() {
         visit(fixed);
         return;
@@ -393,7 +415,17 @@ fn for_each_candidate(free: &[String], fixed: &Sizes, base: i64, visit: &mut dyn
         let Some(&max) = pool.last() else { continue };
         let mut current = fixed.clone();
         let mut used = vec![false; pool.len()];
-        if generate(free, 0, &pool, max, top == first_top, &mut used, &mut current, &mut budget, visit) {
+        if generate(
+            free,
+            0,
+            &pool,
+            max,
+            top == first_top,
+            &mut used,
+            &mut current,
+            &mut budget,
+            visit,
+        ) {
             return;
         }
     }
@@ -429,7 +461,17 @@ fn generate(
         }
         used[i] = true;
         current.insert(free[pos].clone(), pool[i]);
-        let stop = generate(free, pos + 1, pool, max, first_level, used, current, budget, visit);
+        let stop = generate(
+            free,
+            pos + 1,
+            pool,
+            max,
+            first_level,
+            used,
+            current,
+            budget,
+            visit,
+        );
         used[i] = false;
         if stop {
             return true;
@@ -463,7 +505,11 @@ fn search(
 ) -> Result<Sizes, SpecError> {
     let params = size_params(kernel);
     validate_fixed(kernel, &params, fixed)?;
-    let free: Vec<String> = params.iter().filter(|p| !fixed.contains_key(*p)).cloned().collect();
+    let free: Vec<String> = params
+        .iter()
+        .filter(|p| !fixed.contains_key(*p))
+        .cloned()
+        .collect();
     let mut found = None;
     let mut first_failure: Option<SpecError> = None;
     for_each_candidate(&free, fixed, base, &mut |candidate| {

@@ -36,19 +36,42 @@ pub(crate) fn gemm() -> Kernel {
         .array("C", F64, &["ni", "nj"], Role::InOut)
         .array("A", F64, &["ni", "nk"], Role::Input)
         .array("B", F64, &["nk", "nj"], Role::Input)
-        .body(vec![for_("i", "0", "ni", vec![
-            for_("j", "0", "nj", vec![assign(
-                el("C", &["i", "j"], F64),
-                mul(load("C", &["i", "j"], F64), param("beta", F64)),
-            )]),
-            for_("k", "0", "nk", vec![for_("j", "0", "nj", vec![assign(
-                el("C", &["i", "j"], F64),
-                add(
-                    load("C", &["i", "j"], F64),
-                    mul(mul(param("alpha", F64), load("A", &["i", "k"], F64)), load("B", &["k", "j"], F64)),
+        .body(vec![for_(
+            "i",
+            "0",
+            "ni",
+            vec![
+                for_(
+                    "j",
+                    "0",
+                    "nj",
+                    vec![assign(
+                        el("C", &["i", "j"], F64),
+                        mul(load("C", &["i", "j"], F64), param("beta", F64)),
+                    )],
                 ),
-            )])]),
-        ])])
+                for_(
+                    "k",
+                    "0",
+                    "nk",
+                    vec![for_(
+                        "j",
+                        "0",
+                        "nj",
+                        vec![assign(
+                            el("C", &["i", "j"], F64),
+                            add(
+                                load("C", &["i", "j"], F64),
+                                mul(
+                                    mul(param("alpha", F64), load("A", &["i", "k"], F64)),
+                                    load("B", &["k", "j"], F64),
+                                ),
+                            ),
+                        )],
+                    )],
+                ),
+            ],
+        )])
         .build()
 }
 
@@ -84,33 +107,77 @@ pub(crate) fn covariance() -> Kernel {
         .array("cov", F64, &["m", "m"], Role::Output)
         .array("mean", F64, &["m"], Role::Output)
         .body(vec![
-            for_("j", "0", "m", vec![
-                assign(el("mean", &["j"], F64), flit("0.0", F64)),
-                for_("i", "0", "n", vec![assign(
-                    el("mean", &["j"], F64),
-                    add(load("mean", &["j"], F64), load("data", &["i", "j"], F64)),
-                )]),
-                assign(el("mean", &["j"], F64), div(load("mean", &["j"], F64), param("float_n", F64))),
-            ]),
-            for_("i", "0", "n", vec![for_("j", "0", "m", vec![assign(
-                el("data", &["i", "j"], F64),
-                sub(load("data", &["i", "j"], F64), load("mean", &["j"], F64)),
-            )])]),
-            for_("i", "0", "m", vec![for_("j", "i", "m", vec![
-                assign(el("cov", &["i", "j"], F64), flit("0.0", F64)),
-                for_("k", "0", "n", vec![assign(
-                    el("cov", &["i", "j"], F64),
-                    add(
-                        load("cov", &["i", "j"], F64),
-                        mul(load("data", &["k", "i"], F64), load("data", &["k", "j"], F64)),
+            for_(
+                "j",
+                "0",
+                "m",
+                vec![
+                    assign(el("mean", &["j"], F64), flit("0.0", F64)),
+                    for_(
+                        "i",
+                        "0",
+                        "n",
+                        vec![assign(
+                            el("mean", &["j"], F64),
+                            add(load("mean", &["j"], F64), load("data", &["i", "j"], F64)),
+                        )],
                     ),
-                )]),
-                assign(
-                    el("cov", &["i", "j"], F64),
-                    div(load("cov", &["i", "j"], F64), sub(param("float_n", F64), flit("1.0", F64))),
-                ),
-                assign(el("cov", &["j", "i"], F64), load("cov", &["i", "j"], F64)),
-            ])]),
+                    assign(
+                        el("mean", &["j"], F64),
+                        div(load("mean", &["j"], F64), param("float_n", F64)),
+                    ),
+                ],
+            ),
+            for_(
+                "i",
+                "0",
+                "n",
+                vec![for_(
+                    "j",
+                    "0",
+                    "m",
+                    vec![assign(
+                        el("data", &["i", "j"], F64),
+                        sub(load("data", &["i", "j"], F64), load("mean", &["j"], F64)),
+                    )],
+                )],
+            ),
+            for_(
+                "i",
+                "0",
+                "m",
+                vec![for_(
+                    "j",
+                    "i",
+                    "m",
+                    vec![
+                        assign(el("cov", &["i", "j"], F64), flit("0.0", F64)),
+                        for_(
+                            "k",
+                            "0",
+                            "n",
+                            vec![assign(
+                                el("cov", &["i", "j"], F64),
+                                add(
+                                    load("cov", &["i", "j"], F64),
+                                    mul(
+                                        load("data", &["k", "i"], F64),
+                                        load("data", &["k", "j"], F64),
+                                    ),
+                                ),
+                            )],
+                        ),
+                        assign(
+                            el("cov", &["i", "j"], F64),
+                            div(
+                                load("cov", &["i", "j"], F64),
+                                sub(param("float_n", F64), flit("1.0", F64)),
+                            ),
+                        ),
+                        assign(el("cov", &["j", "i"], F64), load("cov", &["i", "j"], F64)),
+                    ],
+                )],
+            ),
         ])
         .build()
 }
@@ -125,10 +192,14 @@ fn covariance_is_the_centred_product_over_n_minus_one() {
         total.div(&fl).unwrap()
     };
     assert_eq!(entry(&spec, "mean", &[2]), mean(2));
-    assert_eq!(entry(&spec, "data", &[1, 2]), sym("data", &[1, 2]) - mean(2));
+    assert_eq!(
+        entry(&spec, "data", &[1, 2]),
+        sym("data", &[1, 2]) - mean(2)
+    );
     let mut centred_product = E::zero();
     for kk in 0..4 {
-        centred_product = centred_product + (sym("data", &[kk, 0]) - mean(0)) * (sym("data", &[kk, 1]) - mean(1));
+        centred_product =
+            centred_product + (sym("data", &[kk, 0]) - mean(0)) * (sym("data", &[kk, 1]) - mean(1));
     }
     let expected = centred_product.div(&(&fl - &E::one())).unwrap();
     assert_eq!(entry(&spec, "cov", &[0, 1]), expected);
@@ -142,13 +213,31 @@ fn covariance_is_the_centred_product_over_n_minus_one() {
 /// polybench 3mm: E = A·B, F = C·D, G = E·F (E, F, G outputs).
 pub(crate) fn three_mm() -> Kernel {
     let matmul = |out: &str, l: &str, r: &str, n_i: &str, n_j: &str, n_k: &str| {
-        for_("i", "0", n_i, vec![for_("j", "0", n_j, vec![
-            assign(el(out, &["i", "j"], F64), flit("0.0", F64)),
-            for_("k", "0", n_k, vec![assign(
-                el(out, &["i", "j"], F64),
-                add(load(out, &["i", "j"], F64), mul(load(l, &["i", "k"], F64), load(r, &["k", "j"], F64))),
-            )]),
-        ])])
+        for_(
+            "i",
+            "0",
+            n_i,
+            vec![for_(
+                "j",
+                "0",
+                n_j,
+                vec![
+                    assign(el(out, &["i", "j"], F64), flit("0.0", F64)),
+                    for_(
+                        "k",
+                        "0",
+                        n_k,
+                        vec![assign(
+                            el(out, &["i", "j"], F64),
+                            add(
+                                load(out, &["i", "j"], F64),
+                                mul(load(l, &["i", "k"], F64), load(r, &["k", "j"], F64)),
+                            ),
+                        )],
+                    ),
+                ],
+            )],
+        )
     };
     KernelBuilder::new("3mm")
         .size("ni")
@@ -176,12 +265,24 @@ fn three_mm_chains_products_of_sums() {
     let k = three_mm();
     let chosen = choose_sizes(&k, &Sizes::new()).unwrap();
     let spec = spec_of_kernel(&k, &chosen).unwrap();
-    let (nj, nk, nm) = (chosen["nj"] as u32, chosen["nk"] as u32, chosen["nm"] as u32);
+    let (nj, nk, nm) = (
+        chosen["nj"] as u32,
+        chosen["nk"] as u32,
+        chosen["nm"] as u32,
+    );
     let (i, j) = (1u32, 2u32);
     let mut expected = E::zero();
     for kk in 0..nj {
-        let e_ik = E::sum(&(0..nk).map(|a| sym("A", &[i, a]) * sym("B", &[a, kk])).collect::<Vec<_>>());
-        let f_kj = E::sum(&(0..nm).map(|b| sym("C", &[kk, b]) * sym("D", &[b, j])).collect::<Vec<_>>());
+        let e_ik = E::sum(
+            &(0..nk)
+                .map(|a| sym("A", &[i, a]) * sym("B", &[a, kk]))
+                .collect::<Vec<_>>(),
+        );
+        let f_kj = E::sum(
+            &(0..nm)
+                .map(|b| sym("C", &[kk, b]) * sym("D", &[b, j]))
+                .collect::<Vec<_>>(),
+        );
         expected = expected + e_ik * f_kj;
     }
     assert_eq!(entry(&spec, "G", &[1, 2]), expected);
@@ -198,19 +299,42 @@ fn triangular_syrk_updates_only_the_lower_triangle() {
         .scalar("beta", F64)
         .array("C", F64, &["n", "n"], Role::InOut)
         .array("A", F64, &["n", "m"], Role::Input)
-        .body(vec![for_("i", "0", "n", vec![
-            for_("j", "0", "i+1", vec![assign(
-                el("C", &["i", "j"], F64),
-                mul(load("C", &["i", "j"], F64), param("beta", F64)),
-            )]),
-            for_("k", "0", "m", vec![for_("j", "0", "i+1", vec![assign(
-                el("C", &["i", "j"], F64),
-                add(
-                    load("C", &["i", "j"], F64),
-                    mul(mul(param("alpha", F64), load("A", &["i", "k"], F64)), load("A", &["j", "k"], F64)),
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![
+                for_(
+                    "j",
+                    "0",
+                    "i+1",
+                    vec![assign(
+                        el("C", &["i", "j"], F64),
+                        mul(load("C", &["i", "j"], F64), param("beta", F64)),
+                    )],
                 ),
-            )])]),
-        ])])
+                for_(
+                    "k",
+                    "0",
+                    "m",
+                    vec![for_(
+                        "j",
+                        "0",
+                        "i+1",
+                        vec![assign(
+                            el("C", &["i", "j"], F64),
+                            add(
+                                load("C", &["i", "j"], F64),
+                                mul(
+                                    mul(param("alpha", F64), load("A", &["i", "k"], F64)),
+                                    load("A", &["j", "k"], F64),
+                                ),
+                            ),
+                        )],
+                    )],
+                ),
+            ],
+        )])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     assert_eq!(spec.sizes, sizes(&[("n", 3), ("m", 4)]));
@@ -234,24 +358,39 @@ fn uint8_blend_with_a_data_if_becomes_selects_with_c_integer_semantics() {
         .flat_array("a", U8, &["n"], &["1"], Role::Input)
         .flat_array("b", U8, &["n"], &["1"], Role::Input)
         .flat_array("out", U8, &["n"], &["1"], Role::Output)
-        .body(vec![for_("i", "0", "n", vec![
-            if_(
-                IfKind::Data,
-                binary(BinaryOp::Gt, widen(load("a", &["i"], U8)), widen(load("b", &["i"], U8))),
-                vec![assign(el("out", &["i"], U8), load("a", &["i"], U8))],
-                vec![assign(
-                    el("out", &["i"], U8),
-                    cast(U8, div(add(widen(load("a", &["i"], U8)), widen(load("b", &["i"], U8))), lit(2))),
-                )],
-            ),
-            // Brighten: only one branch writes, the other keeps the value.
-            if_(
-                IfKind::Data,
-                binary(BinaryOp::Gt, widen(load("out", &["i"], U8)), lit(200)),
-                vec![assign(el("out", &["i"], U8), cast(U8, lit(255)))],
-                vec![],
-            ),
-        ])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![
+                if_(
+                    IfKind::Data,
+                    binary(
+                        BinaryOp::Gt,
+                        widen(load("a", &["i"], U8)),
+                        widen(load("b", &["i"], U8)),
+                    ),
+                    vec![assign(el("out", &["i"], U8), load("a", &["i"], U8))],
+                    vec![assign(
+                        el("out", &["i"], U8),
+                        cast(
+                            U8,
+                            div(
+                                add(widen(load("a", &["i"], U8)), widen(load("b", &["i"], U8))),
+                                lit(2),
+                            ),
+                        ),
+                    )],
+                ),
+                // Brighten: only one branch writes, the other keeps the value.
+                if_(
+                    IfKind::Data,
+                    binary(BinaryOp::Gt, widen(load("out", &["i"], U8)), lit(200)),
+                    vec![assign(el("out", &["i"], U8), cast(U8, lit(255)))],
+                    vec![],
+                ),
+            ],
+        )])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     let (a, b) = (sym("a", &[1]), sym("b", &[1]));
@@ -281,7 +420,10 @@ fn jacobi_1d() -> Kernel {
     let avg3 = |arr: &str| {
         mul(
             third(),
-            add(add(load(arr, &["i-1"], F64), load(arr, &["i"], F64)), load(arr, &["i+1"], F64)),
+            add(
+                add(load(arr, &["i-1"], F64), load(arr, &["i"], F64)),
+                load(arr, &["i+1"], F64),
+            ),
         )
     };
     KernelBuilder::new("jacobi_1d")
@@ -289,10 +431,25 @@ fn jacobi_1d() -> Kernel {
         .size("n")
         .array("A", F64, &["n"], Role::InOut)
         .array("B", F64, &["n"], Role::InOut)
-        .body(vec![for_("t", "0", "tsteps", vec![
-            for_("i", "1", "n-1", vec![assign(el("B", &["i"], F64), avg3("A"))]),
-            for_("i", "1", "n-1", vec![assign(el("A", &["i"], F64), avg3("B"))]),
-        ])])
+        .body(vec![for_(
+            "t",
+            "0",
+            "tsteps",
+            vec![
+                for_(
+                    "i",
+                    "1",
+                    "n-1",
+                    vec![assign(el("B", &["i"], F64), avg3("A"))],
+                ),
+                for_(
+                    "i",
+                    "1",
+                    "n-1",
+                    vec![assign(el("A", &["i"], F64), avg3("B"))],
+                ),
+            ],
+        )])
         .build()
 }
 
@@ -331,18 +488,37 @@ fn returned_dot_product_through_a_local_accumulator_and_temporary_array() {
         .returns(F32)
         .body(vec![
             assign(sc("s", F32), flit("0.0f", F32)),
-            for_("i", "0", "n", vec![assign(
-                el("tmp", &["i"], F32),
-                mul(load("x", &["i"], F32), load("y", &["i"], F32)),
-            )]),
-            for_("i", "0", "n", vec![assign(sc("s", F32), add(local("s", F32), load("tmp", &["i"], F32)))]),
+            for_(
+                "i",
+                "0",
+                "n",
+                vec![assign(
+                    el("tmp", &["i"], F32),
+                    mul(load("x", &["i"], F32), load("y", &["i"], F32)),
+                )],
+            ),
+            for_(
+                "i",
+                "0",
+                "n",
+                vec![assign(
+                    sc("s", F32),
+                    add(local("s", F32), load("tmp", &["i"], F32)),
+                )],
+            ),
             ret(local("s", F32)),
         ])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
-    let expected = E::sum(&(0..3).map(|i| sym("x", &[i]) * sym("y", &[i])).collect::<Vec<_>>());
+    let expected = E::sum(
+        &(0..3)
+            .map(|i| sym("x", &[i]) * sym("y", &[i]))
+            .collect::<Vec<_>>(),
+    );
     assert_eq!(entry(&spec, "return", &[]), expected);
-    assert!(spec.to_string().contains("return = x[0]*y[0] + x[1]*y[1] + x[2]*y[2]"));
+    assert!(spec
+        .to_string()
+        .contains("return = x[0]*y[0] + x[1]*y[1] + x[2]*y[2]"));
 }
 
 #[test]
@@ -351,10 +527,18 @@ fn reading_an_unwritten_local_is_a_located_error() {
         .size("n")
         .local_scalar("s", F64)
         .array("out", F64, &["n"], Role::Output)
-        .body(vec![for_("i", "0", "n", vec![assign(el("out", &["i"], F64), local("s", F64))])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![assign(el("out", &["i"], F64), local("s", F64))],
+        )])
         .build();
     let err = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap_err();
-    assert_eq!(err.to_string(), "<builder>:1:1: error: `s` is read before it is written");
+    assert_eq!(
+        err.to_string(),
+        "<builder>:1:1: error: `s` is read before it is written"
+    );
 }
 
 fn strided_row_sums(param_order: &[&str]) -> Kernel {
@@ -364,10 +548,20 @@ fn strided_row_sums(param_order: &[&str]) -> Kernel {
     }
     b.flat_array("A", F32, &["m", "k"], &["lda", "1"], Role::Input)
         .flat_array("y", F32, &["m"], &["1"], Role::InOut)
-        .body(vec![for_("i", "0", "m", vec![for_("j", "0", "k", vec![assign(
-            el("y", &["i"], F32),
-            add(load("y", &["i"], F32), load("A", &["i", "j"], F32)),
-        )])])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "m",
+            vec![for_(
+                "j",
+                "0",
+                "k",
+                vec![assign(
+                    el("y", &["i"], F32),
+                    add(load("y", &["i"], F32), load("A", &["i", "j"], F32)),
+                )],
+            )],
+        )])
         .build()
 }
 
@@ -382,11 +576,17 @@ fn sizes_are_distinct_and_respect_leading_dimensions() {
     values.dedup();
     assert_eq!(values.len(), 3);
     let second = choose_second_sizes(&k, &first).unwrap();
-    assert!(second.iter().all(|(name, v)| first[name] != *v), "{first:?} {second:?}");
+    assert!(
+        second.iter().all(|(name, v)| first[name] != *v),
+        "{first:?} {second:?}"
+    );
     assert!(second["lda"] >= second["k"]);
     // A user-chosen lda below the row length is reported, not accepted.
     let err = spec_of_kernel(&k, &sizes(&[("lda", 2), ("m", 3), ("k", 4)])).unwrap_err();
-    assert!(matches!(err, SpecError::OverlappingStrides { ref array, .. } if array == "A"), "{err}");
+    assert!(
+        matches!(err, SpecError::OverlappingStrides { ref array, .. } if array == "A"),
+        "{err}"
+    );
     // Explicit sizes are honoured for the named parameters.
     let fixed = choose_sizes(&k, &sizes(&[("k", 6)])).unwrap();
     assert_eq!(fixed["k"], 6);
@@ -399,24 +599,44 @@ fn out_of_bounds_accesses_are_reported_with_their_location() {
         .size("n")
         .array("A", F64, &["n"], Role::Input)
         .array("B", F64, &["n"], Role::Output)
-        .body(vec![for_("i", "0", "n", vec![assign(el("B", &["i"], F64), load("A", &["i+1"], F64))])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![assign(el("B", &["i"], F64), load("A", &["i+1"], F64))],
+        )])
         .build();
     let err = spec_of_kernel(&k, &sizes(&[("n", 3)])).unwrap_err();
     assert_eq!(
         err.to_string(),
         "<builder>:1:1: error: access A[3] is out of bounds for extents [3] at sizes n=3"
     );
-    assert!(matches!(choose_sizes(&k, &Sizes::new()), Err(SpecError::NoValidSizes { .. })));
+    assert!(matches!(
+        choose_sizes(&k, &Sizes::new()),
+        Err(SpecError::NoValidSizes { .. })
+    ));
     assert!(matches!(
         choose_sizes(&k, &sizes(&[("q", 3)])),
         Err(SpecError::NotASize { .. })
     ));
-    assert!(matches!(spec_of_kernel(&k, &Sizes::new()), Err(SpecError::MissingSize { .. })));
+    assert!(matches!(
+        spec_of_kernel(&k, &Sizes::new()),
+        Err(SpecError::MissingSize { .. })
+    ));
 }
 
 #[test]
 fn size_lists_parse_or_explain() {
-    assert_eq!(parse_sizes("n=4, m=5").unwrap(), sizes(&[("n", 4), ("m", 5)]));
-    assert!(matches!(parse_sizes("n=four"), Err(SpecError::BadSizeList { .. })));
-    assert!(matches!(parse_sizes("=3"), Err(SpecError::BadSizeList { .. })));
+    assert_eq!(
+        parse_sizes("n=4, m=5").unwrap(),
+        sizes(&[("n", 4), ("m", 5)])
+    );
+    assert!(matches!(
+        parse_sizes("n=four"),
+        Err(SpecError::BadSizeList { .. })
+    ));
+    assert!(matches!(
+        parse_sizes("=3"),
+        Err(SpecError::BadSizeList { .. })
+    ));
 }
