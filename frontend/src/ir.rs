@@ -201,10 +201,7 @@ pub struct Param {
 pub enum ParamKind {
     /// A scalar passed by value. `is_size` marks integer scalars that appear
     /// in a loop bound, a guard, a subscript stride or an array extent.
-    Scalar {
-        ty: ScalarType,
-        is_size: bool,
-    },
+    Scalar { ty: ScalarType, is_size: bool },
     Array(ArrayInfo),
 }
 
@@ -288,10 +285,7 @@ pub enum Stmt {
         loc: Loc,
     },
     /// `return value;` as the kernel's last statement.
-    Return {
-        value: Expr,
-        loc: Loc,
-    },
+    Return { value: Expr, loc: Loc },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
