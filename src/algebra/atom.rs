@@ -6,8 +6,9 @@
 //! `select(c, a, b)`), or the reciprocal of a polynomial that has more than
 //! one term (`1/(n - 1)`). Atoms are interned: two equal atoms are the same
 //! allocation, so equality is a pointer comparison and hashing reads a stored
-//! hash. Their order is structural (never by address), so normal forms print
-//! and sort the same way in every run and on every thread.
+//! hash. Their order is by content hash, then contents (never by address), so
+//! normal forms sort the same way in every run and on every thread; printing
+//! uses the readable [`Atom::structural_cmp`].
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -209,8 +210,11 @@ impl Hash for Atom {
     }
 }
 
-impl Ord for Atom {
-    fn cmp(&self, other: &Atom) -> Ordering {
+impl Atom {
+    /// Order by contents: symbols by kind, name and index; applications by
+    /// function, then arguments; reciprocals by polynomial. Used for
+    /// printing, where people expect `A[0,0]` before `A[0,1]` before `B[0,0]`.
+    pub fn structural_cmp(&self, other: &Atom) -> Ordering {
         if self.ptr_eq(other) {
             return Ordering::Equal;
         }
@@ -236,6 +240,22 @@ impl Ord for Atom {
     }
 }
 
+impl Ord for Atom {
+    /// The order of factors inside normal forms: by content hash first (a
+    /// deterministic function of the contents, so the same in every run),
+    /// then by contents. Cheaper than [`Atom::structural_cmp`], which is
+    /// only needed for display.
+    fn cmp(&self, other: &Atom) -> Ordering {
+        if self.ptr_eq(other) {
+            return Ordering::Equal;
+        }
+        self.0
+            .hash
+            .cmp(&other.0.hash)
+            .then_with(|| self.structural_cmp(other))
+    }
+}
+
 impl PartialOrd for Atom {
     fn partial_cmp(&self, other: &Atom) -> Option<Ordering> {
         Some(self.cmp(other))
@@ -249,11 +269,34 @@ pub struct Symbol(Atom);
 
 impl Symbol {
     pub fn new(kind: SymbolKind, name: &str, index: &[u32]) -> Symbol {
-        Symbol(Atom::intern(AtomKind::Sym {
-            kind,
-            name: Arc::from(name),
-            index: index.into(),
-        }))
+        let mut h = Fx::default();
+        h.write_u8(0);
+        kind.hash(&mut h);
+        name.hash(&mut h);
+        index.hash(&mut h);
+        let hash = h.finish();
+        let matches = |node: &AtomNode| match &node.kind {
+            AtomKind::Sym {
+                kind: k,
+                name: n,
+                index: i,
+            } => *k == kind && &**n == name && &**i == index,
+            _ => false,
+        };
+        let make = || {
+            Some(AtomNode {
+                hash,
+                kind: AtomKind::Sym {
+                    kind,
+                    name: Arc::from(name),
+                    index: index.into(),
+                },
+            })
+        };
+        match ATOMS.intern_with(hash, matches, make) {
+            Some(node) => Symbol(Atom(node)),
+            None => unreachable!("make always builds a node"),
+        }
     }
 
     /// Element `index` of input array `name`.

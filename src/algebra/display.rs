@@ -3,10 +3,11 @@
 //! Negative powers and reciprocal atoms print as a denominator; the printed
 //! text is for people and snapshots, not a serialisation format.
 
+use std::cmp::Ordering;
 use std::fmt::{self, Write};
 
 use super::atom::{Atom, AtomKind};
-use super::expr::{Expr, Term};
+use super::expr::{Expr, Mono, Term};
 use super::rational::Rat;
 
 fn write_power(out: &mut String, atom: &Atom, exp: u32) {
@@ -22,6 +23,30 @@ fn write_power(out: &mut String, atom: &Atom, exp: u32) {
     if exp != 1 {
         let _ = write!(out, "^{exp}");
     }
+}
+
+/// Graded lexicographic order with atoms in readable order: higher degree
+/// is greater; at equal degree, the monomial with more of the earliest atom is
+/// greater (so `x^2 > x*y > y^2 > x > 1`).
+fn display_order(a: &Mono, b: &Mono) -> Ordering {
+    let sorted = |m: &Mono| {
+        let mut f: Vec<(Atom, i32)> = m.factors().to_vec();
+        f.sort_by(|x, y| x.0.structural_cmp(&y.0));
+        f
+    };
+    a.degree().cmp(&b.degree()).then_with(|| {
+        let (x, y) = (sorted(a), sorted(b));
+        for (p, q) in x.iter().zip(&y) {
+            match p.0.structural_cmp(&q.0) {
+                Ordering::Equal if p.1 == q.1 => continue,
+                Ordering::Equal => return p.1.cmp(&q.1),
+                // `a` has the earlier atom, `b` lacks it here.
+                Ordering::Less => return Ordering::Greater,
+                Ordering::Greater => return Ordering::Less,
+            }
+        }
+        x.len().cmp(&y.len())
+    })
 }
 
 fn write_term(f: &mut fmt::Formatter<'_>, term: &Term, first: bool) -> fmt::Result {
@@ -45,7 +70,9 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: &Term, first: bool) -> fmt::Resu
     if den != "1" {
         denominator.push(den);
     }
-    for (atom, exp) in term.mono.factors() {
+    let mut factors: Vec<&(Atom, i32)> = term.mono.factors().iter().collect();
+    factors.sort_by(|a, b| a.0.structural_cmp(&b.0));
+    for (atom, exp) in factors {
         let mut s = String::new();
         if *exp > 0 && !atom.is_recip() {
             write_power(&mut s, atom, *exp as u32);
@@ -71,10 +98,10 @@ impl fmt::Display for Expr {
         if self.is_zero() {
             return f.write_str("0");
         }
-        // Highest degree first, as people write polynomials; the stored
-        // order is unaffected.
+        // Highest degree first, then by readable atom order, as people write
+        // polynomials; the stored order is unaffected.
         let mut terms: Vec<&Term> = self.terms().iter().collect();
-        terms.sort_by(|a, b| super::poly::grlex_cmp(&b.mono, &a.mono));
+        terms.sort_by(|a, b| display_order(&b.mono, &a.mono));
         for (i, term) in terms.into_iter().enumerate() {
             write_term(f, term, i == 0)?;
         }

@@ -20,11 +20,11 @@ use super::rational::Rat;
 /// A product of atoms with non-zero integer exponents, sorted by atom.
 /// Reciprocal atoms only ever carry positive exponents.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct Mono(pub(crate) Box<[(Atom, i32)]>);
+pub struct Mono(pub(crate) Arc<[(Atom, i32)]>);
 
 impl Mono {
     pub fn one() -> Mono {
-        Mono(Box::new([]))
+        Mono(Arc::new([]))
     }
 
     pub fn factors(&self) -> &[(Atom, i32)] {
@@ -60,7 +60,7 @@ impl Mono {
             }
         }
         merged.retain(|(_, e)| *e != 0);
-        Mono(merged.into_boxed_slice())
+        Mono(merged.into())
     }
 }
 
@@ -183,12 +183,41 @@ impl Expr {
         }])
     }
 
-    /// The expression consisting of one atom.
+    /// The expression consisting of one atom. Looked up without allocating
+    /// when it already exists (symbols are turned into expressions often).
     pub fn atom(atom: Atom) -> Expr {
-        Expr::from_canonical(vec![Term {
-            coeff: Rat::ONE,
-            mono: Mono(Box::new([(atom, 1)])),
-        }])
+        if atom.is_recip() {
+            return Expr::from_canonical(vec![Term {
+                coeff: Rat::ONE,
+                mono: Mono(Arc::new([(atom, 1)])),
+            }]);
+        }
+        // Same hash as `from_canonical_raw` computes for this single term.
+        let mut h = Fx::default();
+        Rat::ONE.hash(&mut h);
+        h.write_usize(1);
+        h.write_u64(atom.hash_value());
+        h.write_i32(1);
+        let hash = h.finish();
+        let matches = |node: &ExprNode| match &*node.terms {
+            [t] => t.coeff.is_one() && matches!(&*t.mono.0, [(a, 1)] if *a == atom),
+            _ => false,
+        };
+        let make = || {
+            Some(ExprNode {
+                hash,
+                terms: Box::new([Term {
+                    coeff: Rat::ONE,
+                    mono: Mono(Arc::new([(atom.clone(), 1)])),
+                }]),
+                has_recip: false,
+                symbols: OnceLock::new(),
+            })
+        };
+        match EXPRS.intern_with(hash, matches, make) {
+            Some(node) => Expr(node),
+            None => unreachable!("make always builds a node"),
+        }
     }
 
     pub fn symbol(symbol: &Symbol) -> Expr {

@@ -115,6 +115,24 @@ impl<T: PartialEq> Interner<T> {
     /// Returns the shared node equal to `value`, creating it when absent.
     /// `hash` must be a function of `value`'s contents alone.
     pub fn intern(&self, hash: u64, value: T) -> Arc<T> {
+        let slot = std::cell::RefCell::new(Some(value));
+        self.intern_with(
+            hash,
+            |existing| slot.borrow().as_ref().is_some_and(|v| v == existing),
+            || slot.borrow_mut().take(),
+        )
+        .unwrap_or_else(|| unreachable!("a fresh value is always available"))
+    }
+
+    /// Like [`Interner::intern`], but looks the value up by `matches` (on
+    /// borrowed parts) and only builds it with `make` when absent, so hits
+    /// allocate nothing. `None` only when `make` returns `None`.
+    pub fn intern_with(
+        &self,
+        hash: u64,
+        matches: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> Option<T>,
+    ) -> Option<Arc<T>> {
         let shard_index = (hash as usize) % SHARDS;
         // A poisoned shard only means another thread panicked mid-insert; the
         // map itself is still consistent (insertions are single pushes).
@@ -125,18 +143,18 @@ impl<T: PartialEq> Interner<T> {
         if let Some(bucket) = shard.buckets.get(&hash) {
             for weak in bucket {
                 if let Some(existing) = weak.upgrade() {
-                    if *existing == value {
-                        return existing;
+                    if matches(&existing) {
+                        return Some(existing);
                     }
                 }
             }
         }
-        let node = Arc::new(value);
-        shard
-            .buckets
-            .entry(hash)
-            .or_default()
-            .push(Arc::downgrade(&node));
+        let node = Arc::new(make()?);
+        let bucket = shard.buckets.entry(hash).or_default();
+        // Values rebuilt after being dropped hash to the same bucket again:
+        // drop dead references here so hot buckets stay short.
+        bucket.retain(|w| w.strong_count() > 0);
+        bucket.push(Arc::downgrade(&node));
         shard.inserted += 1;
         // Sweep dead entries once the table has grown by as much as survived
         // the last sweep: amortised constant cost per insertion.
@@ -148,7 +166,7 @@ impl<T: PartialEq> Interner<T> {
             shard.survivors = shard.buckets.values().map(Vec::len).sum();
             shard.inserted = 0;
         }
-        node
+        Some(node)
     }
 
     /// Number of live nodes (for tests and statistics).

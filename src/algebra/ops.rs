@@ -134,13 +134,10 @@ impl Expr {
                     }
                 }
             }
-            groups
-                .entry(Mono(key.into_boxed_slice()))
-                .or_default()
-                .push(Term {
-                    coeff: term.coeff.clone(),
-                    mono: Mono(rest.into_boxed_slice()),
-                });
+            groups.entry(Mono(key.into())).or_default().push(Term {
+                coeff: term.coeff.clone(),
+                mono: Mono(rest.into()),
+            });
         }
         Ok(groups
             .into_iter()
@@ -154,7 +151,7 @@ impl Expr {
         let target = if power == 0 {
             Mono::one()
         } else {
-            Mono(Box::new([(symbol.atom().clone(), power)]))
+            Mono(Arc::new([(symbol.atom().clone(), power)]))
         };
         Ok(self
             .coefficients(std::slice::from_ref(symbol))?

@@ -10,6 +10,7 @@
 //! coefficient removed, so every associate of `q` yields the same atom.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::atom::{Atom, AtomKind};
 use super::expr::{Expr, Mono, Term};
@@ -71,7 +72,7 @@ pub(crate) fn mono_mul(a: &Mono, b: &Mono) -> Mono {
     }
     out.extend_from_slice(&x[i..]);
     out.extend_from_slice(&y[j..]);
-    Mono(out.into_boxed_slice())
+    Mono(out.into())
 }
 
 /// The monomial with every exponent negated.
@@ -132,13 +133,25 @@ fn mul_by_term(a: &[Term], coeff: &Rat, mono: &Mono) -> Vec<Term> {
             mono: mono_mul(&t.mono, mono),
         })
         .collect();
-    out.sort_by(|x, y| x.mono.cmp(&y.mono));
-    combine_sorted(out)
+    if !out.windows(2).all(|w| w[0].mono < w[1].mono) {
+        out.sort_by(|x, y| x.mono.cmp(&y.mono));
+        out = combine_sorted(out);
+    }
+    out
 }
 
 fn mul_terms(a: &[Term], b: &[Term]) -> Vec<Term> {
-    if a.is_empty() || b.is_empty() {
-        return Vec::new();
+    match (a, b) {
+        ([], _) | (_, []) => return Vec::new(),
+        ([x], [y]) => {
+            // Monomial times monomial: no sorting or merging needed.
+            return vec![Term {
+                coeff: &x.coeff * &y.coeff,
+                mono: mono_mul(&x.mono, &y.mono),
+            }];
+        }
+        ([x], many) | (many, [x]) => return mul_by_term(many, &x.coeff, &x.mono),
+        _ => {}
     }
     let mut out = Vec::with_capacity(a.len() * b.len());
     for x in a {
@@ -180,7 +193,7 @@ fn from_laurent_terms(terms: Vec<Term>) -> Expr {
         }
         let rest = Expr::from_canonical(vec![Term {
             coeff: Rat::ONE,
-            mono: Mono(factors.into_boxed_slice()),
+            mono: Mono(factors.into()),
         }]);
         rewritten = rewritten.add(&product.mul(&rest));
     }
@@ -375,7 +388,7 @@ pub(crate) fn cancel_reciprocals(mut e: Expr) -> Expr {
             }
             let atom_power = Expr::from_canonical_raw(vec![Term {
                 coeff: Rat::ONE,
-                mono: Mono(Box::new([(atom.clone(), power)])),
+                mono: Mono(Arc::new([(atom.clone(), power)])),
             }]);
             e = if power == 0 {
                 numerator

@@ -353,3 +353,17 @@ fn all_rayon_threads_build_identical_normal_forms() {
     let results: Vec<Vec<String>> = pool.install(|| (0..64).into_par_iter().map(build).collect());
     assert!(results.iter().all(|r| *r == reference));
 }
+
+#[test]
+fn atoms_looked_up_directly_are_the_same_node_as_built_ones() {
+    let x = Symbol::scalar("lookup_x");
+    let built = Expr::from_terms(vec![Term {
+        coeff: Rat::ONE,
+        mono: Mono::from_factors(vec![(x.atom().clone(), 1)]),
+    }]);
+    assert!(built.ptr_eq(&x.to_expr()));
+    assert!((x.to_expr() * Expr::int(2))
+        .div(&Expr::int(2))
+        .unwrap()
+        .ptr_eq(&x.to_expr()));
+}

@@ -13,6 +13,7 @@
 //! access in bounds) and a second, different tuple for generalisation checks.
 
 pub mod build;
+pub mod examples;
 pub mod exec;
 pub mod sizes;
 

@@ -3,6 +3,7 @@
 use tenslift_frontend::ir::{BinaryOp, IfKind, Kernel, Role, ScalarType::*};
 
 use super::build::*;
+use super::examples::{covariance, gemm, three_mm};
 use super::*;
 use crate::algebra::{Expr as E, Rat, Symbol};
 
@@ -25,56 +26,6 @@ fn sizes(pairs: &[(&str, i64)]) -> Sizes {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-/// polybench gemm: C = beta·C + alpha·A·B.
-pub(crate) fn gemm() -> Kernel {
-    KernelBuilder::new("gemm")
-        .size("ni")
-        .size("nj")
-        .size("nk")
-        .scalar("alpha", F64)
-        .scalar("beta", F64)
-        .array("C", F64, &["ni", "nj"], Role::InOut)
-        .array("A", F64, &["ni", "nk"], Role::Input)
-        .array("B", F64, &["nk", "nj"], Role::Input)
-        .body(vec![for_(
-            "i",
-            "0",
-            "ni",
-            vec![
-                for_(
-                    "j",
-                    "0",
-                    "nj",
-                    vec![assign(
-                        el("C", &["i", "j"], F64),
-                        mul(load("C", &["i", "j"], F64), param("beta", F64)),
-                    )],
-                ),
-                for_(
-                    "k",
-                    "0",
-                    "nk",
-                    vec![for_(
-                        "j",
-                        "0",
-                        "nj",
-                        vec![assign(
-                            el("C", &["i", "j"], F64),
-                            add(
-                                load("C", &["i", "j"], F64),
-                                mul(
-                                    mul(param("alpha", F64), load("A", &["i", "k"], F64)),
-                                    load("B", &["k", "j"], F64),
-                                ),
-                            ),
-                        )],
-                    )],
-                ),
-            ],
-        )])
-        .build()
-}
-
 #[test]
 fn gemm_entries_are_beta_c_plus_alpha_row_times_column() {
     let k = gemm();
@@ -95,91 +46,6 @@ fn gemm_entries_are_beta_c_plus_alpha_row_times_column() {
     let text = spec.to_string();
     assert!(text.starts_with("// spec of gemm at ni=3, nj=4, nk=5\nC[0,0] = "));
     assert_eq!(text.lines().count(), 1 + 12);
-}
-
-/// polybench covariance: mean, centering in place, then the triangle of cov.
-pub(crate) fn covariance() -> Kernel {
-    KernelBuilder::new("covariance")
-        .size("m")
-        .size("n")
-        .scalar("float_n", F64)
-        .array("data", F64, &["n", "m"], Role::InOut)
-        .array("cov", F64, &["m", "m"], Role::Output)
-        .array("mean", F64, &["m"], Role::Output)
-        .body(vec![
-            for_(
-                "j",
-                "0",
-                "m",
-                vec![
-                    assign(el("mean", &["j"], F64), flit("0.0", F64)),
-                    for_(
-                        "i",
-                        "0",
-                        "n",
-                        vec![assign(
-                            el("mean", &["j"], F64),
-                            add(load("mean", &["j"], F64), load("data", &["i", "j"], F64)),
-                        )],
-                    ),
-                    assign(
-                        el("mean", &["j"], F64),
-                        div(load("mean", &["j"], F64), param("float_n", F64)),
-                    ),
-                ],
-            ),
-            for_(
-                "i",
-                "0",
-                "n",
-                vec![for_(
-                    "j",
-                    "0",
-                    "m",
-                    vec![assign(
-                        el("data", &["i", "j"], F64),
-                        sub(load("data", &["i", "j"], F64), load("mean", &["j"], F64)),
-                    )],
-                )],
-            ),
-            for_(
-                "i",
-                "0",
-                "m",
-                vec![for_(
-                    "j",
-                    "i",
-                    "m",
-                    vec![
-                        assign(el("cov", &["i", "j"], F64), flit("0.0", F64)),
-                        for_(
-                            "k",
-                            "0",
-                            "n",
-                            vec![assign(
-                                el("cov", &["i", "j"], F64),
-                                add(
-                                    load("cov", &["i", "j"], F64),
-                                    mul(
-                                        load("data", &["k", "i"], F64),
-                                        load("data", &["k", "j"], F64),
-                                    ),
-                                ),
-                            )],
-                        ),
-                        assign(
-                            el("cov", &["i", "j"], F64),
-                            div(
-                                load("cov", &["i", "j"], F64),
-                                sub(param("float_n", F64), flit("1.0", F64)),
-                            ),
-                        ),
-                        assign(el("cov", &["j", "i"], F64), load("cov", &["i", "j"], F64)),
-                    ],
-                )],
-            ),
-        ])
-        .build()
 }
 
 #[test]
@@ -208,56 +74,6 @@ fn covariance_is_the_centred_product_over_n_minus_one() {
     // cov·(float_n − 1) is a polynomial again: the reciprocal cancels.
     let times = entry(&spec, "cov", &[0, 1]).mul(&(&fl - &E::one()));
     assert_eq!(times, centred_product);
-}
-
-/// polybench 3mm: E = A·B, F = C·D, G = E·F (E, F, G outputs).
-pub(crate) fn three_mm() -> Kernel {
-    let matmul = |out: &str, l: &str, r: &str, n_i: &str, n_j: &str, n_k: &str| {
-        for_(
-            "i",
-            "0",
-            n_i,
-            vec![for_(
-                "j",
-                "0",
-                n_j,
-                vec![
-                    assign(el(out, &["i", "j"], F64), flit("0.0", F64)),
-                    for_(
-                        "k",
-                        "0",
-                        n_k,
-                        vec![assign(
-                            el(out, &["i", "j"], F64),
-                            add(
-                                load(out, &["i", "j"], F64),
-                                mul(load(l, &["i", "k"], F64), load(r, &["k", "j"], F64)),
-                            ),
-                        )],
-                    ),
-                ],
-            )],
-        )
-    };
-    KernelBuilder::new("3mm")
-        .size("ni")
-        .size("nj")
-        .size("nk")
-        .size("nl")
-        .size("nm")
-        .array("E", F64, &["ni", "nj"], Role::Output)
-        .array("A", F64, &["ni", "nk"], Role::Input)
-        .array("B", F64, &["nk", "nj"], Role::Input)
-        .array("F", F64, &["nj", "nl"], Role::Output)
-        .array("C", F64, &["nj", "nm"], Role::Input)
-        .array("D", F64, &["nm", "nl"], Role::Input)
-        .array("G", F64, &["ni", "nl"], Role::Output)
-        .body(vec![
-            matmul("E", "A", "B", "ni", "nj", "nk"),
-            matmul("F", "C", "D", "nj", "nl", "nm"),
-            matmul("G", "E", "F", "ni", "nl", "nj"),
-        ])
-        .build()
 }
 
 #[test]
