@@ -79,7 +79,7 @@ pub fn solve_linear(equations: &[Expr], unknowns: &[Symbol]) -> Result<Vec<Expr>
         .collect::<Result<Vec<_>, _>>()?;
     let mut pivot_rows: Vec<Option<usize>> = vec![None; unknowns.len()];
     let mut used = vec![false; rows.len()];
-    for col in 0..unknowns.len() {
+    for (col, pivot_row) in pivot_rows.iter_mut().enumerate() {
         let Some(p) = (0..rows.len())
             .filter(|&r| !used[r] && !rows[r].coeffs[col].is_zero())
             .min_by_key(|&r| pivot_cost(&rows[r].coeffs[col]))
@@ -87,7 +87,7 @@ pub fn solve_linear(equations: &[Expr], unknowns: &[Symbol]) -> Result<Vec<Expr>
             continue;
         };
         used[p] = true;
-        pivot_rows[col] = Some(p);
+        *pivot_row = Some(p);
         let pivot = rows[p].coeffs[col].clone();
         // Normalise the pivot row to a leading 1.
         let normalised: Vec<Expr> = rows[p]
