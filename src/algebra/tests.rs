@@ -367,3 +367,13 @@ fn atoms_looked_up_directly_are_the_same_node_as_built_ones() {
         .unwrap()
         .ptr_eq(&x.to_expr()));
 }
+
+#[test]
+fn the_core_types_cross_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Expr>();
+    assert_send_sync::<Symbol>();
+    assert_send_sync::<Atom>();
+    assert_send_sync::<Tensor>();
+    assert_send_sync::<Rat>();
+}

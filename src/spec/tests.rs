@@ -458,3 +458,64 @@ fn size_lists_parse_or_explain() {
         Err(SpecError::BadSizeList { .. })
     ));
 }
+
+#[test]
+fn guards_ternaries_and_constant_casts_follow_c() {
+    // for i, j: B[i][j] = (i == j) ? A[i][j] : 0;  if (i < j) B[i][j] = (int)2.7 + (uint8_t)300;
+    let k = KernelBuilder::new("guards")
+        .size("n")
+        .array("A", F64, &["n", "n"], Role::Input)
+        .array("B", F64, &["n", "n"], Role::Output)
+        .body(vec![for_("i", "0", "n", vec![for_("j", "0", "n", vec![
+            assign(
+                el("B", &["i", "j"], F64),
+                select(
+                    binary(BinaryOp::Eq, it("i"), it("j")),
+                    load("A", &["i", "j"], F64),
+                    flit("0.0", F64),
+                ),
+            ),
+            if_(
+                IfKind::Guard,
+                binary(BinaryOp::Lt, it("i"), it("j")),
+                vec![assign(
+                    el("B", &["i", "j"], F64),
+                    cast(F64, add(cast(I32, flit("2.7", F64)), cast(I32, cast(U8, lit(300))))),
+                )],
+                vec![],
+            ),
+        ])])])
+        .build();
+    let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
+    assert_eq!(entry(&spec, "B", &[1, 1]), sym("A", &[1, 1]));
+    assert_eq!(entry(&spec, "B", &[2, 1]), E::zero());
+    assert_eq!(entry(&spec, "B", &[0, 2]), E::int(2 + 44));
+    // Only the diagonal depends on A.
+    let vars = spec.output("B").unwrap().value.vars();
+    assert_eq!(vars.len(), 3);
+}
+
+#[test]
+fn a_data_dependent_ternary_on_integers_keeps_truncating_division() {
+    // out[i] = x[i] > 0 ? x[i] / 2 : -x[i] % 3   (int)
+    let k = KernelBuilder::new("ints")
+        .size("n")
+        .array("x", I32, &["n"], Role::Input)
+        .array("out", I32, &["n"], Role::Output)
+        .body(vec![for_("i", "0", "n", vec![assign(
+            el("out", &["i"], I32),
+            select(
+                binary(BinaryOp::Gt, load("x", &["i"], I32), lit(0)),
+                div(load("x", &["i"], I32), lit(2)),
+                binary(BinaryOp::Rem, neg(load("x", &["i"], I32)), lit(3)),
+            ),
+        )])])
+        .build();
+    let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
+    let e = entry(&spec, "out", &[0]);
+    let at = |v: f64| e.eval(&|_| Some(v)).unwrap();
+    assert_eq!(at(7.0), 3.0);
+    assert_eq!(at(-7.0), 1.0);
+    assert_eq!(at(-8.0), 2.0);
+    assert_eq!(e.to_string(), "select(lt0(-x[0]), tdiv(x[0], 2), rem(-x[0], 3))");
+}
