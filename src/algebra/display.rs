@@ -49,29 +49,26 @@ fn display_order(a: &Mono, b: &Mono) -> Ordering {
     })
 }
 
-fn write_term(f: &mut fmt::Formatter<'_>, term: &Term, first: bool) -> fmt::Result {
-    let negative = term.coeff.is_negative();
-    match (first, negative) {
-        (true, true) => f.write_str("-")?,
-        (true, false) => {}
-        (false, true) => f.write_str(" - ")?,
-        (false, false) => f.write_str(" + ")?,
-    }
+/// A term split for printing: sign, numerator text, denominator factors.
+struct Printed {
+    negative: bool,
+    numerator: String,
+    denominator: Vec<String>,
+}
+
+fn split_term(term: &Term) -> Printed {
     let magnitude = term.coeff.abs();
     let (num, den) = match &magnitude {
         Rat::Small(n, d) => (n.to_string(), d.to_string()),
         Rat::Big(b) => (b.numer().to_string(), b.denom().to_string()),
     };
+    let mut factors: Vec<&(Atom, i32)> = term.mono.factors().iter().collect();
+    factors.sort_by(|a, b| a.0.structural_cmp(&b.0));
     let mut numerator: Vec<String> = Vec::new();
     let mut denominator: Vec<String> = Vec::new();
     if num != "1" {
         numerator.push(num);
     }
-    if den != "1" {
-        denominator.push(den);
-    }
-    let mut factors: Vec<&(Atom, i32)> = term.mono.factors().iter().collect();
-    factors.sort_by(|a, b| a.0.structural_cmp(&b.0));
     for (atom, exp) in factors {
         let mut s = String::new();
         if *exp > 0 && !atom.is_recip() {
@@ -85,25 +82,74 @@ fn write_term(f: &mut fmt::Formatter<'_>, term: &Term, first: bool) -> fmt::Resu
     if numerator.is_empty() {
         numerator.push("1".into());
     }
-    f.write_str(&numerator.join("*"))?;
-    match denominator.len() {
-        0 => Ok(()),
-        1 => write!(f, "/{}", denominator[0]),
-        _ => write!(f, "/({})", denominator.join("*")),
+    let mut numerator = numerator.join("*");
+    if den != "1" {
+        numerator = format!("{numerator}/{den}");
+    }
+    Printed {
+        negative: term.coeff.is_negative(),
+        numerator,
+        denominator,
+    }
+}
+
+fn denominator_text(factors: &[String]) -> String {
+    match factors {
+        [one] => one.clone(),
+        many => format!("({})", many.join("*")),
+    }
+}
+
+fn write_signed(f: &mut fmt::Formatter<'_>, negative: bool, first: bool) -> fmt::Result {
+    match (first, negative) {
+        (true, true) => f.write_str("-"),
+        (true, false) => Ok(()),
+        (false, true) => f.write_str(" - "),
+        (false, false) => f.write_str(" + "),
     }
 }
 
 impl fmt::Display for Expr {
+    /// Terms with the same denominator print together as `(a + b)/d`;
+    /// within a group and between groups, highest degree first in readable
+    /// atom order, as people write polynomials.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_zero() {
             return f.write_str("0");
         }
-        // Highest degree first, then by readable atom order, as people write
-        // polynomials; the stored order is unaffected.
         let mut terms: Vec<&Term> = self.terms().iter().collect();
         terms.sort_by(|a, b| display_order(&b.mono, &a.mono));
-        for (i, term) in terms.into_iter().enumerate() {
-            write_term(f, term, i == 0)?;
+        let mut groups: Vec<(Vec<String>, Vec<Printed>)> = Vec::new();
+        for term in terms {
+            let printed = split_term(term);
+            match groups.iter_mut().find(|(d, _)| *d == printed.denominator) {
+                Some((_, members)) => members.push(printed),
+                None => groups.push((printed.denominator.clone(), vec![printed])),
+            }
+        }
+        // Terms without a denominator first.
+        groups.sort_by_key(|(d, _)| !d.is_empty());
+        for (gi, (den, members)) in groups.iter().enumerate() {
+            let first = gi == 0;
+            if den.is_empty() || members.len() == 1 {
+                for (mi, m) in members.iter().enumerate() {
+                    write_signed(f, m.negative, first && mi == 0)?;
+                    f.write_str(&m.numerator)?;
+                    if !den.is_empty() {
+                        write!(f, "/{}", denominator_text(den))?;
+                    }
+                }
+                continue;
+            }
+            // Pull a common minus sign out of an all-negative group.
+            let all_negative = members.iter().all(|m| m.negative);
+            write_signed(f, all_negative, first)?;
+            f.write_str("(")?;
+            for (mi, m) in members.iter().enumerate() {
+                write_signed(f, m.negative != all_negative, mi == 0)?;
+                f.write_str(&m.numerator)?;
+            }
+            write!(f, ")/{}", denominator_text(den))?;
         }
         Ok(())
     }

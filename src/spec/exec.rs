@@ -7,7 +7,7 @@
 //! semantics on values: float → int truncates, narrowing integer
 //! conversions wrap (see [`convert`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tenslift_frontend::ir::{
     self, BinaryOp, ExprKind, IfKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role,
@@ -333,9 +333,10 @@ impl<'k> Machine<'k> {
         self.journal.push(Vec::new());
         let outcome = self.block(body);
         let frame = self.journal.pop().unwrap_or_default();
+        let mut seen: HashSet<&Slot> = HashSet::new();
         let mut after: Vec<(Slot, Option<Value>)> = Vec::new();
         for (slot, _) in &frame {
-            if !after.iter().any(|(s, _)| s == slot) {
+            if seen.insert(slot) {
                 after.push((slot.clone(), self.read(slot)));
             }
         }
@@ -372,22 +373,22 @@ impl<'k> Machine<'k> {
         }
         let then_writes = self.run_and_undo(then_body)?;
         let else_writes = self.run_and_undo(else_body)?;
+        // Merge in a fixed order: the then-branch's writes, then the rest.
         let mut slots: Vec<Slot> = then_writes.iter().map(|(s, _)| s.clone()).collect();
+        let then_map: HashMap<Slot, Option<Value>> = then_writes.into_iter().collect();
         for (s, _) in &else_writes {
-            if !slots.contains(s) {
+            if !then_map.contains_key(s) {
                 slots.push(s.clone());
             }
         }
-        let lookup = |writes: &[(Slot, Option<Value>)], slot: &Slot, before: &Option<Value>| {
-            writes
-                .iter()
-                .find(|(s, _)| s == slot)
-                .map_or_else(|| before.clone(), |(_, v)| v.clone())
+        let else_map: HashMap<Slot, Option<Value>> = else_writes.into_iter().collect();
+        let lookup = |writes: &HashMap<Slot, Option<Value>>, slot: &Slot, before: &Option<Value>| {
+            writes.get(slot).cloned().unwrap_or_else(|| before.clone())
         };
         for slot in slots {
             let before = self.read(&slot);
-            let t = lookup(&then_writes, &slot, &before);
-            let f = lookup(&else_writes, &slot, &before);
+            let t = lookup(&then_map, &slot, &before);
+            let f = lookup(&else_map, &slot, &before);
             // A location left unwritten on one path stays unreadable.
             let merged = match (t, f) {
                 (Some(t), Some(f)) => Some(Value::select(cond, &t, &f)),
