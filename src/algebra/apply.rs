@@ -82,9 +82,12 @@ impl Expr {
     /// `pow(self, exponent)` for a real exponent: an integer constant
     /// exponent becomes a polynomial power, anything else stays opaque.
     pub fn pow_real(&self, exponent: &Expr) -> Expr {
+        // Expanding huge powers of sums would exhaust memory; those stay opaque.
+        const EXPAND_LIMIT: i64 = 64;
         if let Some(n) = exponent
             .as_constant()
             .and_then(|c| c.to_i64())
+            .filter(|n| n.abs() <= EXPAND_LIMIT)
             .and_then(|n| i32::try_from(n).ok())
         {
             if let Ok(p) = self.pow(n) {

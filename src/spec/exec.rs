@@ -382,9 +382,10 @@ impl<'k> Machine<'k> {
             }
         }
         let else_map: HashMap<Slot, Option<Value>> = else_writes.into_iter().collect();
-        let lookup = |writes: &HashMap<Slot, Option<Value>>, slot: &Slot, before: &Option<Value>| {
-            writes.get(slot).cloned().unwrap_or_else(|| before.clone())
-        };
+        let lookup =
+            |writes: &HashMap<Slot, Option<Value>>, slot: &Slot, before: &Option<Value>| {
+                writes.get(slot).cloned().unwrap_or_else(|| before.clone())
+            };
         for slot in slots {
             let before = self.read(&slot);
             let t = lookup(&then_map, &slot, &before);

@@ -92,6 +92,13 @@ pub enum SpecError {
         expected: usize,
         given: usize,
     },
+    #[error("{at}: error: `{array}` would have {elements} elements, over the limit of {limit}; choose smaller sizes")]
+    TooManyElements {
+        at: String,
+        array: String,
+        elements: i64,
+        limit: i64,
+    },
     #[error("execution exceeds {limit} statements at sizes {sizes}; choose smaller sizes")]
     TooLarge { limit: u64, sizes: String },
 }

@@ -80,7 +80,10 @@ struct Scan<'k> {
     steps: u64,
 }
 
-pub(crate) const STEP_LIMIT: u64 = 20_000_000;
+pub(crate) const STEP_LIMIT: u64 = 2_000_000;
+
+/// Most elements one array may have in a spec (each is an expression).
+pub(crate) const ELEMENT_LIMIT: i64 = 4_000_000;
 
 /// Evaluates an affine expression over iterators and sizes.
 pub(crate) fn eval_affine(
@@ -166,19 +169,21 @@ pub(crate) fn loop_values(
     if l.step == 0 {
         return Err(SpecError::ZeroStep { at: at(&l.loc) });
     }
-    let step = l.step;
-    let count = if step > 0 {
-        if end > start {
-            (end - start + step - 1) / step
-        } else {
-            0
-        }
-    } else if start > end {
-        (start - end + (-step) - 1) / (-step)
+    // i128 keeps extreme bounds from overflowing; the step limit stops
+    // execution long before such a loop could finish.
+    let (step, start_w, end_w) = (l.step as i128, start as i128, end as i128);
+    let span = if step > 0 {
+        end_w - start_w
+    } else {
+        start_w - end_w
+    };
+    let count = if span > 0 {
+        ((span + step.abs() - 1) / step.abs()).min(i64::MAX as i128) as i64
     } else {
         0
     };
-    Ok((0..count).map(move |k| start + k * step))
+    let step = l.step;
+    Ok((0..count).map_while(move |k| k.checked_mul(step).and_then(|d| start.checked_add(d))))
 }
 
 impl<'k> Scan<'k> {
@@ -335,6 +340,19 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
                     .transpose()
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let declared_elements = declared
+            .iter()
+            .flatten()
+            .try_fold(1i64, |acc, &n| acc.checked_mul(n))
+            .unwrap_or(i64::MAX);
+        if declared_elements > ELEMENT_LIMIT {
+            return Err(SpecError::TooManyElements {
+                at: at(loc),
+                array: name.into(),
+                elements: declared_elements,
+                limit: ELEMENT_LIMIT,
+            });
+        }
         let rank = declared.len();
         scan.arrays.insert(
             name,
@@ -379,6 +397,18 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
                     });
                 }
             }
+        }
+        let elements = ext
+            .iter()
+            .try_fold(1i64, |acc, &n| acc.checked_mul(n.max(0)))
+            .unwrap_or(i64::MAX);
+        if elements > ELEMENT_LIMIT {
+            return Err(SpecError::TooManyElements {
+                at: at(a.loc),
+                array: name.to_string(),
+                elements,
+                limit: ELEMENT_LIMIT,
+            });
         }
         extents.insert(
             name.to_string(),

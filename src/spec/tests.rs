@@ -466,25 +466,38 @@ fn guards_ternaries_and_constant_casts_follow_c() {
         .size("n")
         .array("A", F64, &["n", "n"], Role::Input)
         .array("B", F64, &["n", "n"], Role::Output)
-        .body(vec![for_("i", "0", "n", vec![for_("j", "0", "n", vec![
-            assign(
-                el("B", &["i", "j"], F64),
-                select(
-                    binary(BinaryOp::Eq, it("i"), it("j")),
-                    load("A", &["i", "j"], F64),
-                    flit("0.0", F64),
-                ),
-            ),
-            if_(
-                IfKind::Guard,
-                binary(BinaryOp::Lt, it("i"), it("j")),
-                vec![assign(
-                    el("B", &["i", "j"], F64),
-                    cast(F64, add(cast(I32, flit("2.7", F64)), cast(I32, cast(U8, lit(300))))),
-                )],
-                vec![],
-            ),
-        ])])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![for_(
+                "j",
+                "0",
+                "n",
+                vec![
+                    assign(
+                        el("B", &["i", "j"], F64),
+                        select(
+                            binary(BinaryOp::Eq, it("i"), it("j")),
+                            load("A", &["i", "j"], F64),
+                            flit("0.0", F64),
+                        ),
+                    ),
+                    if_(
+                        IfKind::Guard,
+                        binary(BinaryOp::Lt, it("i"), it("j")),
+                        vec![assign(
+                            el("B", &["i", "j"], F64),
+                            cast(
+                                F64,
+                                add(cast(I32, flit("2.7", F64)), cast(I32, cast(U8, lit(300)))),
+                            ),
+                        )],
+                        vec![],
+                    ),
+                ],
+            )],
+        )])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     assert_eq!(entry(&spec, "B", &[1, 1]), sym("A", &[1, 1]));
@@ -502,14 +515,19 @@ fn a_data_dependent_ternary_on_integers_keeps_truncating_division() {
         .size("n")
         .array("x", I32, &["n"], Role::Input)
         .array("out", I32, &["n"], Role::Output)
-        .body(vec![for_("i", "0", "n", vec![assign(
-            el("out", &["i"], I32),
-            select(
-                binary(BinaryOp::Gt, load("x", &["i"], I32), lit(0)),
-                div(load("x", &["i"], I32), lit(2)),
-                binary(BinaryOp::Rem, neg(load("x", &["i"], I32)), lit(3)),
-            ),
-        )])])
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![assign(
+                el("out", &["i"], I32),
+                select(
+                    binary(BinaryOp::Gt, load("x", &["i"], I32), lit(0)),
+                    div(load("x", &["i"], I32), lit(2)),
+                    binary(BinaryOp::Rem, neg(load("x", &["i"], I32)), lit(3)),
+                ),
+            )],
+        )])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     let e = entry(&spec, "out", &[0]);
@@ -517,5 +535,110 @@ fn a_data_dependent_ternary_on_integers_keeps_truncating_division() {
     assert_eq!(at(7.0), 3.0);
     assert_eq!(at(-7.0), 1.0);
     assert_eq!(at(-8.0), 2.0);
-    assert_eq!(e.to_string(), "select(lt0(-x[0]), tdiv(x[0], 2), rem(-x[0], 3))");
+    assert_eq!(
+        e.to_string(),
+        "select(lt0(-x[0]), tdiv(x[0], 2), rem(-x[0], 3))"
+    );
+}
+
+#[test]
+fn huge_sizes_are_refused_before_allocating() {
+    let k = KernelBuilder::new("big")
+        .size("n")
+        .array("A", F64, &["n", "n"], Role::InOut)
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![assign(el("A", &["i", "i"], F64), flit("1.0", F64))],
+        )])
+        .build();
+    let err = spec_of_kernel(&k, &sizes(&[("n", 1 << 40)])).unwrap_err();
+    assert!(matches!(err, SpecError::TooManyElements { .. }), "{err}");
+    let looping = KernelBuilder::new("long")
+        .size("n")
+        .local_scalar("s", F64)
+        .returns(F64)
+        .body(vec![
+            assign(sc("s", F64), flit("0.0", F64)),
+            for_(
+                "i",
+                "0",
+                "n",
+                vec![assign(sc("s", F64), add(local("s", F64), flit("1.0", F64)))],
+            ),
+            ret(local("s", F64)),
+        ])
+        .build();
+    let err = spec_of_kernel(&looping, &sizes(&[("n", i64::MAX)])).unwrap_err();
+    assert!(matches!(err, SpecError::TooLarge { .. }), "{err}");
+    let spec = spec_of_kernel(&looping, &sizes(&[("n", 7)])).unwrap();
+    assert_eq!(entry(&spec, "return", &[]), E::int(7));
+}
+
+#[test]
+fn data_branches_around_loops_merge_every_written_location() {
+    // if (alpha > 0) for i: y[i] = x[i]; else for i: y[i] = -x[i];  then y[0] += 1
+    let k = KernelBuilder::new("sign")
+        .size("n")
+        .scalar("alpha", F64)
+        .array("x", F64, &["n"], Role::Input)
+        .array("y", F64, &["n"], Role::Output)
+        .body(vec![
+            if_(
+                IfKind::Data,
+                binary(BinaryOp::Gt, param("alpha", F64), flit("0.0", F64)),
+                vec![for_(
+                    "i",
+                    "0",
+                    "n",
+                    vec![assign(el("y", &["i"], F64), load("x", &["i"], F64))],
+                )],
+                vec![for_(
+                    "i",
+                    "0",
+                    "n",
+                    vec![
+                        assign(el("y", &["i"], F64), neg(load("x", &["i"], F64))),
+                        assign(
+                            el("y", &["i"], F64),
+                            mul(load("y", &["i"], F64), flit("2", F64)),
+                        ),
+                    ],
+                )],
+            ),
+            assign(
+                el("y", &["0"], F64),
+                add(load("y", &["0"], F64), flit("1", F64)),
+            ),
+        ])
+        .build();
+    let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
+    let cond = E::gt(&scalar("alpha"), &E::zero());
+    for i in 0..3u32 {
+        let x = sym("x", &[i]);
+        let mut expected = E::select(&cond, &x, &(x.scale(&Rat::int(-2))));
+        if i == 0 {
+            expected = expected + E::one();
+        }
+        assert_eq!(entry(&spec, "y", &[i as usize]), expected);
+    }
+    assert_eq!(
+        entry(&spec, "y", &[1]).to_string(),
+        "select(lt0(-alpha), x[1], -2*x[1])"
+    );
+}
+
+#[test]
+fn spec_text_groups_terms_over_a_common_denominator() {
+    let spec = spec_of_kernel(&covariance(), &sizes(&[("m", 2), ("n", 3)])).unwrap();
+    let text = spec.to_string();
+    assert!(
+        text.contains("\nmean[0] = (data[0,0] + data[1,0] + data[2,0])/float_n\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\ndata[1,0] = data[1,0] - (data[0,0] + data[1,0] + data[2,0])/float_n\n"),
+        "{text}"
+    );
 }
