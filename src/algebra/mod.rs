@@ -80,7 +80,9 @@ pub use atom::{Atom, AtomKind, Func, Symbol, SymbolKind};
 pub use eval::{EvalError, Evaluator};
 pub use expr::{Expr, Mono, Term};
 pub use rational::Rat;
-pub use solve::{solve_hole, solve_identity, solve_linear, SolveError};
+pub use solve::{
+    solve_hole, solve_identity, solve_linear, solve_system, solve_tensor_holes, SolveError,
+};
 pub use tensor::{simp_score, Tensor};
 
 /// Errors of algebraic operations.

@@ -80,6 +80,25 @@ impl Expr {
             .collect()
     }
 
+    /// Whether the two expressions have an input symbol in common: the
+    /// cheap static check that discards sketches unrelated to a spec.
+    pub fn shares_var_with(&self, other: &Expr) -> bool {
+        let (a, b) = (self.symbols(), other.symbols());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal if a[i].is_hole() => {
+                    i += 1;
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => return true,
+            }
+        }
+        false
+    }
+
     pub fn contains_symbol(&self, symbol: &Symbol) -> bool {
         self.symbols().binary_search(symbol).is_ok()
     }

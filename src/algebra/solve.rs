@@ -167,3 +167,106 @@ pub fn solve_hole(spec: &Expr, sketch: &Expr, hole: &Symbol) -> Result<Expr, Sol
     let mut v = solve_linear(&[equation], std::slice::from_ref(hole))?;
     v.pop().ok_or(SolveError::Inconsistent)
 }
+
+/// Solves `equations[i] = 0` for `unknowns` (each occurring linearly), the
+/// way element-wise sketches produce them: equations with a single unknown
+/// are solved and substituted first (one pass per equation, no matrix), and
+/// only what remains goes through Gauss–Jordan elimination. Returns every
+/// unknown's value; all equations are checked at the end.
+pub fn solve_system(
+    equations: &[Expr],
+    unknowns: &[Symbol],
+) -> Result<HashMap<Symbol, Expr>, SolveError> {
+    let mut wanted: Vec<Symbol> = unknowns.to_vec();
+    wanted.sort();
+    let unknowns_in = |e: &Expr| -> Vec<Symbol> {
+        e.symbols()
+            .iter()
+            .filter(|s| wanted.binary_search(s).is_ok())
+            .cloned()
+            .collect()
+    };
+    let mut solved: HashMap<Symbol, Expr> = HashMap::new();
+    let mut pending: Vec<Expr> = equations.to_vec();
+    loop {
+        let mut progress = false;
+        let mut still: Vec<Expr> = Vec::with_capacity(pending.len());
+        for eq in pending {
+            let eq = eq.substitute(&solved)?;
+            let present = unknowns_in(&eq);
+            match present.as_slice() {
+                [] if eq.is_zero() => {}
+                [] => return Err(SolveError::Inconsistent),
+                [single] => {
+                    let value =
+                        solve_linear(std::slice::from_ref(&eq), std::slice::from_ref(single))?;
+                    if let Some(v) = value.into_iter().next() {
+                        solved.insert(single.clone(), v);
+                        progress = true;
+                    }
+                }
+                _ => still.push(eq),
+            }
+        }
+        pending = still;
+        if !progress || pending.is_empty() {
+            break;
+        }
+    }
+    if !pending.is_empty() {
+        let rest: Vec<Symbol> = unknowns
+            .iter()
+            .filter(|u| !solved.contains_key(*u))
+            .cloned()
+            .collect();
+        let pending: Vec<Expr> = pending
+            .iter()
+            .map(|e| e.substitute(&solved))
+            .collect::<Result<_, _>>()?;
+        let values = solve_linear(&pending, &rest)?;
+        solved.extend(rest.into_iter().zip(values));
+    }
+    let free: Vec<String> = unknowns
+        .iter()
+        .filter(|u| !solved.contains_key(*u))
+        .map(|u| u.to_string())
+        .collect();
+    if !free.is_empty() {
+        return Err(SolveError::Underdetermined(free));
+    }
+    // Earlier solutions may mention later unknowns: resolve fully.
+    for _ in 0..unknowns.len() {
+        let snapshot = solved.clone();
+        let mut changed = false;
+        for value in solved.values_mut() {
+            let next = value.substitute(&snapshot)?;
+            changed |= next != *value;
+            *value = next;
+        }
+        if !changed {
+            break;
+        }
+    }
+    let ordered: Vec<Expr> = unknowns.iter().map(|u| solved[u].clone()).collect();
+    verify(equations, unknowns, &ordered)?;
+    Ok(solved)
+}
+
+/// Solves a tensor sketch against a tensor spec element by element:
+/// `sketch[i] = spec[i]` for every `i`, for the hole symbols `holes`.
+pub fn solve_tensor_holes(
+    spec: &super::Tensor,
+    sketch: &super::Tensor,
+    holes: &[Symbol],
+) -> Result<HashMap<Symbol, Expr>, SolveError> {
+    if spec.shape() != sketch.shape() {
+        return Err(SolveError::Inconsistent);
+    }
+    let equations: Vec<Expr> = sketch
+        .elems()
+        .iter()
+        .zip(spec.elems())
+        .map(|(k, s)| k.sub(s))
+        .collect();
+    solve_system(&equations, holes)
+}

@@ -377,3 +377,55 @@ fn the_core_types_cross_threads() {
     assert_send_sync::<Tensor>();
     assert_send_sync::<Rat>();
 }
+
+#[test]
+fn element_wise_sketches_are_solved_without_a_dense_matrix() {
+    // spec = A + B (2x2); sketch = ?X + B  ⇒  X = A
+    let spec = Tensor::from_fn(&[2, 2], |i| {
+        let idx = [i[0] as u32, i[1] as u32];
+        el("A", &idx) + el("B", &idx)
+    });
+    let holes = Tensor::of_symbols("X", &[2, 2], true);
+    let sketch = Tensor::from_fn(&[2, 2], |i| {
+        let idx = [i[0] as u32, i[1] as u32];
+        holes.get(i).unwrap() + &el("B", &idx)
+    });
+    let hole_symbols: Vec<Symbol> = holes.elems().iter().filter_map(Expr::as_symbol).collect();
+    let solution = solve_tensor_holes(&spec, &sketch, &hole_symbols).unwrap();
+    assert_eq!(solution[&Symbol::hole("X", &[1, 0])], el("A", &[1, 0]));
+    let solved = Tensor::from_fn(&[2, 2], |i| {
+        solution[&Symbol::hole("X", &[i[0] as u32, i[1] as u32])].clone()
+    });
+    assert_eq!(simp_score(&[solved]), 4.0);
+    assert!(simp_score(&[spec]) > 4.0);
+    // A coupled system: x + y = a, x - y = b.
+    let (x, y) = (Symbol::hole("x", &[]), Symbol::hole("y", &[]));
+    let (a, b) = (s("a"), s("b"));
+    let sol = solve_system(
+        &[
+            x.to_expr() + y.to_expr() - &a,
+            x.to_expr() - y.to_expr() - &b,
+        ],
+        &[x.clone(), y.clone()],
+    )
+    .unwrap();
+    assert_eq!(sol[&x], (&a + &b).div(&Expr::int(2)).unwrap());
+    // A chain: y = 2x, x = a.
+    let sol = solve_system(
+        &[y.to_expr() - Expr::int(2) * x.to_expr(), x.to_expr() - &a],
+        &[x.clone(), y.clone()],
+    )
+    .unwrap();
+    assert_eq!(sol[&y], Expr::int(2) * &a);
+}
+
+#[test]
+fn shared_inputs_are_detected_across_applications() {
+    let (a, b, h) = (
+        el("A", &[0]),
+        el("B", &[0]),
+        Symbol::hole("v", &[]).to_expr(),
+    );
+    assert!((&a + &h).shares_var_with(&(a.sqrt() * &b)));
+    assert!(!(&a + &h).shares_var_with(&(&b + &h)));
+}
