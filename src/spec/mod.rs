@@ -198,4 +198,6 @@ pub fn parse_sizes(text: &str) -> Result<Sizes, SpecError> {
 }
 
 #[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
 mod tests;
