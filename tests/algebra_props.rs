@@ -1,7 +1,5 @@
 //! Property tests of the algebra core: ring laws, canonical forms, and
 //! agreement with direct numeric evaluation.
-// Expressions cache their symbols in a OnceLock; keys hash by identity.
-#![allow(clippy::mutable_key_type)]
 
 use std::collections::HashMap;
 

@@ -58,10 +58,6 @@
 //! about predicates (`lt0(x)^2 = lt0(x)`) are not detected. The core never
 //! claims a false equality; it may miss a true one.
 
-// `Expr` caches its symbol set in a `OnceLock`; hashing and equality use
-// only the interned identity, so expressions are sound map keys.
-#![allow(clippy::mutable_key_type)]
-
 pub mod apply;
 pub mod atom;
 pub mod display;

@@ -1,7 +1,5 @@
 //! Symbolic execution of hand-built kernels, checked against hand-derived
 //! formulas for concrete entries.
-// Expressions cache their symbols in a OnceLock; keys hash by identity.
-#![allow(clippy::mutable_key_type)]
 use tenslift_frontend::ir::{BinaryOp, IfKind, Kernel, Role, ScalarType::*};
 
 use super::build::*;
