@@ -272,3 +272,15 @@ fn substitution_map_of_several_symbols_is_simultaneous() {
     swap.insert(y.clone(), x.to_expr());
     assert_eq!(e.substitute(&swap).unwrap(), y.to_expr() - x.to_expr());
 }
+
+#[test]
+fn negative_powers_of_sums_reuse_the_reciprocal_atom_of_the_sum() {
+    let (x, y) = (var(1).to_expr(), var(2).to_expr());
+    let q = Expr::one() - &y;
+    let twice = x.div(&q).unwrap().div(&q).unwrap();
+    assert_eq!(x.mul(&q.pow(-2).unwrap()), twice);
+    // Found by proptest: w - x/w² with w := 1 - y.
+    let w = var(0);
+    let e = w.to_expr() - x.div(&w.to_expr()).unwrap().div(&w.to_expr()).unwrap();
+    assert_eq!(e.substitute_one(&w, &q).unwrap(), &q - &twice);
+}

@@ -469,12 +469,12 @@ impl Expr {
 
     /// `self^exp`; a negative power divides.
     pub fn pow(&self, exp: i32) -> Result<Expr, AlgebraError> {
-        let positive = self.pow_nonneg(exp.unsigned_abs());
         if exp >= 0 {
-            Ok(positive)
-        } else {
-            Expr::one().div(&positive)
+            return Ok(self.pow_nonneg(exp as u32));
         }
+        // (1/q)^n rather than 1/(q^n): the reciprocal atom is that of `q`,
+        // the same one repeated division by `q` produces.
+        Ok(Expr::one().div(self)?.pow_nonneg(exp.unsigned_abs()))
     }
 
     /// `self / divisor` over the reals. Dividing by an atom or monomial gives
