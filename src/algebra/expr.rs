@@ -35,6 +35,14 @@ impl Mono {
         self.0.is_empty()
     }
 
+    /// The monomial as an expression (coefficient 1).
+    pub fn to_expr(&self) -> Expr {
+        Expr::from_canonical(vec![Term {
+            coeff: Rat::ONE,
+            mono: self.clone(),
+        }])
+    }
+
     /// Total degree (sum of exponents).
     pub fn degree(&self) -> i64 {
         self.0.iter().map(|(_, e)| *e as i64).sum()

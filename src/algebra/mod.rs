@@ -41,8 +41,11 @@
 //! 2. Division by an atom or a monomial gives negative exponents (Laurent
 //!    polynomials) and assumes the divisor non-zero, as TENSORIZE/SymPy did.
 //!    Division by a polynomial first tries exact division; otherwise it
-//!    introduces the atom `1/q`, and `q·(1/q)` cancels wherever a coefficient
-//!    of `(1/q)^k` is divisible by `q`.
+//!    introduces the atom `1/q` (`q` with monomial content and the
+//!    coefficient of its first non-constant term divided out, so associates
+//!    share one atom). Every sum is kept over a common power of each such
+//!    atom, `N·(1/q)^K`, with `q` divided out of `N` while it divides: so
+//!    `x/(x+1) + 1/(x+1)` is `1` and `(p/q)·q` is `p`.
 //! 3. C integer operations are distinct functions: `tdiv` (truncating
 //!    division), `rem`, `trunc` (float → int), `wrap_u8` etc. (conversion to a
 //!    narrower integer type). They fold on integer constants with C
@@ -52,11 +55,22 @@
 //!    `select(c, a, b)` tests `c ≠ 0`.
 //!
 //! Soundness: equal normal forms always denote equal functions of the
-//! inputs (under rules 1–2). The converse does not always hold — identities
-//! hidden inside opaque applications (`sqrt(x)^2 = x`), between different
-//! reciprocal atoms (`1/(p·q)` vs `1/p · 1/q`), or that need 0/1 reasoning
-//! about predicates (`lt0(x)^2 = lt0(x)`) are not detected. The core never
+//! inputs (under rules 1–2). The converse holds for polynomials and
+//! Laurent polynomials over atoms, and for quotients by one polynomial; it
+//! does not always hold for identities hidden inside opaque applications
+//! (`sqrt(x)^2 = x`), between different reciprocal atoms (`1/(p·q)` vs
+//! `1/p · 1/q`, as no polynomial factorisation is attempted), or that need
+//! 0/1 reasoning about predicates (`lt0(x)^2 = lt0(x)`). The core never
 //! claims a false equality; it may miss a true one.
+//!
+//! # Map of the module
+//!
+//! [`rational`] exact numbers · [`intern`] hash-consing · [`atom`] symbols,
+//! applications, reciprocals · [`expr`] the normal form · [`poly`]
+//! arithmetic and division · [`apply`] application rules · [`ops`]
+//! substitution, `var`, coefficients · [`solve`] holes and linear systems ·
+//! [`tensor`] symbolic tensors, density, Simp · [`eval`] numeric values ·
+//! [`display`] text.
 
 pub mod apply;
 pub mod atom;

@@ -119,6 +119,29 @@ impl Tensor {
         }
     }
 
+    /// Combines two tensors of the same shape element by element.
+    pub fn zip_with(
+        &self,
+        other: &Tensor,
+        mut f: impl FnMut(&Expr, &Expr) -> Expr,
+    ) -> Result<Tensor, AlgebraError> {
+        if self.shape != other.shape {
+            return Err(AlgebraError::ShapeMismatch {
+                shape: other.shape.clone(),
+                elements: self.elems.len(),
+            });
+        }
+        Ok(Tensor {
+            shape: self.shape.clone(),
+            elems: self
+                .elems
+                .iter()
+                .zip(&other.elems)
+                .map(|(a, b)| f(a, b))
+                .collect(),
+        })
+    }
+
     /// Share of elements whose normal form is not zero (1 for an empty tensor).
     pub fn density(&self) -> f64 {
         if self.elems.is_empty() {

@@ -165,15 +165,7 @@ fn coefficient_extraction_separates_monomials_in_the_chosen_symbols() {
     let coeffs = e.coefficients(std::slice::from_ref(&x)).unwrap();
     let printed: Vec<String> = coeffs
         .iter()
-        .map(|(m, c)| {
-            format!(
-                "{}: {c}",
-                Expr::from_terms(vec![Term {
-                    coeff: Rat::ONE,
-                    mono: m.clone()
-                }])
-            )
-        })
+        .map(|(m, c)| format!("{}: {c}", m.to_expr()))
         .collect();
     assert_eq!(printed, vec!["1: c", "x: 2*a", "x^2: 3*b"]);
     assert_eq!(e.coefficient_of(&x, 2).unwrap(), Expr::int(3) * &b);
