@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use tenslift_frontend::ir::{
-    self, BinaryOp, ExprKind, IfKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role,
+    self, BinaryOp, ExprKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role,
     ScalarType, Stmt, UnaryOp, VarClass,
 };
 
@@ -436,17 +436,17 @@ impl<'k> Machine<'k> {
                 self.write(slot, Some(v));
                 Ok(())
             }
+            // Guards and data branches run the same way: a guard's condition
+            // is constant at concrete sizes (one branch runs); should it not
+            // be, merging both sides with a select is still exact.
             Stmt::If {
                 cond,
-                kind,
                 then_body,
                 else_body,
                 loc,
+                ..
             } => {
                 let c = self.value(cond, loc)?;
-                // A guard's condition is constant at concrete sizes; should it
-                // not be, merging both sides with a select is still exact.
-                let _: &IfKind = kind;
                 self.branch(&c, then_body, else_body)
             }
             Stmt::Return { value, loc } => {
