@@ -421,3 +421,32 @@ fn shared_inputs_are_detected_across_applications() {
     assert!((&a + &h).shares_var_with(&(a.sqrt() * &b)));
     assert!(!(&a + &h).shares_var_with(&(&b + &h)));
 }
+
+#[test]
+fn concurrent_builders_get_the_very_same_interned_nodes() {
+    use rayon::prelude::*;
+    let build = |seed: usize| -> Vec<Expr> {
+        (0..6)
+            .map(|i| {
+                let mut acc = Expr::zero();
+                for k in 0..6 {
+                    let k = (k + seed) % 6;
+                    acc =
+                        acc + el("P", &[i, k as u32]) * el("Q", &[k as u32]).div(&s("r")).unwrap();
+                }
+                (&acc * &acc).sqrt() + Expr::max_of(&[acc.clone(), Expr::int(seed as i64 % 2)])
+            })
+            .collect()
+    };
+    let reference: Vec<Vec<Expr>> = (0..2).map(build).collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(8)
+        .build()
+        .unwrap();
+    let results: Vec<Vec<Expr>> = pool.install(|| (0..200).into_par_iter().map(build).collect());
+    for (seed, r) in results.iter().enumerate() {
+        for (a, b) in r.iter().zip(&reference[seed % 2]) {
+            assert!(a.ptr_eq(b), "seed {seed}: {a} vs {b}");
+        }
+    }
+}

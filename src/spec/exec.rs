@@ -10,8 +10,8 @@
 use std::collections::{HashMap, HashSet};
 
 use tenslift_frontend::ir::{
-    self, BinaryOp, ExprKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role,
-    ScalarType, Stmt, UnaryOp, VarClass,
+    self, BinaryOp, ExprKind, Kernel, LValue, Loc, LocalKind, MathFn, ParamKind, Role, ScalarType,
+    Stmt, UnaryOp, VarClass,
 };
 
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};

@@ -640,3 +640,26 @@ fn spec_text_groups_terms_over_a_common_denominator() {
         "{text}"
     );
 }
+
+#[test]
+fn specs_computed_on_many_threads_are_identical() {
+    use rayon::prelude::*;
+    let kernels = [covariance(), three_mm(), gemm()];
+    let single: Vec<Spec> = kernels
+        .iter()
+        .map(|k| spec_at_chosen_sizes(k, &Sizes::new()).unwrap())
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(8)
+        .build()
+        .unwrap();
+    let parallel: Vec<Spec> = pool.install(|| {
+        (0..24)
+            .into_par_iter()
+            .map(|i| spec_at_chosen_sizes(&kernels[i % 3], &Sizes::new()).unwrap())
+            .collect()
+    });
+    for (i, spec) in parallel.iter().enumerate() {
+        assert_eq!(*spec, single[i % 3]);
+    }
+}
