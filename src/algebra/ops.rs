@@ -8,7 +8,7 @@ use super::atom::{Atom, AtomKind, Func, Symbol};
 use super::expr::{Expr, Mono, Term};
 use super::AlgebraError;
 
-fn merge_sorted(into: &mut Vec<Symbol>, more: &[Symbol]) {
+fn extend_symbols(into: &mut Vec<Symbol>, more: &[Symbol]) {
     into.extend_from_slice(more);
 }
 
@@ -22,10 +22,10 @@ pub(crate) fn atom_symbols(atom: &Atom, out: &mut Vec<Symbol>) {
         }
         AtomKind::App { args, .. } => {
             for a in args.iter() {
-                merge_sorted(out, &a.symbols());
+                extend_symbols(out, &a.symbols());
             }
         }
-        AtomKind::Recip(q) => merge_sorted(out, &q.symbols()),
+        AtomKind::Recip(q) => extend_symbols(out, &q.symbols()),
     }
 }
 

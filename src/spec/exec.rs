@@ -5,7 +5,8 @@
 //! against a write journal, undoes them, and stores `select(cond, then,
 //! else)` into every location either branch wrote. C conversions keep their
 //! semantics on values: float → int truncates, narrowing integer
-//! conversions wrap (see [`convert`]).
+//! conversions wrap (see [`convert`]). Floating literals are the exact
+//! decimal they spell (`0.1f` is 1/10), in line with "equal over the reals".
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,6 +18,10 @@ use tenslift_frontend::ir::{
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};
 use super::{at, format_sizes, InputInfo, Output, Sizes, Spec, SpecError};
 use crate::algebra::{AlgebraError, Expr as Value, Rat, Symbol, Tensor};
+
+/// Most term pairs one symbolic product may expand (a spec whose entries
+/// grow past this is not useful for synthesis, and would exhaust memory).
+const PRODUCT_TERM_LIMIT: usize = 1_000_000;
 
 /// A storage location a statement can write.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -250,6 +255,13 @@ impl<'k> Machine<'k> {
                 match op {
                     BinaryOp::Add => a.add(&b),
                     BinaryOp::Sub => a.sub(&b),
+                    BinaryOp::Mul if a.len().saturating_mul(b.len()) > PRODUCT_TERM_LIMIT => {
+                        return Err(SpecError::ExpressionTooLarge {
+                            at: at(loc),
+                            terms: a.len().saturating_mul(b.len()),
+                            limit: PRODUCT_TERM_LIMIT,
+                        })
+                    }
                     BinaryOp::Mul => a.mul(&b),
                     BinaryOp::Div if float => self.algebra(a.div(&b), loc)?,
                     BinaryOp::Div | BinaryOp::Rem if b.is_zero() => {

@@ -99,6 +99,12 @@ pub enum SpecError {
         elements: i64,
         limit: i64,
     },
+    #[error("{at}: error: a product here would expand to {terms} terms, over the limit of {limit}; choose smaller sizes")]
+    ExpressionTooLarge {
+        at: String,
+        terms: usize,
+        limit: usize,
+    },
     #[error("execution exceeds {limit} statements at sizes {sizes}; choose smaller sizes")]
     TooLarge { limit: u64, sizes: String },
 }

@@ -663,3 +663,42 @@ fn specs_computed_on_many_threads_are_identical() {
         assert_eq!(*spec, single[i % 3]);
     }
 }
+
+#[test]
+fn exploding_products_are_refused_with_a_location() {
+    // x = (Σ a)·x repeated: the expansion doubles every step.
+    let k = KernelBuilder::new("blowup")
+        .size("n")
+        .array("a", F64, &["n"], Role::Input)
+        .local_scalar("x", F64)
+        .local_scalar("s", F64)
+        .returns(F64)
+        .body(vec![
+            assign(sc("x", F64), flit("1.0", F64)),
+            for_(
+                "t",
+                "0",
+                "40",
+                vec![
+                    assign(sc("s", F64), flit("0.0", F64)),
+                    for_(
+                        "i",
+                        "0",
+                        "n",
+                        vec![assign(
+                            sc("s", F64),
+                            add(local("s", F64), load("a", &["i"], F64)),
+                        )],
+                    ),
+                    assign(
+                        sc("x", F64),
+                        mul(local("x", F64), add(local("s", F64), local("x", F64))),
+                    ),
+                ],
+            ),
+            ret(local("x", F64)),
+        ])
+        .build();
+    let err = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap_err();
+    assert!(matches!(err, SpecError::ExpressionTooLarge { .. }), "{err}");
+}
