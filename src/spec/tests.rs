@@ -666,7 +666,7 @@ fn specs_computed_on_many_threads_are_identical() {
 
 #[test]
 fn exploding_products_are_refused_with_a_location() {
-    // x = (Σ a)·x repeated: the expansion doubles every step.
+    // x = x·x + Σ a, repeated: the number of terms squares every step.
     let k = KernelBuilder::new("blowup")
         .size("n")
         .array("a", F64, &["n"], Role::Input)
@@ -692,13 +692,13 @@ fn exploding_products_are_refused_with_a_location() {
                     ),
                     assign(
                         sc("x", F64),
-                        mul(local("x", F64), add(local("s", F64), local("x", F64))),
+                        add(mul(local("x", F64), local("x", F64)), local("s", F64)),
                     ),
                 ],
             ),
             ret(local("x", F64)),
         ])
         .build();
-    let err = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap_err();
+    let err = spec_of_kernel(&k, &sizes(&[("n", 8)])).unwrap_err();
     assert!(matches!(err, SpecError::ExpressionTooLarge { .. }), "{err}");
 }
