@@ -108,6 +108,12 @@ pub(crate) struct AtomNode {
     pub(crate) kind: AtomKind,
 }
 
+impl Drop for AtomNode {
+    fn drop(&mut self) {
+        ATOMS.release(self.hash);
+    }
+}
+
 impl PartialEq for AtomNode {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash && self.kind == other.kind
@@ -143,7 +149,25 @@ impl Atom {
             }
         }
         let hash = h.finish();
-        Atom(ATOMS.intern(hash, AtomNode { hash, kind }))
+        // Look up by the borrowed contents; build a node only when absent
+        // (a discarded node would needlessly visit the table when dropped).
+        let pending = std::cell::RefCell::new(Some(kind));
+        let matches = |node: &AtomNode| {
+            pending
+                .borrow()
+                .as_ref()
+                .is_some_and(|k| node.hash == hash && node.kind == *k)
+        };
+        let make = || {
+            pending
+                .borrow_mut()
+                .take()
+                .map(|kind| AtomNode { hash, kind })
+        };
+        match ATOMS.intern_with(hash, matches, make) {
+            Some(node) => Atom(node),
+            None => unreachable!("the pending contents are only taken once"),
+        }
     }
 
     /// An application atom; callers pass arguments already normalised by the

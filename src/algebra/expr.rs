@@ -108,6 +108,12 @@ pub(crate) struct ExprNode {
     pub(crate) symbols: OnceLock<Arc<[Symbol]>>,
 }
 
+impl Drop for ExprNode {
+    fn drop(&mut self) {
+        EXPRS.release(self.hash);
+    }
+}
+
 impl PartialEq for ExprNode {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash && self.terms == other.terms
@@ -141,15 +147,26 @@ impl Expr {
             }
         }
         let hash = h.finish();
-        Expr(EXPRS.intern(
-            hash,
-            ExprNode {
+        // Look up by the borrowed terms; build a node only when absent.
+        let pending = std::cell::RefCell::new(Some(terms));
+        let matches = |node: &ExprNode| {
+            pending
+                .borrow()
+                .as_ref()
+                .is_some_and(|t| node.hash == hash && *node.terms == t[..])
+        };
+        let make = || {
+            pending.borrow_mut().take().map(|terms| ExprNode {
                 hash,
                 terms: terms.into_boxed_slice(),
                 has_recip,
                 symbols: OnceLock::new(),
-            },
-        ))
+            })
+        };
+        match EXPRS.intern_with(hash, matches, make) {
+            Some(node) => Expr(node),
+            None => unreachable!("the pending terms are only taken once"),
+        }
     }
 
     /// Interns canonical terms, then cancels reciprocals where a numerator

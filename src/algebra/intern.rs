@@ -1,8 +1,9 @@
 //! Hash-consing: one shared node per distinct value, from every thread.
 //!
 //! Nodes live in `Arc`s; the interner keeps only `Weak` references, so a node
-//! is freed when the last expression using it is dropped and the search does
-//! not leak memory over millions of candidate expressions. The table is split
+//! is freed when the last expression using it is dropped (and takes its
+//! table entry with it), and the search does not leak memory over millions
+//! of candidate expressions. The table is split
 //! into shards by hash, each behind its own short-held mutex, so rayon
 //! threads building expressions at once rarely wait on each other.
 //!
@@ -81,7 +82,41 @@ impl Hasher for Identity {
     }
 }
 
-type Bucket<T> = Vec<Weak<T>>;
+/// The nodes sharing one hash: almost always exactly one, kept inline so
+/// that creating a node allocates no list.
+struct Bucket<T> {
+    first: Weak<T>,
+    rest: Vec<Weak<T>>,
+}
+
+impl<T> Bucket<T> {
+    fn new(node: Weak<T>) -> Self {
+        Bucket {
+            first: node,
+            rest: Vec::new(),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Weak<T>> {
+        std::iter::once(&self.first).chain(self.rest.iter())
+    }
+
+    /// Drops dead references; false when none is left.
+    fn retain_live(&mut self) -> bool {
+        self.rest.retain(|w| w.strong_count() > 0);
+        if self.first.strong_count() == 0 {
+            match self.rest.pop() {
+                Some(w) => self.first = w,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+}
 
 struct Shard<T> {
     buckets: HashMap<u64, Bucket<T>, BuildHasherDefault<Identity>>,
@@ -141,7 +176,7 @@ impl<T: PartialEq> Interner<T> {
             Err(poisoned) => poisoned.into_inner(),
         };
         if let Some(bucket) = shard.buckets.get(&hash) {
-            for weak in bucket {
+            for weak in bucket.iter() {
                 if let Some(existing) = weak.upgrade() {
                     if matches(&existing) {
                         return Some(existing);
@@ -150,23 +185,46 @@ impl<T: PartialEq> Interner<T> {
             }
         }
         let node = Arc::new(make()?);
-        let bucket = shard.buckets.entry(hash).or_default();
-        // Values rebuilt after being dropped hash to the same bucket again:
-        // drop dead references here so hot buckets stay short.
-        bucket.retain(|w| w.strong_count() > 0);
-        bucket.push(Arc::downgrade(&node));
+        let weak = Arc::downgrade(&node);
+        match shard.buckets.get_mut(&hash) {
+            // Values rebuilt after being dropped hash to the same bucket
+            // again: drop dead references so hot buckets stay short.
+            Some(bucket) => {
+                if bucket.retain_live() {
+                    bucket.rest.push(weak);
+                } else {
+                    *bucket = Bucket::new(weak);
+                }
+            }
+            None => {
+                shard.buckets.insert(hash, Bucket::new(weak));
+            }
+        }
         shard.inserted += 1;
-        // Sweep dead entries once the table has grown by as much as survived
-        // the last sweep: amortised constant cost per insertion.
-        if shard.inserted > shard.survivors.max(1024) {
-            shard.buckets.retain(|_, bucket| {
-                bucket.retain(|w| w.strong_count() > 0);
-                !bucket.is_empty()
-            });
-            shard.survivors = shard.buckets.values().map(Vec::len).sum();
+        // Nodes remove their own entries when dropped (see `release`); a
+        // sweep only catches entries whose release found the shard busy.
+        if shard.inserted > (4 * shard.survivors).max(4096) {
+            shard.buckets.retain(|_, bucket| bucket.retain_live());
+            shard.survivors = shard.buckets.values().map(Bucket::len).sum();
             shard.inserted = 0;
         }
         Some(node)
+    }
+
+    /// Drops the table's dead references under `hash`; called from a node's
+    /// `Drop`, so it only tries the lock (a thread already holding this
+    /// shard may be the one dropping the node) and otherwise leaves the
+    /// entry to the next sweep.
+    pub fn release(&self, hash: u64) {
+        let shard_index = (hash as usize) % SHARDS;
+        let Ok(mut shard) = self.shards[shard_index].try_lock() else {
+            return;
+        };
+        if let Some(bucket) = shard.buckets.get_mut(&hash) {
+            if !bucket.retain_live() {
+                shard.buckets.remove(&hash);
+            }
+        }
     }
 
     /// Number of live nodes (for tests and statistics).
@@ -181,7 +239,7 @@ impl<T: PartialEq> Interner<T> {
                 guard
                     .buckets
                     .values()
-                    .flat_map(|b| b.iter())
+                    .flat_map(Bucket::iter)
                     .filter(|w| w.strong_count() > 0)
                     .count()
             })
