@@ -22,6 +22,14 @@ fn dropping_expressions_frees_their_nodes() {
     assert!(again.ptr_eq(&held[7]));
     drop(again);
     drop(held);
-    assert!(live_atom_count() <= atoms_before + 1, "{} atoms left", live_atom_count());
-    assert!(live_expr_count() <= exprs_before + 2, "{} expressions left", live_expr_count());
+    assert!(
+        live_atom_count() <= atoms_before + 1,
+        "{} atoms left",
+        live_atom_count()
+    );
+    assert!(
+        live_expr_count() <= exprs_before + 2,
+        "{} expressions left",
+        live_expr_count()
+    );
 }
