@@ -49,8 +49,12 @@
 //! 3. C integer operations are distinct functions: `tdiv` (truncating
 //!    division), `rem`, `trunc` (float → int), `wrap_u8` etc. (conversion to a
 //!    narrower integer type). They fold on integer constants with C
-//!    semantics. Integer arithmetic between conversions is exact (no
-//!    overflow is modelled; signed overflow is undefined in C anyway).
+//!    semantics. Integer arithmetic between conversions is exact: no
+//!    overflow is modelled — neither signed overflow (undefined in C) nor
+//!    the wrap-around of `unsigned`/`uint32_t`/`uint64_t` arithmetic (defined
+//!    in C): specs assume intermediate results stay in range. Narrow types
+//!    (`uint8_t`, `short`) promote to `int`, so their wrap-around happens at
+//!    the conversion back, which is modelled.
 //! 4. Comparisons are the 0/1-valued predicates `lt0(d)` and `eq0(d)`;
 //!    `select(c, a, b)` tests `c ≠ 0`.
 //!
