@@ -9,6 +9,10 @@
 //! output (arrays with role `Output`/`InOut`, and `return`) to a symbolic
 //! tensor of its final values as functions of the initial ones.
 //!
+//! Arrays with role `Output` start as symbols too, so an element the kernel
+//! never writes reads as its own initial value (as memory would); such
+//! symbols only appear in [`Spec::inputs`] when some output depends on them.
+//!
 //! [`sizes`] chooses the size tuple (distinct small values that keep every
 //! access in bounds) and a second, different tuple for generalisation checks.
 
