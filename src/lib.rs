@@ -8,4 +8,6 @@
 //!
 //! Architecture invariant: only [`cli`] prints to the terminal.
 
+pub mod algebra;
 pub mod cli;
+pub mod spec;

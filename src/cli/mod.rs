@@ -48,6 +48,8 @@ pub fn print_err(text: &str) {
     let _ = err.flush();
 }
 
+pub mod spec;
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     // clang spells it `-std=c99`; clap only knows `--std=c99`.

@@ -1,0 +1,213 @@
+//! Specs: what a kernel computes, as one exact expression per output element.
+//!
+//! [`spec_of_kernel`] symbolically executes a loop-IR [`Kernel`] at a
+//! concrete size tuple: every input (and in/out) array becomes a tensor of
+//! fresh symbols named after it (`A[0,1]`), every non-size scalar parameter a
+//! symbol (`alpha`), and the loops run exactly as in C — in-place updates,
+//! temporaries, triangular bounds, guards; data-dependent `if`s become
+//! `select`s on every location either branch assigns. The result maps every
+//! output (arrays with role `Output`/`InOut`, and `return`) to a symbolic
+//! tensor of its final values as functions of the initial ones.
+//!
+//! Arrays with role `Output` start as symbols too, so an element the kernel
+//! never writes reads as its own initial value (as memory would); such
+//! symbols only appear in [`Spec::inputs`] when some output depends on them.
+//!
+//! [`sizes`] chooses the size tuple (distinct small values that keep every
+//! access in bounds) and a second, different tuple for generalisation checks.
+
+pub mod build;
+pub mod examples;
+pub mod exec;
+pub mod sizes;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::algebra::Tensor;
+use tenslift_frontend::ir::{Kernel, Loc, ScalarType};
+
+pub use sizes::{choose_second_sizes, choose_sizes, size_params, Sizes};
+
+/// Renders a location as clang does (`file:line:col`).
+pub fn at(loc: &Loc) -> String {
+    format!("{}:{}:{}", loc.file, loc.line, loc.col)
+}
+
+/// Why a spec could not be computed.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SpecError {
+    #[error("no value for size parameter `{name}`")]
+    MissingSize { name: String },
+    #[error("`{name}` is not a size parameter of kernel `{kernel}` (size parameters: {known})")]
+    NotASize {
+        name: String,
+        kernel: String,
+        known: String,
+    },
+    #[error("malformed size list `{text}`: expected `name=value,name=value` with integer values")]
+    BadSizeList { text: String },
+    #[error("no size tuple with distinct small values keeps every access of `{kernel}` in bounds; at the first candidate: {first_failure}")]
+    NoValidSizes {
+        kernel: String,
+        first_failure: String,
+    },
+    #[error("{at}: error: access {array}{index:?} is out of bounds for extents {extents:?} at sizes {sizes}")]
+    OutOfBounds {
+        at: String,
+        array: String,
+        index: Vec<i64>,
+        extents: Vec<i64>,
+        sizes: String,
+    },
+    #[error("{at}: error: rows of `{array}` overlap: stride {stride} of dimension {dim} is below the {needed} elements the next dimensions span")]
+    OverlappingStrides {
+        at: String,
+        array: String,
+        dim: usize,
+        stride: i64,
+        needed: i64,
+    },
+    #[error("{at}: error: extent of dimension {dim} of `{array}` is {extent}")]
+    BadExtent {
+        at: String,
+        array: String,
+        dim: usize,
+        extent: i64,
+    },
+    #[error(
+        "{at}: error: `{name}` has no value here (not an iterator or size parameter in scope)"
+    )]
+    Unbound { at: String, name: String },
+    #[error("{at}: error: `{name}` is read before it is written")]
+    UninitializedRead { at: String, name: String },
+    #[error("{at}: error: unknown array or variable `{name}`")]
+    Unknown { at: String, name: String },
+    #[error("{at}: error: loop step is zero")]
+    ZeroStep { at: String },
+    #[error("{at}: error: division by the constant zero")]
+    DivisionByZero { at: String },
+    #[error("{at}: error: `{func}` takes {expected} arguments, got {given}")]
+    Arity {
+        at: String,
+        func: String,
+        expected: usize,
+        given: usize,
+    },
+    #[error("{at}: error: `{array}` would have {elements} elements, over the limit of {limit}; choose smaller sizes")]
+    TooManyElements {
+        at: String,
+        array: String,
+        elements: i64,
+        limit: i64,
+    },
+    #[error("{at}: error: a product here would expand to {terms} terms, over the limit of {limit}; choose smaller sizes")]
+    ExpressionTooLarge {
+        at: String,
+        terms: usize,
+        limit: usize,
+    },
+    #[error("execution exceeds {limit} statements at sizes {sizes}; choose smaller sizes")]
+    TooLarge { limit: u64, sizes: String },
+}
+
+/// A kernel input as the spec names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputInfo {
+    pub name: String,
+    pub elem: ScalarType,
+    /// Extents at the spec's sizes; empty for a scalar.
+    pub shape: Vec<usize>,
+}
+
+/// One output: its final values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    /// The array name, or `return`.
+    pub name: String,
+    pub elem: ScalarType,
+    pub value: Tensor,
+}
+
+/// The symbolic semantics of one kernel at one size tuple.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub kernel: String,
+    pub sizes: Sizes,
+    /// Arrays and scalar parameters whose initial values appear as symbols.
+    pub inputs: Vec<InputInfo>,
+    pub outputs: Vec<Output>,
+}
+
+impl Spec {
+    pub fn output(&self, name: &str) -> Option<&Output> {
+        self.outputs.iter().find(|o| o.name == name)
+    }
+}
+
+/// Renders sizes as `n=3, m=4`.
+pub fn format_sizes(sizes: &Sizes) -> String {
+    sizes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Spec {
+    /// One line per output element: `C[0,1] = …`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "// spec of {} at {}",
+            self.kernel,
+            format_sizes(&self.sizes)
+        )?;
+        for out in &self.outputs {
+            let t = &out.value;
+            for (offset, e) in t.elems().iter().enumerate() {
+                let idx = t.index_of(offset);
+                if idx.is_empty() {
+                    writeln!(f, "{} = {e}", out.name)?;
+                } else {
+                    let list: Vec<String> = idx.iter().map(usize::to_string).collect();
+                    writeln!(f, "{}[{}] = {e}", out.name, list.join(","))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Symbolically executes `kernel` at `sizes` (every size parameter bound).
+pub fn spec_of_kernel(kernel: &Kernel, sizes: &Sizes) -> Result<Spec, SpecError> {
+    exec::execute(kernel, sizes)
+}
+
+/// Chooses sizes (honouring `fixed` ones) and executes.
+pub fn spec_at_chosen_sizes(kernel: &Kernel, fixed: &Sizes) -> Result<Spec, SpecError> {
+    let sizes = choose_sizes(kernel, fixed)?;
+    spec_of_kernel(kernel, &sizes)
+}
+
+/// Parses `n=4,m=5`.
+pub fn parse_sizes(text: &str) -> Result<Sizes, SpecError> {
+    let bad = || SpecError::BadSizeList { text: text.into() };
+    let mut sizes = BTreeMap::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, value) = item.split_once('=').ok_or_else(bad)?;
+        let value: i64 = value.trim().parse().map_err(|_| bad())?;
+        if name.trim().is_empty() {
+            return Err(bad());
+        }
+        sizes.insert(name.trim().to_string(), value);
+    }
+    Ok(sizes)
+}
+
+#[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
+mod tests;

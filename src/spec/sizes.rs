@@ -1,0 +1,581 @@
+//! Choosing the concrete sizes a spec is computed at, and checking them.
+//!
+//! Distinct size parameters get distinct small values (3, 4, 5, … in
+//! declaration order) so that no two dimensions can be confused in the spec.
+//! A candidate tuple is accepted only when a dry run of the loops (no
+//! symbolic work) finds every access inside its array's extents, no negative
+//! extent, and no two rows of a strided (`Storage::Flat`) array overlapping.
+//! When the first candidate fails, permutations and larger values are tried
+//! in a fixed order, so the choice is deterministic.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use tenslift_frontend::ir::*;
+
+use super::{at, format_sizes, SpecError};
+
+/// Values of the size parameters.
+pub type Sizes = BTreeMap<String, i64>;
+
+/// The extents every array has at a checked size tuple.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub extents: HashMap<String, Vec<usize>>,
+}
+
+fn affine_names(a: &Affine, out: &mut BTreeSet<String>) {
+    out.extend(a.terms.keys().cloned());
+}
+
+/// Size parameters of a kernel in declaration order: integer scalars marked
+/// `is_size`, plus integer scalar parameters that occur in an extent or stride.
+pub fn size_params(kernel: &Kernel) -> Vec<String> {
+    let mut in_shapes = BTreeSet::new();
+    let arrays = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Array(info) => Some(info),
+            _ => None,
+        })
+        .chain(kernel.locals.iter().filter_map(|l| match &l.kind {
+            LocalKind::Array(info) => Some(info),
+            _ => None,
+        }));
+    for info in arrays {
+        for d in info.dims.iter().flatten() {
+            affine_names(d, &mut in_shapes);
+        }
+        if let Storage::Flat { strides } = &info.storage {
+            for s in strides {
+                affine_names(s, &mut in_shapes);
+            }
+        }
+    }
+    kernel
+        .params
+        .iter()
+        .filter(|p| match &p.kind {
+            ParamKind::Scalar { ty, is_size } => {
+                *is_size || (!ty.is_float() && in_shapes.contains(&p.name))
+            }
+            ParamKind::Array(_) => false,
+        })
+        .map(|p| p.name.clone())
+        .collect()
+}
+
+struct ArrayScan<'k> {
+    info: &'k ArrayInfo,
+    loc: &'k Loc,
+    declared: Vec<Option<i64>>,
+    max_touched: Vec<i64>,
+}
+
+/// A dry run of the loop nest that only checks accesses.
+struct Scan<'k> {
+    sizes: &'k Sizes,
+    iters: HashMap<String, i64>,
+    arrays: HashMap<&'k str, ArrayScan<'k>>,
+    steps: u64,
+}
+
+pub(crate) const STEP_LIMIT: u64 = 2_000_000;
+
+/// Most elements one array may have in a spec (each is an expression).
+pub(crate) const ELEMENT_LIMIT: i64 = 4_000_000;
+
+/// Evaluates an affine expression over iterators and sizes.
+pub(crate) fn eval_affine(
+    a: &Affine,
+    iters: &HashMap<String, i64>,
+    sizes: &Sizes,
+    loc: &Loc,
+) -> Result<i64, SpecError> {
+    let lookup = |name: &str| iters.get(name).or_else(|| sizes.get(name)).copied();
+    a.eval(&lookup).ok_or_else(|| SpecError::Unbound {
+        at: at(loc),
+        name: a
+            .terms
+            .keys()
+            .find(|n| lookup(n).is_none())
+            .cloned()
+            .unwrap_or_else(|| format!("an overflowing subscript `{a}`")),
+    })
+}
+
+/// The integer value of an iteration-space condition, when it depends on
+/// nothing but iterators, sizes and literals.
+pub(crate) fn concrete_int(e: &Expr, iters: &HashMap<String, i64>, sizes: &Sizes) -> Option<i64> {
+    Some(match &e.kind {
+        ExprKind::IntLit { value } => *value,
+        ExprKind::Var { name, class } => match class {
+            VarClass::Iter => *iters.get(name)?,
+            VarClass::Param => *sizes.get(name)?,
+            VarClass::Local => return None,
+        },
+        ExprKind::Unary { op, arg } => {
+            let v = concrete_int(arg, iters, sizes)?;
+            match op {
+                UnaryOp::Neg => v.checked_neg()?,
+                UnaryOp::Not => (v == 0) as i64,
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (
+                concrete_int(lhs, iters, sizes)?,
+                concrete_int(rhs, iters, sizes)?,
+            );
+            match op {
+                BinaryOp::Add => a.checked_add(b)?,
+                BinaryOp::Sub => a.checked_sub(b)?,
+                BinaryOp::Mul => a.checked_mul(b)?,
+                BinaryOp::Div => a.checked_div(b)?,
+                BinaryOp::Rem => a.checked_rem(b)?,
+                BinaryOp::Lt => (a < b) as i64,
+                BinaryOp::Le => (a <= b) as i64,
+                BinaryOp::Gt => (a > b) as i64,
+                BinaryOp::Ge => (a >= b) as i64,
+                BinaryOp::Eq => (a == b) as i64,
+                BinaryOp::Ne => (a != b) as i64,
+                BinaryOp::And => (a != 0 && b != 0) as i64,
+                BinaryOp::Or => (a != 0 || b != 0) as i64,
+            }
+        }
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            if concrete_int(cond, iters, sizes)? != 0 {
+                concrete_int(then_value, iters, sizes)?
+            } else {
+                concrete_int(else_value, iters, sizes)?
+            }
+        }
+        ExprKind::Cast { arg } if !e.ty.is_float() && !arg.ty.is_float() => {
+            concrete_int(arg, iters, sizes)?
+        }
+        _ => return None,
+    })
+}
+
+/// Iterates a loop's iterator values (start, start+step, … strictly before end).
+pub(crate) fn loop_values(
+    l: &Loop,
+    start: i64,
+    end: i64,
+) -> Result<impl Iterator<Item = i64>, SpecError> {
+    if l.step == 0 {
+        return Err(SpecError::ZeroStep { at: at(&l.loc) });
+    }
+    // i128 keeps extreme bounds from overflowing; the step limit stops
+    // execution long before such a loop could finish.
+    let (step, start_w, end_w) = (l.step as i128, start as i128, end as i128);
+    let span = if step > 0 {
+        end_w - start_w
+    } else {
+        start_w - end_w
+    };
+    let count = if span > 0 {
+        ((span + step.abs() - 1) / step.abs()).min(i64::MAX as i128) as i64
+    } else {
+        0
+    };
+    let step = l.step;
+    Ok((0..count).map_while(move |k| k.checked_mul(step).and_then(|d| start.checked_add(d))))
+}
+
+impl<'k> Scan<'k> {
+    fn access(&mut self, array: &str, index: &[Affine], loc: &Loc) -> Result<(), SpecError> {
+        let idx = index
+            .iter()
+            .map(|a| eval_affine(a, &self.iters, self.sizes, loc))
+            .collect::<Result<Vec<i64>, _>>()?;
+        let sizes = self.sizes;
+        let scan = self
+            .arrays
+            .get_mut(array)
+            .ok_or_else(|| SpecError::Unknown {
+                at: at(loc),
+                name: array.into(),
+            })?;
+        let out_of_bounds = idx.len() != scan.declared.len()
+            || idx
+                .iter()
+                .zip(&scan.declared)
+                .any(|(&i, d)| i < 0 || d.is_some_and(|n| i >= n));
+        if out_of_bounds {
+            return Err(SpecError::OutOfBounds {
+                at: at(loc),
+                array: array.into(),
+                index: idx,
+                extents: scan.declared.iter().map(|d| d.unwrap_or(-1)).collect(),
+                sizes: format_sizes(sizes),
+            });
+        }
+        for (m, i) in scan.max_touched.iter_mut().zip(&idx) {
+            *m = (*m).max(*i);
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr, loc: &Loc) -> Result<(), SpecError> {
+        match &e.kind {
+            ExprKind::Load { array, index } => self.access(array, index, loc),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => self.expr(arg, loc),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs, loc)?;
+                self.expr(rhs, loc)
+            }
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                self.expr(cond, loc)?;
+                self.expr(then_value, loc)?;
+                self.expr(else_value, loc)
+            }
+            ExprKind::Call { args, .. } => args.iter().try_for_each(|a| self.expr(a, loc)),
+            _ => Ok(()),
+        }
+    }
+
+    fn block(&mut self, body: &[Stmt]) -> Result<(), SpecError> {
+        body.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), SpecError> {
+        self.steps += 1;
+        if self.steps > STEP_LIMIT {
+            return Err(SpecError::TooLarge {
+                limit: STEP_LIMIT,
+                sizes: format_sizes(self.sizes),
+            });
+        }
+        match s {
+            Stmt::Loop(l) => {
+                let start = eval_affine(&l.start, &self.iters, self.sizes, &l.loc)?;
+                let end = eval_affine(&l.end, &self.iters, self.sizes, &l.loc)?;
+                for v in loop_values(l, start, end)? {
+                    self.iters.insert(l.iter.clone(), v);
+                    self.block(&l.body)?;
+                }
+                self.iters.remove(&l.iter);
+                Ok(())
+            }
+            Stmt::Assign { target, value, loc } => {
+                if let LValue::Element { array, index, .. } = target {
+                    self.access(array, index, loc)?;
+                }
+                self.expr(value, loc)
+            }
+            Stmt::If {
+                cond,
+                kind,
+                then_body,
+                else_body,
+                loc,
+            } => {
+                self.expr(cond, loc)?;
+                let known = match kind {
+                    IfKind::Guard => concrete_int(cond, &self.iters, self.sizes),
+                    IfKind::Data => None,
+                };
+                match known {
+                    Some(0) => self.block(else_body),
+                    Some(_) => self.block(then_body),
+                    None => {
+                        self.block(then_body)?;
+                        self.block(else_body)
+                    }
+                }
+            }
+            Stmt::Return { value, loc } => self.expr(value, loc),
+        }
+    }
+}
+
+fn all_arrays(kernel: &Kernel) -> impl Iterator<Item = (&str, &ArrayInfo, &Loc)> {
+    let params = kernel.params.iter().filter_map(|p| match &p.kind {
+        ParamKind::Array(info) => Some((p.name.as_str(), info, &p.loc)),
+        _ => None,
+    });
+    let locals = kernel.locals.iter().filter_map(|l| match &l.kind {
+        LocalKind::Array(info) => Some((l.name.as_str(), info, &l.loc)),
+        _ => None,
+    });
+    params.chain(locals)
+}
+
+/// Checks that every access is in bounds at `sizes` and returns the extents.
+pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> {
+    let no_iters = HashMap::new();
+    let mut scan = Scan {
+        sizes,
+        iters: HashMap::new(),
+        arrays: HashMap::new(),
+        steps: 0,
+    };
+    for (name, info, loc) in all_arrays(kernel) {
+        let declared = info
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(dim, d)| {
+                d.as_ref()
+                    .map(|a| {
+                        let n = eval_affine(a, &no_iters, sizes, loc)?;
+                        if n < 0 {
+                            return Err(SpecError::BadExtent {
+                                at: at(loc),
+                                array: name.into(),
+                                dim,
+                                extent: n,
+                            });
+                        }
+                        Ok(n)
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let declared_elements = declared
+            .iter()
+            .flatten()
+            .try_fold(1i64, |acc, &n| acc.checked_mul(n))
+            .unwrap_or(i64::MAX);
+        if declared_elements > ELEMENT_LIMIT {
+            return Err(SpecError::TooManyElements {
+                at: at(loc),
+                array: name.into(),
+                elements: declared_elements,
+                limit: ELEMENT_LIMIT,
+            });
+        }
+        let rank = declared.len();
+        scan.arrays.insert(
+            name,
+            ArrayScan {
+                info,
+                loc,
+                declared,
+                max_touched: vec![-1; rank],
+            },
+        );
+    }
+    scan.block(&kernel.body)?;
+    let mut extents = HashMap::new();
+    for (name, a) in &scan.arrays {
+        let ext: Vec<i64> = a
+            .declared
+            .iter()
+            .zip(&a.max_touched)
+            .map(|(d, m)| d.unwrap_or(m + 1))
+            .collect();
+        if let Storage::Flat { strides } = &a.info.storage {
+            let strides = strides
+                .iter()
+                .map(|s| eval_affine(s, &no_iters, sizes, a.loc))
+                .collect::<Result<Vec<i64>, _>>()?;
+            // The elements the inner dimensions touch must fit in one stride.
+            for dim in 0..strides.len().saturating_sub(1) {
+                if a.max_touched.get(dim).is_none_or(|m| *m < 1) {
+                    continue;
+                }
+                let span: i64 = 1
+                    + (dim + 1..strides.len())
+                        .map(|e| strides[e] * a.max_touched.get(e).copied().unwrap_or(0).max(0))
+                        .sum::<i64>();
+                if strides[dim] < span {
+                    return Err(SpecError::OverlappingStrides {
+                        at: at(a.loc),
+                        array: name.to_string(),
+                        dim,
+                        stride: strides[dim],
+                        needed: span,
+                    });
+                }
+            }
+        }
+        let elements = ext
+            .iter()
+            .try_fold(1i64, |acc, &n| acc.checked_mul(n.max(0)))
+            .unwrap_or(i64::MAX);
+        if elements > ELEMENT_LIMIT {
+            return Err(SpecError::TooManyElements {
+                at: at(a.loc),
+                array: name.to_string(),
+                elements,
+                limit: ELEMENT_LIMIT,
+            });
+        }
+        extents.insert(
+            name.to_string(),
+            ext.iter().map(|&n| n.max(0) as usize).collect(),
+        );
+    }
+    Ok(Layout { extents })
+}
+
+const CANDIDATE_LIMIT: usize = 20_000;
+
+/// Visits candidate tuples for `free` parameters (distinct values ≥ `base`, not
+/// colliding with `fixed` values), smallest maxima first, lexicographic
+/// within; stops when `visit` returns true or the limit is reached.
+fn for_each_candidate(
+    free: &[String],
+    fixed: &Sizes,
+    base: i64,
+    visit: &mut dyn FnMut(&Sizes) -> bool,
+) {
+    if free.is_empty() {
+        visit(fixed);
+        return;
+    }
+    let taken: BTreeSet<i64> = fixed.values().copied().collect();
+    let mut budget = CANDIDATE_LIMIT;
+    for pool_size in free.len()..free.len() + 8 {
+        let pool: Vec<i64> = (base..)
+            .filter(|v| !taken.contains(v))
+            .take(pool_size)
+            .collect();
+        let top = pool_size;
+        let first_top = free.len();
+        let Some(&max) = pool.last() else { continue };
+        let mut current = fixed.clone();
+        let mut used = vec![false; pool.len()];
+        if generate(
+            free,
+            0,
+            &pool,
+            max,
+            top == first_top,
+            &mut used,
+            &mut current,
+            &mut budget,
+            visit,
+        ) {
+            return;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn generate(
+    free: &[String],
+    pos: usize,
+    pool: &[i64],
+    max: i64,
+    first_level: bool,
+    used: &mut Vec<bool>,
+    current: &mut Sizes,
+    budget: &mut usize,
+    visit: &mut dyn FnMut(&Sizes) -> bool,
+) -> bool {
+    if pos == free.len() {
+        // Each level only yields tuples that use its largest value.
+        let uses_max = free.iter().any(|n| current.get(n) == Some(&max));
+        if !first_level && !uses_max {
+            return false;
+        }
+        if *budget == 0 {
+            return true;
+        }
+        *budget -= 1;
+        return visit(current);
+    }
+    for i in 0..pool.len() {
+        if used[i] {
+            continue;
+        }
+        used[i] = true;
+        current.insert(free[pos].clone(), pool[i]);
+        let stop = generate(
+            free,
+            pos + 1,
+            pool,
+            max,
+            first_level,
+            used,
+            current,
+            budget,
+            visit,
+        );
+        used[i] = false;
+        if stop {
+            return true;
+        }
+    }
+    false
+}
+
+fn validate_fixed(kernel: &Kernel, params: &[String], fixed: &Sizes) -> Result<(), SpecError> {
+    for name in fixed.keys() {
+        if !params.contains(name) {
+            return Err(SpecError::NotASize {
+                name: name.clone(),
+                kernel: kernel.name.clone(),
+                known: if params.is_empty() {
+                    "none".into()
+                } else {
+                    params.join(", ")
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+fn search(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+) -> Result<Sizes, SpecError> {
+    let params = size_params(kernel);
+    validate_fixed(kernel, &params, fixed)?;
+    let free: Vec<String> = params
+        .iter()
+        .filter(|p| !fixed.contains_key(*p))
+        .cloned()
+        .collect();
+    let mut found = None;
+    let mut first_failure: Option<SpecError> = None;
+    for_each_candidate(&free, fixed, base, &mut |candidate| {
+        if !accept(candidate) {
+            return false;
+        }
+        match check_sizes(kernel, candidate) {
+            Ok(_) => {
+                found = Some(candidate.clone());
+                true
+            }
+            Err(e) => {
+                first_failure.get_or_insert(e);
+                false
+            }
+        }
+    });
+    match (found, first_failure) {
+        (Some(s), _) => Ok(s),
+        // With every size fixed by the user, report the real reason.
+        (None, Some(e)) if free.is_empty() => Err(e),
+        (None, e) => Err(SpecError::NoValidSizes {
+            kernel: kernel.name.clone(),
+            first_failure: e.map_or_else(|| "no candidate".into(), |e| e.to_string()),
+        }),
+    }
+}
+
+/// The first valid size tuple (user-`fixed` values kept).
+pub fn choose_sizes(kernel: &Kernel, fixed: &Sizes) -> Result<Sizes, SpecError> {
+    search(kernel, fixed, 3, &|_| true)
+}
+
+/// A valid size tuple in which every parameter differs from `first` (for
+/// re-checking that a lifted program generalises).
+pub fn choose_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Sizes, SpecError> {
+    let differs = |c: &Sizes| first.iter().all(|(k, v)| c.get(k) != Some(v));
+    search(kernel, &Sizes::new(), 4, &differs)
+}
