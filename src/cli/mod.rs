@@ -6,7 +6,9 @@
 //! [`Command`] and an arm to the `match` in [`main`]. Exit codes are the
 //! constants below — nothing else decides them.
 
+pub mod cflags;
 pub mod extract;
+pub mod spec;
 
 use clap::{Parser, Subcommand};
 
@@ -16,6 +18,11 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_REJECTED: i32 = 1;
 /// Usage error, missing or unreadable file, libclang not loadable.
 pub const EXIT_USAGE: i32 = 2;
+/// No kernel of that name, or several and none chosen.
+pub const EXIT_NO_KERNEL: i32 = 3;
+/// The kernel was understood, but its spec cannot be computed at the
+/// requested sizes (out-of-bounds access, bad size list, limits).
+pub const EXIT_SPEC: i32 = 4;
 
 /// Lifts C loop nests into verified tensor programs.
 #[derive(Debug, Parser)]
@@ -29,6 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the loop IR extracted from a C file.
     Extract(extract::ExtractArgs),
+    /// Print the spec: one exact expression per output element.
+    Spec(spec::SpecArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -48,8 +57,6 @@ pub fn print_err(text: &str) {
     let _ = err.flush();
 }
 
-pub mod spec;
-
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     // clang spells it `-std=c99`; clap only knows `--std=c99`.
@@ -66,5 +73,6 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Extract(args) => extract::run(args),
+        Command::Spec(args) => spec::run(args),
     }
 }

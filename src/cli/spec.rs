@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use tenslift_frontend::ir::{Kernel, TranslationUnit};
+use tenslift_frontend::ExtractError;
 
 use crate::spec::{self, Spec, SpecError};
 
@@ -32,6 +33,8 @@ pub struct SpecArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub cflags: CFlags,
 }
 
 /// A failure with the exit code it maps to and its rendered message.
@@ -41,9 +44,11 @@ pub struct Failure {
     pub message: String,
 }
 
-const EXIT_INPUT: i32 = 2;
-const EXIT_KERNEL: i32 = 3;
-const EXIT_SPEC: i32 = 4;
+use super::cflags::CFlags;
+use super::{
+    print_err, print_out, EXIT_NO_KERNEL as EXIT_KERNEL, EXIT_REJECTED, EXIT_SPEC,
+    EXIT_USAGE as EXIT_INPUT,
+};
 
 fn spec_failure(e: SpecError) -> Failure {
     let text = e.to_string();
@@ -58,19 +63,30 @@ fn spec_failure(e: SpecError) -> Failure {
     }
 }
 
-/// Parses a C file with the frontend.
-///
-/// MERGE GAP: the frontend API lands with the frontend branch; the lead
-/// replaces this body with the call to `tenslift_frontend::extract…`.
-fn kernels_from_c(path: &Path) -> Result<Vec<Kernel>, Failure> {
-    Err(Failure {
-        code: EXIT_INPUT,
-        message: format!(
-            "{}: error: reading C needs the frontend, which is not wired in this build; \
-             pass loop IR as JSON (`tenslift extract --json`) instead",
-            path.display()
-        ),
-    })
+/// Parses a C file with the frontend; a refusal keeps the frontend's
+/// located diagnostics and exit code.
+fn kernels_from_c(
+    path: &Path,
+    function: Option<&str>,
+    cflags: &CFlags,
+) -> Result<Vec<Kernel>, Failure> {
+    let options = cflags
+        .options(path, function.into_iter().map(str::to_string).collect())
+        .map_err(|message| Failure {
+            code: EXIT_INPUT,
+            message: format!("error: {message}"),
+        })?;
+    match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
+        Ok(unit) => Ok(unit.kernels),
+        Err(ExtractError::Rejected(diagnostics)) => Err(Failure {
+            code: EXIT_REJECTED,
+            message: diagnostics.render().trim_end().to_string(),
+        }),
+        Err(other) => Err(Failure {
+            code: EXIT_INPUT,
+            message: format!("error: {other}"),
+        }),
+    }
 }
 
 fn kernels_from_json(path: &Path, text: &str) -> Result<Vec<Kernel>, Failure> {
@@ -86,10 +102,11 @@ fn kernels_from_json(path: &Path, text: &str) -> Result<Vec<Kernel>, Failure> {
     Ok(unit.kernels)
 }
 
-fn load_kernels(path: &Path) -> Result<Vec<Kernel>, Failure> {
+fn load_kernels(args: &SpecArgs) -> Result<Vec<Kernel>, Failure> {
+    let path = args.file.as_path();
     let is_json = path.extension().is_some_and(|e| e == "json");
     if !is_json {
-        return kernels_from_c(path);
+        return kernels_from_c(path, args.function.as_deref(), &args.cflags);
     }
     let text = std::fs::read_to_string(path).map_err(|e| Failure {
         code: EXIT_INPUT,
@@ -167,7 +184,7 @@ pub fn spec_json(spec: &Spec) -> Value {
 
 /// Computes the text `run` prints, or the failure it reports.
 pub fn render(args: &SpecArgs) -> Result<String, Failure> {
-    let kernels = load_kernels(&args.file)?;
+    let kernels = load_kernels(args)?;
     let kernel = select_kernel(&args.file, kernels, args.function.as_deref())?;
     let fixed = match &args.sizes {
         Some(text) => spec::parse_sizes(text).map_err(spec_failure)?,
@@ -194,11 +211,11 @@ pub fn render(args: &SpecArgs) -> Result<String, Failure> {
 pub fn run(args: SpecArgs) -> i32 {
     match render(&args) {
         Ok(text) => {
-            print!("{text}");
+            print_out(&text);
             0
         }
         Err(f) => {
-            eprintln!("{}", f.message);
+            print_err(&format!("{}\n", f.message));
             f.code
         }
     }
@@ -248,6 +265,7 @@ mod tests {
             sizes: None,
             second: false,
             json: false,
+            cflags: CFlags::default(),
         }
     }
 
