@@ -163,6 +163,15 @@ impl Lowerer<'_> {
     fn delinearize_pointers(&mut self, kernel: &mut Kernel) {
         let iterators: HashSet<String> = self.loop_bounds.keys().cloned().collect();
         let is_iter = |v: &str| iterators.contains(v);
+        // Parameters bounding some loop read as strides, never as positions.
+        let extents: HashSet<String> = self
+            .loop_bounds
+            .values()
+            .flat_map(|(start, end, _)| start.terms.keys().chain(end.terms.keys()))
+            .filter(|v| !iterators.contains(*v))
+            .cloned()
+            .collect();
+        let is_extent = |v: &str| extents.contains(v);
         let mut by_array: HashMap<String, Vec<usize>> = HashMap::new();
         for (id, a) in self.flat_accesses.iter().enumerate() {
             by_array.entry(a.array.clone()).or_default().push(id);
@@ -180,10 +189,10 @@ impl Lowerer<'_> {
                 .iter()
                 .map(|&id| self.flat_accesses[id].poly.clone())
                 .collect();
-            let split = delinearize(&polys, &is_iter, true);
+            let split = delinearize(&polys, &is_iter, &is_extent, true);
             let split = match split {
                 Ok(layout) if !self.constant_rows_hold(&layout) => {
-                    delinearize(&polys, &is_iter, false)
+                    delinearize(&polys, &is_iter, &is_extent, false)
                 }
                 other => other,
             };

@@ -159,20 +159,33 @@ fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashS
                 }
             }
             CStmt::Expr(e) => {
-                let target = match &strip(e).kind {
-                    CExprKind::Binary {
-                        op: CBinOp::Assign | CBinOp::CompoundAssign(_),
-                        lhs,
-                        ..
-                    } => Some(lhs),
-                    CExprKind::Unary {
-                        op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
-                        arg,
-                    } => Some(arg),
-                    _ => None,
-                };
-                if let Some(CExprKind::Ref(r)) = target.map(|t| &strip(t).kind) {
-                    written.insert(r.key.clone());
+                // Every target of a chain `a = b = e;` is written.
+                let mut cur = e;
+                loop {
+                    let (target, rest) = match &strip(cur).kind {
+                        CExprKind::Binary {
+                            op: CBinOp::Assign,
+                            lhs,
+                            rhs,
+                        } => (lhs, Some(rhs)),
+                        CExprKind::Binary {
+                            op: CBinOp::CompoundAssign(_),
+                            lhs,
+                            ..
+                        } => (lhs, None),
+                        CExprKind::Unary {
+                            op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                            arg,
+                        } => (arg, None),
+                        _ => break,
+                    };
+                    if let CExprKind::Ref(r) = &strip(target).kind {
+                        written.insert(r.key.clone());
+                    }
+                    match rest {
+                        Some(rhs) => cur = rhs,
+                        None => break,
+                    }
                 }
             }
             CStmt::For { init, body, .. } => {

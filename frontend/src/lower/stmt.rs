@@ -347,23 +347,8 @@ impl Lowerer<'_> {
         match &inner.kind {
             CExprKind::Binary {
                 op: CBinOp::Assign,
-                lhs,
-                rhs,
-            } => {
-                let target = self.lvalue(lhs);
-                let value = self.expr(rhs);
-                match (target, value) {
-                    (Some(target), Some(value)) => {
-                        let ty = Self::target_type(&target);
-                        out.push(Stmt::Assign {
-                            target,
-                            value: cast_to(ty, value),
-                            loc,
-                        });
-                    }
-                    _ => self.dropped(&loc),
-                }
-            }
+                ..
+            } => self.assign_chain(inner, out),
             CExprKind::Binary {
                 op: CBinOp::CompoundAssign(op),
                 lhs,
@@ -412,6 +397,45 @@ impl Lowerer<'_> {
                 // only for its diagnostics.
                 let _ = self.expr(inner);
             }
+        }
+    }
+
+    /// `a = b = e;` (any number of simple assignments in a row): `e` is
+    /// evaluated once and stored into the innermost target, then each
+    /// outer target receives the value just stored (what the inner
+    /// assignment expression yields), converted to its own type as C
+    /// does. An assignment anywhere else inside an expression stays TL032.
+    fn assign_chain(&mut self, e: &CExpr, out: &mut Vec<Stmt>) {
+        // (target expression, location of its `=`), outermost first.
+        let mut targets: Vec<(&CExpr, Loc)> = Vec::new();
+        let mut cur = e;
+        while let CExprKind::Binary {
+            op: CBinOp::Assign,
+            lhs,
+            rhs,
+        } = &strip(cur).kind
+        {
+            targets.push((lhs, strip(cur).loc.clone()));
+            cur = rhs;
+        }
+        let lowered: Vec<Option<LValue>> = targets.iter().map(|(t, _)| self.lvalue(t)).collect();
+        let value = self.expr(cur);
+        let (Some(lvalues), Some(value)) = (lowered.into_iter().collect::<Option<Vec<_>>>(), value)
+        else {
+            self.dropped(&e.loc);
+            return;
+        };
+        let mut value = value;
+        for (target, (_, loc)) in lvalues.into_iter().zip(targets).rev() {
+            let ty = Self::target_type(&target);
+            let stored = cast_to(ty, value);
+            let next = self.read_back(&target);
+            out.push(Stmt::Assign {
+                target,
+                value: stored,
+                loc,
+            });
+            value = next;
         }
     }
 
