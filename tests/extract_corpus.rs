@@ -73,9 +73,7 @@ fn check(entry: &Entry) -> Option<String> {
                     };
                     numeric(parts.next())
                         && numeric(parts.next())
-                        && parts
-                            .next()
-                            .is_some_and(|m| m.starts_with(" error[TL0"))
+                        && parts.next().is_some_and(|m| m.starts_with(" error[TL0"))
                 })
             });
             (!located).then(|| format!("{name}: no `{file}:LINE:COL: error[TL0..]` in:\n{stderr}"))

@@ -305,8 +305,10 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The extent of a pointer's outer dimension: the common end of the
-    /// loops whose iterator alone indexes it (from 0, step > 0).
+    /// The extent of a pointer's outer dimension: the common bound of the
+    /// loops whose iterator alone indexes it — the end of an upward loop
+    /// starting at ≥ 0, or `start + 1` of a downward loop that stops at
+    /// or above 0 (`for (i = n - 1; i >= 0; i--)` gives `n`).
     fn outer_extent<'a>(&self, outer: impl Iterator<Item = &'a Affine>) -> Option<Affine> {
         let mut extent: Option<Affine> = None;
         for a in outer {
@@ -315,14 +317,20 @@ impl Lowerer<'_> {
                 return None;
             }
             let (start, end, step) = self.loop_bounds.get(var)?;
-            let from_zero = start.as_constant().is_some_and(|s| s >= 0);
-            let end_is_size = end.terms.keys().all(|v| !self.loop_bounds.contains_key(v));
-            if *step <= 0 || !from_zero || !end_is_size {
-                return None;
-            }
+            let free_of_iterators =
+                |x: &Affine| x.terms.keys().all(|v| !self.loop_bounds.contains_key(v));
+            let bound = if *step > 0 {
+                let from_zero = start.as_constant().is_some_and(|s| s >= 0);
+                (from_zero && free_of_iterators(end)).then(|| end.clone())
+            } else {
+                let to_zero = end.as_constant().is_some_and(|e| e >= -1);
+                let mut past_start = start.clone();
+                past_start.constant = past_start.constant.checked_add(1)?;
+                (to_zero && free_of_iterators(start)).then_some(past_start)
+            }?;
             match &extent {
-                None => extent = Some(end.clone()),
-                Some(e) if e == end => {}
+                None => extent = Some(bound),
+                Some(e) if *e == bound => {}
                 Some(_) => return None,
             }
         }

@@ -72,6 +72,9 @@ pub struct Lowerer<'f> {
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
     outside_region_keys: HashSet<String>,
+    /// Scalars declared before the scop region whose initialiser could
+    /// not be lowered: reading them in the region is refused.
+    uninitialised_keys: HashSet<String>,
     loop_bounds: HashMap<String, (Affine, Affine, i64)>,
     params: Vec<Param>,
     locals: Vec<Local>,
@@ -100,6 +103,7 @@ pub fn lower_function(
         affine_locals: HashMap::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
+        uninitialised_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
         params: Vec::new(),
         locals: Vec::new(),

@@ -45,7 +45,7 @@ impl Lowerer<'_> {
                     // Outside the scop region only declarations matter
                     // (their names are used inside).
                     if let CStmt::Decl(vars, _) = s {
-                        self.declare_outside_region(vars);
+                        self.declare_outside_region(vars, line <= from, &mut out);
                     }
                     continue;
                 }
@@ -61,13 +61,23 @@ impl Lowerer<'_> {
         out
     }
 
-    fn declare_outside_region(&mut self, vars: &[CVarDecl]) {
+    /// Declarations outside the scop region still declare names. A scalar
+    /// declared before the region keeps its initialiser (PolyBench's
+    /// `DATA_TYPE eps = 0.1;` above `#pragma scop`) as an assignment at the
+    /// start of the kernel, when it can be lowered; when it cannot (a call,
+    /// a pointer), a read of the variable inside the region is refused
+    /// rather than reading an unknown value. Other initialisers are dropped.
+    fn declare_outside_region(&mut self, vars: &[CVarDecl], before: bool, out: &mut Vec<Stmt>) {
         for v in vars {
             if self.iterator_keys.contains(&v.key) {
                 continue;
             }
             if !matches!(v.ty, CType::Scalar(_) | CType::Array { .. }) {
                 self.outside_region_keys.insert(v.key.clone());
+                continue;
+            }
+            if before && matches!(v.ty, CType::Scalar(_)) && v.init.is_some() {
+                self.declare_with_outside_init(v, out);
                 continue;
             }
             let mut scratch = Vec::new();
@@ -77,6 +87,30 @@ impl Lowerer<'_> {
             };
             self.decl(&without_init, &mut scratch);
         }
+    }
+
+    /// Lowers a pre-region scalar declaration with its initialiser; on
+    /// failure, forgets the attempt's diagnostics and marks the variable
+    /// so that reading it in the region is diagnosed.
+    fn declare_with_outside_init(&mut self, v: &CVarDecl, out: &mut Vec<Stmt>) {
+        let (diagnostics, flat, rejected, inlined) = (
+            self.diagnostics.len(),
+            self.flat_accesses.len(),
+            self.saw_reader_rejection,
+            self.inlined_nodes,
+        );
+        let mut lowered = Vec::new();
+        self.decl(v, &mut lowered);
+        if self.diagnostics.len() == diagnostics && lowered.len() == 1 {
+            out.append(&mut lowered);
+            return;
+        }
+        self.diagnostics.truncate(diagnostics);
+        self.flat_accesses.truncate(flat);
+        self.saw_reader_rejection = rejected;
+        self.inlined_nodes = inlined;
+        self.affine_locals.remove(&v.key);
+        self.uninitialised_keys.insert(v.key.clone());
     }
 
     fn lower_return(&mut self, value: Option<&CExpr>, loc: &Loc, out: &mut Vec<Stmt>) {
@@ -346,8 +380,7 @@ impl Lowerer<'_> {
         };
         match &inner.kind {
             CExprKind::Binary {
-                op: CBinOp::Assign,
-                ..
+                op: CBinOp::Assign, ..
             } => self.assign_chain(inner, out),
             CExprKind::Binary {
                 op: CBinOp::CompoundAssign(op),
