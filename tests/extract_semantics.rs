@@ -21,7 +21,12 @@ use tenslift_frontend::{extract, Options};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// Elements per array buffer (every fixture's accesses fit).
 const BUFFER: usize = 8192;
-const INT_PARAM: i64 = 6;
+/// Integer scalar parameters take 5, 6, 7, 5, ... by position, so a
+/// layout that confuses two size parameters (`head` and `head_size`,
+/// `lda` and `n`) changes the result instead of coinciding.
+fn int_param(position: usize) -> i64 {
+    5 + (position % 3) as i64
+}
 const FLOAT_PARAM: f64 = 1.25;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -375,12 +380,12 @@ fn both_ways(
     let mut call_args = Vec::new();
     let mut printed: Vec<(String, ScalarType, usize)> = Vec::new();
     // Scalars first: array strides may need their values.
-    for p in &kernel.params {
+    for (position, p) in kernel.params.iter().enumerate() {
         if let ParamKind::Scalar { ty, .. } = &p.kind {
             let v = if ty.is_float() {
                 convert(*ty, Value::Float(FLOAT_PARAM))
             } else {
-                convert(*ty, Value::Int(i128::from(INT_PARAM)))
+                convert(*ty, Value::Int(i128::from(int_param(position))))
             };
             m.scalars.insert(p.name.clone(), v);
         }
@@ -391,7 +396,7 @@ fn both_ways(
                 let literal = if ty.is_float() {
                     format!("({}){FLOAT_PARAM:?}", c_type(*ty))
                 } else {
-                    format!("({}){INT_PARAM}", c_type(*ty))
+                    format!("({}){}", c_type(*ty), int_param(a))
                 };
                 match p.origin {
                     Origin::Argument => call_args.push(literal),
@@ -581,12 +586,12 @@ fn interpret(kernel: &Kernel, salt: usize) -> Machine<'_> {
         arrays: HashMap::new(),
         written: HashMap::new(),
     };
-    for p in &kernel.params {
+    for (position, p) in kernel.params.iter().enumerate() {
         if let ParamKind::Scalar { ty, .. } = &p.kind {
             let base = if ty.is_float() {
                 Value::Float(FLOAT_PARAM)
             } else {
-                Value::Int(i128::from(INT_PARAM))
+                Value::Int(i128::from(int_param(position)))
             };
             let v = match (p.role, base) {
                 (Role::Output, Value::Float(f)) => Value::Float(f + salt as f64),

@@ -24,6 +24,14 @@ pub struct Stride {
     pub coeff: i64,
 }
 
+/// Where a stride was found: multiplying a loop iterator (`t*kv_dim`), or
+/// only multiplying a loop-invariant position parameter (`head*head_size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum StrideOrigin {
+    Iterator,
+    Position,
+}
+
 /// The layout found for one pointer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -56,13 +64,70 @@ fn render_monomial(coeff: i64, m: &Monomial) -> String {
     parts.join("*")
 }
 
+/// `m` without one occurrence of `p`.
+fn without(m: &Monomial, p: &str) -> Monomial {
+    let mut rest = m.clone();
+    if let Some(at) = rest.iter().position(|x| x == p) {
+        rest.remove(at);
+    }
+    rest
+}
+
+/// How a parameter-only offset term `c · m` (at least two parameters, e.g.
+/// `head*head_size`) becomes an index term: parameter `position` (times
+/// `c`) in the dimension whose stride is the rest of `m`.
+///
+/// A dimension whose stride already is the rest of `m` is used when exactly
+/// one such split exists (`head*lda` with `i*lda` elsewhere is row
+/// `i + head`). Otherwise the stride must be told from the position: the
+/// position is the one factor that is not extent-like (`is_extent`: it
+/// bounds no loop and is no stride), and the other factors form a new
+/// stride. `None` when no split, or more than one, qualifies.
+fn split_offset(
+    m: &Monomial,
+    strides: &[(Stride, StrideOrigin)],
+    is_extent: &dyn Fn(&str) -> bool,
+) -> Option<(Stride, String)> {
+    let mut factors: Vec<&String> = m.iter().collect();
+    factors.dedup();
+    let split = |p: &String| {
+        (
+            Stride {
+                params: without(m, p),
+                coeff: 1,
+            },
+            p.clone(),
+        )
+    };
+    let existing: Vec<(Stride, String)> = factors
+        .iter()
+        .map(|p| split(p))
+        .filter(|(s, _)| strides.iter().any(|(x, _)| x == s))
+        .collect();
+    if !existing.is_empty() {
+        return (existing.len() == 1).then(|| existing[0].clone());
+    }
+    let in_stride = |p: &str| strides.iter().any(|(s, _)| s.params.iter().any(|x| x == p));
+    let positions: Vec<&&String> = factors
+        .iter()
+        .filter(|p| !is_extent(p) && !in_stride(p))
+        .collect();
+    match positions.as_slice() {
+        [p] => Some(split(p)),
+        _ => None,
+    }
+}
+
 /// Splits the accesses of one pointer. `is_iter` tells loop iterators from
-/// parameters. With `constant_strides` false, parameter-free coefficients
-/// never open a dimension (the caller's fallback when a constant split
-/// would let an inner index run past its row).
+/// parameters; `is_extent` names parameters that bound some loop (they
+/// are read as strides, never as positions, in `head*head_size`). With
+/// `constant_strides` false, parameter-free coefficients never open a
+/// dimension (the caller's fallback when a constant split would let an
+/// inner index run past its row).
 pub fn delinearize(
     accesses: &[Poly],
     is_iter: &dyn Fn(&str) -> bool,
+    is_extent: &dyn Fn(&str) -> bool,
     constant_strides: bool,
 ) -> Result<Layout, DelinearizeError> {
     // Constant strides: |coefficients| of parameter-free iterator terms.
@@ -101,38 +166,73 @@ pub fn delinearize(
         }
     };
 
-    // Collect the strides (only terms with an iterator define one).
-    let mut strides: Vec<Stride> = vec![Stride {
-        params: Vec::new(),
-        coeff: 1,
-    }];
+    // Collect the strides: first those of terms with an iterator, then
+    // those that parameter-only offsets (`head*head_size`) open.
+    let mut strides: Vec<(Stride, StrideOrigin)> = vec![(
+        Stride {
+            params: Vec::new(),
+            coeff: 1,
+        },
+        StrideOrigin::Iterator,
+    )];
     for p in accesses {
         for (m, &c) in &p.terms {
             if m.iter().any(|v| is_iter(v)) {
                 let (s, _) = stride_of_term(m, c);
-                if !strides.contains(&s) {
-                    strides.push(s);
+                if !strides.iter().any(|(x, _)| *x == s) {
+                    strides.push((s, StrideOrigin::Iterator));
                 }
             }
         }
     }
-    // Outermost first: more parameter factors, then larger constants.
-    strides.sort_by(|a, b| {
+    // Offset term -> (dimension stride, position parameter).
+    let mut offset_splits: Vec<(Monomial, Stride, String)> = Vec::new();
+    for p in accesses {
+        for (m, &c) in &p.terms {
+            if m.len() < 2 || m.iter().any(|v| is_iter(v)) {
+                continue;
+            }
+            if offset_splits.iter().any(|(x, _, _)| x == m) {
+                continue;
+            }
+            let Some((stride, position)) = split_offset(m, &strides, is_extent) else {
+                return Err(DelinearizeError::BadStride(format!(
+                    "the offset `{}` is a product of parameters and it is unclear which \
+                     one is the position and which the stride",
+                    render_monomial(c, m)
+                )));
+            };
+            if !strides.iter().any(|(x, _)| *x == stride) {
+                strides.push((stride.clone(), StrideOrigin::Position));
+            }
+            offset_splits.push((m.clone(), stride, position));
+        }
+    }
+    // Outermost first: more parameter factors, then strides of iterators
+    // before those of positions (`t*kv_dim + head*head_size`: the head's
+    // slice lies inside the row), then larger constants.
+    strides.sort_by(|(a, a_origin), (b, b_origin)| {
         b.params
             .len()
             .cmp(&a.params.len())
+            .then(a_origin.cmp(b_origin))
             .then(b.coeff.cmp(&a.coeff))
             .then(a.params.cmp(&b.params))
     });
     for pair in strides.windows(2) {
-        if !pair[0].params.is_empty() && pair[0].params.len() == pair[1].params.len() {
+        let ((outer, outer_origin), (inner, inner_origin)) = (&pair[0], &pair[1]);
+        if !outer.params.is_empty()
+            && outer.params.len() == inner.params.len()
+            && outer_origin == inner_origin
+        {
             return Err(DelinearizeError::BadStride(format!(
                 "`{}` and `{}` compete for the same dimension",
-                render_monomial(pair[0].coeff, &pair[0].params),
-                render_monomial(pair[1].coeff, &pair[1].params)
+                render_monomial(outer.coeff, &outer.params),
+                render_monomial(inner.coeff, &inner.params)
             )));
         }
     }
+    let strides: Vec<Stride> = strides.into_iter().map(|(s, _)| s).collect();
     let mut stride_affines = Vec::new();
     for s in &strides {
         match s.params.as_slice() {
@@ -169,8 +269,13 @@ pub fn delinearize(
                         params: m.clone(),
                         coeff: 1,
                     };
-                    match strides.iter().position(|x| *x == stride) {
-                        Some(d) if !m.is_empty() => (d, c, None),
+                    let split = offset_splits.iter().find(|(x, _, _)| x == m);
+                    match (strides.iter().position(|x| *x == stride), split) {
+                        (Some(d), _) if !m.is_empty() => (d, c, None),
+                        (_, Some((_, s, position))) => {
+                            let d = strides.iter().position(|x| x == s).unwrap_or(inner);
+                            (d, c, Some(position.clone()))
+                        }
                         _ => match m.as_slice() {
                             [] => (inner, c, None),
                             [param] => (inner, c, Some(param.clone())),
@@ -246,6 +351,9 @@ mod tests {
     fn is_iter(v: &str) -> bool {
         matches!(v, "i" | "j" | "k")
     }
+    fn no_extent(_: &str) -> bool {
+        false
+    }
     fn show(l: &Layout) -> String {
         let strides: Vec<String> = l.strides.iter().map(|s| s.to_string()).collect();
         let idx: Vec<String> = l
@@ -266,7 +374,7 @@ mod tests {
         // A[i*lda + k] and A[k + lda*i + lda] (= A[i+1][k])
         let a = poly(&[(&["i", "lda"], 1), (&["k"], 1)]);
         let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
     }
@@ -275,7 +383,7 @@ mod tests {
     fn constant_strides_from_macro_sizes() {
         // A[(i*8 + j)*4 + k] = A[32i + 4j + k]
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
-        let l = delinearize(&[a], &is_iter, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides 32,4,1 | [i][j][k]");
         assert_eq!(
             l.dims,
@@ -286,14 +394,14 @@ mod tests {
     #[test]
     fn constant_split_can_be_turned_off() {
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
-        let l = delinearize(&[a], &is_iter, false).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, false).unwrap();
         assert_eq!(show(&l), "strides 1 | [32*i + 4*j + k]");
     }
 
     #[test]
     fn single_scaled_iterator_stays_one_dimensional() {
         let a = poly(&[(&["i"], 2), (&[], 1)]);
-        let l = delinearize(&[a], &is_iter, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides 1 | [2*i + 1]");
     }
 
@@ -302,32 +410,84 @@ mod tests {
         // x[i*n + j] and x[j]: the second is row 0.
         let a = poly(&[(&["i", "n"], 1), (&["j"], 1)]);
         let b = poly(&[(&["j"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides n,1 | [i][j] [0][j]");
     }
 
     #[test]
     fn parameter_offset_goes_to_innermost() {
         let a = poly(&[(&["i", "lda"], 1), (&["j"], 1), (&["off"], 1)]);
-        let l = delinearize(&[a], &is_iter, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][j + off]");
+    }
+
+    fn is_iter_t(v: &str) -> bool {
+        matches!(v, "i" | "t")
+    }
+    fn head_size_bounds_a_loop(v: &str) -> bool {
+        v == "head_size"
+    }
+
+    #[test]
+    fn position_parameter_times_extent_opens_a_dimension() {
+        // q[head*head_size + i], loop i < head_size
+        let q = poly(&[(&["head", "head_size"], 1), (&["i"], 1)]);
+        let l = delinearize(&[q], &is_iter_t, &head_size_bounds_a_loop, true).unwrap();
+        assert_eq!(show(&l), "strides head_size,1 | [head][i]");
+        assert_eq!(l.dims, vec![None, Some(Affine::var("head_size"))]);
+    }
+
+    #[test]
+    fn position_dimension_lies_inside_iterator_rows() {
+        // key_cache[t*kv_dim + head*head_size + i]
+        let k = poly(&[
+            (&["kv_dim", "t"], 1),
+            (&["head", "head_size"], 1),
+            (&["i"], 1),
+        ]);
+        let l = delinearize(&[k], &is_iter_t, &head_size_bounds_a_loop, true).unwrap();
+        assert_eq!(show(&l), "strides kv_dim,head_size,1 | [t][head][i]");
+        assert_eq!(
+            l.dims,
+            vec![None, None, Some(Affine::var("head_size"))],
+            "kv_dim / head_size is not known to be a whole number"
+        );
+    }
+
+    #[test]
+    fn position_joins_an_existing_stride() {
+        // A[i*lda + head*lda + j] and A[2*head*lda + j]: rows i + head, 2*head
+        let a = poly(&[(&["i", "lda"], 1), (&["head", "lda"], 1), (&["j"], 1)]);
+        let b = poly(&[(&["head", "lda"], 2), (&["j"], 1)]);
+        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        assert_eq!(show(&l), "strides lda,1 | [head + i][j] [2*head][j]");
+    }
+
+    #[test]
+    fn position_without_a_telling_extent_is_refused() {
+        // x[a*b + i] where neither a nor b bounds a loop: which is the stride?
+        let x = poly(&[(&["a", "b"], 1), (&["i"], 1)]);
+        assert!(matches!(
+            delinearize(&[x], &is_iter, &no_extent, true),
+            Err(DelinearizeError::BadStride(_))
+        ));
     }
 
     #[test]
     fn refused_layouts() {
         let product = poly(&[(&["i", "n", "p"], 1), (&["j", "p"], 1), (&["k"], 1)]);
         assert!(matches!(
-            delinearize(&[product], &is_iter, true),
+            delinearize(&[product], &is_iter, &no_extent, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let competing = poly(&[(&["i", "lda"], 1), (&["j", "ldb"], 1)]);
         assert!(matches!(
-            delinearize(&[competing], &is_iter, true),
+            delinearize(&[competing], &is_iter, &no_extent, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let nonlinear = poly(&[(&["i", "j"], 1)]);
         assert!(matches!(
-            delinearize(&[nonlinear], &is_iter, true),
+            delinearize(&[nonlinear], &is_iter, &no_extent, true),
             Err(DelinearizeError::NonLinear(_))
         ));
     }
@@ -342,6 +502,10 @@ mod exactness {
 
     fn is_iter(v: &str) -> bool {
         matches!(v, "i" | "j" | "k")
+    }
+    /// `lda` bounds a loop; `ldb` and `off` do not.
+    fn is_extent(v: &str) -> bool {
+        v == "lda"
     }
 
     /// A random affine index over the iterators, with a small offset.
@@ -390,7 +554,7 @@ mod exactness {
             let indices: Vec<Affine> = dims.iter().map(|(ix, _)| ix.clone()).collect();
             let accesses = vec![flat(&indices, &strides), Poly::from_affine(&extra)];
             for constant_strides in [true, false] {
-                if let Ok(layout) = delinearize(&accesses, &is_iter, constant_strides) {
+                if let Ok(layout) = delinearize(&accesses, &is_iter, &is_extent, constant_strides) {
                     prop_assert_eq!(layout.strides.last().cloned(), Some(Affine::constant(1)));
                     let stride_polys: Vec<Poly> =
                         layout.strides.iter().map(Poly::from_affine).collect();

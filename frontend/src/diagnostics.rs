@@ -82,7 +82,7 @@ codes! {
         "Only subscripts of pointer and array parameters are understood. Pointers computed in the kernel (`p = A + k`), dereferences and address-of may alias anything and are refused.",
         "float *p = A + k; p[i] = 0;";
     BAD_STRIDE = "TL023", "linearised subscript has a stride the loop IR cannot store",
-        "A flat subscript is split into dimensions whose strides must be a constant or one integer parameter times a constant (e.g. `lda`). Products of parameters such as `n*p`, or two parameters competing for the same dimension, are refused.",
+        "A flat subscript is split into dimensions whose strides must be a constant or one integer parameter times a constant (e.g. `lda`). A loop-invariant parameter times a stride is a position in its own dimension (`head*head_size` is index `head` with stride `head_size`, told apart because `head_size` bounds a loop). Strides that are products of parameters such as `n*p`, two iterator strides competing for the same dimension, and parameter products whose position and stride cannot be told apart are refused.",
         "A[(i*n + j)*p + k] = 0;  /* stride of i is n*p */";
     PARTIAL_SUBSCRIPT = "TL024", "array used without one subscript per dimension",
         "Every use of an array must name a single element; rows (`A[i]` of a 2-D array), whole arrays and pointer-to-pointer data are not lifted.",
@@ -94,8 +94,8 @@ codes! {
         "Bitwise operators, shifts, the comma operator, `&`, `*` (dereference) and `sizeof` have no loop-IR counterpart.",
         "y[i] = x[i] >> 2;";
     SIDE_EFFECT_IN_EXPRESSION = "TL032", "assignment or increment inside an expression",
-        "Assignments, `++` and `--` must be whole statements, so every statement writes exactly one location.",
-        "y[i] = x[j++];";
+        "Assignments, `++` and `--` must be whole statements (a chain `a = b = e;` counts as one: it becomes one assignment per target), so evaluating an expression never writes memory.",
+        "y[i] = x[j++];  x = (t = y[i]) + 1;";
     MEMBER_ACCESS = "TL033", "struct or union member access",
         "Structures have no counterpart in the loop IR; pass their arrays as separate parameters.",
         "p->data[i] = 0;";
@@ -121,7 +121,7 @@ codes! {
         "The loop IR does not define an iterator's value after the loop ends; use the bound directly.",
         "for (i = 0; i < n; i++) ...; last = A[i - 1];";
     UNSUPPORTED_EXPRESSION = "TL041", "unsupported expression",
-        "The expression has no loop-IR counterpart (compound literals, statement expressions, string literals, `_Generic`, ...).",
+        "The expression has no loop-IR counterpart (compound literals, statement expressions, string literals, `_Generic`, ...), or it reads a scalar that was initialised above the `#pragma scop` region by something the kernel cannot evaluate (a call).",
         "y[i] = ({ int t = x[i]; t * t; });";
 }
 

@@ -231,9 +231,14 @@ pub enum Storage {
     /// `double A[N][M]`, a C99 VLA `double A[n][m]`, or `POLYBENCH_2D(...)`.
     Declared,
     /// A pointer `float *A` accessed as `A[i*lda + k]`: element `[i][k]`
-    /// lives at flat offset `Σ index[d] * strides[d]`. The innermost stride
-    /// is 1; the others are affine in parameters (the leading dimensions,
-    /// kept even when they exceed the row length the loops touch).
+    /// lives at flat offset `Σ index[d] * strides[d]`. This is a general
+    /// strided view: the innermost stride is 1, the others are a constant
+    /// or one parameter times a constant (the leading dimensions, kept even
+    /// when they exceed the row length the loops touch), and a stride need
+    /// not be the product of the inner extents — `key_cache[t*kv_dim +
+    /// head*head_size + i]` has strides `kv_dim, head_size, 1` and the
+    /// middle extent `None` (kv_dim / head_size is not known). Indices may
+    /// contain integer parameters (`head`).
     Flat { strides: Vec<Affine> },
 }
 

@@ -242,6 +242,17 @@ impl Lowerer<'_> {
                     class: VarClass::Iter,
                 },
             }),
+            Some(Binding::Scalar { .. }) if self.uninitialised_keys.contains(&r.key) => {
+                self.error(
+                    codes::UNSUPPORTED_EXPRESSION,
+                    &e.loc,
+                    format!(
+                        "`{}` is initialised before the scop region with an expression the kernel cannot evaluate",
+                        r.name
+                    ),
+                );
+                None
+            }
             Some(Binding::Scalar { name, ty, class }) => Some(Expr {
                 ty,
                 kind: ExprKind::Var { name, class },

@@ -163,6 +163,15 @@ impl Lowerer<'_> {
     fn delinearize_pointers(&mut self, kernel: &mut Kernel) {
         let iterators: HashSet<String> = self.loop_bounds.keys().cloned().collect();
         let is_iter = |v: &str| iterators.contains(v);
+        // Parameters bounding some loop read as strides, never as positions.
+        let extents: HashSet<String> = self
+            .loop_bounds
+            .values()
+            .flat_map(|(start, end, _)| start.terms.keys().chain(end.terms.keys()))
+            .filter(|v| !iterators.contains(*v))
+            .cloned()
+            .collect();
+        let is_extent = |v: &str| extents.contains(v);
         let mut by_array: HashMap<String, Vec<usize>> = HashMap::new();
         for (id, a) in self.flat_accesses.iter().enumerate() {
             by_array.entry(a.array.clone()).or_default().push(id);
@@ -180,10 +189,10 @@ impl Lowerer<'_> {
                 .iter()
                 .map(|&id| self.flat_accesses[id].poly.clone())
                 .collect();
-            let split = delinearize(&polys, &is_iter, true);
+            let split = delinearize(&polys, &is_iter, &is_extent, true);
             let split = match split {
                 Ok(layout) if !self.constant_rows_hold(&layout) => {
-                    delinearize(&polys, &is_iter, false)
+                    delinearize(&polys, &is_iter, &is_extent, false)
                 }
                 other => other,
             };
@@ -296,8 +305,10 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The extent of a pointer's outer dimension: the common end of the
-    /// loops whose iterator alone indexes it (from 0, step > 0).
+    /// The extent of a pointer's outer dimension: the common bound of the
+    /// loops whose iterator alone indexes it — the end of an upward loop
+    /// starting at ≥ 0, or `start + 1` of a downward loop that stops at
+    /// or above 0 (`for (i = n - 1; i >= 0; i--)` gives `n`).
     fn outer_extent<'a>(&self, outer: impl Iterator<Item = &'a Affine>) -> Option<Affine> {
         let mut extent: Option<Affine> = None;
         for a in outer {
@@ -306,14 +317,20 @@ impl Lowerer<'_> {
                 return None;
             }
             let (start, end, step) = self.loop_bounds.get(var)?;
-            let from_zero = start.as_constant().is_some_and(|s| s >= 0);
-            let end_is_size = end.terms.keys().all(|v| !self.loop_bounds.contains_key(v));
-            if *step <= 0 || !from_zero || !end_is_size {
-                return None;
-            }
+            let free_of_iterators =
+                |x: &Affine| x.terms.keys().all(|v| !self.loop_bounds.contains_key(v));
+            let bound = if *step > 0 {
+                let from_zero = start.as_constant().is_some_and(|s| s >= 0);
+                (from_zero && free_of_iterators(end)).then(|| end.clone())
+            } else {
+                let to_zero = end.as_constant().is_some_and(|e| e >= -1);
+                let mut past_start = start.clone();
+                past_start.constant = past_start.constant.checked_add(1)?;
+                (to_zero && free_of_iterators(start)).then_some(past_start)
+            }?;
             match &extent {
-                None => extent = Some(end.clone()),
-                Some(e) if e == end => {}
+                None => extent = Some(bound),
+                Some(e) if *e == bound => {}
                 Some(_) => return None,
             }
         }

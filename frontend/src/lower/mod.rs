@@ -72,6 +72,9 @@ pub struct Lowerer<'f> {
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
     outside_region_keys: HashSet<String>,
+    /// Scalars declared before the scop region whose initialiser could
+    /// not be lowered: reading them in the region is refused.
+    uninitialised_keys: HashSet<String>,
     loop_bounds: HashMap<String, (Affine, Affine, i64)>,
     params: Vec<Param>,
     locals: Vec<Local>,
@@ -100,6 +103,7 @@ pub fn lower_function(
         affine_locals: HashMap::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
+        uninitialised_keys: HashSet::new(),
         loop_bounds: HashMap::new(),
         params: Vec::new(),
         locals: Vec::new(),
@@ -159,20 +163,33 @@ fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashS
                 }
             }
             CStmt::Expr(e) => {
-                let target = match &strip(e).kind {
-                    CExprKind::Binary {
-                        op: CBinOp::Assign | CBinOp::CompoundAssign(_),
-                        lhs,
-                        ..
-                    } => Some(lhs),
-                    CExprKind::Unary {
-                        op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
-                        arg,
-                    } => Some(arg),
-                    _ => None,
-                };
-                if let Some(CExprKind::Ref(r)) = target.map(|t| &strip(t).kind) {
-                    written.insert(r.key.clone());
+                // Every target of a chain `a = b = e;` is written.
+                let mut cur = e;
+                loop {
+                    let (target, rest) = match &strip(cur).kind {
+                        CExprKind::Binary {
+                            op: CBinOp::Assign,
+                            lhs,
+                            rhs,
+                        } => (lhs, Some(rhs)),
+                        CExprKind::Binary {
+                            op: CBinOp::CompoundAssign(_),
+                            lhs,
+                            ..
+                        } => (lhs, None),
+                        CExprKind::Unary {
+                            op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                            arg,
+                        } => (arg, None),
+                        _ => break,
+                    };
+                    if let CExprKind::Ref(r) = &strip(target).kind {
+                        written.insert(r.key.clone());
+                    }
+                    match rest {
+                        Some(rhs) => cur = rhs,
+                        None => break,
+                    }
                 }
             }
             CStmt::For { init, body, .. } => {

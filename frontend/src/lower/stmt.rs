@@ -45,7 +45,7 @@ impl Lowerer<'_> {
                     // Outside the scop region only declarations matter
                     // (their names are used inside).
                     if let CStmt::Decl(vars, _) = s {
-                        self.declare_outside_region(vars);
+                        self.declare_outside_region(vars, line <= from, &mut out);
                     }
                     continue;
                 }
@@ -61,13 +61,23 @@ impl Lowerer<'_> {
         out
     }
 
-    fn declare_outside_region(&mut self, vars: &[CVarDecl]) {
+    /// Declarations outside the scop region still declare names. A scalar
+    /// declared before the region keeps its initialiser (PolyBench's
+    /// `DATA_TYPE eps = 0.1;` above `#pragma scop`) as an assignment at the
+    /// start of the kernel, when it can be lowered; when it cannot (a call,
+    /// a pointer), a read of the variable inside the region is refused
+    /// rather than reading an unknown value. Other initialisers are dropped.
+    fn declare_outside_region(&mut self, vars: &[CVarDecl], before: bool, out: &mut Vec<Stmt>) {
         for v in vars {
             if self.iterator_keys.contains(&v.key) {
                 continue;
             }
             if !matches!(v.ty, CType::Scalar(_) | CType::Array { .. }) {
                 self.outside_region_keys.insert(v.key.clone());
+                continue;
+            }
+            if before && matches!(v.ty, CType::Scalar(_)) && v.init.is_some() {
+                self.declare_with_outside_init(v, out);
                 continue;
             }
             let mut scratch = Vec::new();
@@ -77,6 +87,30 @@ impl Lowerer<'_> {
             };
             self.decl(&without_init, &mut scratch);
         }
+    }
+
+    /// Lowers a pre-region scalar declaration with its initialiser; on
+    /// failure, forgets the attempt's diagnostics and marks the variable
+    /// so that reading it in the region is diagnosed.
+    fn declare_with_outside_init(&mut self, v: &CVarDecl, out: &mut Vec<Stmt>) {
+        let (diagnostics, flat, rejected, inlined) = (
+            self.diagnostics.len(),
+            self.flat_accesses.len(),
+            self.saw_reader_rejection,
+            self.inlined_nodes,
+        );
+        let mut lowered = Vec::new();
+        self.decl(v, &mut lowered);
+        if self.diagnostics.len() == diagnostics && lowered.len() == 1 {
+            out.append(&mut lowered);
+            return;
+        }
+        self.diagnostics.truncate(diagnostics);
+        self.flat_accesses.truncate(flat);
+        self.saw_reader_rejection = rejected;
+        self.inlined_nodes = inlined;
+        self.affine_locals.remove(&v.key);
+        self.uninitialised_keys.insert(v.key.clone());
     }
 
     fn lower_return(&mut self, value: Option<&CExpr>, loc: &Loc, out: &mut Vec<Stmt>) {
@@ -346,24 +380,8 @@ impl Lowerer<'_> {
         };
         match &inner.kind {
             CExprKind::Binary {
-                op: CBinOp::Assign,
-                lhs,
-                rhs,
-            } => {
-                let target = self.lvalue(lhs);
-                let value = self.expr(rhs);
-                match (target, value) {
-                    (Some(target), Some(value)) => {
-                        let ty = Self::target_type(&target);
-                        out.push(Stmt::Assign {
-                            target,
-                            value: cast_to(ty, value),
-                            loc,
-                        });
-                    }
-                    _ => self.dropped(&loc),
-                }
-            }
+                op: CBinOp::Assign, ..
+            } => self.assign_chain(inner, out),
             CExprKind::Binary {
                 op: CBinOp::CompoundAssign(op),
                 lhs,
@@ -412,6 +430,45 @@ impl Lowerer<'_> {
                 // only for its diagnostics.
                 let _ = self.expr(inner);
             }
+        }
+    }
+
+    /// `a = b = e;` (any number of simple assignments in a row): `e` is
+    /// evaluated once and stored into the innermost target, then each
+    /// outer target receives the value just stored (what the inner
+    /// assignment expression yields), converted to its own type as C
+    /// does. An assignment anywhere else inside an expression stays TL032.
+    fn assign_chain(&mut self, e: &CExpr, out: &mut Vec<Stmt>) {
+        // (target expression, location of its `=`), outermost first.
+        let mut targets: Vec<(&CExpr, Loc)> = Vec::new();
+        let mut cur = e;
+        while let CExprKind::Binary {
+            op: CBinOp::Assign,
+            lhs,
+            rhs,
+        } = &strip(cur).kind
+        {
+            targets.push((lhs, strip(cur).loc.clone()));
+            cur = rhs;
+        }
+        let lowered: Vec<Option<LValue>> = targets.iter().map(|(t, _)| self.lvalue(t)).collect();
+        let value = self.expr(cur);
+        let (Some(lvalues), Some(value)) = (lowered.into_iter().collect::<Option<Vec<_>>>(), value)
+        else {
+            self.dropped(&e.loc);
+            return;
+        };
+        let mut value = value;
+        for (target, (_, loc)) in lvalues.into_iter().zip(targets).rev() {
+            let ty = Self::target_type(&target);
+            let stored = cast_to(ty, value);
+            let next = self.read_back(&target);
+            out.push(Stmt::Assign {
+                target,
+                value: stored,
+                loc,
+            });
+            value = next;
         }
     }
 
