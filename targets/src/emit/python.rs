@@ -1,0 +1,270 @@
+//! The tree walk shared by the Python-family targets. A target supplies a
+//! [`PyTable`]: one template per operation plus the spelling of types,
+//! constants and the function frame; this module does the rest once.
+
+use std::collections::HashMap;
+
+use super::{header_lines, NameMap, Target};
+use crate::dim::Dim;
+use crate::dtype::{format_float, DType, Lit};
+use crate::expr::Expr;
+use crate::ops::{Op, SliceItem};
+use crate::program::{Param, ParamKind, Program, Stmt};
+
+/// A target's translation table. Templates name operands `{0}`, `{1}`,
+/// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
+/// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
+/// `{rhs_axes}`, `{value}` and `{dtype}` (the result's element type).
+pub trait PyTable {
+    fn target(&self) -> Target;
+    /// Imports and helper definitions after the header.
+    fn prelude(&self) -> String;
+    /// The spelling of an element type (`np.float32`).
+    fn dtype(&self, d: DType) -> String;
+    /// A typed scalar constant.
+    fn lit(&self, l: Lit) -> String;
+    /// A size parameter used as an `i64` value.
+    fn size_value(&self, name: &str) -> String;
+    /// The template of an operation whose operands have element type `operand`.
+    fn rule(&self, op: &Op, operand: DType) -> &'static str;
+    /// Template that copies a value that may be a view of a mutable array;
+    /// `None` where values are immutable.
+    fn copy_rule(&self) -> Option<&'static str>;
+    /// Assembles the function(s) from the rendered pieces.
+    fn function(&self, f: &PyFunction) -> String;
+}
+
+/// The pieces of a generated function, in generated spelling.
+pub struct PyFunction<'a> {
+    pub program: &'a Program,
+    pub names: &'a NameMap,
+    /// `(generated name, parameter)` in C order.
+    pub params: Vec<(String, &'a Param)>,
+    /// Rendered statements.
+    pub body: Vec<PyStmt>,
+}
+
+pub enum PyStmt {
+    Let { name: String, value: String },
+    /// `region` is `None` for a whole-array store.
+    Store { target: String, region: Option<String>, value: String },
+    Return(String),
+}
+
+/// A Python literal for a constant, without any type wrapper.
+pub fn py_value(l: Lit) -> String {
+    match l {
+        Lit::Bool(true) => "True".to_string(),
+        Lit::Bool(false) => "False".to_string(),
+        Lit::Int(v, _) => v.to_string(),
+        Lit::Float(bits, d) => format_float(f64::from_bits(bits), d == DType::F32),
+    }
+}
+
+pub fn py_dim(d: &Dim, names: &NameMap) -> String {
+    d.render(&|s| names.get(s), "//")
+}
+
+/// A Python tuple of dims: `(n, m)`, `(n,)`, `()`.
+pub fn py_shape(ds: &[Dim], names: &NameMap) -> String {
+    let parts: Vec<String> = ds.iter().map(|d| py_dim(d, names)).collect();
+    py_tuple(&parts)
+}
+
+pub fn py_tuple(parts: &[String]) -> String {
+    match parts.len() {
+        1 => format!("({},)", parts[0]),
+        _ => format!("({})", parts.join(", ")),
+    }
+}
+
+pub fn py_slice(items: &[SliceItem], names: &NameMap) -> String {
+    if items.is_empty() {
+        return "...".to_string();
+    }
+    let parts: Vec<String> = items
+        .iter()
+        .map(|it| match it {
+            SliceItem::Full => ":".to_string(),
+            SliceItem::Index(d) => py_dim(d, names),
+            SliceItem::Range { start, stop, step } => {
+                let (a, b) = (py_dim(start, names), py_dim(stop, names));
+                if *step == 1 {
+                    format!("{a}:{b}")
+                } else {
+                    format!("{a}:{b}:{step}")
+                }
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Fills a template in one pass (generated operands are never rescanned).
+fn fill(template: &str, vars: &HashMap<&str, String>) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if vars.contains_key(&after[..close]) => {
+                out.push_str(&vars[&after[..close]]);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn int_tuple(v: &[usize]) -> String {
+    py_tuple(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+}
+
+fn int_list(v: &[usize]) -> String {
+    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// Renders one expression through the table.
+pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -> String {
+    let args: Vec<String> = e.args().iter().map(|a| render_expr(a, t, names, sizes)).collect();
+    match e.op() {
+        Op::Var(n) if sizes.contains(&&**n) => return t.size_value(&names.get(n)),
+        Op::Var(n) => return names.get(n),
+        Op::Lit(l) => return t.lit(*l),
+        // Reducing over no axes is the identity in TensIR; some libraries
+        // read an empty axis list as "all axes".
+        Op::Reduce { axes, .. } if axes.is_empty() => return args[0].clone(),
+        _ => {}
+    }
+    let operand = e.args().first().map_or(e.dtype(), |a| a.dtype());
+    let mut vars: HashMap<&str, String> = HashMap::new();
+    for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
+        if let Some(a) = args.get(i) {
+            vars.insert(key, a.clone());
+        }
+    }
+    vars.insert("args", args.join(", "));
+    vars.insert("dtype", t.dtype(e.dtype()));
+    match e.op() {
+        Op::Full { shape, value } => {
+            vars.insert("shape", py_shape(shape, names));
+            vars.insert("value", py_value(*value));
+        }
+        Op::Reduce { axes, .. } => {
+            vars.insert("axes", int_tuple(axes));
+        }
+        Op::Tensordot { lhs_axes, rhs_axes } => {
+            vars.insert("lhs_axes", int_list(lhs_axes));
+            vars.insert("rhs_axes", int_list(rhs_axes));
+        }
+        Op::Einsum(spec) => {
+            vars.insert("spec", format!("\"{spec}\""));
+        }
+        Op::Transpose(perm) => {
+            vars.insert("perm", int_tuple(perm));
+        }
+        Op::Broadcast(shape) => {
+            vars.insert("shape", py_shape(shape, names));
+        }
+        Op::Slice(items) => {
+            vars.insert("slice", py_slice(items, names));
+        }
+        Op::Concat { axis } => {
+            vars.insert("axis", axis.to_string());
+        }
+        Op::Triu(k) | Op::Tril(k) => {
+            vars.insert("k", k.to_string());
+        }
+        _ => {}
+    }
+    fill(t.rule(e.op(), operand), &vars)
+}
+
+/// Whether a value may alias a caller's array (so it must be copied
+/// before the array is written).
+fn may_be_view(e: &Expr) -> bool {
+    matches!(
+        e.op(),
+        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Diag
+    ) || matches!(e.op(), Op::Reduce { axes, .. } if axes.is_empty())
+}
+
+/// Emits a whole module for a Python-family target.
+pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
+    let reserved = vec![
+        format!("{}_compiled", program.name),
+        format!("{}__compiled", program.name),
+    ];
+    let names = NameMap::for_program(program, &reserved);
+    let sizes: Vec<&str> = program
+        .params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Size)
+        .map(|p| &*p.name)
+        .collect();
+    let render = |e: &Expr| {
+        let text = render_expr(e, t, &names, &sizes);
+        match t.copy_rule() {
+            Some(rule) if may_be_view(e) => rule.replace("{0}", &text),
+            _ => text,
+        }
+    };
+    let body = program
+        .body
+        .iter()
+        .map(|s| match s {
+            Stmt::Let { name, value } => PyStmt::Let {
+                name: names.get(name),
+                value: render(value),
+            },
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => PyStmt::Store {
+                target: names.get(target),
+                region: region.as_deref().map(|items| py_slice(items, &names)),
+                value: render(value),
+            },
+            Stmt::Return(v) => PyStmt::Return(render(v)),
+        })
+        .collect();
+    let f = PyFunction {
+        program,
+        names: &names,
+        params: program.params.iter().map(|p| (names.get(&p.name), p)).collect(),
+        body,
+    };
+    let mut out = header_lines(program, t.target(), "#");
+    out.push_str(&t.prelude());
+    out.push_str("\n\n");
+    out.push_str(&t.function(&f));
+    out
+}
+
+/// A docstring line listing the parameters, shared by all Python targets.
+pub fn doc_params(f: &PyFunction) -> String {
+    let parts: Vec<String> = f
+        .params
+        .iter()
+        .map(|(n, p)| match &p.kind {
+            ParamKind::Size => format!("{n}: size"),
+            ParamKind::Scalar(d) => format!("{n}: {d}"),
+            ParamKind::Array {
+                dtype,
+                shape,
+                access,
+            } => {
+                let dims: Vec<String> = shape.iter().map(|d| py_dim(d, f.names)).collect();
+                format!("{n}: {} {dtype}[{}]", access.name(), dims.join(", "))
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
