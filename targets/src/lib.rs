@@ -5,7 +5,8 @@
 //! and the source text of each target.
 //!
 //! Architecture invariant: this crate knows nothing of C or libclang, and
-//! does no I/O except in [`npy`] (reading and writing `.npy` files).
+//! does no I/O except in [`npy`] (`.npy` files) and [`runner`] (running
+//! generated code in Python).
 //!
 //! ```
 //! use tenslift_targets::{parse_program, emit, Target, interp};
@@ -24,6 +25,7 @@ pub mod interp;
 pub mod npy;
 pub mod ops;
 pub mod program;
+pub mod runner;
 pub mod syntax;
 
 pub use diag::{Diagnostic, Pos};
