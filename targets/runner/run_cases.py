@@ -31,7 +31,8 @@ def load_arg(arg):
     value = np.load(arg["npy"])
     if arg["kind"] == "scalar":
         return value[()]
-    return np.ascontiguousarray(value)
+    # A writable C-order copy that keeps rank 0 (ascontiguousarray would not).
+    return np.array(value, order="C", copy=True)
 
 
 def save_outputs(case, written, returned):

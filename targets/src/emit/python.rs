@@ -27,6 +27,12 @@ pub trait PyTable {
     fn size_value(&self, name: &str) -> String;
     /// The template of an operation whose operands have element type `operand`.
     fn rule(&self, op: &Op, operand: DType) -> &'static str;
+    /// The element type in which the target must compute on operands of
+    /// type `d`, where its library lacks kernels for `d` (results are
+    /// converted back, which keeps C wrap-around). `None`: compute in `d`.
+    fn compute_dtype(&self, _d: DType) -> Option<DType> {
+        None
+    }
     /// Template that copies a value that may be a view of a mutable array;
     /// `None` where values are immutable.
     fn copy_rule(&self) -> Option<&'static str>;
@@ -142,7 +148,27 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
         Op::Reduce { axes, .. } if axes.is_empty() => return args[0].clone(),
         _ => {}
     }
-    let operand = e.args().first().map_or(e.dtype(), |a| a.dtype());
+    let operand = e.args().last().map_or(e.dtype(), |a| a.dtype());
+    let computes = !matches!(
+        e.op(),
+        Op::Full { .. } | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Concat { .. } | Op::Cast(_)
+    );
+    let widened = t.compute_dtype(operand).filter(|_| computes);
+    let convert = |text: &str, to: DType| {
+        let mut v = HashMap::new();
+        v.insert("0", text.to_string());
+        v.insert("dtype", t.dtype(to));
+        fill(t.rule(&Op::Cast(to), to), &v)
+    };
+    let args: Vec<String> = match widened {
+        Some(wide) => e
+            .args()
+            .iter()
+            .zip(&args)
+            .map(|(a, text)| if a.dtype() == operand { convert(text, wide) } else { text.clone() })
+            .collect(),
+        None => args,
+    };
     let mut vars: HashMap<&str, String> = HashMap::new();
     for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
         if let Some(a) = args.get(i) {
@@ -150,7 +176,7 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
         }
     }
     vars.insert("args", args.join(", "));
-    vars.insert("dtype", t.dtype(e.dtype()));
+    vars.insert("dtype", t.dtype(widened.unwrap_or(e.dtype())));
     match e.op() {
         Op::Full { shape, value } => {
             vars.insert("shape", py_shape(shape, names));
@@ -183,7 +209,11 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
         }
         _ => {}
     }
-    fill(t.rule(e.op(), operand), &vars)
+    let text = fill(t.rule(e.op(), operand), &vars);
+    match widened {
+        Some(_) if e.dtype() != DType::Bool => convert(&text, e.dtype()),
+        _ => text,
+    }
 }
 
 /// Whether a value may alias a caller's array (so it must be copied

@@ -105,6 +105,11 @@ impl PyTable for TorchTable {
         }
     }
 
+    /// PyTorch has few kernels for uint16/uint32; compute in int64.
+    fn compute_dtype(&self, d: DType) -> Option<DType> {
+        matches!(d, DType::U16 | DType::U32).then_some(DType::I64)
+    }
+
     fn copy_rule(&self) -> Option<&'static str> {
         Some("{0}.clone()")
     }
