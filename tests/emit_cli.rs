@@ -22,7 +22,12 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn emits_numpy_to_stdout() {
-    let out = tenslift(&["emit", fixture("gemm").to_str().unwrap(), "--target", "numpy"]);
+    let out = tenslift(&[
+        "emit",
+        fixture("gemm").to_str().unwrap(),
+        "--target",
+        "numpy",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let code = text(&out.stdout);
     assert!(code.contains("def gemm(ni, nj, nk, alpha, beta, C, A, B):"));
@@ -54,7 +59,12 @@ fn writes_every_target_to_a_file() {
             "--size",
             "nk=6",
         ]);
-        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{target}: {}",
+            text(&out.stderr)
+        );
         let code = std::fs::read_to_string(&path).unwrap();
         assert!(code.contains(marker), "{target}:\n{code}");
     }
@@ -83,7 +93,9 @@ fn bad_program_gives_located_diagnostic_exit_1_and_no_output() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("bad.tensir:2:7: error: add operands have different element types f64 and f32"),
+        err.contains(
+            "bad.tensir:2:7: error: add operands have different element types f64 and f32"
+        ),
         "{err}"
     );
     assert!(err.contains("  c = add(a, b);\n      ^"), "{err}");
@@ -94,7 +106,11 @@ fn bad_program_gives_located_diagnostic_exit_1_and_no_output() {
 fn hlo_without_sizes_is_a_usage_error() {
     let out = tenslift(&["emit", fixture("gemm").to_str().unwrap(), "--target", "hlo"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--size ni=N"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--size ni=N"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -102,7 +118,12 @@ fn missing_file_and_unknown_target_are_usage_errors() {
     let out = tenslift(&["emit", "/nonexistent/x.tensir", "--target", "numpy"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot read /nonexistent/x.tensir"));
-    let out = tenslift(&["emit", fixture("gemm").to_str().unwrap(), "--target", "cobol"]);
+    let out = tenslift(&[
+        "emit",
+        fixture("gemm").to_str().unwrap(),
+        "--target",
+        "cobol",
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }
 

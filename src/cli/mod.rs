@@ -7,7 +7,11 @@ pub use emit::EmitArgs;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "tenslift", version, about = "Lifts C loop nests into verified tensor programs")]
+#[command(
+    name = "tenslift",
+    version,
+    about = "Lifts C loop nests into verified tensor programs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -180,7 +180,10 @@ impl Dim {
     pub fn is_atomic(&self) -> bool {
         self.divisor == 1
             && self.terms.len() <= 1
-            && self.terms.iter().all(|(m, c)| *c > 0 && (m.is_empty() || *c == 1))
+            && self
+                .terms
+                .iter()
+                .all(|(m, c)| *c > 0 && (m.is_empty() || *c == 1))
     }
 }
 
@@ -208,7 +211,11 @@ mod tests {
 
     #[test]
     fn normal_form_makes_equal_sizes_equal() {
-        let a = n().sub(&Dim::constant(1)).unwrap().add(&Dim::constant(1)).unwrap();
+        let a = n()
+            .sub(&Dim::constant(1))
+            .unwrap()
+            .add(&Dim::constant(1))
+            .unwrap();
         assert_eq!(a, n());
         let two_n = n().add(&n()).unwrap();
         assert_eq!(two_n.floor_div(2).unwrap(), n());
@@ -223,7 +230,11 @@ mod tests {
 
     #[test]
     fn renders_readably() {
-        let d = Dim::constant(2).mul(&n()).unwrap().sub(&Dim::constant(1)).unwrap();
+        let d = Dim::constant(2)
+            .mul(&n())
+            .unwrap()
+            .sub(&Dim::constant(1))
+            .unwrap();
         assert_eq!(d.to_string(), "2*n - 1");
         assert_eq!(n().ceil_div(2).unwrap().to_string(), "(n + 1) / 2");
         assert_eq!(n().mul(&Dim::sym("m")).unwrap().to_string(), "m*n");

@@ -353,7 +353,9 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 .collect();
             Ok(Ty::tensor(a.dtype, shape))
         }
-        Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => infer_contraction(op, args),
+        Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
+            infer_contraction(op, args)
+        }
         Op::Transpose(perm) => {
             let a = args[0];
             if perm.len() != a.rank() {
@@ -380,7 +382,10 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 )),
             }
         }
-        Op::Slice(items) => Ok(Ty::tensor(args[0].dtype, slice_shape(&args[0].shape, items)?)),
+        Op::Slice(items) => Ok(Ty::tensor(
+            args[0].dtype,
+            slice_shape(&args[0].shape, items)?,
+        )),
         Op::Concat { axis } => {
             let first = args[0];
             if *axis >= first.rank() {
@@ -408,14 +413,21 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
         }
         Op::Triu(_) | Op::Tril(_) => {
             if args[0].rank() != 2 {
-                return err(format!("{} needs a matrix, got rank {}", op.name(), args[0].rank()));
+                return err(format!(
+                    "{} needs a matrix, got rank {}",
+                    op.name(),
+                    args[0].rank()
+                ));
             }
             Ok(args[0].clone())
         }
         Op::Diag => {
             let a = args[0];
             match a.rank() {
-                1 => Ok(Ty::tensor(a.dtype, vec![a.shape[0].clone(), a.shape[0].clone()])),
+                1 => Ok(Ty::tensor(
+                    a.dtype,
+                    vec![a.shape[0].clone(), a.shape[0].clone()],
+                )),
                 2 if a.shape[0] == a.shape[1] => Ok(Ty::tensor(a.dtype, vec![a.shape[0].clone()])),
                 _ => err(format!(
                     "diag needs a vector or a square matrix, got shape {}",
@@ -484,9 +496,7 @@ pub fn einsum_sizes(spec: &EinsumSpec, args: &[&Ty]) -> Result<Vec<(char, Dim)>,
             }
             match sizes.iter().find(|(l, _)| l == c) {
                 Some((_, known)) if known != d => {
-                    return err(format!(
-                        "einsum label `{c}` has sizes {known} and {d}"
-                    ))
+                    return err(format!("einsum label `{c}` has sizes {known} and {d}"))
                 }
                 Some(_) => {}
                 None => sizes.push((*c, d.clone())),

@@ -32,7 +32,11 @@ pub enum InterpError {
     #[error("missing argument `{0}`")]
     MissingArgument(String),
     #[error("argument `{name}` has {got}, expected {want}")]
-    BadArgument { name: String, got: String, want: String },
+    BadArgument {
+        name: String,
+        got: String,
+        want: String,
+    },
     #[error(transparent)]
     Dim(#[from] DimError),
     #[error("integer division by zero")]
@@ -70,16 +74,31 @@ impl Array {
         let data = if dtype.is_float() {
             Data::Float(values.into_iter().map(|v| dtype.round_float(v)).collect())
         } else {
-            Data::Int(values.into_iter().map(|v| cast_float_to_int(v, dtype)).collect())
+            Data::Int(
+                values
+                    .into_iter()
+                    .map(|v| cast_float_to_int(v, dtype))
+                    .collect(),
+            )
         };
         Array { dtype, shape, data }
     }
 
     pub fn from_i64(dtype: DType, shape: Vec<usize>, values: Vec<i64>) -> Array {
         let data = if dtype.is_float() {
-            Data::Float(values.into_iter().map(|v| dtype.round_float(v as f64)).collect())
+            Data::Float(
+                values
+                    .into_iter()
+                    .map(|v| dtype.round_float(v as f64))
+                    .collect(),
+            )
         } else {
-            Data::Int(values.into_iter().map(|v| dtype.wrap_int(i128::from(v))).collect())
+            Data::Int(
+                values
+                    .into_iter()
+                    .map(|v| dtype.wrap_int(i128::from(v)))
+                    .collect(),
+            )
         };
         Array { dtype, shape, data }
     }
@@ -289,11 +308,7 @@ pub fn run(
         .params
         .iter()
         .filter(|p| p.access().is_some_and(|a| a.is_written()))
-        .filter_map(|p| {
-            env.values
-                .remove(&*p.name)
-                .map(|v| (p.name.to_string(), v))
-        })
+        .filter_map(|p| env.values.remove(&*p.name).map(|v| (p.name.to_string(), v)))
         .collect();
     Ok(Outcome { arrays, returned })
 }
@@ -374,14 +389,20 @@ pub fn eval(e: &Expr, env: &Env) -> IResult<Array> {
             .ok_or_else(|| InterpError::Unbound(name.to_string())),
         Op::Lit(l) => Ok(Array::scalar(*l)),
         Op::Full { shape, value } => {
-            let shape = shape.iter().map(|d| env.udim(d)).collect::<IResult<Vec<_>>>()?;
+            let shape = shape
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
             let one = Array::scalar(*value);
             Ok(one.gather(shape, |_| 0))
         }
         Op::Unary(u) => Ok(unary(*u, &args[0])),
         Op::Binary(b) => binary(*b, &args[0], &args[1], dtype),
         Op::Where => {
-            let shape = broadcast_shape(&args[0].shape, &broadcast_shape(&args[1].shape, &args[2].shape));
+            let shape = broadcast_shape(
+                &args[0].shape,
+                &broadcast_shape(&args[1].shape, &args[2].shape),
+            );
             let (mc, mt, mf) = (
                 broadcast_map(&args[0].shape, &shape),
                 broadcast_map(&args[1].shape, &shape),
@@ -391,7 +412,13 @@ pub fn eval(e: &Expr, env: &Env) -> IResult<Array> {
             let data = match (&args[1].data, &args[2].data) {
                 (Data::Float(t), Data::Float(f)) => Data::Float(
                     (0..n)
-                        .map(|k| if args[0].get_i64(mc(k)) != 0 { t[mt(k)] } else { f[mf(k)] })
+                        .map(|k| {
+                            if args[0].get_i64(mc(k)) != 0 {
+                                t[mt(k)]
+                            } else {
+                                f[mf(k)]
+                            }
+                        })
                         .collect(),
                 ),
                 _ => Data::Int(
@@ -430,14 +457,21 @@ pub fn eval(e: &Expr, env: &Env) -> IResult<Array> {
             }))
         }
         Op::Broadcast(shape) => {
-            let shape = shape.iter().map(|d| env.udim(d)).collect::<IResult<Vec<_>>>()?;
+            let shape = shape
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
             let m = broadcast_map(&args[0].shape, &shape);
             Ok(args[0].gather(shape, m))
         }
         Op::Slice(items) => {
             let a = &args[0];
             let positions = slice_positions(&a.shape, items, &env.sizes)?;
-            let shape = e.shape().iter().map(|d| env.udim(d)).collect::<IResult<Vec<_>>>()?;
+            let shape = e
+                .shape()
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
             Ok(a.gather(shape, |k| positions[k]))
         }
         Op::Concat { axis } => {
@@ -480,13 +514,23 @@ pub fn eval(e: &Expr, env: &Env) -> IResult<Array> {
             };
             let data = match &a.data {
                 Data::Float(v) => Data::Float(
-                    v.iter().enumerate().map(|(f, x)| if keep(f) { *x } else { 0.0 }).collect(),
+                    v.iter()
+                        .enumerate()
+                        .map(|(f, x)| if keep(f) { *x } else { 0.0 })
+                        .collect(),
                 ),
                 Data::Int(v) => Data::Int(
-                    v.iter().enumerate().map(|(f, x)| if keep(f) { *x } else { 0 }).collect(),
+                    v.iter()
+                        .enumerate()
+                        .map(|(f, x)| if keep(f) { *x } else { 0 })
+                        .collect(),
                 ),
             };
-            Ok(Array { dtype, shape: a.shape.clone(), data })
+            Ok(Array {
+                dtype,
+                shape: a.shape.clone(),
+                data,
+            })
         }
         Op::Diag => {
             let a = &args[0];
@@ -523,7 +567,11 @@ fn map_float(a: &Array, f: impl Fn(f64) -> f64) -> Array {
         Data::Float(v) => Data::Float(v.iter().map(|x| d.round_float(f(*x))).collect()),
         Data::Int(v) => Data::Int(v.clone()),
     };
-    Array { dtype: d, shape: a.shape.clone(), data }
+    Array {
+        dtype: d,
+        shape: a.shape.clone(),
+        data,
+    }
 }
 
 fn map_int(a: &Array, f: impl Fn(i64) -> i128) -> Array {
@@ -532,7 +580,11 @@ fn map_int(a: &Array, f: impl Fn(i64) -> i128) -> Array {
         Data::Int(v) => Data::Int(v.iter().map(|x| d.wrap_int(f(*x))).collect()),
         Data::Float(v) => Data::Float(v.clone()),
     };
-    Array { dtype: d, shape: a.shape.clone(), data }
+    Array {
+        dtype: d,
+        shape: a.shape.clone(),
+        data,
+    }
 }
 
 fn unary(op: UnaryOp, a: &Array) -> Array {
@@ -561,7 +613,10 @@ fn unary(op: UnaryOp, a: &Array) -> Array {
 
 fn binary(op: BinaryOp, a: &Array, b: &Array, out: DType) -> IResult<Array> {
     let shape = broadcast_shape(&a.shape, &b.shape);
-    let (ma, mb) = (broadcast_map(&a.shape, &shape), broadcast_map(&b.shape, &shape));
+    let (ma, mb) = (
+        broadcast_map(&a.shape, &shape),
+        broadcast_map(&b.shape, &shape),
+    );
     let n: usize = shape.iter().product();
     let operand = a.dtype;
     let data = if operand.is_float() {
@@ -633,7 +688,11 @@ fn binary(op: BinaryOp, a: &Array, b: &Array, out: DType) -> IResult<Array> {
         }
         Data::Int(v)
     };
-    Ok(Array { dtype: out, shape, data })
+    Ok(Array {
+        dtype: out,
+        shape,
+        data,
+    })
 }
 
 fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
@@ -702,7 +761,11 @@ fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
             Data::Int(acc)
         }
     };
-    Ok(Array { dtype: d, shape: out_shape, data })
+    Ok(Array {
+        dtype: d,
+        shape: out_shape,
+        data,
+    })
 }
 
 /// Einsum of one or two operands: products over all label assignments,
@@ -753,7 +816,8 @@ fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType)
                 if dtype.is_float() {
                     fprod = dtype.round_float(fprod * a.get_f64(flat));
                 } else {
-                    iprod = i128::from(dtype.wrap_int(iprod.wrapping_mul(i128::from(a.get_i64(flat)))));
+                    iprod =
+                        i128::from(dtype.wrap_int(iprod.wrapping_mul(i128::from(a.get_i64(flat)))));
                 }
             }
             if dtype.is_float() {

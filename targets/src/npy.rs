@@ -48,7 +48,11 @@ pub fn to_bytes(a: &Array) -> Vec<u8> {
         1 => format!("({},)", a.shape[0]),
         _ => format!(
             "({})",
-            a.shape.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+            a.shape
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let mut header = format!(
@@ -104,7 +108,8 @@ pub fn from_bytes(bytes: &[u8], path: &str) -> Result<Array, NpyError> {
         .and_then(|s| s.strip_prefix('\''))
         .and_then(|s| s.split('\'').next())
         .ok_or_else(|| bad("no descr"))?;
-    let dtype = dtype_of_descr(descr_text).ok_or_else(|| bad(&format!("unsupported dtype {descr_text}")))?;
+    let dtype = dtype_of_descr(descr_text)
+        .ok_or_else(|| bad(&format!("unsupported dtype {descr_text}")))?;
     if field("fortran_order").is_some_and(|s| s.starts_with("True")) {
         return Err(bad("Fortran order is not supported"));
     }

@@ -101,15 +101,24 @@ pub enum Op {
     /// A typed scalar constant.
     Lit(Lit),
     /// A tensor of the given shape filled with one constant.
-    Full { shape: Vec<Dim>, value: Lit },
+    Full {
+        shape: Vec<Dim>,
+        value: Lit,
+    },
     Unary(UnaryOp),
     Binary(BinaryOp),
     /// `where(cond, then, else)`, broadcasting all three.
     Where,
-    Reduce { kind: ReduceKind, axes: Vec<usize> },
+    Reduce {
+        kind: ReduceKind,
+        axes: Vec<usize>,
+    },
     /// NumPy `matmul` on 1-D/2-D operands.
     Matmul,
-    Tensordot { lhs_axes: Vec<usize>, rhs_axes: Vec<usize> },
+    Tensordot {
+        lhs_axes: Vec<usize>,
+        rhs_axes: Vec<usize>,
+    },
     /// Outer product of two vectors.
     Outer,
     /// General contraction of one or two operands.
@@ -119,7 +128,9 @@ pub enum Op {
     /// NumPy `broadcast_to` (right-aligned).
     Broadcast(Vec<Dim>),
     Slice(Vec<SliceItem>),
-    Concat { axis: usize },
+    Concat {
+        axis: usize,
+    },
     /// Keeps elements on and above diagonal `k`, zeroes the rest.
     Triu(i64),
     /// Keeps elements on and below diagonal `k`, zeroes the rest.

@@ -144,7 +144,10 @@ impl Program {
     pub fn validate(&self) -> Result<(), ProgramError> {
         let fail = |stmt: Option<usize>, message: String| Err(ProgramError { stmt, message });
         if !is_identifier(&self.name) {
-            return fail(None, format!("`{}` is not a valid function name", self.name));
+            return fail(
+                None,
+                format!("`{}` is not a valid function name", self.name),
+            );
         }
         let sizes: Vec<&str> = self
             .params
@@ -174,7 +177,8 @@ impl Program {
             let value = match stmt {
                 Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
             };
-            check_expr(value, &env, &sizes).map_err(|message| ProgramError { stmt: at, message })?;
+            check_expr(value, &env, &sizes)
+                .map_err(|message| ProgramError { stmt: at, message })?;
             match stmt {
                 Stmt::Let { name, value } => {
                     if !is_identifier(name) {
@@ -202,7 +206,9 @@ impl Program {
                     if !access.is_written() {
                         return fail(
                             at,
-                            format!("`{target}` is an input; declare it `out` or `inout` to write it"),
+                            format!(
+                                "`{target}` is an input; declare it `out` or `inout` to write it"
+                            ),
                         );
                     }
                     let region_shape = match region {
@@ -237,7 +243,10 @@ impl Program {
                         Some(d) => {
                             return fail(
                                 at,
-                                format!("returned value has type {}, the function returns {d}", value.ty()),
+                                format!(
+                                    "returned value has type {}, the function returns {d}",
+                                    value.ty()
+                                ),
                             )
                         }
                         None => return fail(at, "the function declares no result".to_string()),
@@ -246,7 +255,10 @@ impl Program {
             }
         }
         if self.ret.is_some() && !matches!(self.body.last(), Some(Stmt::Return(_))) {
-            return fail(None, "the function declares a result but never returns".to_string());
+            return fail(
+                None,
+                "the function declares a result but never returns".to_string(),
+            );
         }
         Ok(())
     }
@@ -266,7 +278,9 @@ fn check_slice_dims(items: &[SliceItem], sizes: &[&str]) -> Result<(), String> {
         match item {
             SliceItem::Full => {}
             SliceItem::Index(d) => check_dims(std::slice::from_ref(d), sizes)?,
-            SliceItem::Range { start, stop, .. } => check_dims(&[start.clone(), stop.clone()], sizes)?,
+            SliceItem::Range { start, stop, .. } => {
+                check_dims(&[start.clone(), stop.clone()], sizes)?
+            }
         }
     }
     Ok(())

@@ -43,7 +43,10 @@ pub enum RunnerError {
     #[error(transparent)]
     Npy(#[from] NpyError),
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
     #[error("the Python runner failed ({python}): {stderr}")]
     Python { python: String, stderr: String },
     #[error("malformed runner results: {0}")]
@@ -75,7 +78,12 @@ pub fn run_batch(
             id: case.id.clone(),
             source,
         })?;
-        let module = dir.join(format!("{}_{}.{}", case.id, target.name(), target.extension()));
+        let module = dir.join(format!(
+            "{}_{}.{}",
+            case.id,
+            target.name(),
+            target.extension()
+        ));
         std::fs::write(&module, code).map_err(io(format!("writing {}", module.display())))?;
         let mut args = Vec::new();
         let mut results = Vec::new();
@@ -92,7 +100,11 @@ pub fn run_batch(
             })?;
             let path = dir.join(format!("in_{name}.npy"));
             npy::write(&path, value)?;
-            let kind = if matches!(p.kind, ParamKind::Scalar(_)) { "scalar" } else { "array" };
+            let kind = if matches!(p.kind, ParamKind::Scalar(_)) {
+                "scalar"
+            } else {
+                "array"
+            };
             args.push(serde_json::json!({
                 "kind": kind, "name": name, "npy": path.display().to_string(), "written": written
             }));
@@ -137,14 +149,20 @@ pub fn run_batch(
     for case in cases {
         let entry = &status[&case.id];
         if entry["ok"] != serde_json::Value::Bool(true) {
-            out.push(Err(entry["error"].as_str().unwrap_or("no result").to_string()));
+            out.push(Err(entry["error"]
+                .as_str()
+                .unwrap_or("no result")
+                .to_string()));
             continue;
         }
         let out_dir = workdir.join(&case.id).join("out");
         let mut arrays = BTreeMap::new();
         for p in &case.program.params {
             if p.access().is_some_and(|a| a.is_written()) {
-                arrays.insert(p.name.to_string(), npy::read(&out_dir.join(format!("{}.npy", p.name)))?);
+                arrays.insert(
+                    p.name.to_string(),
+                    npy::read(&out_dir.join(format!("{}.npy", p.name)))?,
+                );
             }
         }
         let returned = match case.program.ret {

@@ -32,9 +32,15 @@ fn undefined_name_and_unknown_operation() {
 #[test]
 fn syntax_errors_say_what_was_expected() {
     let e = error_of(&format!("{HEAD}  c = add(a, b)\n}}\n"));
-    assert!(e.starts_with("t.tensir:3:1: error: expected `;`, found `}`"), "{e}");
+    assert!(
+        e.starts_with("t.tensir:3:1: error: expected `;`, found `}`"),
+        "{e}"
+    );
     let e = error_of("func f(n: size) {\n  let x = 1 @ 2;\n}\n");
-    assert!(e.starts_with("t.tensir:2:13: error: unexpected character `@`"), "{e}");
+    assert!(
+        e.starts_with("t.tensir:2:13: error: unexpected character `@`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -56,17 +62,28 @@ fn integer_ops_need_integers_and_real_division_needs_floats() {
 #[test]
 fn stores_are_checked() {
     let e = error_of(&format!("{HEAD}  a = b;\n}}\n"));
-    assert!(e.starts_with("t.tensir:2:3: error: `a` is an input; declare it `out` or `inout`"), "{e}");
+    assert!(
+        e.starts_with("t.tensir:2:3: error: `a` is an input; declare it `out` or `inout`"),
+        "{e}"
+    );
     let e = error_of(&format!("{HEAD}  c[0:n - 1] = a;\n}}\n"));
-    assert!(e.contains("stored value has type f64[n], the region of `c` has type f64[n - 1]"), "{e}");
+    assert!(
+        e.contains("stored value has type f64[n], the region of `c` has type f64[n - 1]"),
+        "{e}"
+    );
     let e = error_of(&format!("{HEAD}  let t = c;\n}}\n"));
-    assert!(e.contains("`c` is an `out` array read before it is written"), "{e}");
+    assert!(
+        e.contains("`c` is an `out` array read before it is written"),
+        "{e}"
+    );
 }
 
 #[test]
 fn shapes_must_agree() {
     let text = "func f(n: size, m: size, a: f64[n, m], b: f64[m, n], c: out f64[n, m]) {\n  c = add(a, b);\n}\n";
-    assert!(error_of(text).contains("add operands have shapes [n, m] and [m, n] that do not broadcast"));
+    assert!(
+        error_of(text).contains("add operands have shapes [n, m] and [m, n] that do not broadcast")
+    );
     let text = "func f(n: size, m: size, a: f64[n, m], b: f64[n, m], c: out f64[n, n]) {\n  c = matmul(a, b);\n}\n";
     assert!(error_of(text).contains("einsum label `b` has sizes m and n"));
 }
@@ -74,11 +91,17 @@ fn shapes_must_agree() {
 #[test]
 fn dims_may_only_use_size_parameters() {
     let e = error_of("func f(n: size, x: f64[q]) {\n}\n");
-    assert!(e.contains("shape of `x`: `q` in dimension `q` is not a size parameter"), "{e}");
+    assert!(
+        e.contains("shape of `x`: `q` in dimension `q` is not a size parameter"),
+        "{e}"
+    );
 }
 
 #[test]
 fn return_must_match_the_declared_type() {
     let e = error_of("func f(n: size, x: f64[n]) -> i32 {\n  return sum(x, axes=[0]);\n}\n");
-    assert!(e.contains("returned value has type f64[], the function returns i32"), "{e}");
+    assert!(
+        e.contains("returned value has type f64[], the function returns i32"),
+        "{e}"
+    );
 }

@@ -41,8 +41,8 @@ fn check_target(target: Target) {
         })
         .collect();
     let dir = tempfile::tempdir().expect("temp dir");
-    let results = run_batch(&python, target, &cases, dir.path())
-        .unwrap_or_else(|e| panic!("{target}: {e}"));
+    let results =
+        run_batch(&python, target, &cases, dir.path()).unwrap_or_else(|e| panic!("{target}: {e}"));
     let mut failures = Vec::new();
     for ((f, want), got) in fixtures.iter().zip(&expected).zip(&results) {
         match got {

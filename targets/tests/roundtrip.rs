@@ -14,7 +14,16 @@ fn every_fixture_round_trips_through_the_text_syntax() {
             Ok(p) => p,
             Err(d) => panic!("{}: printed text does not parse:\n{d}\n{printed}", f.name),
         };
-        assert_eq!(reparsed, f.program, "{}: program changed:\n{printed}", f.name);
-        assert_eq!(print_program(&reparsed), printed, "{}: printing is not stable", f.name);
+        assert_eq!(
+            reparsed, f.program,
+            "{}: program changed:\n{printed}",
+            f.name
+        );
+        assert_eq!(
+            print_program(&reparsed),
+            printed,
+            "{}: printing is not stable",
+            f.name
+        );
     }
 }

@@ -25,8 +25,14 @@ fn generated_code_snapshots() {
         let f = common::load_fixture(&dir.join(format!("{name}.tensir")));
         let sizes: BTreeMap<String, i64> = f.sizes.clone();
         for target in Target::ALL {
-            let code = emit(&f.program, target, &EmitOptions { sizes: sizes.clone() })
-                .unwrap_or_else(|e| panic!("{name} {target}: {e}"));
+            let code = emit(
+                &f.program,
+                target,
+                &EmitOptions {
+                    sizes: sizes.clone(),
+                },
+            )
+            .unwrap_or_else(|e| panic!("{name} {target}: {e}"));
             insta::assert_snapshot!(format!("{name}__{target}"), code);
         }
     }

@@ -53,7 +53,10 @@ fn ty(v: &Val) -> String {
 }
 
 fn i64_list(v: &[i64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A dense-attribute literal. Decimal where MLIR's float syntax reads it
@@ -285,7 +288,11 @@ impl Lowering<'_> {
             ReduceKind::Sum => ("add", zero_of(d)),
             ReduceKind::Prod => (
                 "multiply",
-                if d.is_float() { Lit::float(1.0, d) } else { Lit::int(1, d) },
+                if d.is_float() {
+                    Lit::float(1.0, d)
+                } else {
+                    Lit::int(1, d)
+                },
             ),
             ReduceKind::Max => ("maximum", extreme(d, false)),
             ReduceKind::Min => ("minimum", extreme(d, true)),
@@ -445,7 +452,10 @@ impl Lowering<'_> {
                 let reg = self.region(&a.shape, items)?;
                 let start: Vec<i64> = reg.iter().map(|r| r.0).collect();
                 let step: Vec<i64> = reg.iter().map(|r| r.2).collect();
-                let limit: Vec<i64> = reg.iter().map(|r| r.0 + (r.1 - 1).max(0) * r.2 + i64::from(r.1 > 0)).collect();
+                let limit: Vec<i64> = reg
+                    .iter()
+                    .map(|r| r.0 + (r.1 - 1).max(0) * r.2 + i64::from(r.1 > 0))
+                    .collect();
                 let s = self.slice_raw(a, &start, &limit, &step);
                 self.reshape(&s, &out_shape)
             }
@@ -466,7 +476,11 @@ impl Lowering<'_> {
             Op::Triu(k) | Op::Tril(k) => {
                 let diff = self.column_minus_row(&out_shape);
                 let kk = self.constant(Lit::int(*k, DType::I64), &out_shape);
-                let dir = if matches!(e.op(), Op::Triu(_)) { "GE" } else { "LE" };
+                let dir = if matches!(e.op(), Op::Triu(_)) {
+                    "GE"
+                } else {
+                    "LE"
+                };
                 let keep = self.compare(dir, &diff, &kk);
                 let zero = self.constant(zero_of(d), &out_shape);
                 self.select(&keep, &args[0], &zero)
@@ -503,7 +517,11 @@ impl Lowering<'_> {
     fn broadcast_axis0(&mut self, v: &Val, shape: &[i64]) -> Val {
         let out = tensor(v.dtype, shape);
         self.push(
-            format!("stablehlo.broadcast_in_dim {}, dims = [0] : ({}) -> {out}", v.ssa, ty(v)),
+            format!(
+                "stablehlo.broadcast_in_dim {}, dims = [0] : ({}) -> {out}",
+                v.ssa,
+                ty(v)
+            ),
             v.dtype,
             shape.to_vec(),
         )
@@ -512,8 +530,16 @@ impl Lowering<'_> {
     /// The matrix `j - i` of a 2-D shape, for triangular and diagonal masks.
     fn column_minus_row(&mut self, shape: &[i64]) -> Val {
         let t = tensor(DType::I64, shape);
-        let rows = self.push(format!("stablehlo.iota dim = 0 : {t}"), DType::I64, shape.to_vec());
-        let cols = self.push(format!("stablehlo.iota dim = 1 : {t}"), DType::I64, shape.to_vec());
+        let rows = self.push(
+            format!("stablehlo.iota dim = 0 : {t}"),
+            DType::I64,
+            shape.to_vec(),
+        );
+        let cols = self.push(
+            format!("stablehlo.iota dim = 1 : {t}"),
+            DType::I64,
+            shape.to_vec(),
+        );
         self.elementwise("subtract", &[&cols, &rows])
     }
 
@@ -532,7 +558,9 @@ impl Lowering<'_> {
                         .enumerate()
                         .any(|(k, ls)| k != j && ls.contains(c))
             };
-            let axes: Vec<usize> = (0..labels.len()).filter(|&i| !elsewhere(&labels[i])).collect();
+            let axes: Vec<usize> = (0..labels.len())
+                .filter(|&i| !elsewhere(&labels[i]))
+                .collect();
             let reduced = self.reduce_kind(v, &axes, ReduceKind::Sum);
             let kept: Vec<char> = labels.iter().filter(|c| elsewhere(c)).copied().collect();
             operands.push((kept, reduced));
@@ -555,12 +583,8 @@ impl Lowering<'_> {
                 .collect();
             let lfree: Vec<char> = ll.iter().filter(|c| !rl.contains(c)).copied().collect();
             let rfree: Vec<char> = rl.iter().filter(|c| !ll.contains(c)).copied().collect();
-            let result_labels: Vec<char> = batch
-                .iter()
-                .chain(&lfree)
-                .chain(&rfree)
-                .copied()
-                .collect();
+            let result_labels: Vec<char> =
+                batch.iter().chain(&lfree).chain(&rfree).copied().collect();
             let size = |c: char| -> i64 {
                 ll.iter()
                     .position(|x| *x == c)
@@ -639,12 +663,20 @@ impl Lowering<'_> {
 /// The identity of max (`largest == false`) or min (`largest == true`).
 fn extreme(d: DType, largest: bool) -> Lit {
     if d.is_float() {
-        let v = if largest { f64::INFINITY } else { f64::NEG_INFINITY };
+        let v = if largest {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
         return Lit::Float(v.to_bits(), d);
     }
     let bits = d.bits();
     let (lo, hi): (i64, i64) = if d.is_signed_int() {
-        let hi = if bits == 64 { i64::MAX } else { (1i64 << (bits - 1)) - 1 };
+        let hi = if bits == 64 {
+            i64::MAX
+        } else {
+            (1i64 << (bits - 1)) - 1
+        };
         (-hi - 1, hi)
     } else {
         (0, (1i64 << bits) - 1)
@@ -656,10 +688,12 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
     let mut bound = BTreeMap::new();
     for prm in &p.params {
         if prm.kind == ParamKind::Size {
-            let v = sizes.get(&*prm.name).ok_or_else(|| EmitError::MissingSize {
-                target: Target::Hlo,
-                name: prm.name.to_string(),
-            })?;
+            let v = sizes
+                .get(&*prm.name)
+                .ok_or_else(|| EmitError::MissingSize {
+                    target: Target::Hlo,
+                    name: prm.name.to_string(),
+                })?;
             if *v < 0 {
                 return Err(EmitError::BadSize {
                     name: prm.name.to_string(),
@@ -704,11 +738,10 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
                 value,
             } => {
                 let v = l.lower(value)?;
-                let old = l
-                    .env
-                    .get(&**target)
-                    .cloned()
-                    .ok_or_else(|| EmitError::Unsupported(format!("`{target}` is not bound")))?;
+                let old =
+                    l.env.get(&**target).cloned().ok_or_else(|| {
+                        EmitError::Unsupported(format!("`{target}` is not bound"))
+                    })?;
                 let new = match region {
                     None => v,
                     Some(items) => l.store_region(&old, items, &v)?,

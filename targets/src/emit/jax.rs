@@ -45,7 +45,11 @@ impl PyTable for JaxTable {
     }
 
     fn lit(&self, l: Lit) -> String {
-        format!("jnp.asarray({}, dtype={})", py_value(l), self.dtype(l.dtype()))
+        format!(
+            "jnp.asarray({}, dtype={})",
+            py_value(l),
+            self.dtype(l.dtype())
+        )
     }
 
     fn size_value(&self, name: &str) -> String {
@@ -129,7 +133,10 @@ impl PyTable for JaxTable {
             match &p.kind {
                 ParamKind::Size => {}
                 ParamKind::Scalar(d) | ParamKind::Array { dtype: d, .. } => {
-                    out.push_str(&format!("    {n} = jnp.asarray({n}, dtype={})\n", self.dtype(*d)));
+                    out.push_str(&format!(
+                        "    {n} = jnp.asarray({n}, dtype={})\n",
+                        self.dtype(*d)
+                    ));
                 }
             }
         }
@@ -162,7 +169,10 @@ impl PyTable for JaxTable {
             "def {fname}({}):\n    \"\"\"Runs {fname}_jit and writes the results into the caller's NumPy arrays.\"\"\"\n",
             names.join(", ")
         ));
-        out.push_str(&format!("    _outputs, _result = {fname}_jit({})\n", names.join(", ")));
+        out.push_str(&format!(
+            "    _outputs, _result = {fname}_jit({})\n",
+            names.join(", ")
+        ));
         for (i, n) in written.iter().enumerate() {
             out.push_str(&format!("    {n}[...] = np.asarray(_outputs[{i}])\n"));
         }

@@ -105,7 +105,9 @@ impl PyTable for NumpyTable {
         for (n, p) in &f.params {
             match &p.kind {
                 ParamKind::Size => out.push_str(&format!("    {n} = int({n})\n")),
-                ParamKind::Scalar(d) => out.push_str(&format!("    {n} = {}({n})\n", self.dtype(*d))),
+                ParamKind::Scalar(d) => {
+                    out.push_str(&format!("    {n} = {}({n})\n", self.dtype(*d)))
+                }
                 ParamKind::Array { .. } => {}
             }
         }

@@ -51,9 +51,16 @@ pub struct PyFunction<'a> {
 }
 
 pub enum PyStmt {
-    Let { name: String, value: String },
+    Let {
+        name: String,
+        value: String,
+    },
     /// `region` is `None` for a whole-array store.
-    Store { target: String, region: Option<String>, value: String },
+    Store {
+        target: String,
+        region: Option<String>,
+        value: String,
+    },
     Return(String),
 }
 
@@ -133,12 +140,22 @@ fn int_tuple(v: &[usize]) -> String {
 }
 
 fn int_list(v: &[usize]) -> String {
-    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// Renders one expression through the table.
 pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -> String {
-    let args: Vec<String> = e.args().iter().map(|a| render_expr(a, t, names, sizes)).collect();
+    let args: Vec<String> = e
+        .args()
+        .iter()
+        .map(|a| render_expr(a, t, names, sizes))
+        .collect();
     match e.op() {
         Op::Var(n) if sizes.contains(&&**n) => return t.size_value(&names.get(n)),
         Op::Var(n) => return names.get(n),
@@ -151,7 +168,12 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
     let operand = e.args().last().map_or(e.dtype(), |a| a.dtype());
     let computes = !matches!(
         e.op(),
-        Op::Full { .. } | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Concat { .. } | Op::Cast(_)
+        Op::Full { .. }
+            | Op::Slice(_)
+            | Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Concat { .. }
+            | Op::Cast(_)
     );
     let widened = t.compute_dtype(operand).filter(|_| computes);
     let convert = |text: &str, to: DType| {
@@ -165,7 +187,13 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
             .args()
             .iter()
             .zip(&args)
-            .map(|(a, text)| if a.dtype() == operand { convert(text, wide) } else { text.clone() })
+            .map(|(a, text)| {
+                if a.dtype() == operand {
+                    convert(text, wide)
+                } else {
+                    text.clone()
+                }
+            })
             .collect(),
         None => args,
     };
@@ -268,7 +296,11 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
     let f = PyFunction {
         program,
         names: &names,
-        params: program.params.iter().map(|p| (names.get(&p.name), p)).collect(),
+        params: program
+            .params
+            .iter()
+            .map(|p| (names.get(&p.name), p))
+            .collect(),
         body,
     };
     let mut out = header_lines(program, t.target(), "#");

@@ -56,8 +56,11 @@ pub fn lex(text: &str) -> Result<Vec<Token>, (Pos, String)> {
         } else if c.is_ascii_digit() {
             while i < chars.len() {
                 let d = chars[i];
-                let exp_sign = (d == '-' || d == '+') && matches!(chars[i - 1], 'e' | 'E')
-                    && chars[start..i].iter().all(|x| x.is_ascii_digit() || *x == '.' || *x == 'e' || *x == 'E');
+                let exp_sign = (d == '-' || d == '+')
+                    && matches!(chars[i - 1], 'e' | 'E')
+                    && chars[start..i]
+                        .iter()
+                        .all(|x| x.is_ascii_digit() || *x == '.' || *x == 'e' || *x == 'E');
                 if d.is_ascii_alphanumeric() || d == '.' || d == '_' || exp_sign {
                     i += 1;
                 } else {
@@ -84,7 +87,10 @@ pub fn lex(text: &str) -> Result<Vec<Token>, (Pos, String)> {
                             Some('"') => '"',
                             _ => {
                                 return Err((
-                                    Pos { line, col: col + (i - start) as u32 },
+                                    Pos {
+                                        line,
+                                        col: col + (i - start) as u32,
+                                    },
                                     "unknown escape in string".to_string(),
                                 ))
                             }

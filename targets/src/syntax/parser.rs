@@ -332,7 +332,9 @@ impl Parser {
                 name: Arc::from(name.as_str()),
                 value,
             }
-        } else if self.is_keyword("return") && !matches!(self.peek_at(1), Tok::Punct("=") | Tok::Punct("[")) {
+        } else if self.is_keyword("return")
+            && !matches!(self.peek_at(1), Tok::Punct("=") | Tok::Punct("["))
+        {
             self.bump();
             Stmt::Return(self.expr()?)
         } else {
@@ -430,7 +432,10 @@ impl Parser {
             Lit::float(if negative { -v } else { v }, dtype)
         } else {
             if is_float_text {
-                return Err((pos, format!("`{text}`: an integer type needs an integer value")));
+                return Err((
+                    pos,
+                    format!("`{text}`: an integer type needs an integer value"),
+                ));
             }
             let v: i128 = digits.parse().map_err(|_| bad())?;
             let v = if negative { -v } else { v };
@@ -482,12 +487,18 @@ impl Parser {
             if matches!(self.peek(), Tok::Punct(")")) {
                 break;
             }
-            if matches!((self.peek(), self.peek_at(1)), (Tok::Ident(_), Tok::Punct("="))) {
+            if matches!(
+                (self.peek(), self.peek_at(1)),
+                (Tok::Ident(_), Tok::Punct("="))
+            ) {
                 break;
             }
             if !args.is_empty() {
                 self.expect(",")?;
-                if matches!((self.peek(), self.peek_at(1)), (Tok::Ident(_), Tok::Punct("="))) {
+                if matches!(
+                    (self.peek(), self.peek_at(1)),
+                    (Tok::Ident(_), Tok::Punct("="))
+                ) {
                     break;
                 }
             }
@@ -502,7 +513,10 @@ impl Parser {
         self.eat(",");
         let k = self.ident(&format!("`{key}=`"))?;
         if k != key {
-            return Err((self.tokens[self.at - 1].pos, format!("expected `{key}=`, found `{k}`")));
+            return Err((
+                self.tokens[self.at - 1].pos,
+                format!("expected `{key}=`, found `{k}`"),
+            ));
         }
         self.expect("=")
     }
@@ -523,7 +537,9 @@ impl Parser {
         let pos = self.pos();
         self.int_list()?
             .into_iter()
-            .map(|a| usize::try_from(a).map_err(|_| (pos, format!("axis {a} must not be negative"))))
+            .map(|a| {
+                usize::try_from(a).map_err(|_| (pos, format!("axis {a} must not be negative")))
+            })
             .collect()
     }
 
@@ -616,7 +632,14 @@ impl Parser {
                     self.keyword("k")?;
                     self.integer()?
                 };
-                (if name == "triu" { Op::Triu(k) } else { Op::Tril(k) }, args)
+                (
+                    if name == "triu" {
+                        Op::Triu(k)
+                    } else {
+                        Op::Tril(k)
+                    },
+                    args,
+                )
             }
             "full" | "zeros" | "ones" => {
                 self.expect("[")?;

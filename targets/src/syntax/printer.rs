@@ -25,13 +25,19 @@ pub fn quote_string(s: &str) -> String {
 }
 
 fn dims(ds: &[Dim]) -> String {
-    ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+    ds.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn list<T: ToString>(v: &[T]) -> String {
     format!(
         "[{}]",
-        v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -42,7 +48,11 @@ pub fn print_slice(items: &[SliceItem]) -> String {
         .map(|it| match it {
             SliceItem::Full => ":".to_string(),
             SliceItem::Index(d) => d.to_string(),
-            SliceItem::Range { start, stop, step: 1 } => format!("{start}:{stop}"),
+            SliceItem::Range {
+                start,
+                stop,
+                step: 1,
+            } => format!("{start}:{stop}"),
             SliceItem::Range { start, stop, step } => format!("{start}:{stop}:{step}"),
         })
         .collect();

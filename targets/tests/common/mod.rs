@@ -21,7 +21,9 @@ pub struct Fixture {
 }
 
 pub fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("programs")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("programs")
 }
 
 pub fn load_fixtures() -> Vec<Fixture> {
@@ -150,7 +152,10 @@ pub fn random_args(f: &Fixture) -> HashMap<String, Array> {
             .iter()
             .map(|d| d.eval(&|s| f.sizes.get(s).copied()).expect("sizes bound") as usize)
             .collect();
-        args.insert(p.name.to_string(), random_array(&mut rng, ty.dtype, shape, f));
+        args.insert(
+            p.name.to_string(),
+            random_array(&mut rng, ty.dtype, shape, f),
+        );
     }
     args
 }
@@ -164,7 +169,11 @@ pub fn compare(what: &str, want: &Array, got: &Array) -> Option<String> {
             want.dtype, want.shape, got.dtype, got.shape
         ));
     }
-    let tol = if want.dtype == DType::F32 { 2e-5 } else { 1e-10 };
+    let tol = if want.dtype == DType::F32 {
+        2e-5
+    } else {
+        1e-10
+    };
     for i in 0..want.len() {
         let bad = match (&want.data, &got.data) {
             (Data::Float(_), Data::Float(_)) => {
