@@ -833,3 +833,114 @@ fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType)
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse_program;
+
+    fn run_text(text: &str, sizes: &[(&str, i64)], args: Vec<(&str, Array)>) -> Outcome {
+        let p = parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d}"));
+        let sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let args = args.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        run(&p, &sizes, &args).unwrap()
+    }
+
+    fn ints(a: &Array) -> Vec<i64> {
+        (0..a.len()).map(|i| a.get_i64(i)).collect()
+    }
+
+    #[test]
+    fn integer_division_truncates_like_c() {
+        let out = run_text(
+            "func f(n: size, a: i32[n], b: i32[n], q: out i32[n], r: out i32[n]) {\n  q = trunc_div(a, b);\n  r = rem(a, b);\n}\n",
+            &[("n", 4)],
+            vec![
+                ("a", Array::from_i64(DType::I32, vec![4], vec![-7, 7, -7, 7])),
+                ("b", Array::from_i64(DType::I32, vec![4], vec![2, -2, -2, 2])),
+            ],
+        );
+        assert_eq!(ints(&out.arrays["q"]), vec![-3, -3, 3, 3]);
+        assert_eq!(ints(&out.arrays["r"]), vec![-1, 1, -1, 1]);
+    }
+
+    #[test]
+    fn uint8_wraps_and_casts_keep_low_bits() {
+        let out = run_text(
+            "func f(n: size, a: u8[n], s: out u8[n], c: out u8[n]) {\n  s = add(a, 10u8);\n  c = cast(mul(cast(a, i32), 2i32), u8);\n}\n",
+            &[("n", 2)],
+            vec![("a", Array::from_i64(DType::U8, vec![2], vec![250, 3]))],
+        );
+        assert_eq!(ints(&out.arrays["s"]), vec![4, 13]);
+        assert_eq!(ints(&out.arrays["c"]), vec![244, 6]);
+    }
+
+    #[test]
+    fn float_to_int_truncates_toward_zero() {
+        let out = run_text(
+            "func f(n: size, x: f64[n], y: out i32[n]) {\n  y = cast(x, i32);\n}\n",
+            &[("n", 3)],
+            vec![("x", Array::from_f64(DType::F64, vec![3], vec![-2.7, 2.7, -0.5]))],
+        );
+        assert_eq!(ints(&out.arrays["y"]), vec![-2, 2, 0]);
+    }
+
+    #[test]
+    fn f32_rounds_after_every_operation() {
+        let out = run_text(
+            "func f(x: f32) -> f32 {\n  return add(x, 0.2f32);\n}\n",
+            &[],
+            vec![("x", Array::from_f64(DType::F32, vec![], vec![0.1]))],
+        );
+        let got = out.returned.unwrap().get_f64(0);
+        assert_eq!(got, (0.1f32 + 0.2f32) as f64);
+        assert_ne!(got, 0.1f64 + 0.2f64);
+    }
+
+    #[test]
+    fn partial_and_strided_write_back() {
+        let out = run_text(
+            "func f(n: size, y: inout i64[n]) {\n  y[1:n:2] = full([n / 2], 9);\n}\n",
+            &[("n", 5)],
+            vec![("y", Array::from_i64(DType::I64, vec![5], vec![0, 1, 2, 3, 4]))],
+        );
+        assert_eq!(ints(&out.arrays["y"]), vec![0, 9, 2, 9, 4]);
+    }
+
+    #[test]
+    fn matmul_and_einsum_agree() {
+        let a = Array::from_i64(DType::I64, vec![2, 2], vec![1, 2, 3, 4]);
+        let b = Array::from_i64(DType::I64, vec![2, 2], vec![5, 6, 7, 8]);
+        let out = run_text(
+            "func f(a: i64[2, 2], b: i64[2, 2], c: out i64[2, 2], d: out i64[2, 2]) {\n  c = matmul(a, b);\n  d = einsum(\"ij,jk->ik\", a, b);\n}\n",
+            &[],
+            vec![("a", a), ("b", b)],
+        );
+        assert_eq!(ints(&out.arrays["c"]), vec![19, 22, 43, 50]);
+        assert_eq!(out.arrays["c"], out.arrays["d"]);
+    }
+
+    #[test]
+    fn division_by_zero_and_bad_slices_are_errors() {
+        let p = parse_program(
+            "t.tensir",
+            "func f(n: size, a: i32[n], q: out i32[n]) {\n  q = trunc_div(a, 0i32);\n}\n",
+        )
+        .unwrap();
+        let sizes = [("n".to_string(), 1)].into_iter().collect();
+        let args = [("a".to_string(), Array::from_i64(DType::I32, vec![1], vec![1]))]
+            .into_iter()
+            .collect();
+        assert_eq!(run(&p, &sizes, &args), Err(InterpError::DivisionByZero));
+        let p = parse_program(
+            "t.tensir",
+            "func f(n: size, a: i32[n], q: out i32[n - 1]) {\n  q = a[2:n + 1];\n}\n",
+        )
+        .unwrap();
+        let sizes = [("n".to_string(), 3)].into_iter().collect();
+        let args = [("a".to_string(), Array::from_i64(DType::I32, vec![3], vec![1, 2, 3]))]
+            .into_iter()
+            .collect();
+        assert!(matches!(run(&p, &sizes, &args), Err(InterpError::OutOfBounds { .. })));
+    }
+}
