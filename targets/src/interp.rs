@@ -880,7 +880,10 @@ mod tests {
         let out = run_text(
             "func f(n: size, x: f64[n], y: out i32[n]) {\n  y = cast(x, i32);\n}\n",
             &[("n", 3)],
-            vec![("x", Array::from_f64(DType::F64, vec![3], vec![-2.7, 2.7, -0.5]))],
+            vec![(
+                "x",
+                Array::from_f64(DType::F64, vec![3], vec![-2.7, 2.7, -0.5]),
+            )],
         );
         assert_eq!(ints(&out.arrays["y"]), vec![-2, 2, 0]);
     }
@@ -902,7 +905,10 @@ mod tests {
         let out = run_text(
             "func f(n: size, y: inout i64[n]) {\n  y[1:n:2] = full([n / 2], 9);\n}\n",
             &[("n", 5)],
-            vec![("y", Array::from_i64(DType::I64, vec![5], vec![0, 1, 2, 3, 4]))],
+            vec![(
+                "y",
+                Array::from_i64(DType::I64, vec![5], vec![0, 1, 2, 3, 4]),
+            )],
         );
         assert_eq!(ints(&out.arrays["y"]), vec![0, 9, 2, 9, 4]);
     }
@@ -928,9 +934,12 @@ mod tests {
         )
         .unwrap();
         let sizes = [("n".to_string(), 1)].into_iter().collect();
-        let args = [("a".to_string(), Array::from_i64(DType::I32, vec![1], vec![1]))]
-            .into_iter()
-            .collect();
+        let args = [(
+            "a".to_string(),
+            Array::from_i64(DType::I32, vec![1], vec![1]),
+        )]
+        .into_iter()
+        .collect();
         assert_eq!(run(&p, &sizes, &args), Err(InterpError::DivisionByZero));
         let p = parse_program(
             "t.tensir",
@@ -938,9 +947,15 @@ mod tests {
         )
         .unwrap();
         let sizes = [("n".to_string(), 3)].into_iter().collect();
-        let args = [("a".to_string(), Array::from_i64(DType::I32, vec![3], vec![1, 2, 3]))]
-            .into_iter()
-            .collect();
-        assert!(matches!(run(&p, &sizes, &args), Err(InterpError::OutOfBounds { .. })));
+        let args = [(
+            "a".to_string(),
+            Array::from_i64(DType::I32, vec![3], vec![1, 2, 3]),
+        )]
+        .into_iter()
+        .collect();
+        assert!(matches!(
+            run(&p, &sizes, &args),
+            Err(InterpError::OutOfBounds { .. })
+        ));
     }
 }

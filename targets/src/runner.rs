@@ -66,6 +66,26 @@ pub fn run_batch(
     cases: &[Case],
     workdir: &Path,
 ) -> Result<Vec<Result<Outcome, String>>, RunnerError> {
+    run_batch_entry(python, target, cases, workdir, Entry::Plain)
+}
+
+/// Which generated entry point the Python runner calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// `f` (for JAX: the write-back wrapper around `f_jit`).
+    Plain,
+    /// PyTorch's `f_compiled` (`torch.compile`).
+    TorchCompiled,
+}
+
+/// [`run_batch`] with a choice of entry point.
+pub fn run_batch_entry(
+    python: &Path,
+    target: Target,
+    cases: &[Case],
+    workdir: &Path,
+    entry: Entry,
+) -> Result<Vec<Result<Outcome, String>>, RunnerError> {
     let mut manifest_cases = Vec::new();
     for case in cases {
         let dir = workdir.join(&case.id);
@@ -118,7 +138,10 @@ pub fn run_batch(
         manifest_cases.push(serde_json::json!({
             "id": case.id,
             "module": module.display().to_string(),
-            "function": python_function_name(case.program),
+            "function": match entry {
+                Entry::Plain => python_function_name(case.program),
+                Entry::TorchCompiled => format!("{}_compiled", python_function_name(case.program)),
+            },
             "args": args,
             "results": results,
             "out_dir": out_dir.display().to_string(),

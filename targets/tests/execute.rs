@@ -8,10 +8,15 @@ mod common;
 use std::path::Path;
 
 use tenslift_targets::interp;
-use tenslift_targets::runner::{python_interpreter, run_batch, Case};
+use tenslift_targets::runner::{python_interpreter, run_batch_entry, Case, Entry};
 use tenslift_targets::Target;
 
 fn check_target(target: Target) {
+    check(target, Entry::Plain, &[]);
+}
+
+/// Runs the fixtures (all, or those named in `only`) and compares.
+fn check(target: Target, entry: Entry, only: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = python_interpreter(&root);
     assert!(
@@ -19,7 +24,10 @@ fn check_target(target: Target) {
         "Python interpreter {} not found: set TENSLIFT_PYTHON to the venv's python",
         python.display()
     );
-    let fixtures = common::load_fixtures();
+    let fixtures: Vec<_> = common::load_fixtures()
+        .into_iter()
+        .filter(|f| only.is_empty() || only.contains(&f.name.as_str()))
+        .collect();
     let args: Vec<_> = fixtures.iter().map(common::random_args).collect();
     let expected: Vec<_> = fixtures
         .iter()
@@ -41,8 +49,8 @@ fn check_target(target: Target) {
         })
         .collect();
     let dir = tempfile::tempdir().expect("temp dir");
-    let results =
-        run_batch(&python, target, &cases, dir.path()).unwrap_or_else(|e| panic!("{target}: {e}"));
+    let results = run_batch_entry(&python, target, &cases, dir.path(), entry)
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
     let mut failures = Vec::new();
     for ((f, want), got) in fixtures.iter().zip(&expected).zip(&results) {
         match got {
@@ -82,4 +90,14 @@ fn pytorch_agrees_with_the_interpreter() {
 #[test]
 fn stablehlo_agrees_with_the_interpreter() {
     check_target(Target::Hlo);
+}
+
+#[test]
+fn pytorch_compiled_entry_agrees_with_the_interpreter() {
+    // torch.compile is slow to compile; a few representative programs.
+    check(
+        Target::Pytorch,
+        Entry::TorchCompiled,
+        &["gemm", "blend_multiply_u8", "jacobi_1d", "l2norm_return"],
+    );
 }

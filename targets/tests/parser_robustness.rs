@@ -10,7 +10,11 @@ use tenslift_targets::parse_program;
 fn check(text: &str) -> Result<(), TestCaseError> {
     if let Err(d) = parse_program("fuzz.tensir", text) {
         let lines = text.lines().count().max(1) as u32 + 1;
-        prop_assert!(d.pos.line >= 1 && d.pos.line <= lines, "line {} of {lines}", d.pos.line);
+        prop_assert!(
+            d.pos.line >= 1 && d.pos.line <= lines,
+            "line {} of {lines}",
+            d.pos.line
+        );
         prop_assert!(d.to_string().starts_with("fuzz.tensir:"));
     }
     Ok(())

@@ -114,3 +114,42 @@ pub fn header_lines(program: &Program, target: Target, comment: &str) -> String 
     .map(|l| format!("{comment} {l}\n"))
     .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse_program;
+
+    #[test]
+    fn header_strings_cannot_escape_the_comment() {
+        let text = "source \"evil\\nimport os\" 3-4\nstatus \"proved\\\" \\nx\"\nfunc f(n: size, x: f64[n], y: out f64[n]) {\n  y = x;\n}\n";
+        let p = parse_program("t.tensir", text).unwrap();
+        for target in Target::ALL {
+            let opts = EmitOptions {
+                sizes: [("n".to_string(), 2)].into_iter().collect(),
+            };
+            let code = emit(&p, target, &opts).unwrap();
+            let marker = if target == Target::Hlo { "//" } else { "#" };
+            let header: Vec<&str> = code.lines().take(4).collect();
+            assert!(
+                header.iter().all(|l| l.starts_with(marker)),
+                "{target}: {header:?}"
+            );
+            assert!(
+                header[1].contains("\"evil\\nimport os\", lines 3-4"),
+                "{header:?}"
+            );
+            assert!(header[3].contains("\"proved\\\" \\nx\""), "{header:?}");
+            assert!(!code.contains("\nimport os"));
+        }
+    }
+
+    #[test]
+    fn clashing_names_are_renamed_consistently() {
+        let text = "func sum(n: size, np: f64[n], lambda: out f64[n], np_: f64[n]) {\n  lambda = add(np, np_);\n}\n";
+        let p = parse_program("t.tensir", text).unwrap();
+        let code = emit(&p, Target::Numpy, &EmitOptions::default()).unwrap();
+        assert!(code.contains("def sum_(n, np__, lambda_, np_):"), "{code}");
+        assert!(code.contains("lambda_[...] = (np__ + np_)"), "{code}");
+    }
+}
