@@ -91,7 +91,9 @@ impl PyTable for TorchTable {
             Op::Matmul => "torch.matmul({0}, {1})",
             Op::Tensordot { .. } => "torch.tensordot({0}, {1}, dims=({lhs_axes}, {rhs_axes}))",
             Op::Outer => "torch.outer({0}, {1})",
-            Op::Einsum(_) => "torch.einsum({spec}, {args})",
+            // torch.einsum sums integers in int64; converting back keeps
+            // the wrap-around of the element type.
+            Op::Einsum(_) => "torch.einsum({spec}, {args}).to({dtype})",
             Op::Transpose(_) => "torch.permute({0}, {perm})",
             Op::Broadcast(_) => "torch.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
