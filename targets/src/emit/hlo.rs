@@ -399,7 +399,16 @@ impl Lowering<'_> {
             }
             Op::Binary(b) => {
                 let x = self.broadcast(&args[0], &out_shape);
-                let y = self.broadcast(&args[1], &out_shape);
+                let mut y = self.broadcast(&args[1], &out_shape);
+                if *b == B::Mul && d.is_signed_int() && e.args()[0] == e.args()[1] {
+                    // XLA folds `abs(x * x)` to `x * x`, assuming signed
+                    // squares cannot wrap; TensIR integers wrap.
+                    y = self.push(
+                        format!("stablehlo.optimization_barrier {} : {}", y.ssa, ty(&y)),
+                        y.dtype,
+                        y.shape.clone(),
+                    );
+                }
                 let cmp = match b {
                     B::Lt => Some("LT"),
                     B::Le => Some("LE"),

@@ -5,6 +5,7 @@ use super::numpy::numpy_name;
 use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
 use super::Target;
 use crate::dtype::{DType, Lit};
+use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
 use crate::program::ParamKind;
 
@@ -102,6 +103,16 @@ impl PyTable for JaxTable {
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
+    }
+
+    /// XLA's simplifier assumes signed squares are non-negative (it treats
+    /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
+    /// TensIR integers wrap, so hide the second factor behind a barrier.
+    fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        let square = matches!(e.op(), Op::Binary(B::Mul))
+            && e.dtype().is_signed_int()
+            && e.args()[0] == e.args()[1];
+        square.then_some("({0} * jax.lax.optimization_barrier({1}))")
     }
 
     fn copy_rule(&self) -> Option<&'static str> {

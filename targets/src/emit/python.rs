@@ -27,6 +27,11 @@ pub trait PyTable {
     fn size_value(&self, name: &str) -> String;
     /// The template of an operation whose operands have element type `operand`.
     fn rule(&self, op: &Op, operand: DType) -> &'static str;
+    /// A rule that overrides [`PyTable::rule`] for one particular node
+    /// (e.g. a pattern the target's optimizer mistranslates).
+    fn special_rule(&self, _e: &Expr) -> Option<&'static str> {
+        None
+    }
     /// The element type in which the target must compute on operands of
     /// type `d`, where its library lacks kernels for `d` (results are
     /// converted back, which keeps C wrap-around). `None`: compute in `d`.
@@ -237,7 +242,8 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
         }
         _ => {}
     }
-    let text = fill(t.rule(e.op(), operand), &vars);
+    let rule = t.special_rule(e).unwrap_or_else(|| t.rule(e.op(), operand));
+    let text = fill(rule, &vars);
     match widened {
         Some(_) if e.dtype() != DType::Bool => convert(&text, e.dtype()),
         _ => text,
