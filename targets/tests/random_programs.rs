@@ -1,7 +1,9 @@
 //! Differential testing on random programs built through the Rust API (the
 //! way the synthesizer builds them): every program is emitted for all four
 //! targets, run for real, and compared with the interpreter. The programs
-//! are deterministic (fixed seeds) so a failure reproduces.
+//! are deterministic (fixed seeds) so a failure reproduces. Larger sweeps:
+//! `TENSLIFT_RANDOM_PROGRAMS=<per element type>` and
+//! `TENSLIFT_RANDOM_SEED=<name prefix>`.
 
 mod common;
 
@@ -17,8 +19,15 @@ use tenslift_targets::{
     Op, Param, ParamKind, Program, ReduceKind, SliceItem, Stmt, Target, Ty, UnaryOp as U,
 };
 
-const PROGRAMS_PER_DTYPE: usize = 20;
-const MAIN_DTYPES: [DType; 6] = [DType::F64, DType::F32, DType::I32, DType::I16, DType::U8, DType::I8];
+const DEFAULT_PROGRAMS_PER_DTYPE: usize = 20;
+const MAIN_DTYPES: [DType; 6] = [
+    DType::F64,
+    DType::F32,
+    DType::I32,
+    DType::I16,
+    DType::U8,
+    DType::I8,
+];
 
 struct Gen {
     rng: Rng,
@@ -44,14 +53,22 @@ impl Gen {
             DType::Bool => Lit::Bool(self.pick(2) == 1),
             d if d.is_float() => Lit::float((self.rng.uniform(-2.0, 2.0) * 8.0).round() / 8.0, d),
             d => {
-                let (lo, hi) = if d == DType::U8 { (0, 255) } else { (-100, 100) };
+                let (lo, hi) = if d == DType::U8 {
+                    (0, 255)
+                } else {
+                    (-100, 100)
+                };
                 Lit::int(self.rng.int(lo, hi), d)
             }
         })
     }
 
     fn one(&self) -> Expr {
-        Expr::lit(if self.d.is_float() { Lit::float(1.0, self.d) } else { Lit::int(1, self.d) })
+        Expr::lit(if self.d.is_float() {
+            Lit::float(1.0, self.d)
+        } else {
+            Lit::int(1, self.d)
+        })
     }
 
     fn leaf(&mut self) -> Expr {
@@ -99,7 +116,12 @@ impl Gen {
                 Expr::binary(op, self.expr(sub), self.expr(sub)).unwrap()
             }
             2 if d.is_float() => {
-                let den = Expr::binary(B::Add, Expr::unary(U::Abs, self.expr(sub)).unwrap(), self.one()).unwrap();
+                let den = Expr::binary(
+                    B::Add,
+                    Expr::unary(U::Abs, self.expr(sub)).unwrap(),
+                    self.one(),
+                )
+                .unwrap();
                 Expr::binary(B::Div, self.expr(sub), den).unwrap()
             }
             2 => {
@@ -120,7 +142,8 @@ impl Gen {
                 let e = Expr::unary(u, x).unwrap();
                 if d.is_float() && self.pick(2) == 0 {
                     // sqrt and log on positive arguments, exp on bounded ones.
-                    let pos = Expr::binary(B::Add, Expr::unary(U::Abs, e).unwrap(), self.one()).unwrap();
+                    let pos =
+                        Expr::binary(B::Add, Expr::unary(U::Abs, e).unwrap(), self.one()).unwrap();
                     let f = [U::Sqrt, U::Log][self.pick(2)];
                     let g = Expr::unary(f, pos).unwrap();
                     Expr::unary(U::Exp, Expr::unary(U::Tanh, g).unwrap()).unwrap()
@@ -133,7 +156,12 @@ impl Gen {
                 Expr::new(Op::Where, vec![c, self.expr(sub), self.expr(sub)]).unwrap()
             }
             5 => {
-                let kinds = [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Prod];
+                let kinds = [
+                    ReduceKind::Sum,
+                    ReduceKind::Max,
+                    ReduceKind::Min,
+                    ReduceKind::Prod,
+                ];
                 let kind = kinds[self.pick(if d.is_float() { 3 } else { 4 })];
                 let m = self.matrix(sub);
                 Expr::reduce(kind, m, vec![self.pick(2)]).unwrap()
@@ -143,25 +171,47 @@ impl Gen {
                 match self.pick(3) {
                     0 => Expr::new(Op::Matmul, vec![x, y]).unwrap(),
                     1 => {
-                        let spec = EinsumSpec::parse(["ij,kj->ik", "ij,ij->i", "ij->j"][self.pick(3)]).unwrap();
-                        let args = if spec.inputs.len() == 1 { vec![x] } else { vec![x, y] };
+                        let spec =
+                            EinsumSpec::parse(["ij,kj->ik", "ij,ij->i", "ij->j"][self.pick(3)])
+                                .unwrap();
+                        let args = if spec.inputs.len() == 1 {
+                            vec![x]
+                        } else {
+                            vec![x, y]
+                        };
                         Expr::new(Op::Einsum(spec), args).unwrap()
                     }
-                    _ => Expr::new(Op::Tensordot { lhs_axes: vec![0], rhs_axes: vec![1] }, vec![x, y]).unwrap(),
+                    _ => Expr::new(
+                        Op::Tensordot {
+                            lhs_axes: vec![0],
+                            rhs_axes: vec![1],
+                        },
+                        vec![x, y],
+                    )
+                    .unwrap(),
                 }
             }
             7 => Expr::new(Op::Transpose(vec![1, 0]), vec![self.matrix(sub)]).unwrap(),
             8 => {
                 let k = self.rng.int(-1, 1);
-                let op = if self.pick(2) == 0 { Op::Triu(k) } else { Op::Tril(k) };
+                let op = if self.pick(2) == 0 {
+                    Op::Triu(k)
+                } else {
+                    Op::Tril(k)
+                };
                 Expr::new(op, vec![self.matrix(sub)]).unwrap()
             }
             9 => {
                 // Rotate rows: slicing and concatenation.
                 let m = self.matrix(sub);
                 let one = Dim::constant(1);
-                let tail = Expr::new(Op::Slice(vec![range(one.clone(), self.n.clone(), 1)]), vec![m.clone()]).unwrap();
-                let head = Expr::new(Op::Slice(vec![range(Dim::constant(0), one, 1)]), vec![m]).unwrap();
+                let tail = Expr::new(
+                    Op::Slice(vec![range(one.clone(), self.n.clone(), 1)]),
+                    vec![m.clone()],
+                )
+                .unwrap();
+                let head =
+                    Expr::new(Op::Slice(vec![range(Dim::constant(0), one, 1)]), vec![m]).unwrap();
                 Expr::new(Op::Concat { axis: 0 }, vec![tail, head]).unwrap()
             }
             10 => {
@@ -187,34 +237,80 @@ impl Gen {
 
 fn random_program(name: &str, d: DType) -> Program {
     let n = Dim::sym("n");
-    let mut g = Gen { rng: Rng::new(name), d, n: n.clone() };
-    let mat = |access| ParamKind::Array { dtype: d, shape: vec![n.clone(), n.clone()], access };
+    let mut g = Gen {
+        rng: Rng::new(name),
+        d,
+        n: n.clone(),
+    };
+    let mat = |access| ParamKind::Array {
+        dtype: d,
+        shape: vec![n.clone(), n.clone()],
+        access,
+    };
     let params = vec![
-        Param { name: Arc::from("n"), kind: ParamKind::Size },
-        Param { name: Arc::from("a"), kind: mat(Access::In) },
-        Param { name: Arc::from("b"), kind: mat(Access::In) },
-        Param { name: Arc::from("v"), kind: ParamKind::Array { dtype: d, shape: vec![n.clone()], access: Access::In } },
-        Param { name: Arc::from("s"), kind: ParamKind::Scalar(d) },
-        Param { name: Arc::from("c"), kind: mat(Access::InOut) },
+        Param {
+            name: Arc::from("n"),
+            kind: ParamKind::Size,
+        },
+        Param {
+            name: Arc::from("a"),
+            kind: mat(Access::In),
+        },
+        Param {
+            name: Arc::from("b"),
+            kind: mat(Access::In),
+        },
+        Param {
+            name: Arc::from("v"),
+            kind: ParamKind::Array {
+                dtype: d,
+                shape: vec![n.clone()],
+                access: Access::In,
+            },
+        },
+        Param {
+            name: Arc::from("s"),
+            kind: ParamKind::Scalar(d),
+        },
+        Param {
+            name: Arc::from("c"),
+            kind: mat(Access::InOut),
+        },
     ];
     let t = g.matrix(3);
-    let mut body = vec![Stmt::Let { name: Arc::from("t"), value: t.clone() }];
+    let mut body = vec![Stmt::Let {
+        name: Arc::from("t"),
+        value: t.clone(),
+    }];
     let t_var = Expr::var("t", t.ty().clone());
     let value = g.matrix(2);
     let combined = Expr::binary(B::Add, t_var.clone(), value).unwrap();
     match g.pick(3) {
-        0 => body.push(Stmt::Store { target: Arc::from("c"), region: None, value: combined }),
+        0 => body.push(Stmt::Store {
+            target: Arc::from("c"),
+            region: None,
+            value: combined,
+        }),
         _ => {
             // A strided partial write-back of rows 0, 2, 4, ...
             let rows = vec![range(Dim::constant(0), n.clone(), 2), SliceItem::Full];
             let part = Expr::new(Op::Slice(rows.clone()), vec![combined]).unwrap();
-            body.push(Stmt::Store { target: Arc::from("c"), region: Some(rows), value: part });
+            body.push(Stmt::Store {
+                target: Arc::from("c"),
+                region: Some(rows),
+                value: part,
+            });
         }
     }
     let ret = g.pick(2) == 0;
     if ret {
         let c = Expr::var("c", g.mat_ty(d));
-        let r = Expr::reduce(ReduceKind::Sum, Expr::binary(B::Mul, c, t_var).unwrap(), vec![0, 1]).unwrap();
+        let r = Expr::reduce(
+            ReduceKind::Sum,
+            Expr::binary(B::Mul, c, t_var).unwrap(),
+            vec![0, 1],
+        )
+        .unwrap();
         body.push(Stmt::Return(r));
     }
     Program {
@@ -230,9 +326,14 @@ fn random_program(name: &str, d: DType) -> Program {
 /// random float expressions cancel, so element-relative error is too strict).
 fn agree(want: &Array, got: &Array) -> Result<(), String> {
     if want.dtype != got.dtype || want.shape != got.shape {
-        return Err(format!("type {}{:?} vs {}{:?}", want.dtype, want.shape, got.dtype, got.shape));
+        return Err(format!(
+            "type {}{:?} vs {}{:?}",
+            want.dtype, want.shape, got.dtype, got.shape
+        ));
     }
-    let scale = (0..want.len()).map(|i| want.get_f64(i).abs()).fold(1.0, f64::max);
+    let scale = (0..want.len())
+        .map(|i| want.get_f64(i).abs())
+        .fold(1.0, f64::max);
     let tol = match want.dtype {
         DType::F32 => 1e-4 * scale,
         DType::F64 => 1e-9 * scale,
@@ -267,14 +368,29 @@ fn outcomes_agree(want: &Outcome, got: &Outcome) -> Result<(), String> {
 fn random_programs_agree_on_every_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let python = python_interpreter(&root);
-    assert!(python.exists(), "set TENSLIFT_PYTHON: {} not found", python.display());
+    assert!(
+        python.exists(),
+        "set TENSLIFT_PYTHON: {} not found",
+        python.display()
+    );
+    let per_dtype = std::env::var("TENSLIFT_RANDOM_PROGRAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_PROGRAMS_PER_DTYPE);
+    let seed = std::env::var("TENSLIFT_RANDOM_SEED").unwrap_or_else(|_| "rand".to_string());
+    assert!(
+        tenslift_targets::program::is_identifier(&seed),
+        "seed must be an identifier"
+    );
     let mut programs = Vec::new();
     for d in MAIN_DTYPES {
-        for k in 0..PROGRAMS_PER_DTYPE {
-            let p = random_program(&format!("rand_{d}_{k}"), d);
-            p.validate().unwrap_or_else(|e| panic!("{}: {e}\n{}", p.name, print_program(&p)));
+        for k in 0..per_dtype {
+            let p = random_program(&format!("{seed}_{d}_{k}"), d);
+            p.validate()
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", p.name, print_program(&p)));
             // The text syntax round-trips generated programs too.
-            let again = parse_program("random.tensir", &print_program(&p)).unwrap_or_else(|e| panic!("{e}"));
+            let again = parse_program("random.tensir", &print_program(&p))
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(again, p);
             programs.push(p);
         }
@@ -293,14 +409,21 @@ fn random_programs_agree_on_every_target() {
         };
         let args = common::random_args(&fixture);
         let interp_sizes = sizes.iter().map(|(k, v)| (k.clone(), *v)).collect();
-        let want = interp::run(p, &interp_sizes, &args).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let want =
+            interp::run(p, &interp_sizes, &args).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         expected.push(want);
-        cases.push(Case { id: p.name.to_string(), program: p, sizes: sizes.clone(), args });
+        cases.push(Case {
+            id: p.name.to_string(),
+            program: p,
+            sizes: sizes.clone(),
+            args,
+        });
     }
     let mut failures = Vec::new();
     for target in Target::ALL {
         let dir = tempfile::tempdir().unwrap();
-        let results = run_batch(&python, target, &cases, dir.path()).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let results = run_batch(&python, target, &cases, dir.path())
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
         for ((p, want), got) in programs.iter().zip(&expected).zip(results) {
             let verdict = got.and_then(|g| outcomes_agree(want, &g));
             if let Err(e) = verdict {
@@ -308,5 +431,10 @@ fn random_programs_agree_on_every_target() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
