@@ -164,7 +164,7 @@ impl Program {
                 return fail(None, format!("parameter `{}` is declared twice", p.name));
             }
             if let ParamKind::Array { shape, .. } = &p.kind {
-                check_dims(shape, &sizes).map_err(|m| ProgramError {
+                check_shape(shape, &sizes).map_err(|m| ProgramError {
                     stmt: None,
                     message: format!("shape of `{}`: {m}", p.name),
                 })?;
@@ -264,6 +264,13 @@ impl Program {
     }
 }
 
+fn check_shape(dims: &[Dim], sizes: &[&str]) -> Result<(), String> {
+    if let Some(d) = dims.iter().find(|d| d.as_const().is_some_and(|c| c < 0)) {
+        return Err(format!("dimension `{d}` is negative"));
+    }
+    check_dims(dims, sizes)
+}
+
 fn check_dims(dims: &[Dim], sizes: &[&str]) -> Result<(), String> {
     for d in dims {
         if let Some(s) = d.symbols().find(|s| !sizes.contains(s)) {
@@ -300,7 +307,7 @@ fn check_expr(e: &Expr, env: &HashMap<&str, (Ty, bool)>, sizes: &[&str]) -> Resu
             }
             Some(_) => {}
         },
-        Op::Full { shape, .. } | Op::Broadcast(shape) => check_dims(shape, sizes)?,
+        Op::Full { shape, .. } | Op::Broadcast(shape) => check_shape(shape, sizes)?,
         Op::Slice(items) => check_slice_dims(items, sizes)?,
         _ => {}
     }

@@ -105,3 +105,12 @@ fn return_must_match_the_declared_type() {
         "{e}"
     );
 }
+
+#[test]
+fn negative_constant_dims_are_rejected() {
+    let e = error_of("func f(x: f64[2 - 5]) {\n}\n");
+    assert!(
+        e.contains("shape of `x`: dimension `-3` is negative"),
+        "{e}"
+    );
+}
