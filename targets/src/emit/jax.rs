@@ -11,22 +11,22 @@ use crate::program::ParamKind;
 
 pub struct JaxTable;
 
-const PRELUDE: &str = r#"import functools
+const IMPORTS: &str = r#"import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 jax.config.update("jax_enable_x64", True)
+"#;
 
-
-def _trunc_div(a, b):
+const TRUNC_DIV: &str = r#"def _trunc_div(a, b):
     """C integer division: lax.div truncates toward zero."""
     a, b = jnp.broadcast_arrays(a, b)
     return jax.lax.div(a, b)
+"#;
 
-
-def _c_rem(a, b):
+const C_REM: &str = r#"def _c_rem(a, b):
     """C remainder: lax.rem keeps the dividend's sign."""
     a, b = jnp.broadcast_arrays(a, b)
     return jax.lax.rem(a, b)
@@ -37,8 +37,12 @@ impl PyTable for JaxTable {
         Target::Jax
     }
 
-    fn prelude(&self) -> String {
-        PRELUDE.to_string()
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_trunc_div", TRUNC_DIV), ("_c_rem", C_REM)]
     }
 
     fn dtype(&self, d: DType) -> String {

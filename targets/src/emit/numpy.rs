@@ -8,10 +8,9 @@ use crate::program::ParamKind;
 
 pub struct NumpyTable;
 
-const PRELUDE: &str = r#"import numpy as np
+const IMPORTS: &str = "import numpy as np\n";
 
-
-def _trunc_div(a, b):
+const TRUNC_DIV: &str = r#"def _trunc_div(a, b):
     """C integer division: the quotient is truncated toward zero."""
     r = np.fmod(a, b)
     return (a - r) // b
@@ -22,8 +21,12 @@ impl PyTable for NumpyTable {
         Target::Numpy
     }
 
-    fn prelude(&self) -> String {
-        PRELUDE.to_string()
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_trunc_div", TRUNC_DIV)]
     }
 
     fn dtype(&self, d: DType) -> String {

@@ -17,8 +17,13 @@ use crate::program::{Param, ParamKind, Program, Stmt};
 /// `{rhs_axes}`, `{value}` and `{dtype}` (the result's element type).
 pub trait PyTable {
     fn target(&self) -> Target;
-    /// Imports and helper definitions after the header.
-    fn prelude(&self) -> String;
+    /// Import lines after the header.
+    fn imports(&self) -> &'static str;
+    /// Helper functions `(name, definition)`; a helper is emitted only
+    /// when the generated function calls it.
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     /// The spelling of an element type (`np.float32`).
     fn dtype(&self, d: DType) -> String;
     /// A typed scalar constant.
@@ -309,10 +314,17 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
             .collect(),
         body,
     };
+    let function = t.function(&f);
     let mut out = header_lines(program, t.target(), "#");
-    out.push_str(&t.prelude());
+    out.push_str(t.imports());
+    for (name, definition) in t.helpers() {
+        if function.contains(&format!("{name}(")) {
+            out.push_str("\n\n");
+            out.push_str(definition);
+        }
+    }
     out.push_str("\n\n");
-    out.push_str(&t.function(&f));
+    out.push_str(&function);
     out
 }
 

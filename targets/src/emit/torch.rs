@@ -10,10 +10,9 @@ use crate::program::ParamKind;
 
 pub struct TorchTable;
 
-const PRELUDE: &str = r#"import torch
+const IMPORTS: &str = "import torch\n";
 
-
-def _prod(x, dims, dtype):
+const PROD: &str = r#"def _prod(x, dims, dtype):
     """Product over several axes (torch.prod takes one axis at a time)."""
     for d in sorted(dims, reverse=True):
         x = torch.prod(x, dim=d, dtype=dtype)
@@ -25,8 +24,12 @@ impl PyTable for TorchTable {
         Target::Pytorch
     }
 
-    fn prelude(&self) -> String {
-        PRELUDE.to_string()
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_prod", PROD)]
     }
 
     fn dtype(&self, d: DType) -> String {
