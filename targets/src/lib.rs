@@ -16,6 +16,7 @@
 //! assert!(numpy.contains("def axpy(n, a, x, y):"));
 //! ```
 
+pub mod build;
 pub mod diag;
 pub mod dim;
 pub mod dtype;
