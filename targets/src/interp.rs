@@ -373,12 +373,28 @@ fn slice_positions(
     Ok(positions)
 }
 
-/// Evaluates an expression in an environment.
+/// Evaluates an expression in an environment. Shared subtrees are
+/// evaluated once.
 pub fn eval(e: &Expr, env: &Env) -> IResult<Array> {
+    eval_memo(e, env, &mut HashMap::new())
+}
+
+fn eval_memo(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Array> {
+    if let Some(v) = memo.get(e) {
+        return Ok(v.clone());
+    }
+    let v = eval_node(e, env, memo)?;
+    if !e.args().is_empty() {
+        memo.insert(e.clone(), v.clone());
+    }
+    Ok(v)
+}
+
+fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Array> {
     let args = e
         .args()
         .iter()
-        .map(|a| eval(a, env))
+        .map(|a| eval_memo(a, env, memo))
         .collect::<IResult<Vec<Array>>>()?;
     let dtype = e.dtype();
     match e.op() {

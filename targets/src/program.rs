@@ -1,7 +1,7 @@
 //! Programs: metadata, the parameter list in C order, and a sequence of
 //! statements (`let`, write-back of a region, `return`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::dim::Dim;
@@ -177,7 +177,7 @@ impl Program {
             let value = match stmt {
                 Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
             };
-            check_expr(value, &env, &sizes)
+            check_expr(value, &env, &sizes, &mut HashSet::new())
                 .map_err(|message| ProgramError { stmt: at, message })?;
             match stmt {
                 Stmt::Let { name, value } => {
@@ -293,7 +293,17 @@ fn check_slice_dims(items: &[SliceItem], sizes: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-fn check_expr(e: &Expr, env: &HashMap<&str, (Ty, bool)>, sizes: &[&str]) -> Result<(), String> {
+/// Checks each distinct subtree once (`seen`), so shared subtrees cost
+/// nothing extra.
+fn check_expr(
+    e: &Expr,
+    env: &HashMap<&str, (Ty, bool)>,
+    sizes: &[&str],
+    seen: &mut HashSet<Expr>,
+) -> Result<(), String> {
+    if !seen.insert(e.clone()) {
+        return Ok(());
+    }
     match e.op() {
         Op::Var(name) => match env.get(&**name) {
             None => return Err(format!("`{name}` is not defined")),
@@ -311,5 +321,7 @@ fn check_expr(e: &Expr, env: &HashMap<&str, (Ty, bool)>, sizes: &[&str]) -> Resu
         Op::Slice(items) => check_slice_dims(items, sizes)?,
         _ => {}
     }
-    e.args().iter().try_for_each(|a| check_expr(a, env, sizes))
+    e.args()
+        .iter()
+        .try_for_each(|a| check_expr(a, env, sizes, seen))
 }

@@ -153,3 +153,80 @@ mod tests {
         assert!(code.contains("lambda_[...] = (np__ + np_)"), "{code}");
     }
 }
+
+#[cfg(test)]
+mod sharing_tests {
+    use super::*;
+    use crate::build::{add, mul, var};
+    use crate::dim::Dim;
+    use crate::dtype::DType;
+    use crate::interp::{self, Array};
+    use crate::program::{Access, Meta, Param, ParamKind, Program, Stmt};
+    use std::sync::Arc;
+
+    /// `x` doubled 60 times through a chain of shared nodes: 2^60 leaves
+    /// if printed as a tree.
+    fn doubling_program() -> Program {
+        let n = Dim::sym("n");
+        let mut e = var("x", DType::F64, vec![n.clone()]);
+        for _ in 0..60 {
+            e = mul(add(e.clone(), e).unwrap(), crate::build::f64_lit(0.5)).unwrap();
+        }
+        Program {
+            meta: Meta::default(),
+            name: Arc::from("doubling"),
+            params: vec![
+                Param {
+                    name: Arc::from("n"),
+                    kind: ParamKind::Size,
+                },
+                Param {
+                    name: Arc::from("x"),
+                    kind: ParamKind::Array {
+                        dtype: DType::F64,
+                        shape: vec![n.clone()],
+                        access: Access::In,
+                    },
+                },
+                Param {
+                    name: Arc::from("y"),
+                    kind: ParamKind::Array {
+                        dtype: DType::F64,
+                        shape: vec![n],
+                        access: Access::Out,
+                    },
+                },
+            ],
+            ret: None,
+            body: vec![Stmt::Store {
+                target: Arc::from("y"),
+                region: None,
+                value: e,
+            }],
+        }
+    }
+
+    #[test]
+    fn shared_subtrees_are_emitted_and_evaluated_once() {
+        let p = doubling_program();
+        for target in Target::ALL {
+            let opts = EmitOptions {
+                sizes: [("n".to_string(), 3)].into_iter().collect(),
+            };
+            let code = emit(&p, target, &opts).unwrap();
+            assert!(code.len() < 40_000, "{target}: {} bytes", code.len());
+        }
+        let sizes = [("n".to_string(), 3)].into_iter().collect();
+        let args = [(
+            "x".to_string(),
+            Array::from_f64(DType::F64, vec![3], vec![1.0, 2.0, 3.0]),
+        )]
+        .into_iter()
+        .collect();
+        let out = interp::run(&p, &sizes, &args).unwrap();
+        assert_eq!(
+            out.arrays["y"],
+            Array::from_f64(DType::F64, vec![3], vec![1.0, 2.0, 3.0])
+        );
+    }
+}

@@ -159,12 +159,22 @@ fn int_list(v: &[usize]) -> String {
     )
 }
 
-/// Renders one expression through the table.
-pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -> String {
+/// Renders one expression through the table; subexpressions already bound
+/// to temporaries (`hoisted`) are referred to by name.
+pub fn render_expr(
+    e: &Expr,
+    t: &dyn PyTable,
+    names: &NameMap,
+    sizes: &[&str],
+    hoisted: &HashMap<Expr, String>,
+) -> String {
     let args: Vec<String> = e
         .args()
         .iter()
-        .map(|a| render_expr(a, t, names, sizes))
+        .map(|a| match hoisted.get(a) {
+            Some(name) => name.clone(),
+            None => render_expr(a, t, names, sizes, hoisted),
+        })
         .collect();
     match e.op() {
         Op::Var(n) if sizes.contains(&&**n) => return t.size_value(&names.get(n)),
@@ -255,6 +265,30 @@ pub fn render_expr(e: &Expr, t: &dyn PyTable, names: &NameMap, sizes: &[&str]) -
     }
 }
 
+/// Non-leaf subtrees that occur more than once in `e`, children before
+/// parents.
+fn shared_subtrees(e: &Expr) -> Vec<Expr> {
+    fn visit(e: &Expr, seen: &mut HashMap<Expr, usize>, order: &mut Vec<Expr>) {
+        if e.args().is_empty() {
+            return;
+        }
+        if let Some(n) = seen.get_mut(e) {
+            *n += 1;
+            return;
+        }
+        seen.insert(e.clone(), 1);
+        for a in e.args() {
+            visit(a, seen, order);
+        }
+        order.push(e.clone());
+    }
+    let mut seen = HashMap::new();
+    let mut order = Vec::new();
+    visit(e, &mut seen, &mut order);
+    order.retain(|x| seen[x] > 1);
+    order
+}
+
 /// Whether a value may alias a caller's array (so it must be copied
 /// before the array is written).
 fn may_be_view(e: &Expr) -> bool {
@@ -277,33 +311,43 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
         .filter(|p| p.kind == ParamKind::Size)
         .map(|p| &*p.name)
         .collect();
-    let render = |e: &Expr| {
-        let text = render_expr(e, t, &names, &sizes);
-        match t.copy_rule() {
-            Some(rule) if may_be_view(e) => rule.replace("{0}", &text),
-            _ => text,
+    let mut body = Vec::new();
+    let mut temps = 0usize;
+    for s in &program.body {
+        let value = match s {
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+        };
+        // Shared subtrees are computed once, into temporaries, before the
+        // statement: printing them inline could grow exponentially.
+        let mut hoisted = HashMap::new();
+        for shared in shared_subtrees(value) {
+            let text = render_expr(&shared, t, &names, &sizes, &hoisted);
+            let name = format!("_t{temps}");
+            temps += 1;
+            body.push(PyStmt::Let {
+                name: name.clone(),
+                value: text,
+            });
+            hoisted.insert(shared, name);
         }
-    };
-    let body = program
-        .body
-        .iter()
-        .map(|s| match s {
-            Stmt::Let { name, value } => PyStmt::Let {
+        let text = render_expr(value, t, &names, &sizes, &hoisted);
+        let text = match t.copy_rule() {
+            Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
+            _ => text,
+        };
+        body.push(match s {
+            Stmt::Let { name, .. } => PyStmt::Let {
                 name: names.get(name),
-                value: render(value),
+                value: text,
             },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => PyStmt::Store {
+            Stmt::Store { target, region, .. } => PyStmt::Store {
                 target: names.get(target),
                 region: region.as_deref().map(|items| py_slice(items, &names)),
-                value: render(value),
+                value: text,
             },
-            Stmt::Return(v) => PyStmt::Return(render(v)),
-        })
-        .collect();
+            Stmt::Return(_) => PyStmt::Return(text),
+        });
+    }
     let f = PyFunction {
         program,
         names: &names,
