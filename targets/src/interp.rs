@@ -178,11 +178,25 @@ fn broadcast_map(in_shape: &[usize], out_shape: &[usize]) -> impl Fn(usize) -> u
             }
         })
         .collect();
-    let out_shape = out_shape.to_vec();
-    move |k| {
-        let mut idx = vec![0; out_shape.len()];
-        unravel(k, &out_shape, &mut idx);
-        idx.iter().zip(&eff).map(|(i, s)| i * s).sum()
+    strided_map(out_shape.to_vec(), eff, in_shape == out_shape)
+}
+
+/// The flat index `sum(idx[i] * strides[i])` of the multi-index of `k` in
+/// `shape`, computed without allocating (the interpreter's hot path).
+fn strided_map(shape: Vec<usize>, strides: Vec<usize>, identity: bool) -> impl Fn(usize) -> usize {
+    move |mut k| {
+        if identity {
+            return k;
+        }
+        let mut flat = 0;
+        for i in (0..shape.len()).rev() {
+            let d = shape[i];
+            if d > 0 {
+                flat += (k % d) * strides[i];
+                k /= d;
+            }
+        }
+        flat
     }
 }
 
@@ -464,13 +478,8 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             let a = &args[0];
             let shape: Vec<usize> = perm.iter().map(|&i| a.shape[i]).collect();
             let st = strides(&a.shape);
-            let sh = shape.clone();
-            let perm = perm.clone();
-            Ok(a.gather(shape, move |k| {
-                let mut idx = vec![0; sh.len()];
-                unravel(k, &sh, &mut idx);
-                idx.iter().zip(&perm).map(|(i, p)| i * st[*p]).sum()
-            }))
+            let permuted: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
+            Ok(a.gather(shape.clone(), strided_map(shape, permuted, false)))
         }
         Op::Broadcast(shape) => {
             let shape = shape
@@ -723,19 +732,19 @@ fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
         return Err(InterpError::EmptyReduction(kind.name()));
     }
     let d = a.dtype;
-    let out_pos = |flat: usize| -> usize {
-        let mut idx = vec![0; a.shape.len()];
-        unravel(flat, &a.shape, &mut idx);
-        let mut p = 0;
-        let mut j = 0;
-        for (i, x) in idx.iter().enumerate() {
-            if !axes.contains(&i) {
-                p += x * out_strides[j];
+    // Input index -> output position: reduced axes contribute nothing.
+    let mut j = 0;
+    let in_to_out: Vec<usize> = (0..a.shape.len())
+        .map(|i| {
+            if axes.contains(&i) {
+                0
+            } else {
                 j += 1;
+                out_strides[j - 1]
             }
-        }
-        p
-    };
+        })
+        .collect();
+    let out_pos = strided_map(a.shape.clone(), in_to_out, false);
     let data = match &a.data {
         Data::Float(v) => {
             let init = match kind {
