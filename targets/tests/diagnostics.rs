@@ -114,3 +114,22 @@ fn negative_constant_dims_are_rejected() {
         "{e}"
     );
 }
+
+#[test]
+fn absurdly_deep_nesting_is_an_error_not_a_crash() {
+    let deep = format!("{}a{}", "neg(".repeat(100_000), ")".repeat(100_000));
+    let e = error_of(&format!("{HEAD}  let t = {deep};\n}}\n"));
+    assert!(
+        e.contains("nested more than 256 levels deep"),
+        "{}",
+        &e[..200.min(e.len())]
+    );
+    let dims = format!(
+        "func f(x: f64[{}1{}]) {{\n}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    assert!(error_of(&dims).contains("nested too deeply"));
+    let minus = format!("func f(x: f64[{}1]) {{\n}}\n", "-".repeat(100_000));
+    assert!(error_of(&minus).contains("nested too deeply"));
+}

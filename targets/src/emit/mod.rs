@@ -230,3 +230,64 @@ mod sharing_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+    use crate::build::{add, f64_lit, var};
+    use crate::dim::Dim;
+    use crate::dtype::DType;
+    use crate::program::{Access, Meta, Param, ParamKind, Program, Stmt};
+    use std::sync::Arc;
+
+    #[test]
+    fn deep_chains_are_split_into_temporaries() {
+        let n = Dim::sym("n");
+        let mut e = var("x", DType::F64, vec![n.clone()]);
+        for i in 0..100 {
+            e = add(e, f64_lit(i as f64)).unwrap();
+        }
+        let arr = |access| ParamKind::Array {
+            dtype: DType::F64,
+            shape: vec![n.clone()],
+            access,
+        };
+        let p = Program {
+            meta: Meta::default(),
+            name: Arc::from("deep"),
+            params: vec![
+                Param {
+                    name: Arc::from("n"),
+                    kind: ParamKind::Size,
+                },
+                Param {
+                    name: Arc::from("x"),
+                    kind: arr(Access::In),
+                },
+                Param {
+                    name: Arc::from("y"),
+                    kind: arr(Access::Out),
+                },
+            ],
+            ret: None,
+            body: vec![Stmt::Store {
+                target: Arc::from("y"),
+                region: None,
+                value: e,
+            }],
+        };
+        let code = emit(&p, Target::Numpy, &EmitOptions::default()).unwrap();
+        let deepest = code
+            .lines()
+            .map(|l| l.chars().filter(|c| *c == '(').count())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            deepest <= 2 * MAX_NESTING_FOR_TEST,
+            "nesting {deepest}:\n{code}"
+        );
+        assert!(code.contains("_t3 = "), "{code}");
+    }
+
+    const MAX_NESTING_FOR_TEST: usize = 24;
+}

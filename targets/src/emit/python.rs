@@ -265,27 +265,48 @@ pub fn render_expr(
     }
 }
 
-/// Non-leaf subtrees that occur more than once in `e`, children before
-/// parents.
+/// Nesting depth after which a subtree is bound to a temporary: Python's
+/// parser rejects very deeply nested expressions.
+const MAX_INLINE_DEPTH: usize = 24;
+
+/// Subtrees to bind to temporaries, children before parents: non-leaf
+/// subtrees that occur more than once in `e`, and every subtree whose
+/// height is a multiple of [`MAX_INLINE_DEPTH`].
 fn shared_subtrees(e: &Expr) -> Vec<Expr> {
-    fn visit(e: &Expr, seen: &mut HashMap<Expr, usize>, order: &mut Vec<Expr>) {
-        if e.args().is_empty() {
-            return;
-        }
-        if let Some(n) = seen.get_mut(e) {
-            *n += 1;
-            return;
-        }
-        seen.insert(e.clone(), 1);
-        for a in e.args() {
-            visit(a, seen, order);
-        }
-        order.push(e.clone());
+    struct Visit {
+        count: HashMap<Expr, usize>,
+        height: HashMap<Expr, usize>,
+        order: Vec<Expr>,
     }
-    let mut seen = HashMap::new();
-    let mut order = Vec::new();
-    visit(e, &mut seen, &mut order);
-    order.retain(|x| seen[x] > 1);
+    fn visit(e: &Expr, v: &mut Visit) -> usize {
+        if e.args().is_empty() {
+            return 0;
+        }
+        if let Some(n) = v.count.get_mut(e) {
+            *n += 1;
+            return v.height[e];
+        }
+        v.count.insert(e.clone(), 1);
+        let h = 1 + e.args().iter().map(|a| visit(a, v)).max().unwrap_or(0);
+        v.height.insert(e.clone(), h);
+        v.order.push(e.clone());
+        h
+    }
+    let mut v = Visit {
+        count: HashMap::new(),
+        height: HashMap::new(),
+        order: Vec::new(),
+    };
+    let root_height = visit(e, &mut v);
+    let Visit {
+        count,
+        height,
+        mut order,
+    } = v;
+    order.retain(|x| {
+        let h = height[x];
+        count[x] > 1 || (h % MAX_INLINE_DEPTH == 0 && h != root_height)
+    });
     order
 }
 

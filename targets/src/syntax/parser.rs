@@ -11,14 +11,39 @@ use crate::expr::{Expr, Ty};
 use crate::ops::{BinaryOp, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
 use crate::program::{Access, Meta, Param, ParamKind, Program, Stmt};
 
+/// Stack for the parsing thread: recursion is bounded by `MAX_NESTING`, and
+/// unoptimized builds use large frames.
+const PARSER_STACK_BYTES: usize = 64 << 20;
+
 /// Parses and checks a TensIR program; `file` names the source in
 /// diagnostics.
 pub fn parse_program(file: &str, text: &str) -> Result<Program, Diagnostic> {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || parse_on_this_thread(file, text));
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(Diagnostic::new(
+                    file,
+                    text,
+                    Pos { line: 1, col: 1 },
+                    "internal error: the parser panicked",
+                ))
+            }),
+            // No thread available: parse here (the nesting bound still holds).
+            Err(_) => parse_on_this_thread(file, text),
+        }
+    })
+}
+
+fn parse_on_this_thread(file: &str, text: &str) -> Result<Program, Diagnostic> {
     let tokens = lex(text).map_err(|(pos, msg)| Diagnostic::new(file, text, pos, msg))?;
     let mut p = Parser {
         tokens,
         at: 0,
         env: HashMap::new(),
+        depth: 0,
     };
     let (program, stmt_pos) = p
         .program()
@@ -40,7 +65,12 @@ struct Parser {
     at: usize,
     /// Types of the names bound so far (parameters, then `let`s).
     env: HashMap<String, Ty>,
+    /// Current expression nesting, bounded so input cannot overflow the stack.
+    depth: usize,
 }
+
+/// Deeper expressions are rejected (use `let`).
+const MAX_NESTING: usize = 256;
 
 impl Parser {
     fn peek(&self) -> &Tok {
@@ -297,14 +327,23 @@ impl Parser {
     }
 
     fn dim_atom(&mut self) -> PResult<Dim> {
+        if self.depth >= MAX_NESTING {
+            return Err((self.pos(), "dimension nested too deeply".to_string()));
+        }
         if self.eat("(") {
-            let d = self.dim()?;
+            self.depth += 1;
+            let d = self.dim();
+            self.depth -= 1;
+            let d = d?;
             self.expect(")")?;
             return Ok(d);
         }
         if self.eat("-") {
             let pos = self.pos();
-            let d = self.dim_atom()?;
+            self.depth += 1;
+            let d = self.dim_atom();
+            self.depth -= 1;
+            let d = d?;
             return Dim::constant(0).sub(&d).map_err(|e| (pos, e.to_string()));
         }
         match self.peek().clone() {
@@ -389,6 +428,19 @@ impl Parser {
     }
 
     fn expr(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_NESTING {
+            return Err((
+                self.pos(),
+                format!("expression nested more than {MAX_NESTING} levels deep (use `let`)"),
+            ));
+        }
+        self.depth += 1;
+        let e = self.postfix();
+        self.depth -= 1;
+        e
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         while matches!(self.peek(), Tok::Punct("[")) {
             let pos = self.pos();
