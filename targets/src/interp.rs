@@ -814,30 +814,40 @@ fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType)
     let sum_shape: Vec<usize> = summed.iter().map(size_of).collect();
     let n_out: usize = out_shape.iter().product();
     let n_sum: usize = sum_shape.iter().product();
-    let operand_strides: Vec<Vec<usize>> = args.iter().map(|a| strides(&a.shape)).collect();
+    // For each operand, its stride along every output label and every
+    // summed label (0 where the operand lacks the label).
+    let label_strides = |labels: &[char], shape: &[usize], of: &[char]| -> Vec<usize> {
+        let st = strides(shape);
+        of.iter()
+            .map(|c| labels.iter().position(|l| l == c).map_or(0, |p| st[p]))
+            .collect()
+    };
+    let per_operand: Vec<(Vec<usize>, Vec<usize>)> = inputs
+        .iter()
+        .zip(args)
+        .map(|(ls, a)| {
+            (
+                label_strides(ls, &a.shape, output),
+                label_strides(ls, &a.shape, &summed),
+            )
+        })
+        .collect();
     let mut out = Array::zeros(dtype, out_shape.clone());
     let mut oi = vec![0; out_shape.len()];
     let mut si = vec![0; sum_shape.len()];
-    let value_of = |c: char, oi: &[usize], si: &[usize]| -> usize {
-        match output.iter().position(|x| *x == c) {
-            Some(p) => oi[p],
-            None => summed.iter().position(|x| *x == c).map_or(0, |p| si[p]),
-        }
-    };
+    let dot =
+        |idx: &[usize], st: &[usize]| -> usize { idx.iter().zip(st).map(|(i, s)| i * s).sum() };
     for k in 0..n_out {
         unravel(k, &out_shape, &mut oi);
+        let bases: Vec<usize> = per_operand.iter().map(|(os, _)| dot(&oi, os)).collect();
         let mut facc = 0.0f64;
         let mut iacc = 0i64;
         for s in 0..n_sum {
             unravel(s, &sum_shape, &mut si);
             let mut fprod = 1.0f64;
             let mut iprod = 1i128;
-            for (j, (ls, a)) in inputs.iter().zip(args).enumerate() {
-                let flat: usize = ls
-                    .iter()
-                    .zip(&operand_strides[j])
-                    .map(|(c, st)| value_of(*c, &oi, &si) * st)
-                    .sum();
+            for (j, a) in args.iter().enumerate() {
+                let flat = bases[j] + dot(&si, &per_operand[j].1);
                 if dtype.is_float() {
                     fprod = dtype.round_float(fprod * a.get_f64(flat));
                 } else {
