@@ -37,7 +37,12 @@ impl PyTable for NumpyTable {
     }
 
     fn lit(&self, l: Lit) -> String {
-        format!("{}({})", self.dtype(l.dtype()), py_value(l))
+        match l.dtype() {
+            // A Python float is an f64 and, under NumPy 2's promotion
+            // rules, never changes the type of the f64 values it meets.
+            DType::F64 => py_value(l),
+            d => format!("{}({})", self.dtype(d), py_value(l)),
+        }
     }
 
     fn size_value(&self, name: &str) -> String {
