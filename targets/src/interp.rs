@@ -412,11 +412,26 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
         .collect::<IResult<Vec<Array>>>()?;
     let dtype = e.dtype();
     match e.op() {
-        Op::Var(name) => env
-            .values
-            .get(&**name)
-            .cloned()
-            .ok_or_else(|| InterpError::Unbound(name.to_string())),
+        Op::Var(name) => {
+            let v = env
+                .values
+                .get(&**name)
+                .ok_or_else(|| InterpError::Unbound(name.to_string()))?;
+            // Every operation below trusts operand shapes to match types.
+            let want = e
+                .shape()
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<usize>>>()?;
+            if v.dtype != dtype || v.shape != want {
+                return Err(InterpError::BadArgument {
+                    name: name.to_string(),
+                    got: format!("{}{:?}", v.dtype, v.shape),
+                    want: format!("{dtype}{want:?}"),
+                });
+            }
+            Ok(v.clone())
+        }
         Op::Lit(l) => Ok(Array::scalar(*l)),
         Op::Full { shape, value } => {
             let shape = shape

@@ -703,7 +703,9 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
                     target: Target::Hlo,
                     name: prm.name.to_string(),
                 })?;
-            if *v < 0 {
+            // Static shapes beyond 2^40 elements per axis are not real
+            // programs, and bounding them keeps index arithmetic exact.
+            if *v < 0 || *v > 1 << 40 {
                 return Err(EmitError::BadSize {
                     name: prm.name.to_string(),
                     value: *v,

@@ -75,7 +75,7 @@ pub enum EmitError {
         "the {target} target needs a value for size parameter `{name}` (pass --size {name}=N)"
     )]
     MissingSize { target: Target, name: String },
-    #[error("size parameter `{name}` = {value} makes a negative or overflowing dimension")]
+    #[error("size parameter `{name}` = {value} is negative or too large")]
     BadSize { name: String, value: i64 },
     #[error("{0}")]
     Unsupported(String),
