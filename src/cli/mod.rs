@@ -7,6 +7,7 @@
 //! constants below — nothing else decides them.
 
 pub mod cflags;
+pub mod emit;
 pub mod extract;
 pub mod spec;
 
@@ -38,6 +39,8 @@ pub enum Command {
     Extract(extract::ExtractArgs),
     /// Print the spec: one exact expression per output element.
     Spec(spec::SpecArgs),
+    /// Print a TensIR program as NumPy, JAX, PyTorch or StableHLO code.
+    Emit(emit::EmitArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -74,5 +77,6 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Extract(args) => extract::run(args),
         Command::Spec(args) => spec::run(args),
+        Command::Emit(args) => emit::run(args),
     }
 }

@@ -1,0 +1,130 @@
+//! `tenslift emit`: compiles a TensIR program to NumPy, JAX, PyTorch or
+//! StableHLO. Exit codes: 0 success, 1 bad program (diagnostics on
+//! stderr), 2 usage or I/O error. Output is written atomically: nothing is
+//! left at `-o` when compilation fails.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{print_err, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
+
+use tenslift_targets::{emit, parse_program, EmitError, EmitOptions, Target};
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum TargetArg {
+    Numpy,
+    Jax,
+    Pytorch,
+    Hlo,
+}
+
+impl From<TargetArg> for Target {
+    fn from(t: TargetArg) -> Target {
+        match t {
+            TargetArg::Numpy => Target::Numpy,
+            TargetArg::Jax => Target::Jax,
+            TargetArg::Pytorch => Target::Pytorch,
+            TargetArg::Hlo => Target::Hlo,
+        }
+    }
+}
+
+/// Compile a TensIR program (.tensir) to target code.
+#[derive(clap::Args, Debug)]
+pub struct EmitArgs {
+    /// The TensIR program.
+    pub program: PathBuf,
+    /// The code generation target.
+    #[arg(long, short, value_enum)]
+    pub target: TargetArg,
+    /// Write the code here instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Bind a size parameter, e.g. `--size n=1024` (StableHLO has static
+    /// shapes, so `--target hlo` needs every size parameter).
+    #[arg(long = "size", value_name = "NAME=VALUE", value_parser = parse_size)]
+    pub sizes: Vec<(String, i64)>,
+}
+
+fn parse_size(s: &str) -> Result<(String, i64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let value: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not an integer"))?;
+    Ok((name.trim().to_string(), value))
+}
+
+/// Runs `tenslift emit` and returns the exit code.
+pub fn run(args: EmitArgs) -> i32 {
+    let file = args.program.display().to_string();
+    let text = match std::fs::read_to_string(&args.program) {
+        Ok(t) => t,
+        Err(e) => {
+            print_err(&format!("error: cannot read {file}: {e}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let program = match parse_program(&file, &text) {
+        Ok(p) => p,
+        Err(diag) => {
+            print_err(&format!("{diag}\n"));
+            return EXIT_REJECTED;
+        }
+    };
+    let target: Target = args.target.into();
+    let opts = EmitOptions {
+        sizes: args.sizes.iter().cloned().collect::<BTreeMap<_, _>>(),
+    };
+    let code = match emit(&program, target, &opts) {
+        Ok(c) => c,
+        Err(e @ (EmitError::MissingSize { .. } | EmitError::BadSize { .. })) => {
+            print_err(&format!("error: {e}\n"));
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            print_err(&format!("{file}: error: {e}\n"));
+            return EXIT_REJECTED;
+        }
+    };
+    match &args.output {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            if let Err(e) = stdout.write_all(code.as_bytes()) {
+                print_err(&format!("error: cannot write standard output: {e}\n"));
+                return EXIT_USAGE;
+            }
+            EXIT_OK
+        }
+        Some(path) => match write_atomically(path, &code) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                print_err(&format!("error: cannot write {}: {e}\n", path.display()));
+                EXIT_USAGE
+            }
+        },
+    }
+}
+
+/// Writes a sibling temporary file and renames it over `path`, so readers
+/// never see a partial file.
+fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".to_string());
+    let tmp = dir.join(format!(".{name}.tenslift-{}.tmp", std::process::id()));
+    let result = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        // Best effort: the temporary may not exist if creating it failed.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,812 @@
+//! StableHLO: MLIR text with one `func.func @main` that XLA compiles.
+//! Shapes are static, so size parameters are bound to constants at
+//! emission. Every array parameter is an argument; the results are the
+//! final values of the `out`/`inout` arrays (in parameter order) followed
+//! by the returned scalar. Contractions lower to `stablehlo.dot_general`,
+//! reductions to `stablehlo.reduce` with a region, region writes to
+//! `stablehlo.pad` + `stablehlo.select`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{header_lines, EmitError, Target};
+use crate::dim::Dim;
+use crate::dtype::{DType, Lit};
+use crate::expr::Expr;
+use crate::ops::{BinaryOp as B, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp as U};
+use crate::program::{ParamKind, Program, Stmt};
+
+/// A lowered value: its SSA name and static type.
+#[derive(Clone, Debug)]
+struct Val {
+    ssa: String,
+    dtype: DType,
+    shape: Vec<i64>,
+}
+
+fn elem(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "i1",
+        DType::I8 => "i8",
+        DType::I16 => "i16",
+        DType::I32 => "i32",
+        DType::I64 => "i64",
+        DType::U8 => "ui8",
+        DType::U16 => "ui16",
+        DType::U32 => "ui32",
+        DType::F32 => "f32",
+        DType::F64 => "f64",
+    }
+}
+
+fn tensor(d: DType, shape: &[i64]) -> String {
+    let mut s = String::from("tensor<");
+    for x in shape {
+        s.push_str(&format!("{x}x"));
+    }
+    s.push_str(elem(d));
+    s.push('>');
+    s
+}
+
+fn ty(v: &Val) -> String {
+    tensor(v.dtype, &v.shape)
+}
+
+fn i64_list(v: &[i64]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A dense-attribute literal. Decimal where MLIR's float syntax reads it
+/// back exactly, otherwise the bit pattern in hex.
+fn dense_value(l: Lit) -> String {
+    match l {
+        Lit::Bool(b) => b.to_string(),
+        Lit::Int(v, _) => v.to_string(),
+        Lit::Float(bits, d) => {
+            let v = f64::from_bits(bits);
+            let text = if d == DType::F32 {
+                format!("{:?}", v as f32)
+            } else {
+                format!("{v:?}")
+            };
+            if text.contains('.') && !text.contains(['e', 'E', 'n', 'i']) {
+                text
+            } else if d == DType::F32 {
+                format!("0x{:08X}", (v as f32).to_bits())
+            } else {
+                format!("0x{bits:016X}")
+            }
+        }
+    }
+}
+
+fn zero_of(d: DType) -> Lit {
+    match d {
+        DType::Bool => Lit::Bool(false),
+        d if d.is_float() => Lit::float(0.0, d),
+        d => Lit::int(0, d),
+    }
+}
+
+fn compare_type(d: DType) -> &'static str {
+    if d.is_float() {
+        "FLOAT"
+    } else if d.is_signed_int() {
+        "SIGNED"
+    } else {
+        "UNSIGNED"
+    }
+}
+
+struct Lowering<'a> {
+    lines: Vec<String>,
+    next: usize,
+    sizes: &'a BTreeMap<String, i64>,
+    env: HashMap<String, Val>,
+    memo: HashMap<Expr, Val>,
+}
+
+type LResult<T> = Result<T, EmitError>;
+
+impl Lowering<'_> {
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("%{}", self.next - 1)
+    }
+
+    /// Appends `%r = <text> : <type suffix>` and returns `%r` as a value.
+    fn push(&mut self, text: String, dtype: DType, shape: Vec<i64>) -> Val {
+        let ssa = self.fresh();
+        self.lines.push(format!("    {ssa} = {text}"));
+        Val { ssa, dtype, shape }
+    }
+
+    fn dim(&self, d: &Dim) -> LResult<i64> {
+        d.eval(&|s| self.sizes.get(s).copied())
+            .map_err(|e| EmitError::Unsupported(format!("dimension `{d}`: {e}")))
+    }
+
+    fn shape(&self, ds: &[Dim]) -> LResult<Vec<i64>> {
+        ds.iter()
+            .map(|d| {
+                let v = self.dim(d)?;
+                if v < 0 {
+                    return Err(EmitError::Unsupported(format!(
+                        "dimension `{d}` is negative ({v}) for the given sizes"
+                    )));
+                }
+                Ok(v)
+            })
+            .collect()
+    }
+
+    fn constant(&mut self, l: Lit, shape: &[i64]) -> Val {
+        let t = tensor(l.dtype(), shape);
+        self.push(
+            format!("stablehlo.constant dense<{}> : {t}", dense_value(l)),
+            l.dtype(),
+            shape.to_vec(),
+        )
+    }
+
+    /// NumPy-style right-aligned broadcast.
+    fn broadcast(&mut self, v: &Val, shape: &[i64]) -> Val {
+        if v.shape == shape {
+            return v.clone();
+        }
+        let offset = (shape.len() - v.shape.len()) as i64;
+        let dims: Vec<i64> = (0..v.shape.len() as i64).map(|i| i + offset).collect();
+        let out = tensor(v.dtype, shape);
+        self.push(
+            format!(
+                "stablehlo.broadcast_in_dim {}, dims = [{}] : ({}) -> {out}",
+                v.ssa,
+                i64_list(&dims),
+                ty(v)
+            ),
+            v.dtype,
+            shape.to_vec(),
+        )
+    }
+
+    fn elementwise(&mut self, op: &str, args: &[&Val]) -> Val {
+        let operands: Vec<&str> = args.iter().map(|a| a.ssa.as_str()).collect();
+        let (d, s) = (args[0].dtype, args[0].shape.clone());
+        self.push(
+            format!("stablehlo.{op} {} : {}", operands.join(", "), tensor(d, &s)),
+            d,
+            s,
+        )
+    }
+
+    fn compare(&mut self, dir: &str, a: &Val, b: &Val) -> Val {
+        let out = tensor(DType::Bool, &a.shape);
+        self.push(
+            format!(
+                "stablehlo.compare {dir}, {}, {}, {} : ({}, {}) -> {out}",
+                a.ssa,
+                b.ssa,
+                compare_type(a.dtype),
+                ty(a),
+                ty(b)
+            ),
+            DType::Bool,
+            a.shape.clone(),
+        )
+    }
+
+    fn select(&mut self, c: &Val, t: &Val, f: &Val) -> Val {
+        self.push(
+            format!(
+                "stablehlo.select {}, {}, {} : {}, {}",
+                c.ssa,
+                t.ssa,
+                f.ssa,
+                ty(c),
+                ty(t)
+            ),
+            t.dtype,
+            t.shape.clone(),
+        )
+    }
+
+    fn convert(&mut self, v: &Val, to: DType) -> Val {
+        if to == DType::Bool {
+            let zero = self.constant(zero_of(v.dtype), &v.shape);
+            return self.compare("NE", v, &zero);
+        }
+        let out = tensor(to, &v.shape);
+        self.push(
+            format!("stablehlo.convert {} : ({}) -> {out}", v.ssa, ty(v)),
+            to,
+            v.shape.clone(),
+        )
+    }
+
+    fn reshape(&mut self, v: &Val, shape: &[i64]) -> Val {
+        if v.shape == shape {
+            return v.clone();
+        }
+        let out = tensor(v.dtype, shape);
+        self.push(
+            format!("stablehlo.reshape {} : ({}) -> {out}", v.ssa, ty(v)),
+            v.dtype,
+            shape.to_vec(),
+        )
+    }
+
+    fn transpose(&mut self, v: &Val, perm: &[usize]) -> Val {
+        if perm.iter().enumerate().all(|(i, p)| i == *p) {
+            return v.clone();
+        }
+        let shape: Vec<i64> = perm.iter().map(|&p| v.shape[p]).collect();
+        let perm64: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+        let out = tensor(v.dtype, &shape);
+        self.push(
+            format!(
+                "stablehlo.transpose {}, dims = [{}] : ({}) -> {out}",
+                v.ssa,
+                i64_list(&perm64),
+                ty(v)
+            ),
+            v.dtype,
+            shape,
+        )
+    }
+
+    /// `stablehlo.reduce` over `axes` with the body `op` and `init`.
+    fn reduce(&mut self, v: &Val, axes: &[usize], op: &str, init: Lit) -> Val {
+        if axes.is_empty() {
+            return v.clone();
+        }
+        let init = self.constant(init, &[]);
+        let shape: Vec<i64> = (0..v.shape.len())
+            .filter(|i| !axes.contains(i))
+            .map(|i| v.shape[i])
+            .collect();
+        let scalar = tensor(v.dtype, &[]);
+        let (a, b, s) = (self.fresh(), self.fresh(), self.fresh());
+        let mut sorted: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+        sorted.sort_unstable();
+        let out = tensor(v.dtype, &shape);
+        let text = format!(
+            "\"stablehlo.reduce\"({}, {}) ({{\n      ^bb0({a}: {scalar}, {b}: {scalar}):\n        {s} = stablehlo.{op} {a}, {b} : {scalar}\n        \"stablehlo.return\"({s}) : ({scalar}) -> ()\n    }}) {{dimensions = array<i64: {}>}} : ({}, {scalar}) -> {out}",
+            v.ssa,
+            init.ssa,
+            i64_list(&sorted),
+            ty(v)
+        );
+        self.push(text, v.dtype, shape)
+    }
+
+    fn reduce_kind(&mut self, v: &Val, axes: &[usize], kind: ReduceKind) -> Val {
+        let d = v.dtype;
+        let (op, init) = match kind {
+            ReduceKind::Sum => ("add", zero_of(d)),
+            ReduceKind::Prod => (
+                "multiply",
+                if d.is_float() {
+                    Lit::float(1.0, d)
+                } else {
+                    Lit::int(1, d)
+                },
+            ),
+            ReduceKind::Max => ("maximum", extreme(d, false)),
+            ReduceKind::Min => ("minimum", extreme(d, true)),
+        };
+        self.reduce(v, axes, op, init)
+    }
+
+    fn slice_raw(&mut self, v: &Val, start: &[i64], limit: &[i64], step: &[i64]) -> Val {
+        let shape: Vec<i64> = (0..start.len())
+            .map(|i| {
+                let len = limit[i] - start[i];
+                if len <= 0 {
+                    0
+                } else {
+                    (len + step[i] - 1) / step[i]
+                }
+            })
+            .collect();
+        let out = tensor(v.dtype, &shape);
+        self.push(
+            format!(
+                "\"stablehlo.slice\"({}) {{start_indices = array<i64: {}>, limit_indices = array<i64: {}>, strides = array<i64: {}>}} : ({}) -> {out}",
+                v.ssa,
+                i64_list(start),
+                i64_list(limit),
+                i64_list(step),
+                ty(v)
+            ),
+            v.dtype,
+            shape,
+        )
+    }
+
+    /// Per axis: (start, length, step) of a slice, and whether the axis is
+    /// kept in the result (false for a single index).
+    fn region(&self, shape: &[i64], items: &[SliceItem]) -> LResult<Vec<(i64, i64, i64, bool)>> {
+        let mut out = Vec::new();
+        for (axis, len) in shape.iter().enumerate() {
+            let r = match items.get(axis).unwrap_or(&SliceItem::Full) {
+                SliceItem::Full => (0, *len, 1, true),
+                SliceItem::Index(d) => (self.dim(d)?, 1, 1, false),
+                SliceItem::Range { start, stop, step } => {
+                    let (a, b) = (self.dim(start)?, self.dim(stop)?);
+                    let n = if b > a { (b - a + step - 1) / step } else { 0 };
+                    (a, n, *step, true)
+                }
+            };
+            let last = r.0 + (r.1 - 1).max(0) * r.2;
+            if r.0 < 0 || (r.1 > 0 && last >= *len) || r.0 > *len {
+                return Err(EmitError::Unsupported(format!(
+                    "slice of axis {axis} (start {}, {} elements, step {}) is out of bounds for length {len}",
+                    r.0, r.1, r.2
+                )));
+            }
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn lower(&mut self, e: &Expr) -> LResult<Val> {
+        if let Some(v) = self.memo.get(e) {
+            return Ok(v.clone());
+        }
+        let v = self.lower_uncached(e)?;
+        self.memo.insert(e.clone(), v.clone());
+        Ok(v)
+    }
+
+    fn lower_uncached(&mut self, e: &Expr) -> LResult<Val> {
+        let args = e
+            .args()
+            .iter()
+            .map(|a| self.lower(a))
+            .collect::<LResult<Vec<Val>>>()?;
+        let out_shape = self.shape(e.shape())?;
+        let d = e.dtype();
+        let v = match e.op() {
+            Op::Var(name) => match self.env.get(&**name) {
+                Some(v) => v.clone(),
+                None => match self.sizes.get(&**name) {
+                    Some(n) => self.constant(Lit::int(*n, DType::I64), &[]),
+                    None => return Err(EmitError::Unsupported(format!("`{name}` is not bound"))),
+                },
+            },
+            Op::Lit(l) => self.constant(*l, &[]),
+            Op::Full { value, .. } => self.constant(*value, &out_shape),
+            Op::Unary(u) => {
+                let a = &args[0];
+                match u {
+                    U::Abs if !a.dtype.is_signed_int() && !a.dtype.is_float() => a.clone(),
+                    _ => {
+                        let name = match u {
+                            U::Neg => "negate",
+                            U::Abs => "abs",
+                            U::Sqrt => "sqrt",
+                            U::Exp => "exponential",
+                            U::Log => "log",
+                            U::Tanh => "tanh",
+                            U::Not => "not",
+                        };
+                        self.elementwise(name, &[a])
+                    }
+                }
+            }
+            Op::Binary(b) => {
+                let x = self.broadcast(&args[0], &out_shape);
+                let mut y = self.broadcast(&args[1], &out_shape);
+                if *b == B::Mul && d.is_signed_int() && e.args()[0] == e.args()[1] {
+                    // XLA folds `abs(x * x)` to `x * x`, assuming signed
+                    // squares cannot wrap; TensIR integers wrap.
+                    y = self.push(
+                        format!("stablehlo.optimization_barrier {} : {}", y.ssa, ty(&y)),
+                        y.dtype,
+                        y.shape.clone(),
+                    );
+                }
+                let cmp = match b {
+                    B::Lt => Some("LT"),
+                    B::Le => Some("LE"),
+                    B::Gt => Some("GT"),
+                    B::Ge => Some("GE"),
+                    B::Eq => Some("EQ"),
+                    B::Ne => Some("NE"),
+                    _ => None,
+                };
+                match cmp {
+                    Some(dir) => self.compare(dir, &x, &y),
+                    None => {
+                        let name = match b {
+                            B::Add => "add",
+                            B::Sub => "subtract",
+                            B::Mul => "multiply",
+                            // stablehlo.divide truncates integers toward zero.
+                            B::Div | B::TruncDiv => "divide",
+                            // stablehlo.remainder takes the dividend's sign.
+                            B::Rem => "remainder",
+                            B::Pow => "power",
+                            B::Maximum => "maximum",
+                            B::Minimum => "minimum",
+                            B::And => "and",
+                            B::Or => "or",
+                            _ => "unreachable",
+                        };
+                        self.elementwise(name, &[&x, &y])
+                    }
+                }
+            }
+            Op::Where => {
+                let c = self.broadcast(&args[0], &out_shape);
+                let t = self.broadcast(&args[1], &out_shape);
+                let f = self.broadcast(&args[2], &out_shape);
+                self.select(&c, &t, &f)
+            }
+            Op::Reduce { kind, axes } => self.reduce_kind(&args[0], axes, *kind),
+            Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
+                let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
+                let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
+                    EmitError::Unsupported(format!("{} of ranks {ranks:?}", e.op().name()))
+                })?;
+                self.contraction(&spec, &args)?
+            }
+            Op::Transpose(perm) => self.transpose(&args[0], perm),
+            Op::Broadcast(_) => self.broadcast(&args[0], &out_shape),
+            Op::Slice(items) => {
+                let a = &args[0];
+                let reg = self.region(&a.shape, items)?;
+                let start: Vec<i64> = reg.iter().map(|r| r.0).collect();
+                let step: Vec<i64> = reg.iter().map(|r| r.2).collect();
+                let limit: Vec<i64> = reg
+                    .iter()
+                    .map(|r| r.0 + (r.1 - 1).max(0) * r.2 + i64::from(r.1 > 0))
+                    .collect();
+                let s = self.slice_raw(a, &start, &limit, &step);
+                self.reshape(&s, &out_shape)
+            }
+            Op::Concat { axis } => {
+                let operands: Vec<&str> = args.iter().map(|a| a.ssa.as_str()).collect();
+                let types: Vec<String> = args.iter().map(ty).collect();
+                let out = tensor(d, &out_shape);
+                self.push(
+                    format!(
+                        "stablehlo.concatenate {}, dim = {axis} : ({}) -> {out}",
+                        operands.join(", "),
+                        types.join(", ")
+                    ),
+                    d,
+                    out_shape.clone(),
+                )
+            }
+            Op::Triu(k) | Op::Tril(k) => {
+                let diff = self.column_minus_row(&out_shape);
+                let kk = self.constant(Lit::int(*k, DType::I64), &out_shape);
+                let dir = if matches!(e.op(), Op::Triu(_)) {
+                    "GE"
+                } else {
+                    "LE"
+                };
+                let keep = self.compare(dir, &diff, &kk);
+                let zero = self.constant(zero_of(d), &out_shape);
+                self.select(&keep, &args[0], &zero)
+            }
+            Op::Diag => {
+                let a = &args[0];
+                let n = a.shape[0];
+                let square = vec![n, n];
+                let diff = self.column_minus_row(&square);
+                let zero_i = self.constant(Lit::int(0, DType::I64), &square);
+                let on_diag = self.compare("EQ", &diff, &zero_i);
+                let zero = self.constant(zero_of(d), &square);
+                if a.shape.len() == 1 {
+                    let rows = self.broadcast_axis0(a, &square);
+                    self.select(&on_diag, &rows, &zero)
+                } else {
+                    let kept = self.select(&on_diag, a, &zero);
+                    let op = if d == DType::Bool { "or" } else { "add" };
+                    self.reduce(&kept, &[1], op, zero_of(d))
+                }
+            }
+            Op::Cast(to) => {
+                if args[0].dtype == *to {
+                    args[0].clone()
+                } else {
+                    self.convert(&args[0], *to)
+                }
+            }
+        };
+        Ok(v)
+    }
+
+    /// `b[i][j] = v[i]`.
+    fn broadcast_axis0(&mut self, v: &Val, shape: &[i64]) -> Val {
+        let out = tensor(v.dtype, shape);
+        self.push(
+            format!(
+                "stablehlo.broadcast_in_dim {}, dims = [0] : ({}) -> {out}",
+                v.ssa,
+                ty(v)
+            ),
+            v.dtype,
+            shape.to_vec(),
+        )
+    }
+
+    /// The matrix `j - i` of a 2-D shape, for triangular and diagonal masks.
+    fn column_minus_row(&mut self, shape: &[i64]) -> Val {
+        let t = tensor(DType::I64, shape);
+        let rows = self.push(
+            format!("stablehlo.iota dim = 0 : {t}"),
+            DType::I64,
+            shape.to_vec(),
+        );
+        let cols = self.push(
+            format!("stablehlo.iota dim = 1 : {t}"),
+            DType::I64,
+            shape.to_vec(),
+        );
+        self.elementwise("subtract", &[&cols, &rows])
+    }
+
+    /// One- or two-operand einsum via reductions, `dot_general` and a final
+    /// transpose into the output's label order.
+    fn contraction(&mut self, spec: &EinsumSpec, args: &[Val]) -> LResult<Val> {
+        // First sum away labels that occur in one operand only and not in
+        // the output.
+        let mut operands: Vec<(Vec<char>, Val)> = Vec::new();
+        for (j, (labels, v)) in spec.inputs.iter().zip(args).enumerate() {
+            let elsewhere = |c: &char| {
+                spec.output.contains(c)
+                    || spec
+                        .inputs
+                        .iter()
+                        .enumerate()
+                        .any(|(k, ls)| k != j && ls.contains(c))
+            };
+            let axes: Vec<usize> = (0..labels.len())
+                .filter(|&i| !elsewhere(&labels[i]))
+                .collect();
+            let reduced = self.reduce_kind(v, &axes, ReduceKind::Sum);
+            let kept: Vec<char> = labels.iter().filter(|c| elsewhere(c)).copied().collect();
+            operands.push((kept, reduced));
+        }
+        let (labels, v) = if operands.len() == 1 {
+            operands.remove(0)
+        } else {
+            let (ll, lv) = &operands[0];
+            let (rl, rv) = &operands[1];
+            let pos = |ls: &[char], c: char| ls.iter().position(|x| *x == c).unwrap_or(0) as i64;
+            let batch: Vec<char> = ll
+                .iter()
+                .filter(|c| rl.contains(c) && spec.output.contains(c))
+                .copied()
+                .collect();
+            let contract: Vec<char> = ll
+                .iter()
+                .filter(|c| rl.contains(c) && !spec.output.contains(c))
+                .copied()
+                .collect();
+            let lfree: Vec<char> = ll.iter().filter(|c| !rl.contains(c)).copied().collect();
+            let rfree: Vec<char> = rl.iter().filter(|c| !ll.contains(c)).copied().collect();
+            let result_labels: Vec<char> =
+                batch.iter().chain(&lfree).chain(&rfree).copied().collect();
+            let size = |c: char| -> i64 {
+                ll.iter()
+                    .position(|x| *x == c)
+                    .map(|i| lv.shape[i])
+                    .or_else(|| rl.iter().position(|x| *x == c).map(|i| rv.shape[i]))
+                    .unwrap_or(1)
+            };
+            let shape: Vec<i64> = result_labels.iter().map(|c| size(*c)).collect();
+            let lb: Vec<i64> = batch.iter().map(|c| pos(ll, *c)).collect();
+            let rb: Vec<i64> = batch.iter().map(|c| pos(rl, *c)).collect();
+            let lc: Vec<i64> = contract.iter().map(|c| pos(ll, *c)).collect();
+            let rc: Vec<i64> = contract.iter().map(|c| pos(rl, *c)).collect();
+            let out = tensor(lv.dtype, &shape);
+            let text = format!(
+                "stablehlo.dot_general {}, {}, batching_dims = [{}] x [{}], contracting_dims = [{}] x [{}] : ({}, {}) -> {out}",
+                lv.ssa,
+                rv.ssa,
+                i64_list(&lb),
+                i64_list(&rb),
+                i64_list(&lc),
+                i64_list(&rc),
+                ty(lv),
+                ty(rv)
+            );
+            let dtype = lv.dtype;
+            (result_labels, self.push(text, dtype, shape))
+        };
+        let perm: Vec<usize> = spec
+            .output
+            .iter()
+            .map(|c| labels.iter().position(|x| x == c).unwrap_or(0))
+            .collect();
+        Ok(self.transpose(&v, &perm))
+    }
+
+    /// `target[items] = value` as `select(mask, pad(value), target)`.
+    fn store_region(&mut self, target: &Val, items: &[SliceItem], value: &Val) -> LResult<Val> {
+        let reg = self.region(&target.shape, items)?;
+        if reg.iter().any(|r| r.1 == 0) {
+            return Ok(target.clone());
+        }
+        let region_shape: Vec<i64> = reg.iter().map(|r| r.1).collect();
+        let value = self.reshape(value, &region_shape);
+        let low: Vec<i64> = reg.iter().map(|r| r.0).collect();
+        let interior: Vec<i64> = reg.iter().map(|r| r.2 - 1).collect();
+        let high: Vec<i64> = reg
+            .iter()
+            .zip(&target.shape)
+            .map(|(r, len)| len - (r.0 + (r.1 - 1) * r.2 + 1))
+            .collect();
+        let pad = |me: &mut Self, v: &Val, fill: Lit| -> Val {
+            let f = me.constant(fill, &[]);
+            let out = tensor(v.dtype, &target.shape);
+            me.push(
+                format!(
+                    "\"stablehlo.pad\"({}, {}) {{edge_padding_low = array<i64: {}>, edge_padding_high = array<i64: {}>, interior_padding = array<i64: {}>}} : ({}, {}) -> {out}",
+                    v.ssa,
+                    f.ssa,
+                    i64_list(&low),
+                    i64_list(&high),
+                    i64_list(&interior),
+                    ty(v),
+                    tensor(v.dtype, &[])
+                ),
+                v.dtype,
+                target.shape.clone(),
+            )
+        };
+        let placed = pad(self, &value, zero_of(value.dtype));
+        let ones = self.constant(Lit::Bool(true), &region_shape);
+        let mask = pad(self, &ones, Lit::Bool(false));
+        Ok(self.select(&mask, &placed, target))
+    }
+}
+
+/// The identity of max (`largest == false`) or min (`largest == true`).
+fn extreme(d: DType, largest: bool) -> Lit {
+    if d.is_float() {
+        let v = if largest {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
+        return Lit::Float(v.to_bits(), d);
+    }
+    let bits = d.bits();
+    let (lo, hi): (i64, i64) = if d.is_signed_int() {
+        let hi = if bits == 64 {
+            i64::MAX
+        } else {
+            (1i64 << (bits - 1)) - 1
+        };
+        (-hi - 1, hi)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    Lit::Int(if largest { hi } else { lo }, d)
+}
+
+pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, EmitError> {
+    let mut bound = BTreeMap::new();
+    for prm in &p.params {
+        if prm.kind == ParamKind::Size {
+            let v = sizes
+                .get(&*prm.name)
+                .ok_or_else(|| EmitError::MissingSize {
+                    target: Target::Hlo,
+                    name: prm.name.to_string(),
+                })?;
+            // Static shapes beyond 2^40 elements per axis are not real
+            // programs, and bounding them keeps index arithmetic exact.
+            if *v < 0 || *v > 1 << 40 {
+                return Err(EmitError::BadSize {
+                    name: prm.name.to_string(),
+                    value: *v,
+                });
+            }
+            bound.insert(prm.name.to_string(), *v);
+        }
+    }
+    let mut l = Lowering {
+        lines: Vec::new(),
+        next: 0,
+        sizes: &bound,
+        env: HashMap::new(),
+        memo: HashMap::new(),
+    };
+    let mut signature = Vec::new();
+    for prm in &p.params {
+        let t = prm.ty();
+        if prm.kind == ParamKind::Size {
+            continue;
+        }
+        let shape = l.shape(&t.shape)?;
+        let v = Val {
+            ssa: format!("%{}", prm.name),
+            dtype: t.dtype,
+            shape,
+        };
+        signature.push(format!("{}: {}", v.ssa, ty(&v)));
+        l.env.insert(prm.name.to_string(), v);
+    }
+    let mut returned = None;
+    for stmt in &p.body {
+        match stmt {
+            Stmt::Let { name, value } => {
+                let v = l.lower(value)?;
+                l.env.insert(name.to_string(), v);
+            }
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => {
+                let v = l.lower(value)?;
+                let old =
+                    l.env.get(&**target).cloned().ok_or_else(|| {
+                        EmitError::Unsupported(format!("`{target}` is not bound"))
+                    })?;
+                let new = match region {
+                    None => v,
+                    Some(items) => l.store_region(&old, items, &v)?,
+                };
+                l.env.insert(target.to_string(), new);
+                // Later reads of the array see the stored value: forget
+                // lowerings that read the old one.
+                l.memo.clear();
+            }
+            Stmt::Return(value) => returned = Some(l.lower(value)?),
+        }
+    }
+    let mut results: Vec<Val> = p
+        .params
+        .iter()
+        .filter(|prm| prm.access().is_some_and(|a| a.is_written()))
+        .filter_map(|prm| l.env.get(&*prm.name).cloned())
+        .collect();
+    results.extend(returned);
+    let result_types: Vec<String> = results.iter().map(ty).collect();
+    let result_names: Vec<&str> = results.iter().map(|v| v.ssa.as_str()).collect();
+    let mut out = header_lines(p, Target::Hlo, "//");
+    out.push_str(&format!(
+        "// results: {}\n",
+        p.params
+            .iter()
+            .filter(|prm| prm.access().is_some_and(|a| a.is_written()))
+            .map(|prm| prm.name.to_string())
+            .chain(returned_name(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out.push_str(&format!(
+        "func.func public @main({}) -> ({}) {{\n",
+        signature.join(", "),
+        result_types.join(", ")
+    ));
+    for line in &l.lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if results.is_empty() {
+        out.push_str("    return\n");
+    } else {
+        out.push_str(&format!(
+            "    return {} : {}\n",
+            result_names.join(", "),
+            result_types.join(", ")
+        ));
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
+
+fn returned_name(p: &Program) -> Option<String> {
+    p.ret.map(|_| "<return>".to_string())
+}

@@ -1,0 +1,197 @@
+//! JAX: a `jax.jit` entry that returns new arrays, and a wrapper that
+//! writes them back into the caller's NumPy arrays.
+
+use super::numpy::numpy_name;
+use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::Target;
+use crate::dtype::{DType, Lit};
+use crate::expr::Expr;
+use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
+use crate::program::ParamKind;
+
+pub struct JaxTable;
+
+const IMPORTS: &str = r#"import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+"#;
+
+const TRUNC_DIV: &str = r#"def _trunc_div(a, b):
+    """C integer division: lax.div truncates toward zero."""
+    a, b = jnp.broadcast_arrays(a, b)
+    return jax.lax.div(a, b)
+"#;
+
+const C_REM: &str = r#"def _c_rem(a, b):
+    """C remainder: lax.rem keeps the dividend's sign."""
+    a, b = jnp.broadcast_arrays(a, b)
+    return jax.lax.rem(a, b)
+"#;
+
+impl PyTable for JaxTable {
+    fn target(&self) -> Target {
+        Target::Jax
+    }
+
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_trunc_div", TRUNC_DIV), ("_c_rem", C_REM)]
+    }
+
+    fn dtype(&self, d: DType) -> String {
+        format!("jnp.{}", numpy_name(d))
+    }
+
+    fn lit(&self, l: Lit) -> String {
+        format!(
+            "jnp.asarray({}, dtype={})",
+            py_value(l),
+            self.dtype(l.dtype())
+        )
+    }
+
+    fn size_value(&self, name: &str) -> String {
+        format!("jnp.asarray({name}, dtype=jnp.int64)")
+    }
+
+    fn rule(&self, op: &Op, _operand: DType) -> &'static str {
+        match op {
+            Op::Unary(U::Neg) => "(-{0})",
+            Op::Unary(U::Abs) => "jnp.abs({0})",
+            Op::Unary(U::Sqrt) => "jnp.sqrt({0})",
+            Op::Unary(U::Exp) => "jnp.exp({0})",
+            Op::Unary(U::Log) => "jnp.log({0})",
+            Op::Unary(U::Tanh) => "jnp.tanh({0})",
+            Op::Unary(U::Not) => "jnp.logical_not({0})",
+            Op::Binary(B::Add) => "({0} + {1})",
+            Op::Binary(B::Sub) => "({0} - {1})",
+            Op::Binary(B::Mul) => "({0} * {1})",
+            Op::Binary(B::Div) => "({0} / {1})",
+            Op::Binary(B::TruncDiv) => "_trunc_div({0}, {1})",
+            Op::Binary(B::Rem) => "_c_rem({0}, {1})",
+            Op::Binary(B::Pow) => "jnp.power({0}, {1})",
+            Op::Binary(B::Maximum) => "jnp.maximum({0}, {1})",
+            Op::Binary(B::Minimum) => "jnp.minimum({0}, {1})",
+            Op::Binary(B::Lt) => "({0} < {1})",
+            Op::Binary(B::Le) => "({0} <= {1})",
+            Op::Binary(B::Gt) => "({0} > {1})",
+            Op::Binary(B::Ge) => "({0} >= {1})",
+            Op::Binary(B::Eq) => "({0} == {1})",
+            Op::Binary(B::Ne) => "({0} != {1})",
+            Op::Binary(B::And) => "jnp.logical_and({0}, {1})",
+            Op::Binary(B::Or) => "jnp.logical_or({0}, {1})",
+            Op::Where => "jnp.where({0}, {1}, {2})",
+            Op::Reduce { kind: R::Sum, .. } => "jnp.sum({0}, axis={axes}, dtype={dtype})",
+            Op::Reduce { kind: R::Prod, .. } => "jnp.prod({0}, axis={axes}, dtype={dtype})",
+            Op::Reduce { kind: R::Max, .. } => "jnp.max({0}, axis={axes})",
+            Op::Reduce { kind: R::Min, .. } => "jnp.min({0}, axis={axes})",
+            Op::Matmul => "jnp.matmul({0}, {1})",
+            Op::Tensordot { .. } => "jnp.tensordot({0}, {1}, axes=({lhs_axes}, {rhs_axes}))",
+            Op::Outer => "jnp.outer({0}, {1})",
+            Op::Einsum(_) => "jnp.einsum({spec}, {args})",
+            Op::Transpose(_) => "jnp.transpose({0}, {perm})",
+            Op::Broadcast(_) => "jnp.broadcast_to({0}, {shape})",
+            Op::Slice(_) => "{0}[{slice}]",
+            Op::Concat { .. } => "jnp.concatenate(({args},), axis={axis})",
+            Op::Triu(_) => "jnp.triu({0}, {k})",
+            Op::Tril(_) => "jnp.tril({0}, {k})",
+            Op::Diag => "jnp.diag({0})",
+            Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
+            Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
+            Op::Var(_) | Op::Lit(_) => "{0}",
+        }
+    }
+
+    /// XLA's simplifier assumes signed squares are non-negative (it treats
+    /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
+    /// TensIR integers wrap, so hide the second factor behind a barrier.
+    fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        let square = matches!(e.op(), Op::Binary(B::Mul))
+            && e.dtype().is_signed_int()
+            && e.args()[0] == e.args()[1];
+        square.then_some("({0} * jax.lax.optimization_barrier({1}))")
+    }
+
+    fn copy_rule(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn function(&self, f: &PyFunction) -> String {
+        let fname = f.names.get(&f.program.name);
+        let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
+        let statics: Vec<String> = f
+            .params
+            .iter()
+            .filter(|(_, p)| p.kind == ParamKind::Size)
+            .map(|(n, _)| format!("\"{n}\""))
+            .collect();
+        let written: Vec<&str> = f
+            .params
+            .iter()
+            .filter(|(_, p)| p.access().is_some_and(|a| a.is_written()))
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let mut out = format!(
+            "@functools.partial(jax.jit, static_argnames=({}))\ndef {fname}_jit({}):\n    \"\"\"{}\n\n    Pure: returns (new values of the out/inout arrays, returned scalar).\n    \"\"\"\n",
+            if statics.len() == 1 { format!("{},", statics[0]) } else { statics.join(", ") },
+            names.join(", "),
+            doc_params(f)
+        );
+        for (n, p) in &f.params {
+            match &p.kind {
+                ParamKind::Size => {}
+                ParamKind::Scalar(d) | ParamKind::Array { dtype: d, .. } => {
+                    out.push_str(&format!(
+                        "    {n} = jnp.asarray({n}, dtype={})\n",
+                        self.dtype(*d)
+                    ));
+                }
+            }
+        }
+        let mut returned = "None".to_string();
+        for s in &f.body {
+            match s {
+                PyStmt::Let { name, value } => out.push_str(&format!("    {name} = {value}\n")),
+                PyStmt::Store {
+                    target,
+                    region: None,
+                    value,
+                } => out.push_str(&format!("    {target} = {value}\n")),
+                PyStmt::Store {
+                    target,
+                    region: Some(r),
+                    value,
+                } => out.push_str(&format!("    {target} = {target}.at[{r}].set({value})\n")),
+                PyStmt::Return(v) => {
+                    out.push_str(&format!("    _result = {v}\n"));
+                    returned = "_result".to_string();
+                }
+            }
+        }
+        let tuple = match written.len() {
+            1 => format!("({},)", written[0]),
+            _ => format!("({})", written.join(", ")),
+        };
+        out.push_str(&format!("    return {tuple}, {returned}\n\n\n"));
+        out.push_str(&format!(
+            "def {fname}({}):\n    \"\"\"Runs {fname}_jit and writes the results into the caller's NumPy arrays.\"\"\"\n",
+            names.join(", ")
+        ));
+        out.push_str(&format!(
+            "    _outputs, _result = {fname}_jit({})\n",
+            names.join(", ")
+        ));
+        for (i, n) in written.iter().enumerate() {
+            out.push_str(&format!("    {n}[...] = np.asarray(_outputs[{i}])\n"));
+        }
+        out.push_str("    return None if _result is None else np.asarray(_result)[()]\n");
+        out
+    }
+}

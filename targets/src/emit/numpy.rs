@@ -1,0 +1,157 @@
+//! NumPy: one readable function; arrays updated in place.
+
+use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::Target;
+use crate::dtype::{DType, Lit};
+use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
+use crate::program::ParamKind;
+
+pub struct NumpyTable;
+
+const IMPORTS: &str = "import numpy as np\n";
+
+const TRUNC_DIV: &str = r#"def _trunc_div(a, b):
+    """C integer division: the quotient is truncated toward zero."""
+    r = np.fmod(a, b)
+    return (a - r) // b
+"#;
+
+impl PyTable for NumpyTable {
+    fn target(&self) -> Target {
+        Target::Numpy
+    }
+
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_trunc_div", TRUNC_DIV)]
+    }
+
+    fn dtype(&self, d: DType) -> String {
+        match d {
+            DType::Bool => "np.bool_".to_string(),
+            d => format!("np.{}", numpy_name(d)),
+        }
+    }
+
+    fn lit(&self, l: Lit) -> String {
+        match l.dtype() {
+            // A Python float is an f64 and, under NumPy 2's promotion
+            // rules, never changes the type of the f64 values it meets.
+            DType::F64 => py_value(l),
+            d => format!("{}({})", self.dtype(d), py_value(l)),
+        }
+    }
+
+    fn size_value(&self, name: &str) -> String {
+        format!("np.int64({name})")
+    }
+
+    fn rule(&self, op: &Op, _operand: DType) -> &'static str {
+        match op {
+            Op::Unary(U::Neg) => "(-{0})",
+            Op::Unary(U::Abs) => "np.abs({0})",
+            Op::Unary(U::Sqrt) => "np.sqrt({0})",
+            Op::Unary(U::Exp) => "np.exp({0})",
+            Op::Unary(U::Log) => "np.log({0})",
+            Op::Unary(U::Tanh) => "np.tanh({0})",
+            Op::Unary(U::Not) => "np.logical_not({0})",
+            Op::Binary(B::Add) => "({0} + {1})",
+            Op::Binary(B::Sub) => "({0} - {1})",
+            Op::Binary(B::Mul) => "({0} * {1})",
+            Op::Binary(B::Div) => "({0} / {1})",
+            Op::Binary(B::TruncDiv) => "_trunc_div({0}, {1})",
+            // np.fmod keeps the dividend's sign, like C's `%`.
+            Op::Binary(B::Rem) => "np.fmod({0}, {1})",
+            Op::Binary(B::Pow) => "np.power({0}, {1})",
+            Op::Binary(B::Maximum) => "np.maximum({0}, {1})",
+            Op::Binary(B::Minimum) => "np.minimum({0}, {1})",
+            Op::Binary(B::Lt) => "({0} < {1})",
+            Op::Binary(B::Le) => "({0} <= {1})",
+            Op::Binary(B::Gt) => "({0} > {1})",
+            Op::Binary(B::Ge) => "({0} >= {1})",
+            Op::Binary(B::Eq) => "({0} == {1})",
+            Op::Binary(B::Ne) => "({0} != {1})",
+            Op::Binary(B::And) => "np.logical_and({0}, {1})",
+            Op::Binary(B::Or) => "np.logical_or({0}, {1})",
+            Op::Where => "np.where({0}, {1}, {2})",
+            Op::Reduce { kind: R::Sum, .. } => "np.sum({0}, axis={axes}, dtype={dtype})",
+            Op::Reduce { kind: R::Prod, .. } => "np.prod({0}, axis={axes}, dtype={dtype})",
+            Op::Reduce { kind: R::Max, .. } => "np.max({0}, axis={axes})",
+            Op::Reduce { kind: R::Min, .. } => "np.min({0}, axis={axes})",
+            Op::Matmul => "np.matmul({0}, {1})",
+            Op::Tensordot { .. } => "np.tensordot({0}, {1}, axes=({lhs_axes}, {rhs_axes}))",
+            Op::Outer => "np.outer({0}, {1})",
+            Op::Einsum(_) => "np.einsum({spec}, {args})",
+            Op::Transpose(_) => "np.transpose({0}, {perm})",
+            Op::Broadcast(_) => "np.broadcast_to({0}, {shape})",
+            Op::Slice(_) => "{0}[{slice}]",
+            Op::Concat { .. } => "np.concatenate(({args},), axis={axis})",
+            Op::Triu(_) => "np.triu({0}, {k})",
+            Op::Tril(_) => "np.tril({0}, {k})",
+            Op::Diag => "np.diag({0})",
+            Op::Full { .. } => "np.full({shape}, {value}, dtype={dtype})",
+            Op::Cast(_) => "np.asarray({0}).astype({dtype})",
+            Op::Var(_) | Op::Lit(_) => "{0}",
+        }
+    }
+
+    fn copy_rule(&self) -> Option<&'static str> {
+        Some("np.copy({0})")
+    }
+
+    fn function(&self, f: &PyFunction) -> String {
+        let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
+        let mut out = format!(
+            "def {}({}):\n    \"\"\"{}\n\n    Arrays are NumPy arrays; out and inout arrays are updated in place.\n    \"\"\"\n",
+            f.names.get(&f.program.name),
+            names.join(", "),
+            doc_params(f)
+        );
+        for (n, p) in &f.params {
+            match &p.kind {
+                ParamKind::Size => out.push_str(&format!("    {n} = int({n})\n")),
+                ParamKind::Scalar(d) => {
+                    out.push_str(&format!("    {n} = {}({n})\n", self.dtype(*d)))
+                }
+                ParamKind::Array { .. } => {}
+            }
+        }
+        // C wraps integers and divides by zero silently; so do we.
+        out.push_str("    with np.errstate(all=\"ignore\"):\n");
+        if f.body.is_empty() {
+            out.push_str("        pass\n");
+        }
+        for s in &f.body {
+            let line = match s {
+                PyStmt::Let { name, value } => format!("{name} = {value}"),
+                PyStmt::Store {
+                    target,
+                    region,
+                    value,
+                } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
+                PyStmt::Return(v) => format!("return {v}"),
+            };
+            out.push_str(&format!("        {line}\n"));
+        }
+        out
+    }
+}
+
+/// NumPy's name of a numeric element type.
+pub fn numpy_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool_",
+        DType::I8 => "int8",
+        DType::I16 => "int16",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::U8 => "uint8",
+        DType::U16 => "uint16",
+        DType::U32 => "uint32",
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+    }
+}

@@ -1,0 +1,415 @@
+//! The tree walk shared by the Python-family targets. A target supplies a
+//! [`PyTable`]: one template per operation plus the spelling of types,
+//! constants and the function frame; this module does the rest once.
+
+use std::collections::HashMap;
+
+use super::{header_lines, NameMap, Target};
+use crate::dim::Dim;
+use crate::dtype::{format_float, DType, Lit};
+use crate::expr::Expr;
+use crate::ops::{Op, SliceItem};
+use crate::program::{Param, ParamKind, Program, Stmt};
+
+/// A target's translation table. Templates name operands `{0}`, `{1}`,
+/// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
+/// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
+/// `{rhs_axes}`, `{value}` and `{dtype}` (the result's element type).
+pub trait PyTable {
+    fn target(&self) -> Target;
+    /// Import lines after the header.
+    fn imports(&self) -> &'static str;
+    /// Helper functions `(name, definition)`; a helper is emitted only
+    /// when the generated function calls it.
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The spelling of an element type (`np.float32`).
+    fn dtype(&self, d: DType) -> String;
+    /// A typed scalar constant.
+    fn lit(&self, l: Lit) -> String;
+    /// A size parameter used as an `i64` value.
+    fn size_value(&self, name: &str) -> String;
+    /// The template of an operation whose operands have element type `operand`.
+    fn rule(&self, op: &Op, operand: DType) -> &'static str;
+    /// A rule that overrides [`PyTable::rule`] for one particular node
+    /// (e.g. a pattern the target's optimizer mistranslates).
+    fn special_rule(&self, _e: &Expr) -> Option<&'static str> {
+        None
+    }
+    /// The element type in which the target must compute on operands of
+    /// type `d`, where its library lacks kernels for `d` (results are
+    /// converted back, which keeps C wrap-around). `None`: compute in `d`.
+    fn compute_dtype(&self, _d: DType) -> Option<DType> {
+        None
+    }
+    /// Template that copies a value that may be a view of a mutable array;
+    /// `None` where values are immutable.
+    fn copy_rule(&self) -> Option<&'static str>;
+    /// Assembles the function(s) from the rendered pieces.
+    fn function(&self, f: &PyFunction) -> String;
+}
+
+/// The pieces of a generated function, in generated spelling.
+pub struct PyFunction<'a> {
+    pub program: &'a Program,
+    pub names: &'a NameMap,
+    /// `(generated name, parameter)` in C order.
+    pub params: Vec<(String, &'a Param)>,
+    /// Rendered statements.
+    pub body: Vec<PyStmt>,
+}
+
+pub enum PyStmt {
+    Let {
+        name: String,
+        value: String,
+    },
+    /// `region` is `None` for a whole-array store.
+    Store {
+        target: String,
+        region: Option<String>,
+        value: String,
+    },
+    Return(String),
+}
+
+/// A Python literal for a constant, without any type wrapper.
+pub fn py_value(l: Lit) -> String {
+    match l {
+        Lit::Bool(true) => "True".to_string(),
+        Lit::Bool(false) => "False".to_string(),
+        Lit::Int(v, _) => v.to_string(),
+        Lit::Float(bits, d) => format_float(f64::from_bits(bits), d == DType::F32),
+    }
+}
+
+pub fn py_dim(d: &Dim, names: &NameMap) -> String {
+    d.render(&|s| names.get(s), "//")
+}
+
+/// A Python tuple of dims: `(n, m)`, `(n,)`, `()`.
+pub fn py_shape(ds: &[Dim], names: &NameMap) -> String {
+    let parts: Vec<String> = ds.iter().map(|d| py_dim(d, names)).collect();
+    py_tuple(&parts)
+}
+
+pub fn py_tuple(parts: &[String]) -> String {
+    match parts.len() {
+        1 => format!("({},)", parts[0]),
+        _ => format!("({})", parts.join(", ")),
+    }
+}
+
+pub fn py_slice(items: &[SliceItem], names: &NameMap) -> String {
+    if items.is_empty() {
+        return "...".to_string();
+    }
+    let parts: Vec<String> = items
+        .iter()
+        .map(|it| match it {
+            SliceItem::Full => ":".to_string(),
+            SliceItem::Index(d) => py_dim(d, names),
+            SliceItem::Range { start, stop, step } => {
+                let (a, b) = (py_dim(start, names), py_dim(stop, names));
+                if *step == 1 {
+                    format!("{a}:{b}")
+                } else {
+                    format!("{a}:{b}:{step}")
+                }
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Fills a template in one pass (generated operands are never rescanned).
+fn fill(template: &str, vars: &HashMap<&str, String>) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if vars.contains_key(&after[..close]) => {
+                out.push_str(&vars[&after[..close]]);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn int_tuple(v: &[usize]) -> String {
+    py_tuple(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>())
+}
+
+fn int_list(v: &[usize]) -> String {
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Renders one expression through the table; subexpressions already bound
+/// to temporaries (`hoisted`) are referred to by name.
+pub fn render_expr(
+    e: &Expr,
+    t: &dyn PyTable,
+    names: &NameMap,
+    sizes: &[&str],
+    hoisted: &HashMap<Expr, String>,
+) -> String {
+    let args: Vec<String> = e
+        .args()
+        .iter()
+        .map(|a| match hoisted.get(a) {
+            Some(name) => name.clone(),
+            None => render_expr(a, t, names, sizes, hoisted),
+        })
+        .collect();
+    match e.op() {
+        Op::Var(n) if sizes.contains(&&**n) => return t.size_value(&names.get(n)),
+        Op::Var(n) => return names.get(n),
+        Op::Lit(l) => return t.lit(*l),
+        // Reducing over no axes is the identity in TensIR; some libraries
+        // read an empty axis list as "all axes".
+        Op::Reduce { axes, .. } if axes.is_empty() => return args[0].clone(),
+        _ => {}
+    }
+    let operand = e.args().last().map_or(e.dtype(), |a| a.dtype());
+    let computes = !matches!(
+        e.op(),
+        Op::Full { .. }
+            | Op::Slice(_)
+            | Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Concat { .. }
+            | Op::Cast(_)
+    );
+    let widened = t.compute_dtype(operand).filter(|_| computes);
+    let convert = |text: &str, to: DType| {
+        let mut v = HashMap::new();
+        v.insert("0", text.to_string());
+        v.insert("dtype", t.dtype(to));
+        fill(t.rule(&Op::Cast(to), to), &v)
+    };
+    let args: Vec<String> = match widened {
+        Some(wide) => e
+            .args()
+            .iter()
+            .zip(&args)
+            .map(|(a, text)| {
+                if a.dtype() == operand {
+                    convert(text, wide)
+                } else {
+                    text.clone()
+                }
+            })
+            .collect(),
+        None => args,
+    };
+    let mut vars: HashMap<&str, String> = HashMap::new();
+    for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
+        if let Some(a) = args.get(i) {
+            vars.insert(key, a.clone());
+        }
+    }
+    vars.insert("args", args.join(", "));
+    vars.insert("dtype", t.dtype(widened.unwrap_or(e.dtype())));
+    match e.op() {
+        Op::Full { shape, value } => {
+            vars.insert("shape", py_shape(shape, names));
+            vars.insert("value", py_value(*value));
+        }
+        Op::Reduce { axes, .. } => {
+            vars.insert("axes", int_tuple(axes));
+        }
+        Op::Tensordot { lhs_axes, rhs_axes } => {
+            vars.insert("lhs_axes", int_list(lhs_axes));
+            vars.insert("rhs_axes", int_list(rhs_axes));
+        }
+        Op::Einsum(spec) => {
+            vars.insert("spec", format!("\"{spec}\""));
+        }
+        Op::Transpose(perm) => {
+            vars.insert("perm", int_tuple(perm));
+        }
+        Op::Broadcast(shape) => {
+            vars.insert("shape", py_shape(shape, names));
+        }
+        Op::Slice(items) => {
+            vars.insert("slice", py_slice(items, names));
+        }
+        Op::Concat { axis } => {
+            vars.insert("axis", axis.to_string());
+        }
+        Op::Triu(k) | Op::Tril(k) => {
+            vars.insert("k", k.to_string());
+        }
+        _ => {}
+    }
+    let rule = t.special_rule(e).unwrap_or_else(|| t.rule(e.op(), operand));
+    let text = fill(rule, &vars);
+    match widened {
+        Some(_) if e.dtype() != DType::Bool => convert(&text, e.dtype()),
+        _ => text,
+    }
+}
+
+/// Nesting depth after which a subtree is bound to a temporary: Python's
+/// parser rejects very deeply nested expressions.
+const MAX_INLINE_DEPTH: usize = 24;
+
+/// Subtrees to bind to temporaries, children before parents: non-leaf
+/// subtrees that occur more than once in `e`, and every subtree whose
+/// height is a multiple of [`MAX_INLINE_DEPTH`].
+fn shared_subtrees(e: &Expr) -> Vec<Expr> {
+    struct Visit {
+        count: HashMap<Expr, usize>,
+        height: HashMap<Expr, usize>,
+        order: Vec<Expr>,
+    }
+    fn visit(e: &Expr, v: &mut Visit) -> usize {
+        if e.args().is_empty() {
+            return 0;
+        }
+        if let Some(n) = v.count.get_mut(e) {
+            *n += 1;
+            return v.height[e];
+        }
+        v.count.insert(e.clone(), 1);
+        let h = 1 + e.args().iter().map(|a| visit(a, v)).max().unwrap_or(0);
+        v.height.insert(e.clone(), h);
+        v.order.push(e.clone());
+        h
+    }
+    let mut v = Visit {
+        count: HashMap::new(),
+        height: HashMap::new(),
+        order: Vec::new(),
+    };
+    let root_height = visit(e, &mut v);
+    let Visit {
+        count,
+        height,
+        mut order,
+    } = v;
+    order.retain(|x| {
+        let h = height[x];
+        count[x] > 1 || (h % MAX_INLINE_DEPTH == 0 && h != root_height)
+    });
+    order
+}
+
+/// Whether a value may alias a caller's array (so it must be copied
+/// before the array is written).
+fn may_be_view(e: &Expr) -> bool {
+    matches!(
+        e.op(),
+        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Diag
+    ) || matches!(e.op(), Op::Reduce { axes, .. } if axes.is_empty())
+}
+
+/// Emits a whole module for a Python-family target.
+pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
+    let reserved = vec![
+        format!("{}_compiled", program.name),
+        format!("{}__compiled", program.name),
+    ];
+    let names = NameMap::for_program(program, &reserved);
+    let sizes: Vec<&str> = program
+        .params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Size)
+        .map(|p| &*p.name)
+        .collect();
+    let mut body = Vec::new();
+    let mut temps = 0usize;
+    for s in &program.body {
+        let value = match s {
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+        };
+        // Shared subtrees are computed once, into temporaries, before the
+        // statement: printing them inline could grow exponentially.
+        let mut hoisted = HashMap::new();
+        for shared in shared_subtrees(value) {
+            let text = render_expr(&shared, t, &names, &sizes, &hoisted);
+            let name = format!("_t{temps}");
+            temps += 1;
+            body.push(PyStmt::Let {
+                name: name.clone(),
+                value: text,
+            });
+            hoisted.insert(shared, name);
+        }
+        let text = render_expr(value, t, &names, &sizes, &hoisted);
+        let text = match t.copy_rule() {
+            Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
+            _ => text,
+        };
+        body.push(match s {
+            Stmt::Let { name, .. } => PyStmt::Let {
+                name: names.get(name),
+                value: text,
+            },
+            Stmt::Store { target, region, .. } => PyStmt::Store {
+                target: names.get(target),
+                region: region.as_deref().map(|items| py_slice(items, &names)),
+                value: text,
+            },
+            Stmt::Return(_) => PyStmt::Return(text),
+        });
+    }
+    let f = PyFunction {
+        program,
+        names: &names,
+        params: program
+            .params
+            .iter()
+            .map(|p| (names.get(&p.name), p))
+            .collect(),
+        body,
+    };
+    let function = t.function(&f);
+    let mut out = header_lines(program, t.target(), "#");
+    out.push_str(t.imports());
+    for (name, definition) in t.helpers() {
+        if function.contains(&format!("{name}(")) {
+            out.push_str("\n\n");
+            out.push_str(definition);
+        }
+    }
+    out.push_str("\n\n");
+    out.push_str(&function);
+    out
+}
+
+/// A docstring line listing the parameters, shared by all Python targets.
+pub fn doc_params(f: &PyFunction) -> String {
+    let parts: Vec<String> = f
+        .params
+        .iter()
+        .map(|(n, p)| match &p.kind {
+            ParamKind::Size => format!("{n}: size"),
+            ParamKind::Scalar(d) => format!("{n}: {d}"),
+            ParamKind::Array {
+                dtype,
+                shape,
+                access,
+            } => {
+                let dims: Vec<String> = shape.iter().map(|d| py_dim(d, f.names)).collect();
+                format!("{n}: {} {dtype}[{}]", access.name(), dims.join(", "))
+            }
+        })
+        .collect();
+    parts.join(", ")
+}

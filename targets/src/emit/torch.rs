@@ -1,0 +1,166 @@
+//! PyTorch: torch operations on the device of the input tensors (CPU or
+//! CUDA), arrays updated in place, plus a lazily built `torch.compile`
+//! entry.
+
+use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::Target;
+use crate::dtype::{DType, Lit};
+use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
+use crate::program::ParamKind;
+
+pub struct TorchTable;
+
+const IMPORTS: &str = "import torch\n";
+
+const PROD: &str = r#"def _prod(x, dims, dtype):
+    """Product over several axes (torch.prod takes one axis at a time)."""
+    for d in sorted(dims, reverse=True):
+        x = torch.prod(x, dim=d, dtype=dtype)
+    return x
+"#;
+
+impl PyTable for TorchTable {
+    fn target(&self) -> Target {
+        Target::Pytorch
+    }
+
+    fn imports(&self) -> &'static str {
+        IMPORTS
+    }
+
+    fn helpers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("_prod", PROD)]
+    }
+
+    fn dtype(&self, d: DType) -> String {
+        let name = match d {
+            DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        };
+        format!("torch.{name}")
+    }
+
+    fn lit(&self, l: Lit) -> String {
+        format!(
+            "torch.tensor({}, dtype={}, device=_dev)",
+            py_value(l),
+            self.dtype(l.dtype())
+        )
+    }
+
+    fn size_value(&self, name: &str) -> String {
+        format!("torch.tensor({name}, dtype=torch.int64, device=_dev)")
+    }
+
+    fn rule(&self, op: &Op, _operand: DType) -> &'static str {
+        match op {
+            Op::Unary(U::Neg) => "(-{0})",
+            Op::Unary(U::Abs) => "torch.abs({0})",
+            Op::Unary(U::Sqrt) => "torch.sqrt({0})",
+            Op::Unary(U::Exp) => "torch.exp({0})",
+            Op::Unary(U::Log) => "torch.log({0})",
+            Op::Unary(U::Tanh) => "torch.tanh({0})",
+            Op::Unary(U::Not) => "torch.logical_not({0})",
+            Op::Binary(B::Add) => "({0} + {1})",
+            Op::Binary(B::Sub) => "({0} - {1})",
+            Op::Binary(B::Mul) => "({0} * {1})",
+            Op::Binary(B::Div) => "({0} / {1})",
+            Op::Binary(B::TruncDiv) => "torch.div({0}, {1}, rounding_mode=\"trunc\")",
+            Op::Binary(B::Rem) => "torch.fmod({0}, {1})",
+            Op::Binary(B::Pow) => "torch.pow({0}, {1})",
+            Op::Binary(B::Maximum) => "torch.maximum({0}, {1})",
+            Op::Binary(B::Minimum) => "torch.minimum({0}, {1})",
+            Op::Binary(B::Lt) => "({0} < {1})",
+            Op::Binary(B::Le) => "({0} <= {1})",
+            Op::Binary(B::Gt) => "({0} > {1})",
+            Op::Binary(B::Ge) => "({0} >= {1})",
+            Op::Binary(B::Eq) => "({0} == {1})",
+            Op::Binary(B::Ne) => "({0} != {1})",
+            Op::Binary(B::And) => "torch.logical_and({0}, {1})",
+            Op::Binary(B::Or) => "torch.logical_or({0}, {1})",
+            Op::Where => "torch.where({0}, {1}, {2})",
+            Op::Reduce { kind: R::Sum, .. } => "torch.sum({0}, dim={axes}, dtype={dtype})",
+            Op::Reduce { kind: R::Prod, .. } => "_prod({0}, {axes}, {dtype})",
+            Op::Reduce { kind: R::Max, .. } => "torch.amax({0}, dim={axes})",
+            Op::Reduce { kind: R::Min, .. } => "torch.amin({0}, dim={axes})",
+            Op::Matmul => "torch.matmul({0}, {1})",
+            Op::Tensordot { .. } => "torch.tensordot({0}, {1}, dims=({lhs_axes}, {rhs_axes}))",
+            Op::Outer => "torch.outer({0}, {1})",
+            // torch.einsum sums integers in int64; converting back keeps
+            // the wrap-around of the element type.
+            Op::Einsum(_) => "torch.einsum({spec}, {args}).to({dtype})",
+            Op::Transpose(_) => "torch.permute({0}, {perm})",
+            Op::Broadcast(_) => "torch.broadcast_to({0}, {shape})",
+            Op::Slice(_) => "{0}[{slice}]",
+            Op::Concat { .. } => "torch.cat(({args},), dim={axis})",
+            Op::Triu(_) => "torch.triu({0}, diagonal={k})",
+            Op::Tril(_) => "torch.tril({0}, diagonal={k})",
+            Op::Diag => "torch.diag({0})",
+            Op::Full { .. } => "torch.full({shape}, {value}, dtype={dtype}, device=_dev)",
+            Op::Cast(_) => "{0}.to({dtype})",
+            Op::Var(_) | Op::Lit(_) => "{0}",
+        }
+    }
+
+    /// PyTorch has few kernels for uint16/uint32; compute in int64.
+    fn compute_dtype(&self, d: DType) -> Option<DType> {
+        matches!(d, DType::U16 | DType::U32).then_some(DType::I64)
+    }
+
+    fn copy_rule(&self) -> Option<&'static str> {
+        Some("{0}.clone()")
+    }
+
+    fn function(&self, f: &PyFunction) -> String {
+        let fname = f.names.get(&f.program.name);
+        let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
+        let mut out = format!(
+            "def {fname}({}):\n    \"\"\"{}\n\n    Arrays are torch tensors on one device (CPU or CUDA); out and inout\n    arrays are updated in place.\n    \"\"\"\n",
+            names.join(", "),
+            doc_params(f)
+        );
+        let first_array = f
+            .params
+            .iter()
+            .find(|(_, p)| matches!(p.kind, ParamKind::Array { .. }));
+        match first_array {
+            Some((n, _)) => out.push_str(&format!("    _dev = {n}.device\n")),
+            None => out.push_str("    _dev = torch.device(\"cpu\")\n"),
+        }
+        for (n, p) in &f.params {
+            match &p.kind {
+                ParamKind::Size => out.push_str(&format!("    {n} = int({n})\n")),
+                ParamKind::Scalar(d) => out.push_str(&format!(
+                    "    {n} = torch.as_tensor({n}, dtype={}, device=_dev)\n",
+                    self.dtype(*d)
+                )),
+                ParamKind::Array { .. } => {}
+            }
+        }
+        for s in &f.body {
+            let line = match s {
+                PyStmt::Let { name, value } => format!("{name} = {value}"),
+                PyStmt::Store {
+                    target,
+                    region,
+                    value,
+                } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
+                PyStmt::Return(v) => format!("return {v}"),
+            };
+            out.push_str(&format!("    {line}\n"));
+        }
+        out.push_str(&format!(
+            "\n\n_compiled = []\n\n\ndef {fname}_compiled({args}):\n    \"\"\"{fname} through torch.compile (compiled on the first call).\"\"\"\n    if not _compiled:\n        _compiled.append(torch.compile({fname}))\n    return _compiled[0]({args})\n",
+            args = names.join(", ")
+        ));
+        out
+    }
+}
