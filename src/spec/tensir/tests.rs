@@ -1,0 +1,100 @@
+use std::collections::BTreeMap;
+
+use tenslift_targets::parse_program;
+
+use super::*;
+
+fn sizes(pairs: &[(&str, i64)]) -> Sizes {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>()
+}
+
+fn run(text: &str, at: &[(&str, i64)]) -> ProgramSpec {
+    let program = parse_program("t.tensir", text).expect("test program parses");
+    execute(&program, &sizes(at)).expect("test program executes")
+}
+
+fn sym(name: &str, index: &[u32]) -> Value {
+    Symbol::element(name, index).to_expr()
+}
+
+#[test]
+fn matmul_sums_products_of_input_symbols() {
+    let spec = run(
+        "func f(n: size, A: f64[n, n], x: f64[n], y: out f64[n]) {\n  y = matmul(A, x);\n}\n",
+        &[("n", 2)],
+    );
+    let y = &spec.output("y").expect("y is an output").value;
+    let expected = sym("A", &[1, 0]) * sym("x", &[0]) + sym("A", &[1, 1]) * sym("x", &[1]);
+    assert_eq!(y.elems()[1], expected);
+}
+
+#[test]
+fn region_store_keeps_untouched_elements() {
+    let spec = run(
+        "func f(n: size, x: inout f64[n]) {\n  x[1:n] = mul(2.0, x[0:n - 1]);\n}\n",
+        &[("n", 3)],
+    );
+    let x = &spec.output("x").expect("x is an output").value;
+    assert_eq!(x.elems()[0], sym("x", &[0]));
+    assert_eq!(x.elems()[2], sym("x", &[1]) * Value::int(2));
+}
+
+#[test]
+fn trunc_div_and_floor_are_distinct_but_constants_fold_like_c() {
+    let spec = run(
+        "func f(a: i32) -> i32 {\n  return add(trunc_div(-7i32, 2i32), rem(-7i32, 2i32));\n}\n",
+        &[],
+    );
+    assert_eq!(spec.output("return").expect("returns").value.elems()[0], Value::int(-4));
+}
+
+#[test]
+fn narrow_integer_arithmetic_wraps_and_casts_truncate() {
+    let spec = run(
+        "func f(a: u8, b: f64) -> u8 {\n  return add(add(a, 250u8), cast(b, u8));\n}\n",
+        &[],
+    );
+    let got = &spec.output("return").expect("returns").value.elems()[0];
+    let a = Symbol::scalar("a").to_expr();
+    let b = Symbol::scalar("b").to_expr();
+    // The inner wraps are absorbed: wrapping is arithmetic modulo 2^8.
+    let expected = (a + Value::int(250) + b.trunc()).wrap(8, false);
+    assert_eq!(*got, expected);
+}
+
+#[test]
+fn float_literals_are_their_shortest_decimal() {
+    let spec = run("func f() -> f64 {\n  return mul(0.1, -2.5);\n}\n", &[]);
+    let got = &spec.output("return").expect("returns").value.elems()[0];
+    assert_eq!(*got, Value::constant(Rat::new(-1, 4).expect("nonzero denominator")));
+}
+
+#[test]
+fn missing_sizes_and_bad_slices_are_errors() {
+    let program = parse_program(
+        "t.tensir",
+        "func f(n: size, x: inout f64[n]) {\n  x[0:n] = x[1:n + 1];\n}\n",
+    )
+    .expect("parses");
+    assert!(matches!(
+        execute(&program, &sizes(&[])),
+        Err(TensirSpecError::MissingSize { .. })
+    ));
+    assert!(matches!(
+        execute(&program, &sizes(&[("n", 3)])),
+        Err(TensirSpecError::SliceOutOfBounds { .. })
+    ));
+}
+
+#[test]
+fn einsum_transpose_and_triangles_agree_with_loops() {
+    let spec = run(
+        "func f(n: size, A: f64[n, n], B: out f64[n, n], C: out f64[n, n]) {\n  B = einsum(\"ij,kj->ik\", A, A);\n  C = triu(matmul(A, transpose(A, perm=[1, 0])), k=1);\n}\n",
+        &[("n", 3)],
+    );
+    let b = &spec.output("B").expect("B").value;
+    let c = &spec.output("C").expect("C").value;
+    assert_eq!(b.elems()[1], c.elems()[1]);
+    assert!(c.elems()[3].is_zero());
+    assert!(!b.elems()[3].is_zero());
+}
