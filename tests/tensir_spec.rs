@@ -7,11 +7,9 @@ mod tensir_spec_common;
 
 use std::time::Instant;
 
-use tenslift::spec::spec_of_kernel;
-use tenslift::spec::tensir::{
-    check_program_against_kernel, equal_to_spec, execute, Comparison,
-};
 use tensir_spec_common::{golden, load_golden, GOLDEN};
+use tenslift::spec::spec_of_kernel;
+use tenslift::spec::tensir::{check_program_against_kernel, equal_to_spec, execute, Comparison};
 
 #[test]
 fn every_golden_program_equals_its_c_spec_at_both_size_tuples() {

@@ -92,8 +92,8 @@ pub struct Golden {
 pub fn load_golden(stem: &'static str, file: &str) -> Golden {
     let program = load_program(stem);
     let kernel = load_kernel(file, &program.name);
-    let sizes = choose_sizes(&kernel, &Sizes::new())
-        .unwrap_or_else(|e| panic!("{stem}: no sizes: {e}"));
+    let sizes =
+        choose_sizes(&kernel, &Sizes::new()).unwrap_or_else(|e| panic!("{stem}: no sizes: {e}"));
     let second_sizes = choose_second_sizes(&kernel, &sizes)
         .unwrap_or_else(|e| panic!("{stem}: no second sizes: {e}"));
     Golden {

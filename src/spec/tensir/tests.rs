@@ -5,7 +5,10 @@ use tenslift_targets::parse_program;
 use super::*;
 
 fn sizes(pairs: &[(&str, i64)]) -> Sizes {
-    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect::<BTreeMap<_, _>>()
 }
 
 fn run(text: &str, at: &[(&str, i64)]) -> ProgramSpec {
@@ -45,7 +48,10 @@ fn trunc_div_and_floor_are_distinct_but_constants_fold_like_c() {
         "func f(a: i32) -> i32 {\n  return add(trunc_div(-7i32, 2i32), rem(-7i32, 2i32));\n}\n",
         &[],
     );
-    assert_eq!(spec.output("return").expect("returns").value.elems()[0], Value::int(-4));
+    assert_eq!(
+        spec.output("return").expect("returns").value.elems()[0],
+        Value::int(-4)
+    );
 }
 
 #[test]
@@ -66,7 +72,10 @@ fn narrow_integer_arithmetic_wraps_and_casts_truncate() {
 fn float_literals_are_their_shortest_decimal() {
     let spec = run("func f() -> f64 {\n  return mul(0.1, -2.5);\n}\n", &[]);
     let got = &spec.output("return").expect("returns").value.elems()[0];
-    assert_eq!(*got, Value::constant(Rat::new(-1, 4).expect("nonzero denominator")));
+    assert_eq!(
+        *got,
+        Value::constant(Rat::new(-1, 4).expect("nonzero denominator"))
+    );
 }
 
 #[test]
