@@ -10,6 +10,7 @@ use std::time::Instant;
 use tensir_spec_common::{golden, load_golden, GOLDEN};
 use tenslift::spec::spec_of_kernel;
 use tenslift::spec::tensir::{check_program_against_kernel, equal_to_spec, execute, Comparison};
+use tenslift_targets::{BinaryOp, DType, Dim, Expr, Lit, Op, Program, SliceItem, Stmt, TypeError};
 
 #[test]
 fn every_golden_program_equals_its_c_spec_at_both_size_tuples() {
@@ -54,4 +55,290 @@ fn gemm_executes_quickly_at_spec_sizes() {
     // Generous: a debug build on a shared machine; the point is that
     // candidates cost milliseconds, not seconds.
     assert!(per_run.as_millis() < 50, "{per_run:?} per execute");
+}
+
+/// Rebuilds `e` bottom-up through the type checker, letting `replace`
+/// substitute any rebuilt node.
+fn rewrite(e: &Expr, replace: &dyn Fn(&Expr) -> Option<Expr>) -> Result<Expr, TypeError> {
+    let node = if e.args().is_empty() {
+        e.clone()
+    } else {
+        let args = e
+            .args()
+            .iter()
+            .map(|a| rewrite(a, replace))
+            .collect::<Result<Vec<_>, _>>()?;
+        Expr::new(e.op().clone(), args)?
+    };
+    Ok(replace(&node).unwrap_or(node))
+}
+
+/// The program with `replace` applied to every statement's value; panics
+/// when the mutation does not apply or leaves an invalid program, so every
+/// variant below really is a different, well-typed program.
+fn mutate(program: &Program, what: &str, replace: &dyn Fn(&Expr) -> Option<Expr>) -> Program {
+    let body = program
+        .body
+        .iter()
+        .map(|s| {
+            let fix = |v: &Expr| {
+                rewrite(v, replace)
+                    .unwrap_or_else(|e| panic!("{}: {what}: ill-typed: {e}", program.name))
+            };
+            match s {
+                Stmt::Let { name, value } => Stmt::Let {
+                    name: name.clone(),
+                    value: fix(value),
+                },
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => Stmt::Store {
+                    target: target.clone(),
+                    region: region.clone(),
+                    value: fix(value),
+                },
+                Stmt::Return(v) => Stmt::Return(fix(v)),
+            }
+        })
+        .collect();
+    let variant = Program {
+        body,
+        ..program.clone()
+    };
+    assert_ne!(
+        &variant, program,
+        "{}: {what} changed nothing",
+        program.name
+    );
+    variant
+        .validate()
+        .unwrap_or_else(|e| panic!("{}: {what}: invalid: {e}", program.name));
+    variant
+}
+
+fn is_var(e: &Expr, name: &str) -> bool {
+    matches!(e.op(), Op::Var(v) if &**v == name)
+}
+
+fn lit_i32(v: i64) -> Expr {
+    Expr::lit(Lit::int(v, DType::I32))
+}
+
+fn binary(op: BinaryOp, a: Expr, b: Expr) -> Expr {
+    Expr::binary(op, a, b).expect("well-typed helper expression")
+}
+
+/// Python's `a // b` written in TensIR: C's quotient, minus one when the
+/// division is inexact and the operands' signs differ.
+fn floor_div(a: &Expr, b: &Expr) -> Expr {
+    let quotient = binary(BinaryOp::TruncDiv, a.clone(), b.clone());
+    let remainder = binary(BinaryOp::Rem, a.clone(), b.clone());
+    let inexact = binary(BinaryOp::Ne, remainder, lit_i32(0));
+    let signs_differ = binary(
+        BinaryOp::Ne,
+        binary(BinaryOp::Lt, a.clone(), lit_i32(0)),
+        binary(BinaryOp::Lt, b.clone(), lit_i32(0)),
+    );
+    let adjust = Expr::new(
+        Op::Cast(DType::I32),
+        vec![binary(BinaryOp::And, inexact, signs_differ)],
+    )
+    .expect("cast to i32");
+    binary(BinaryOp::Sub, quotient, adjust)
+}
+
+type Mutation = Box<dyn Fn(&Expr) -> Option<Expr>>;
+
+/// Deliberately wrong variants: (golden, what is wrong, the rewrite).
+fn wrong_variants() -> Vec<(&'static str, &'static str, Mutation)> {
+    vec![
+        (
+            "gemm",
+            "missing alpha",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Binary(BinaryOp::Mul), [a, b]) if is_var(a, "alpha") => Some(b.clone()),
+                _ => None,
+            }),
+        ),
+        (
+            "mvt",
+            "A used untransposed (swapped indices)",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Transpose(_) => Some(e.args()[0].clone()),
+                _ => None,
+            }),
+        ),
+        (
+            "mvt",
+            "wrong reduction axis",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Reduce { kind, axes } if axes == &[1] => {
+                    Expr::reduce(*kind, e.args()[0].clone(), vec![0]).ok()
+                }
+                _ => None,
+            }),
+        ),
+        (
+            "gemver",
+            "matmul operands swapped (A instead of A^T)",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Matmul, [y, a]) if is_var(y, "y") => {
+                    Expr::new(Op::Matmul, vec![a.clone(), y.clone()]).ok()
+                }
+                _ => None,
+            }),
+        ),
+        (
+            "doitgen",
+            "off-by-one row index",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Slice(items) => {
+                    let shifted = items
+                        .iter()
+                        .map(|it| match it {
+                            SliceItem::Index(d) => d.sub(&Dim::constant(1)).map(SliceItem::Index),
+                            other => Ok(other.clone()),
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                        .ok()?;
+                    Expr::new(Op::Slice(shifted), vec![e.args()[0].clone()]).ok()
+                }
+                _ => None,
+            }),
+        ),
+        (
+            "gemm_nt",
+            "off-by-one column slice of B",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Slice(items), [b]) if is_var(b, "B") => {
+                    let shifted = items
+                        .iter()
+                        .map(|it| match it {
+                            SliceItem::Range { start, stop, step } => Ok(SliceItem::Range {
+                                start: start.add(&Dim::constant(1))?,
+                                stop: stop.add(&Dim::constant(1))?,
+                                step: *step,
+                            }),
+                            other => Ok(other.clone()),
+                        })
+                        .collect::<Result<Vec<_>, tenslift_targets::DimError>>()
+                        .ok()?;
+                    Expr::new(Op::Slice(shifted), vec![b.clone()]).ok()
+                }
+                _ => None,
+            }),
+        ),
+        (
+            "trmm",
+            "off-by-one diagonal (k >= i instead of k > i)",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Triu(k) => Expr::new(Op::Triu(k - 1), e.args().to_vec()).ok(),
+                _ => None,
+            }),
+        ),
+        (
+            "syrk",
+            "upper triangle updated instead of the lower one",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Tril(k) => Expr::new(Op::Triu(-k), e.args().to_vec()).ok(),
+                Op::Triu(k) => Expr::new(Op::Tril(-k), e.args().to_vec()).ok(),
+                _ => None,
+            }),
+        ),
+        (
+            "color_burn_8",
+            "floor division instead of C's truncating division",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Binary(BinaryOp::TruncDiv), [a, b]) => Some(floor_div(a, b)),
+                _ => None,
+            }),
+        ),
+        (
+            "multiply_blend_8",
+            "widening casts dropped (the product wraps in uint8)",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Cast(DType::I32), [x]) if x.dtype() == DType::U8 => Some(x.clone()),
+                (Op::Lit(Lit::Int(v, DType::I32)), _) => Some(Expr::lit(Lit::int(*v, DType::U8))),
+                _ => None,
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn wrong_variants_of_golden_programs_are_caught() {
+    let variants = wrong_variants();
+    let mut programs: Vec<&str> = variants.iter().map(|(stem, _, _)| *stem).collect();
+    programs.dedup();
+    assert!(programs.len() >= 6);
+    for (stem, what, mutation) in &variants {
+        let g = golden(stem);
+        let variant = mutate(&g.program, what, mutation.as_ref());
+        let c_spec = spec_of_kernel(&g.kernel, &g.sizes).expect("C spec");
+        let spec = execute(&variant, &g.sizes)
+            .unwrap_or_else(|e| panic!("{stem} ({what}): the variant does not execute: {e}"));
+        match equal_to_spec(&spec, &c_spec) {
+            Comparison::Differs {
+                output, program, c, ..
+            } => {
+                assert_ne!(program, c, "{stem} ({what})");
+                assert!(!output.is_empty());
+            }
+            other => panic!("{stem} ({what}) was not caught: {other:?}"),
+        }
+        // The unmutated golden program still passes: the rewrite machinery
+        // itself changes nothing when it matches nothing.
+        let same = mutate_identity(&g.program);
+        assert!(equal_to_spec(&execute(&same, &g.sizes).expect("runs"), &c_spec).is_equal());
+    }
+}
+
+/// A rebuild with no replacement: must give back an equal program.
+fn mutate_identity(program: &Program) -> Program {
+    let body = program
+        .body
+        .iter()
+        .map(|s| match s {
+            Stmt::Let { name, value } => Stmt::Let {
+                name: name.clone(),
+                value: rewrite(value, &|_| None).expect("rebuilds"),
+            },
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => Stmt::Store {
+                target: target.clone(),
+                region: region.clone(),
+                value: rewrite(value, &|_| None).expect("rebuilds"),
+            },
+            Stmt::Return(v) => Stmt::Return(rewrite(v, &|_| None).expect("rebuilds")),
+        })
+        .collect();
+    let rebuilt = Program {
+        body,
+        ..program.clone()
+    };
+    assert_eq!(&rebuilt, program);
+    rebuilt
+}
+
+#[test]
+fn a_difference_report_names_the_element_and_both_expressions() {
+    let g = golden("gemm");
+    let variant = mutate(
+        &g.program,
+        "missing alpha",
+        &|e: &Expr| match (e.op(), e.args()) {
+            (Op::Binary(BinaryOp::Mul), [a, b]) if is_var(a, "alpha") => Some(b.clone()),
+            _ => None,
+        },
+    );
+    let c_spec = spec_of_kernel(&g.kernel, &g.sizes).expect("C spec");
+    let outcome = equal_to_spec(&execute(&variant, &g.sizes).expect("runs"), &c_spec);
+    let text = outcome.to_string();
+    assert!(text.starts_with("C[0,0] differs"), "{text}");
+    assert!(text.contains("alpha"), "{text}");
 }
