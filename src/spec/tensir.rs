@@ -803,6 +803,16 @@ fn concat(args: &[Tensor], axis: usize) -> Result<Tensor> {
     tensor(shape, elems)
 }
 
+/// The initial contents of an array parameter: the symbols the C spec gives
+/// it. A rank-0 array is C's `s[0]` (the frontend refuses `*s`).
+fn initial_symbols(name: &str, shape: &[usize]) -> Tensor {
+    if shape.is_empty() {
+        Tensor::scalar(Symbol::element(name, &[0]).to_expr())
+    } else {
+        Tensor::of_symbols(name, shape, false)
+    }
+}
+
 /// Executes `program` symbolically at `sizes` (every size parameter bound).
 pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
     let mut machine = Machine {
@@ -828,7 +838,7 @@ pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
             ParamKind::Array { shape, .. } => {
                 let shape = machine.shape(shape)?;
                 checked_len(&p.name, &shape)?;
-                Tensor::of_symbols(&p.name, &shape, false)
+                initial_symbols(&p.name, &shape)
             }
         };
         machine.env.insert(&p.name, value);
@@ -930,7 +940,7 @@ pub fn equal_to_spec(program_spec: &ProgramSpec, c_spec: &Spec) -> Comparison {
         let Some(p_out) = program_spec.output(&c_out.name) else {
             // An output the C kernel leaves at its initial values needs no
             // write in the program.
-            let untouched = Tensor::of_symbols(&c_out.name, c_out.value.shape(), false);
+            let untouched = initial_symbols(&c_out.name, c_out.value.shape());
             if c_out.value == untouched {
                 continue;
             }
@@ -939,7 +949,7 @@ pub fn equal_to_spec(program_spec: &ProgramSpec, c_spec: &Spec) -> Comparison {
             };
         };
         if p_out.value.shape() != c_out.value.shape() {
-            // The C spec shows a rank-0 pointer-passed scalar as one element.
+            // A rank-0 array is C's one-element array `s[0]`.
             let both_single = p_out.value.len() == 1 && c_out.value.len() == 1;
             if !both_single {
                 return Comparison::ShapeMismatch {
@@ -968,7 +978,7 @@ pub fn equal_to_spec(program_spec: &ProgramSpec, c_spec: &Spec) -> Comparison {
     }
     for p_out in &program_spec.outputs {
         if c_spec.output(&p_out.name).is_none() {
-            let untouched = Tensor::of_symbols(&p_out.name, p_out.value.shape(), false);
+            let untouched = initial_symbols(&p_out.name, p_out.value.shape());
             if p_out.value != untouched {
                 return Comparison::UnexpectedOutput {
                     output: p_out.name.clone(),

@@ -107,3 +107,47 @@ fn einsum_transpose_and_triangles_agree_with_loops() {
     assert!(c.elems()[3].is_zero());
     assert!(!b.elems()[3].is_zero());
 }
+
+#[test]
+fn a_rank_zero_array_is_c_element_zero() {
+    let spec = run(
+        "func f(n: size, x: f64[n], s: inout f64[]) {\n  s = add(s, sum(x));\n}\n",
+        &[("n", 2)],
+    );
+    let s = &spec.output("s").expect("s").value;
+    assert_eq!(
+        s.elems()[0],
+        sym("s", &[0]) + sym("x", &[0]) + sym("x", &[1])
+    );
+}
+
+#[test]
+fn comparison_reports_the_first_differing_element() {
+    let program = parse_program(
+        "t.tensir",
+        "func f(n: size, x: inout f64[n]) {\n  x[1:n] = mul(2.0, x[1:n]);\n}\n",
+    )
+    .expect("parses");
+    let at = sizes(&[("n", 3)]);
+    let spec = execute(&program, &at).expect("runs");
+    let c_like = Spec {
+        kernel: "f".into(),
+        sizes: at.clone(),
+        inputs: Vec::new(),
+        outputs: vec![super::super::Output {
+            name: "x".into(),
+            elem: ScalarType::F64,
+            value: Tensor::from_fn(&[3], |i| sym("x", &[i[0] as u32]) * Value::int(2)),
+        }],
+    };
+    match equal_to_spec(&spec, &c_like) {
+        Comparison::Differs {
+            index, program, c, ..
+        } => {
+            assert_eq!(index, vec![0]);
+            assert_eq!(program, sym("x", &[0]));
+            assert_eq!(c, sym("x", &[0]) * Value::int(2));
+        }
+        other => panic!("expected a difference, got {other:?}"),
+    }
+}
