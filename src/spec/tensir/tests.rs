@@ -151,3 +151,4 @@ fn comparison_reports_the_first_differing_element() {
         other => panic!("expected a difference, got {other:?}"),
     }
 }
+
