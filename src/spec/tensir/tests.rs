@@ -3,6 +3,8 @@ use std::collections::BTreeMap;
 use tenslift_targets::parse_program;
 
 use super::*;
+use crate::algebra::Rat;
+use tenslift_frontend::ir::ScalarType;
 
 fn sizes(pairs: &[(&str, i64)]) -> Sizes {
     pairs
@@ -151,4 +153,3 @@ fn comparison_reports_the_first_differing_element() {
         other => panic!("expected a difference, got {other:?}"),
     }
 }
-
