@@ -9,8 +9,12 @@ use std::time::Instant;
 
 use tensir_spec_common::{golden, load_golden, GOLDEN};
 use tenslift::spec::spec_of_kernel;
-use tenslift::spec::tensir::{check_program_against_kernel, equal_to_spec, execute, Comparison};
-use tenslift_targets::{BinaryOp, DType, Dim, Expr, Lit, Op, Program, SliceItem, Stmt, TypeError};
+use tenslift::spec::tensir::{
+    check_program_against_kernel, check_program_at_both_sizes, equal_to_spec, execute, Comparison,
+};
+use tenslift_targets::{
+    parse_program, BinaryOp, DType, Dim, Expr, Lit, Op, Program, SliceItem, Stmt, TypeError,
+};
 
 #[test]
 fn every_golden_program_equals_its_c_spec_at_both_size_tuples() {
@@ -38,6 +42,35 @@ fn every_golden_program_equals_its_c_spec_at_both_size_tuples() {
 fn the_sizes_differ_between_the_two_tuples() {
     let g = golden("gemm");
     assert_ne!(g.sizes, g.second_sizes);
+}
+
+#[test]
+fn the_acceptance_check_uses_both_size_tuples() {
+    let g = golden("syrk");
+    let (outcome, _) = check_program_at_both_sizes(&g.program, &g.kernel).expect("runs");
+    assert!(outcome.is_equal(), "{outcome}");
+    // Fitted to the first size tuple: `C[n-1, 0]` at n = 3 is the literal
+    // index `C[2, 0]`, which is the last row only there.
+    let fitted = parse_program(
+        "fitted.tensir",
+        "func kernel_syrk(n: size, m: size, alpha: f64, beta: f64, C: inout f64[n, n], A: f64[n, m]) {
+  let updated = add(mul(beta, C), mul(alpha, matmul(A, transpose(A, perm=[1, 0]))));
+  C = add(tril(updated, k=0), triu(C, k=1));
+  C[2, 0] = updated[n - 1, 0];
+}
+",
+    )
+    .expect("parses");
+    assert_eq!(
+        g.sizes.get("n"),
+        Some(&3),
+        "the fitted program assumes n = 3"
+    );
+    let at_first = check_program_against_kernel(&fitted, &g.kernel, &g.sizes).expect("runs");
+    assert!(at_first.is_equal(), "{at_first}");
+    let (outcome, sizes) = check_program_at_both_sizes(&fitted, &g.kernel).expect("runs");
+    assert!(!outcome.is_equal());
+    assert_eq!(sizes, g.second_sizes);
 }
 
 #[test]

@@ -19,7 +19,7 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Access, DType, ParamKind, Program, Stmt};
 use thiserror::Error;
 
-use super::{spec_of_kernel, Sizes, Spec, SpecError};
+use super::{choose_second_sizes, choose_sizes, spec_of_kernel, Sizes, Spec, SpecError};
 use crate::algebra::{Expr as Value, Symbol, Tensor};
 use layout::{broadcast_to, checked_len, slice_offsets, tensor};
 use machine::Machine;
@@ -67,8 +67,6 @@ pub enum TensirSpecError {
     ShapeMismatch { op: String, shapes: Vec<Vec<usize>> },
     #[error("`{op}` over an empty set of elements")]
     EmptyReduction { op: String },
-    #[error("element type {dtype} has no C counterpart in the spec")]
-    UnsupportedType { dtype: String },
     #[error("the C kernel's spec: {0}")]
     CSpec(#[from] SpecError),
     #[error("the program is malformed: {0}")]
@@ -144,10 +142,14 @@ impl std::fmt::Display for Comparison {
                 c,
             } => {
                 let idx: Vec<String> = index.iter().map(usize::to_string).collect();
+                let element = if idx.is_empty() {
+                    output.clone()
+                } else {
+                    format!("{output}[{}]", idx.join(","))
+                };
                 write!(
                     f,
-                    "{output}[{}] differs: program computes {program}, C computes {c}",
-                    idx.join(",")
+                    "{element} differs: program computes {program}, C computes {c}"
                 )
             }
             Comparison::ShapeMismatch { output, program, c } => write!(
@@ -359,6 +361,27 @@ pub fn check_program_against_kernel(
     let c_spec = spec_of_kernel(kernel, sizes)?;
     let program_spec = execute(program, sizes)?;
     Ok(equal_to_spec(&program_spec, &c_spec))
+}
+
+/// The acceptance test of a synthesized candidate: equal to the C spec at
+/// the chosen sizes and at the second size tuple (so that a program fitted to
+/// one size tuple is not accepted). Returns the first comparison that is not
+/// [`Comparison::Equal`], with the sizes it was made at.
+pub fn check_program_at_both_sizes(
+    program: &Program,
+    kernel: &Kernel,
+) -> Result<(Comparison, Sizes)> {
+    let first = choose_sizes(kernel, &Sizes::new())?;
+    let second = choose_second_sizes(kernel, &first)?;
+    let mut last = first.clone();
+    for sizes in [first, second] {
+        let outcome = check_program_against_kernel(program, kernel, &sizes)?;
+        if !outcome.is_equal() {
+            return Ok((outcome, sizes));
+        }
+        last = sizes;
+    }
+    Ok((Comparison::Equal, last))
 }
 
 #[cfg(test)]
