@@ -11,6 +11,7 @@ use tensir_spec_common::{golden, load_golden, GOLDEN};
 use tenslift::spec::spec_of_kernel;
 use tenslift::spec::tensir::{
     check_program_against_kernel, check_program_at_both_sizes, equal_to_spec, execute, Comparison,
+    Executor,
 };
 use tenslift_targets::{
     parse_program, BinaryOp, DType, Dim, Expr, Lit, Op, Program, SliceItem, Stmt, TypeError,
@@ -95,9 +96,30 @@ fn gemm_executes_quickly_at_spec_sizes() {
         spec_of_kernel(&g.kernel, &g.sizes).expect("C spec of gemm");
     }
     let per_c_spec = start.elapsed() / runs;
+    // A search evaluates many candidates that share pieces: with one
+    // executor, `matmul(A, B)` of the golden is reused by a candidate that
+    // scales it differently (and is wrong).
+    let candidate = parse_program(
+        "candidate.tensir",
+        "func kernel_gemm(ni: size, nj: size, nk: size, alpha: f64, beta: f64,
+                 C: inout f64[ni, nj], A: f64[ni, nk], B: f64[nk, nj]) {
+  C = add(mul(beta, matmul(A, B)), mul(alpha, C));
+}
+",
+    )
+    .expect("parses");
+    let mut executor = Executor::new(g.sizes.clone());
+    executor.execute(&g.program).expect("gemm executes");
+    let start = Instant::now();
+    for _ in 0..runs {
+        let spec = executor.execute(&candidate).expect("candidate executes");
+        assert!(!equal_to_spec(&spec, &c_spec).is_equal());
+    }
+    let per_warm_candidate = start.elapsed() / runs;
     eprintln!(
         "gemm at {:?}: {per_execute:?} per execute, {per_compare:?} per comparison \
-         ({per_c_spec:?} per C spec)",
+         ({per_c_spec:?} per C spec); {per_warm_candidate:?} per execute + compare of a \
+         candidate sharing matmul(A, B) through an Executor",
         g.sizes
     );
     let per_run = per_execute + per_compare;

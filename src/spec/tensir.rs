@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use tenslift_frontend::ir::Kernel;
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, ParamKind, Program, Stmt};
+use tenslift_targets::{Access, DType, Expr as TExpr, ParamKind, Program, Stmt};
 use thiserror::Error;
 
 use super::{choose_second_sizes, choose_sizes, spec_of_kernel, Sizes, Spec, SpecError};
@@ -176,13 +176,51 @@ fn initial_symbols(name: &str, shape: &[usize]) -> Tensor {
     }
 }
 
+/// Most node values an [`Executor`] keeps between executions before it
+/// starts afresh (bounds its memory over a long search).
+const SHARED_CACHE_LIMIT: usize = 200_000;
+
+/// Executes many programs at one size tuple, sharing work between them: a
+/// subexpression that reads only unmodified parameters (`matmul(A, B)`,
+/// `transpose(A)`) has the same value in every program, so it is computed
+/// once for all candidates of a search.
+pub struct Executor {
+    sizes: Sizes,
+    shared: HashMap<TExpr, Tensor>,
+}
+
+impl Executor {
+    pub fn new(sizes: Sizes) -> Executor {
+        Executor {
+            sizes,
+            shared: HashMap::new(),
+        }
+    }
+
+    pub fn sizes(&self) -> &Sizes {
+        &self.sizes
+    }
+
+    /// Executes `program` symbolically at this executor's sizes.
+    pub fn execute(&mut self, program: &Program) -> Result<ProgramSpec> {
+        if self.shared.len() > SHARED_CACHE_LIMIT {
+            self.shared.clear();
+        }
+        let shared = std::mem::take(&mut self.shared);
+        let mut machine = Machine::new(&self.sizes, shared);
+        let outcome = run(&mut machine, program);
+        self.shared = std::mem::take(&mut machine.shared);
+        outcome
+    }
+}
+
 /// Executes `program` symbolically at `sizes` (every size parameter bound).
 pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
-    let mut machine = Machine {
-        sizes,
-        env: HashMap::new(),
-        memo: HashMap::new(),
-    };
+    Executor::new(sizes.clone()).execute(program)
+}
+
+fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpec> {
+    let sizes = machine.sizes;
     for p in &program.params {
         let value = match &p.kind {
             ParamKind::Size => {
@@ -204,6 +242,11 @@ pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
                 initial_symbols(&p.name, &shape)
             }
         };
+        // A rank-0 array and a scalar of one name and type have different
+        // symbols (`s[0]`, `s`): their nodes are never shared.
+        if !matches!(&p.kind, ParamKind::Array { shape, .. } if shape.is_empty()) {
+            machine.pristine.insert(&p.name);
+        }
         machine.env.insert(&p.name, value);
     }
     let mut returned = None;
@@ -211,7 +254,7 @@ pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
         match stmt {
             Stmt::Let { name, value } => {
                 let v = machine.eval(value)?;
-                machine.env.insert(name, v);
+                machine.bind(name, v);
             }
             Stmt::Store {
                 target,
@@ -219,9 +262,7 @@ pub fn execute(program: &Program, sizes: &Sizes) -> Result<ProgramSpec> {
                 value,
             } => {
                 let v = machine.eval(value)?;
-                store(&mut machine, program, target, region.as_deref(), v)?;
-                // Reads of `target` after the store see the new value.
-                machine.memo.clear();
+                store(machine, program, target, region.as_deref(), v)?;
             }
             Stmt::Return(value) => {
                 let v = machine.eval(value)?;
@@ -281,7 +322,7 @@ fn store<'p>(
     let current = machine.env.get(target).cloned().ok_or_else(not_writable)?;
     let Some(items) = region else {
         let value = broadcast_to(&value, current.shape(), "store")?;
-        machine.env.insert(&param.name, value);
+        machine.rebind(&param.name, value);
         return Ok(());
     };
     let (offsets, shape) = slice_offsets(current.shape(), items, &|d| machine.dim(d))?;
@@ -291,7 +332,7 @@ fn store<'p>(
         elems[o] = v.clone();
     }
     let updated = tensor(current.shape().to_vec(), elems)?;
-    machine.env.insert(&param.name, updated);
+    machine.rebind(&param.name, updated);
     Ok(())
 }
 

@@ -1,6 +1,12 @@
 //! The evaluator: one TensIR node at a time, memoised per node.
+//!
+//! Two memo tables: `memo` holds this execution's values and is cleared when
+//! a store changes what variables mean; `shared` outlives the execution (it
+//! belongs to an [`super::Executor`]) and holds only values of *pure* nodes —
+//! nodes whose variables are all parameters still at their initial values —
+//! which are the same in every program executed at the same sizes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tenslift_targets::{Dim, Expr as TExpr, Op};
 
@@ -17,9 +23,56 @@ pub(super) struct Machine<'p> {
     pub(super) sizes: &'p Sizes,
     pub(super) env: HashMap<&'p str, Tensor>,
     pub(super) memo: HashMap<TExpr, Tensor>,
+    /// Parameters whose value is still their initial one (and that a
+    /// variable of the same name and type denotes in every program).
+    pub(super) pristine: HashSet<&'p str>,
+    purity: HashMap<TExpr, bool>,
+    pub(super) shared: HashMap<TExpr, Tensor>,
 }
 
 impl<'p> Machine<'p> {
+    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<TExpr, Tensor>) -> Machine<'p> {
+        Machine {
+            sizes,
+            env: HashMap::new(),
+            memo: HashMap::new(),
+            pristine: HashSet::new(),
+            purity: HashMap::new(),
+            shared,
+        }
+    }
+
+    /// Binds `name` to a new value: earlier memoised values that read it
+    /// are stale, and it is no longer at its initial value.
+    pub(super) fn rebind(&mut self, name: &'p str, value: Tensor) {
+        self.env.insert(name, value);
+        self.pristine.remove(name);
+        self.memo.clear();
+        self.purity.clear();
+    }
+
+    /// Binds a `let` name. Names are bound once, so nothing memoised reads
+    /// it yet — unless a malformed program rebinds a name.
+    pub(super) fn bind(&mut self, name: &'p str, value: Tensor) {
+        if self.env.contains_key(name) {
+            self.rebind(name, value);
+        } else {
+            self.env.insert(name, value);
+        }
+    }
+
+    /// Whether `e` reads only pristine parameters.
+    fn is_pure(&mut self, e: &TExpr) -> bool {
+        if let Op::Var(name) = e.op() {
+            return self.pristine.contains(&**name);
+        }
+        if let Some(&known) = self.purity.get(e) {
+            return known;
+        }
+        let pure = e.args().iter().all(|a| self.is_pure(a));
+        self.purity.insert(e.clone(), pure);
+        pure
+    }
     pub(super) fn dim(&self, d: &Dim) -> Result<i64> {
         d.eval(&|s| self.sizes.get(s).copied())
             .map_err(|e| TensirSpecError::BadDim {
@@ -46,13 +99,23 @@ impl<'p> Machine<'p> {
         if let Some(t) = self.memo.get(e) {
             return Ok(t.clone());
         }
+        let pure = self.is_pure(e);
+        if pure {
+            if let Some(t) = self.shared.get(e) {
+                return Ok(t.clone());
+            }
+        }
         let args = e
             .args()
             .iter()
             .map(|a| self.eval(a))
             .collect::<Result<Vec<Tensor>>>()?;
         let t = self.apply(e, &args)?;
-        self.memo.insert(e.clone(), t.clone());
+        if pure {
+            self.shared.insert(e.clone(), t.clone());
+        } else {
+            self.memo.insert(e.clone(), t.clone());
+        }
         Ok(t)
     }
 

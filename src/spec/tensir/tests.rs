@@ -153,3 +153,29 @@ fn comparison_reports_the_first_differing_element() {
         other => panic!("expected a difference, got {other:?}"),
     }
 }
+
+#[test]
+fn an_executor_shares_pure_subexpressions_between_programs() {
+    let first = parse_program(
+        "a.tensir",
+        "func f(n: size, A: f64[n, n], B: f64[n, n], C: inout f64[n, n]) {\n  C = add(C, matmul(A, B));\n}\n",
+    )
+    .expect("parses");
+    // The same `matmul(A, B)` text, but `A` is overwritten first: its value
+    // there must not come from the cache.
+    let second = parse_program(
+        "b.tensir",
+        "func f(n: size, A: inout f64[n, n], B: f64[n, n], C: inout f64[n, n]) {\n  A = mul(2.0, A);\n  C = add(C, matmul(A, B));\n}\n",
+    )
+    .expect("parses");
+    let at = sizes(&[("n", 2)]);
+    let mut executor = Executor::new(at.clone());
+    let a1 = executor.execute(&first).expect("runs");
+    assert!(!executor.shared.is_empty());
+    let b1 = executor.execute(&second).expect("runs");
+    assert_eq!(a1, execute(&first, &at).expect("runs"));
+    assert_eq!(b1, execute(&second, &at).expect("runs"));
+    assert_ne!(a1.output("C"), b1.output("C"));
+    // Running again from a warm cache changes nothing.
+    assert_eq!(executor.execute(&first).expect("runs"), a1);
+}
