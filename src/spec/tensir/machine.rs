@@ -73,6 +73,7 @@ impl<'p> Machine<'p> {
         self.purity.insert(e.clone(), pure);
         pure
     }
+
     pub(super) fn dim(&self, d: &Dim) -> Result<i64> {
         d.eval(&|s| self.sizes.get(s).copied())
             .map_err(|e| TensirSpecError::BadDim {
@@ -123,18 +124,26 @@ impl<'p> Machine<'p> {
         let dtype = e.dtype();
         let name = e.op().name();
         match e.op() {
-            Op::Var(v) => self
-                .env
-                .get(&**v)
-                .cloned()
-                .ok_or_else(|| TensirSpecError::Unbound {
+            Op::Var(v) => {
+                let value = self.env.get(&**v).ok_or_else(|| TensirSpecError::Unbound {
                     name: v.to_string(),
-                }),
-            Op::Lit(l) => Ok(Tensor::scalar(literal(*l))),
+                })?;
+                // Every later shape computation trusts the declared types; a
+                // program that was never validated may break them.
+                if value.shape() != self.shape(e.shape())?.as_slice() {
+                    return Err(TensirSpecError::Malformed(format!(
+                        "`{v}` is used as {} but holds a value of shape {:?}",
+                        e.ty(),
+                        value.shape()
+                    )));
+                }
+                Ok(value.clone())
+            }
+            Op::Lit(l) => Ok(Tensor::scalar(literal(*l)?)),
             Op::Full { shape, value } => {
                 let shape = self.shape(shape)?;
                 checked_len(name, &shape)?;
-                let v = literal(*value);
+                let v = literal(*value)?;
                 Ok(Tensor::from_fn(&shape, |_| v.clone()))
             }
             Op::Unary(u) => Ok(unary(*u, dtype, &args[0])),

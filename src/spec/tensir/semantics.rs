@@ -49,8 +49,8 @@ pub(super) fn unwrap_operand(v: &Value, bits: u8, signed: bool) -> Value {
 
 /// The exact value of a literal: floats are the shortest decimal that
 /// round-trips, as the C spec reads C's decimal literals.
-pub(super) fn literal(l: Lit) -> Value {
-    match l {
+pub(super) fn literal(l: Lit) -> Result<Value> {
+    Ok(match l {
         Lit::Bool(b) => Value::int(i64::from(b)),
         Lit::Int(v, _) => Value::int(v),
         Lit::Float(bits, d) => {
@@ -73,9 +73,11 @@ pub(super) fn literal(l: Lit) -> Value {
                     }
                 })
                 .or_else(|| Rat::from_f64(v).map(Value::constant));
-            exact.unwrap_or_else(Value::zero)
+            exact.ok_or_else(|| {
+                TensirSpecError::Malformed(format!("literal {v} is not a finite number"))
+            })?
         }
-    }
+    })
 }
 
 pub(super) fn wrap_result(v: Value, dtype: DType) -> Value {
@@ -87,7 +89,10 @@ pub(super) fn wrap_result(v: Value, dtype: DType) -> Value {
 
 pub(super) fn unary(op: UnaryOp, dtype: DType, a: &Tensor) -> Tensor {
     a.map(|v| match op {
-        UnaryOp::Neg => wrap_result(v.neg(), dtype),
+        UnaryOp::Neg => match wraps(dtype) {
+            Some((bits, signed)) => unwrap_operand(v, bits, signed).neg().wrap(bits, signed),
+            None => v.neg(),
+        },
         UnaryOp::Abs if dtype.is_int() && !dtype.is_signed_int() => v.clone(),
         UnaryOp::Abs => wrap_result(v.abs(), dtype),
         UnaryOp::Sqrt => v.sqrt(),

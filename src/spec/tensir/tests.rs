@@ -179,3 +179,30 @@ fn an_executor_shares_pure_subexpressions_between_programs() {
     // Running again from a warm cache changes nothing.
     assert_eq!(executor.execute(&first).expect("runs"), a1);
 }
+
+#[test]
+fn a_variable_of_the_wrong_declared_shape_is_an_error_not_a_panic() {
+    use tenslift_targets::{DType, Dim, Expr as TExpr, Op as TOp, Ty};
+    let program = parse_program(
+        "t.tensir",
+        "func f(n: size, m: size, A: f64[n, m], d: out f64[n]) {\n  d = sum(A, axes=[1]);\n}\n",
+    )
+    .expect("parses");
+    // Pretend `A` is square, as an unvalidated synthesized program might.
+    let square = TExpr::var(
+        "A",
+        Ty::tensor(DType::F64, vec![Dim::sym("n"), Dim::sym("n")]),
+    );
+    let diag = TExpr::new(TOp::Diag, vec![square]).expect("square matrix has a diagonal");
+    let mut broken = program.clone();
+    broken.body = vec![Stmt::Store {
+        target: "d".into(),
+        region: None,
+        value: diag,
+    }];
+    let outcome = execute(&broken, &sizes(&[("n", 3), ("m", 4)]));
+    assert!(
+        matches!(outcome, Err(TensirSpecError::Malformed(_))),
+        "{outcome:?}"
+    );
+}
