@@ -49,6 +49,18 @@ pub const GOLDEN: &[(&str, &str)] = &[
     ("matmul", "dsp/matmul.c"),
     ("lerp", "mathfu/lerp.c"),
     ("diag_dot", "stenso/diag_dot.c"),
+    ("fir_small", "utdsp/fir_small.c"),
+    ("sum_diag_dot", "stenso/sum_diag_dot.c"),
+    ("trace_dot", "stenso/trace_dot.c"),
+    ("vec_lerp", "stenso/vec_lerp.c"),
+    ("euclidian_dist", "stenso/euclidian_dist.c"),
+    ("max_stack", "stenso/max_stack.c"),
+    ("log_exp_1", "stenso/log_exp_1.c"),
+    ("power_neg", "stenso/power_neg.c"),
+    ("screen_blend_8", "blend/screen_blend_8.c"),
+    ("linear_burn_8", "blend/linear_burn_8.c"),
+    ("color_dodge_8", "blend/color_dodge_8.c"),
+    ("gemm_tn", "darknet/gemm_tn.c"),
 ];
 
 pub fn fixture_path(stem: &str) -> PathBuf {
