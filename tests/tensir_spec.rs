@@ -14,7 +14,8 @@ use tenslift::spec::tensir::{
     Executor,
 };
 use tenslift_targets::{
-    parse_program, BinaryOp, DType, Dim, Expr, Lit, Op, Program, SliceItem, Stmt, TypeError,
+    parse_program, BinaryOp, DType, Dim, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt,
+    TypeError,
 };
 
 #[test]
@@ -321,6 +322,37 @@ fn wrong_variants() -> Vec<(&'static str, &'static str, Mutation)> {
             "floor division instead of C's truncating division",
             Box::new(|e: &Expr| match (e.op(), e.args()) {
                 (Op::Binary(BinaryOp::TruncDiv), [a, b]) => Some(floor_div(a, b)),
+                _ => None,
+            }),
+        ),
+        (
+            "linear_burn_8",
+            "clamped from above instead of below (minimum for maximum)",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Binary(BinaryOp::Maximum), [a, b]) => {
+                    Expr::binary(BinaryOp::Minimum, a.clone(), b.clone()).ok()
+                }
+                _ => None,
+            }),
+        ),
+        (
+            "softmax_part1",
+            "minimum instead of maximum of a running comparison",
+            Box::new(|e: &Expr| match e.op() {
+                Op::Reduce {
+                    kind: ReduceKind::Max,
+                    axes,
+                } => Expr::reduce(ReduceKind::Min, e.args()[0].clone(), axes.clone()).ok(),
+                _ => None,
+            }),
+        ),
+        (
+            "darken_blend_8",
+            "select branches swapped",
+            Box::new(|e: &Expr| match (e.op(), e.args()) {
+                (Op::Where, [c, a, b]) => {
+                    Expr::new(Op::Where, vec![c.clone(), b.clone(), a.clone()]).ok()
+                }
                 _ => None,
             }),
         ),
