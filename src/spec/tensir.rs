@@ -10,7 +10,20 @@
 //! 32 bits never overflow, narrower integers wrap at every operation (as
 //! their C counterparts wrap at the conversion back), `trunc_div`/`rem`/`cast`
 //! keep their C meaning. Every node is evaluated once per execution: results
-//! are memoised on the (Arc-shared, hash-cached) TensIR node.
+//! are memoised on the (Arc-shared, hash-cached) TensIR node, and an
+//! [`Executor`] keeps the values of parameter-only subexpressions across the
+//! candidates of a search.
+//!
+//! ```
+//! use tenslift::spec::tensir::execute;
+//! use tenslift_targets::parse_program;
+//! let text = "func axpy(n: size, a: f64, x: f64[n], y: inout f64[n]) {\n  y = add(mul(a, x), y);\n}\n";
+//! let program = parse_program("axpy.tensir", text).unwrap();
+//! let sizes = [("n".to_string(), 2)].into_iter().collect();
+//! let spec = execute(&program, &sizes).unwrap();
+//! let y = &spec.output("y").unwrap().value;
+//! assert_eq!(y.elems()[1].to_string(), "a*x[1] + y[1]");
+//! ```
 
 use std::collections::HashMap;
 
