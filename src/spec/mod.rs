@@ -20,6 +20,7 @@ pub mod build;
 pub mod examples;
 pub mod exec;
 pub mod sizes;
+pub mod tensir;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,0 +1,239 @@
+//! The evaluator: one TensIR node at a time, memoised per node.
+//!
+//! Two memo tables: `memo` holds this execution's values and is cleared when
+//! a store changes what variables mean; `shared` outlives the execution (it
+//! belongs to an [`super::Executor`]) and holds only values of *pure* nodes —
+//! nodes whose variables are all parameters still at their initial values —
+//! which are the same in every program executed at the same sizes.
+
+use std::collections::{HashMap, HashSet};
+
+use tenslift_targets::{Dim, Expr as TExpr, Op};
+
+use super::layout::{
+    broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
+};
+use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
+use super::{Result, TensirSpecError};
+use crate::algebra::{Expr as Value, Tensor};
+use crate::spec::exec::convert;
+use crate::spec::{format_sizes, Sizes};
+
+pub(super) struct Machine<'p> {
+    pub(super) sizes: &'p Sizes,
+    pub(super) env: HashMap<&'p str, Tensor>,
+    pub(super) memo: HashMap<TExpr, Tensor>,
+    /// Parameters whose value is still their initial one (and that a
+    /// variable of the same name and type denotes in every program).
+    pub(super) pristine: HashSet<&'p str>,
+    purity: HashMap<TExpr, bool>,
+    pub(super) shared: HashMap<TExpr, Tensor>,
+}
+
+impl<'p> Machine<'p> {
+    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<TExpr, Tensor>) -> Machine<'p> {
+        Machine {
+            sizes,
+            env: HashMap::new(),
+            memo: HashMap::new(),
+            pristine: HashSet::new(),
+            purity: HashMap::new(),
+            shared,
+        }
+    }
+
+    /// Binds `name` to a new value: earlier memoised values that read it
+    /// are stale, and it is no longer at its initial value.
+    pub(super) fn rebind(&mut self, name: &'p str, value: Tensor) {
+        self.env.insert(name, value);
+        self.pristine.remove(name);
+        self.memo.clear();
+        self.purity.clear();
+    }
+
+    /// Binds a `let` name. Names are bound once, so nothing memoised reads
+    /// it yet — unless a malformed program rebinds a name.
+    pub(super) fn bind(&mut self, name: &'p str, value: Tensor) {
+        if self.env.contains_key(name) {
+            self.rebind(name, value);
+        } else {
+            self.env.insert(name, value);
+        }
+    }
+
+    /// Whether `e` reads only pristine parameters.
+    fn is_pure(&mut self, e: &TExpr) -> bool {
+        if let Op::Var(name) = e.op() {
+            return self.pristine.contains(&**name);
+        }
+        if let Some(&known) = self.purity.get(e) {
+            return known;
+        }
+        let pure = e.args().iter().all(|a| self.is_pure(a));
+        self.purity.insert(e.clone(), pure);
+        pure
+    }
+
+    pub(super) fn dim(&self, d: &Dim) -> Result<i64> {
+        d.eval(&|s| self.sizes.get(s).copied())
+            .map_err(|e| TensirSpecError::BadDim {
+                dim: d.to_string(),
+                sizes: format_sizes(self.sizes),
+                reason: e.to_string(),
+            })
+    }
+
+    pub(super) fn shape(&self, dims: &[Dim]) -> Result<Vec<usize>> {
+        dims.iter()
+            .map(|d| {
+                let n = self.dim(d)?;
+                usize::try_from(n).map_err(|_| TensirSpecError::BadDim {
+                    dim: d.to_string(),
+                    sizes: format_sizes(self.sizes),
+                    reason: format!("it is negative ({n})"),
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn eval(&mut self, e: &TExpr) -> Result<Tensor> {
+        if let Some(t) = self.memo.get(e) {
+            return Ok(t.clone());
+        }
+        let pure = self.is_pure(e);
+        if pure {
+            if let Some(t) = self.shared.get(e) {
+                return Ok(t.clone());
+            }
+        }
+        let args = e
+            .args()
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<Result<Vec<Tensor>>>()?;
+        let t = self.apply(e, &args)?;
+        if pure {
+            self.shared.insert(e.clone(), t.clone());
+        } else {
+            self.memo.insert(e.clone(), t.clone());
+        }
+        Ok(t)
+    }
+
+    pub(super) fn apply(&self, e: &TExpr, args: &[Tensor]) -> Result<Tensor> {
+        let dtype = e.dtype();
+        let name = e.op().name();
+        match e.op() {
+            Op::Var(v) => {
+                let value = self.env.get(&**v).ok_or_else(|| TensirSpecError::Unbound {
+                    name: v.to_string(),
+                })?;
+                // Every later shape computation trusts the declared types; a
+                // program that was never validated may break them.
+                if value.shape() != self.shape(e.shape())?.as_slice() {
+                    return Err(TensirSpecError::Malformed(format!(
+                        "`{v}` is used as {} but holds a value of shape {:?}",
+                        e.ty(),
+                        value.shape()
+                    )));
+                }
+                Ok(value.clone())
+            }
+            Op::Lit(l) => Ok(Tensor::scalar(literal(*l)?)),
+            Op::Full { shape, value } => {
+                let shape = self.shape(shape)?;
+                checked_len(name, &shape)?;
+                let v = literal(*value)?;
+                Ok(Tensor::from_fn(&shape, |_| v.clone()))
+            }
+            Op::Unary(u) => Ok(unary(*u, dtype, &args[0])),
+            Op::Binary(b) => binary(*b, e.args()[0].dtype(), &args[0], &args[1]),
+            Op::Where => {
+                let shape =
+                    broadcast_shape(name, &[args[0].shape(), args[1].shape(), args[2].shape()])?;
+                let c = broadcast_to(&args[0], &shape, name)?;
+                let x = broadcast_to(&args[1], &shape, name)?;
+                let y = broadcast_to(&args[2], &shape, name)?;
+                let elems = (0..c.len())
+                    .map(|i| Value::select(&c.elems()[i], &x.elems()[i], &y.elems()[i]))
+                    .collect();
+                tensor(shape, elems)
+            }
+            Op::Reduce { kind, axes } => reduce(*kind, dtype, &args[0], axes),
+            Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
+                let ranks: Vec<usize> = args.iter().map(|a| a.shape().len()).collect();
+                let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
+                    TensirSpecError::Malformed(format!("{name} on operands of ranks {ranks:?}"))
+                })?;
+                einsum(&spec.inputs, &spec.output, args, dtype)
+            }
+            Op::Transpose(perm) => {
+                let src = &args[0];
+                let shape: Vec<usize> = perm.iter().map(|&p| src.shape()[p]).collect();
+                let strides = row_major_strides(src.shape());
+                let elems = src.elems();
+                Ok(Tensor::from_fn(&shape, |idx| {
+                    let offset: usize = perm
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &p)| idx[i] * strides[p])
+                        .sum();
+                    elems[offset].clone()
+                }))
+            }
+            Op::Broadcast(dims) => {
+                let shape = self.shape(dims)?;
+                broadcast_to(&args[0], &shape, name)
+            }
+            Op::Slice(items) => {
+                let src = &args[0];
+                let (offsets, shape) = slice_offsets(src.shape(), items, &|d| self.dim(d))?;
+                let elems = offsets.iter().map(|&o| src.elems()[o].clone()).collect();
+                tensor(shape, elems)
+            }
+            Op::Concat { axis } => concat(args, *axis),
+            Op::Triu(k) | Op::Tril(k) => {
+                let upper = matches!(e.op(), Op::Triu(_));
+                let src = &args[0];
+                let cols = src.shape().get(1).copied().unwrap_or(0);
+                let elems = src
+                    .elems()
+                    .iter()
+                    .enumerate()
+                    .map(|(o, v)| {
+                        let (i, j) = ((o / cols.max(1)) as i64, (o % cols.max(1)) as i64);
+                        let keep = if upper { j - i >= *k } else { j - i <= *k };
+                        if keep {
+                            v.clone()
+                        } else {
+                            Value::zero()
+                        }
+                    })
+                    .collect();
+                tensor(src.shape().to_vec(), elems)
+            }
+            Op::Diag => {
+                let src = &args[0];
+                let n = src.shape()[0];
+                if src.shape().len() == 1 {
+                    checked_len(name, &[n, n])?;
+                    Ok(Tensor::from_fn(&[n, n], |idx| {
+                        if idx[0] == idx[1] {
+                            src.elems()[idx[0]].clone()
+                        } else {
+                            Value::zero()
+                        }
+                    }))
+                } else {
+                    let elems = (0..n).map(|i| src.elems()[i * n + i].clone()).collect();
+                    tensor(vec![n], elems)
+                }
+            }
+            Op::Cast(to) => {
+                let from = scalar_type(e.args()[0].dtype());
+                let to = scalar_type(*to);
+                Ok(args[0].map(|v| convert(v, from, to)))
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Element semantics of TensIR operations on symbolic tensors: C
+//! conversions, narrow-integer wrap-around, element-wise operations,
+//! reductions and contractions.
+
+use tenslift_frontend::ir::ScalarType;
+use tenslift_targets::ops::{BinaryOp, ReduceKind, UnaryOp};
+use tenslift_targets::{DType, Lit};
+
+use super::layout::{
+    broadcast_shape, broadcast_to, checked_len, for_each_index, row_major_strides, tensor,
+};
+use super::{Result, TensirSpecError};
+use crate::algebra::{Atom, Expr as Value, Func, Rat, Tensor};
+
+/// The C type a TensIR element type stands for (for conversion semantics).
+pub(super) fn scalar_type(d: DType) -> ScalarType {
+    match d {
+        DType::Bool => ScalarType::Bool,
+        DType::I8 => ScalarType::I8,
+        DType::I16 => ScalarType::I16,
+        DType::I32 => ScalarType::I32,
+        DType::I64 => ScalarType::I64,
+        DType::U8 => ScalarType::U8,
+        DType::U16 => ScalarType::U16,
+        DType::U32 => ScalarType::U32,
+        DType::F32 => ScalarType::F32,
+        DType::F64 => ScalarType::F64,
+    }
+}
+
+/// Whether arithmetic in `d` wraps in a way the spec models: integer types
+/// narrower than C's `int` (their C counterparts promote and wrap at the
+/// conversion back). Wider integers are exact, as in the C spec.
+pub(super) fn wraps(d: DType) -> Option<(u8, bool)> {
+    (d.is_int() && d.bits() < 32).then(|| (d.bits() as u8, d.is_signed_int()))
+}
+
+/// `wrap(x)` of the same width is `x` modulo 2^bits, so an operand of a
+/// wrapping add/sub/mul may drop its own wrap: keeps `wrap(wrap(a)+b)` and
+/// `wrap(a+b)` one normal form.
+pub(super) fn unwrap_operand(v: &Value, bits: u8, signed: bool) -> Value {
+    if let Some((Func::Wrap { bits: b, signed: s }, [inner])) = v.as_atom().and_then(Atom::as_app) {
+        if b == bits && s == signed {
+            return inner.clone();
+        }
+    }
+    v.clone()
+}
+
+/// The exact value of a literal: floats are the shortest decimal that
+/// round-trips, as the C spec reads C's decimal literals.
+pub(super) fn literal(l: Lit) -> Result<Value> {
+    Ok(match l {
+        Lit::Bool(b) => Value::int(i64::from(b)),
+        Lit::Int(v, _) => Value::int(v),
+        Lit::Float(bits, d) => {
+            let v = f64::from_bits(bits);
+            let text = if d == DType::F32 {
+                format!("{}", v as f32)
+            } else {
+                format!("{v}")
+            };
+            let (negative, digits) = match text.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, text.as_str()),
+            };
+            let exact = Rat::parse_decimal(digits)
+                .map(|r| {
+                    if negative {
+                        Value::constant(r).neg()
+                    } else {
+                        Value::constant(r)
+                    }
+                })
+                .or_else(|| Rat::from_f64(v).map(Value::constant));
+            exact.ok_or_else(|| {
+                TensirSpecError::Malformed(format!("literal {v} is not a finite number"))
+            })?
+        }
+    })
+}
+
+pub(super) fn wrap_result(v: Value, dtype: DType) -> Value {
+    match wraps(dtype) {
+        Some((bits, signed)) => v.wrap(bits, signed),
+        None => v,
+    }
+}
+
+pub(super) fn unary(op: UnaryOp, dtype: DType, a: &Tensor) -> Tensor {
+    a.map(|v| match op {
+        UnaryOp::Neg => match wraps(dtype) {
+            Some((bits, signed)) => unwrap_operand(v, bits, signed).neg().wrap(bits, signed),
+            None => v.neg(),
+        },
+        UnaryOp::Abs if dtype.is_int() && !dtype.is_signed_int() => v.clone(),
+        UnaryOp::Abs => wrap_result(v.abs(), dtype),
+        UnaryOp::Sqrt => v.sqrt(),
+        UnaryOp::Exp => v.exp(),
+        UnaryOp::Log => v.log(),
+        UnaryOp::Tanh => v.tanh(),
+        UnaryOp::Not => v.logical_not(),
+    })
+}
+
+pub(super) fn binary(op: BinaryOp, operand: DType, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let name = op.name();
+    let shape = broadcast_shape(name, &[a.shape(), b.shape()])?;
+    let a = broadcast_to(a, &shape, name)?;
+    let b = broadcast_to(b, &shape, name)?;
+    let wrap = wraps(operand);
+    let mut elems = Vec::with_capacity(a.len());
+    for (x, y) in a.elems().iter().zip(b.elems()) {
+        let v = match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => {
+                let (x, y) = match wrap {
+                    Some((bits, signed)) => (
+                        unwrap_operand(x, bits, signed),
+                        unwrap_operand(y, bits, signed),
+                    ),
+                    None => (x.clone(), y.clone()),
+                };
+                let v = match op {
+                    BinaryOp::Add => x.add(&y),
+                    BinaryOp::Sub => x.sub(&y),
+                    _ => x.mul(&y),
+                };
+                wrap_result(v, operand)
+            }
+            BinaryOp::Div => x.div(y).map_err(|_| TensirSpecError::DivisionByZero {
+                op: name.to_string(),
+            })?,
+            BinaryOp::TruncDiv | BinaryOp::Rem if y.is_zero() => {
+                return Err(TensirSpecError::DivisionByZero {
+                    op: name.to_string(),
+                })
+            }
+            // Quotients and remainders of in-range operands stay in range,
+            // except `MIN / -1`, which C leaves undefined.
+            BinaryOp::TruncDiv => Value::trunc_div(x, y),
+            BinaryOp::Rem => Value::rem(x, y),
+            BinaryOp::Pow => x.pow_real(y),
+            BinaryOp::Maximum => Value::max_of(&[x.clone(), y.clone()]),
+            BinaryOp::Minimum => Value::min_of(&[x.clone(), y.clone()]),
+            BinaryOp::Lt => Value::lt(x, y),
+            BinaryOp::Le => Value::le(x, y),
+            BinaryOp::Gt => Value::gt(x, y),
+            BinaryOp::Ge => Value::ge(x, y),
+            BinaryOp::Eq => Value::equals(x, y),
+            BinaryOp::Ne => Value::not_equals(x, y),
+            BinaryOp::And => Value::logical_and(x, y),
+            BinaryOp::Or => Value::logical_or(x, y),
+        };
+        elems.push(v);
+    }
+    tensor(shape, elems)
+}
+
+pub(super) fn reduce(kind: ReduceKind, dtype: DType, a: &Tensor, axes: &[usize]) -> Result<Tensor> {
+    let src = a.shape();
+    let keep: Vec<usize> = (0..src.len()).filter(|i| !axes.contains(i)).collect();
+    let out_shape: Vec<usize> = keep.iter().map(|&i| src[i]).collect();
+    let reduced: Vec<usize> = axes.iter().map(|&i| src[i]).collect();
+    let strides = row_major_strides(src);
+    let count: usize = reduced.iter().product();
+    if count == 0 && matches!(kind, ReduceKind::Max | ReduceKind::Min) {
+        return Err(TensirSpecError::EmptyReduction {
+            op: kind.name().to_string(),
+        });
+    }
+    let wrap = wraps(dtype);
+    let mut elems = Vec::with_capacity(out_shape.iter().product());
+    let mut group = Vec::with_capacity(count);
+    for_each_index(&out_shape, |out_idx| {
+        let base: usize = keep
+            .iter()
+            .zip(out_idx)
+            .map(|(&axis, &i)| i * strides[axis])
+            .sum();
+        group.clear();
+        for_each_index(&reduced, |r_idx| {
+            let offset: usize = axes
+                .iter()
+                .zip(r_idx)
+                .map(|(&axis, &i)| i * strides[axis])
+                .sum();
+            let v = &a.elems()[base + offset];
+            group.push(match wrap {
+                Some((bits, signed)) => unwrap_operand(v, bits, signed),
+                None => v.clone(),
+            });
+        });
+        let v = match kind {
+            ReduceKind::Sum => wrap_result(Value::sum(group.iter()), dtype),
+            ReduceKind::Prod => {
+                wrap_result(group.iter().fold(Value::one(), |acc, v| acc.mul(v)), dtype)
+            }
+            ReduceKind::Max => Value::max_of(&group),
+            ReduceKind::Min => Value::min_of(&group),
+        };
+        elems.push(v);
+    });
+    tensor(out_shape, elems)
+}
+
+/// General contraction of one or two operands: labels absent from `output`
+/// are summed.
+pub(super) fn einsum(
+    inputs: &[Vec<char>],
+    output: &[char],
+    args: &[Tensor],
+    dtype: DType,
+) -> Result<Tensor> {
+    let mut labels: Vec<(char, usize)> = Vec::new();
+    for (lab, t) in inputs.iter().zip(args) {
+        if lab.len() != t.shape().len() {
+            return Err(TensirSpecError::Malformed(format!(
+                "einsum subscript {lab:?} for an operand of rank {}",
+                t.shape().len()
+            )));
+        }
+        for (c, &n) in lab.iter().zip(t.shape()) {
+            match labels.iter().find(|(l, _)| l == c) {
+                Some((_, m)) if *m != n => {
+                    return Err(TensirSpecError::ShapeMismatch {
+                        op: "einsum".into(),
+                        shapes: args.iter().map(|a| a.shape().to_vec()).collect(),
+                    })
+                }
+                Some(_) => {}
+                None => labels.push((*c, n)),
+            }
+        }
+    }
+    let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map(|(_, n)| *n);
+    let out_shape = output
+        .iter()
+        .map(size_of)
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| TensirSpecError::Malformed("einsum output label unknown".into()))?;
+    let summed: Vec<char> = labels
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| !output.contains(c))
+        .collect();
+    let summed_shape: Vec<usize> = summed.iter().filter_map(size_of).collect();
+    checked_len("einsum", &out_shape)?;
+    // For each operand, the stride of each label in the output and summed
+    // index vectors, so an element's offset is two dot products.
+    let operand_strides: Vec<(Vec<usize>, Vec<usize>)> = inputs
+        .iter()
+        .zip(args)
+        .map(|(lab, t)| {
+            let strides = row_major_strides(t.shape());
+            let stride_of = |c: &char| lab.iter().position(|l| l == c).map_or(0, |p| strides[p]);
+            (
+                output.iter().map(stride_of).collect(),
+                summed.iter().map(stride_of).collect(),
+            )
+        })
+        .collect();
+    let wrap = wraps(dtype);
+    let mut elems = Vec::with_capacity(out_shape.iter().product());
+    let mut products = Vec::new();
+    for_each_index(&out_shape, |out_idx| {
+        let bases: Vec<usize> = operand_strides
+            .iter()
+            .map(|(os, _)| os.iter().zip(out_idx).map(|(s, i)| s * i).sum())
+            .collect();
+        products.clear();
+        let mut visit = |s_idx: &[usize]| {
+            let mut p: Option<Value> = None;
+            for (k, t) in args.iter().enumerate() {
+                let offset: usize = bases[k]
+                    + operand_strides[k]
+                        .1
+                        .iter()
+                        .zip(s_idx)
+                        .map(|(s, i)| s * i)
+                        .sum::<usize>();
+                let v = match wrap {
+                    Some((bits, signed)) => unwrap_operand(&t.elems()[offset], bits, signed),
+                    None => t.elems()[offset].clone(),
+                };
+                p = Some(match p {
+                    None => v,
+                    Some(acc) => acc.mul(&v),
+                });
+            }
+            products.push(p.unwrap_or_else(Value::one));
+        };
+        if summed_shape.is_empty() {
+            visit(&[]);
+        } else {
+            for_each_index(&summed_shape, &mut visit);
+        }
+        elems.push(wrap_result(Value::sum(products.iter()), dtype));
+    });
+    tensor(out_shape, elems)
+}
