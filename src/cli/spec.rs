@@ -190,11 +190,10 @@ pub fn render(args: &SpecArgs) -> Result<String, Failure> {
         Some(text) => spec::parse_sizes(text).map_err(spec_failure)?,
         None => spec::Sizes::new(),
     };
-    let mut sizes = spec::choose_sizes(&kernel, &fixed).map_err(spec_failure)?;
+    let mut result = spec::spec_at_chosen_sizes(&kernel, &fixed).map_err(spec_failure)?;
     if args.second {
-        sizes = spec::choose_second_sizes(&kernel, &sizes).map_err(spec_failure)?;
+        result = spec::spec_at_second_sizes(&kernel, &result.sizes).map_err(spec_failure)?;
     }
-    let result = spec::spec_of_kernel(&kernel, &sizes).map_err(spec_failure)?;
     if args.json {
         serde_json::to_string_pretty(&spec_json(&result))
             .map(|s| s + "\n")
