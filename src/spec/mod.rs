@@ -19,6 +19,7 @@
 pub mod build;
 pub mod examples;
 pub mod exec;
+pub mod numeric;
 pub mod sizes;
 
 use std::collections::BTreeMap;
