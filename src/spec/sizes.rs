@@ -4,9 +4,20 @@
 //! declaration order) so that no two dimensions can be confused in the spec.
 //! A candidate tuple is accepted only when a dry run of the loops (no
 //! symbolic work) finds every access inside its array's extents, no negative
-//! extent, and no two rows of a strided (`Storage::Flat`) array overlapping.
-//! When the first candidate fails, permutations and larger values are tried
-//! in a fixed order, so the choice is deterministic.
+//! extent, and no two touched elements of a strided (`Storage::Flat`) view
+//! sharing a flat offset. A general strided view (`key_cache[t*kv_dim +
+//! head*head_size + i]`: strides `kv_dim, head_size, 1`) passes when its
+//! strides act as a mixed radix over the touched box, or else when an exact
+//! enumeration of the box finds no shared offset. When the first candidate
+//! fails, permutations and larger values are tried in a fixed order, so the
+//! choice is deterministic; a candidate whose only fault is an overlapping
+//! view has the size behind the stride grown until the view is one-to-one
+//! (`kv_dim ≥ (head+1)·head_size`). Size parameters used as indices (`head`,
+//! `pos`) get values like any other.
+//!
+//! [`smaller_candidates`] lists tuples with values from 2 (or 1) up, for
+//! specs too large to build at the usual sizes (see
+//! [`super::spec_at_chosen_sizes`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
