@@ -52,8 +52,17 @@ def _tenslift(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(BINARY), *args], capture_output=True, text=True, cwd=REPO_ROOT)
 
 
+def _macro_defines(kernel) -> list[str]:
+    """Sizes that are compile-time macros (`#define M 10`), not C parameters:
+    the spec is extracted with the same -D flags cref compiles with (MINI)."""
+    parameters = {p.name for p in kernel.params}
+    return [f"-D{name.upper()}={value}" for name, value in kernel.sizes["MINI"].items()
+            if name not in parameters]
+
+
 def _spec_sizes(kernel) -> dict[str, int]:
-    result = _tenslift("spec", str(kernel.path), "--function", kernel.function, "--json")
+    result = _tenslift("spec", str(kernel.path), "--function", kernel.function, "--json",
+                       *_macro_defines(kernel))
     assert result.returncode == 0, f"tenslift spec failed ({result.returncode}): {result.stderr}"
     return json.loads(result.stdout)["sizes"]
 
@@ -105,7 +114,7 @@ def test_spec_matches_compiled_c(kernel, tmp_path):
     size_list = ",".join(f"{k}={v}" for k, v in sizes.items())
     spec_out = tmp_path / "spec"
     args = ["spec", str(kernel.path), "--function", kernel.function, "--eval", str(inputs),
-            "--out", str(spec_out)]
+            "--out", str(spec_out), *_macro_defines(kernel)]
     if size_list:
         args += ["--sizes", size_list]
     evaluated = _tenslift(*args)
