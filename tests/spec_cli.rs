@@ -146,12 +146,7 @@ fn eval_writes_numeric_outputs_in_the_c_buffer_shape() {
     write(inputs, "alpha", vec![], vec![2.0]);
     write(inputs, "beta", vec![], vec![0.5]);
     write(inputs, "A", vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]);
-    write(
-        inputs,
-        "B",
-        vec![2, 3],
-        vec![1.0, 0.0, -1.0, 0.5, 1.0, 2.0],
-    );
+    write(inputs, "B", vec![2, 3], vec![1.0, 0.0, -1.0, 0.5, 1.0, 2.0]);
     write(inputs, "C", vec![2, 3], vec![2.0; 6]);
     let out_dir = inputs.join("out");
     let out = tenslift(&[
@@ -171,10 +166,7 @@ fn eval_writes_numeric_outputs_in_the_c_buffer_shape() {
     assert_eq!(c.shape, vec![2, 3]);
     // Row 0: 2*[1*1+2*0.5, 1*0+2*1, -1+2*2] + 1 = [5, 5, 7].
     // Row 1: 2*[3+2, 0+4, -3+8] + 1 = [11, 9, 11].
-    assert_eq!(
-        c.data,
-        Data::Float(vec![5.0, 5.0, 7.0, 11.0, 9.0, 11.0])
-    );
+    assert_eq!(c.data, Data::Float(vec![5.0, 5.0, 7.0, 11.0, 9.0, 11.0]));
 }
 
 #[test]
@@ -202,7 +194,14 @@ fn exit_codes_for_rejected_files_unknown_functions_and_bad_sizes() {
     assert_eq!(unknown.status.code(), Some(1));
     assert!(stderr(&unknown).contains("no function named `no_such_kernel`"));
 
-    let bad_sizes = tenslift(&["spec", GEMM, "--function", "kernel_gemm", "--sizes", "ni=two"]);
+    let bad_sizes = tenslift(&[
+        "spec",
+        GEMM,
+        "--function",
+        "kernel_gemm",
+        "--sizes",
+        "ni=two",
+    ]);
     assert_eq!(bad_sizes.status.code(), Some(4));
     assert!(stderr(&bad_sizes).contains("malformed size list `ni=two`"));
 

@@ -241,7 +241,10 @@ pub fn spec_smaller(
     let largest = |s: &Sizes| s.values().copied().max().unwrap_or(0);
     let mut best: Option<(i64, usize, Spec)> = None;
     for sizes in sizes::smaller_candidates(kernel, fixed, base, accept).ok()? {
-        if best.as_ref().is_some_and(|(top, _, _)| largest(&sizes) > *top) {
+        if best
+            .as_ref()
+            .is_some_and(|(top, _, _)| largest(&sizes) > *top)
+        {
             break;
         }
         let Ok(spec) = spec_of_kernel(kernel, &sizes) else {

@@ -147,9 +147,8 @@ pub fn evaluate(
     let no_iters = HashMap::new();
     let mut buffers: HashMap<String, Buffer> = HashMap::new();
     let mut scalars: HashMap<String, f64> = HashMap::new();
-    let needed = |name: &str| {
-        spec.inputs.iter().any(|i| i.name == name) || spec.output(name).is_some()
-    };
+    let needed =
+        |name: &str| spec.inputs.iter().any(|i| i.name == name) || spec.output(name).is_some();
     for p in &kernel.params {
         if !needed(&p.name) {
             continue;
@@ -232,7 +231,14 @@ pub fn evaluate(
         }
         results.push(NumericOutput {
             name: out.name.clone(),
-            array: place(&out.name, out.elem, dtype, out.value.shape(), values, &buffers)?,
+            array: place(
+                &out.name,
+                out.elem,
+                dtype,
+                out.value.shape(),
+                values,
+                &buffers,
+            )?,
         });
     }
     Ok(results)

@@ -433,9 +433,10 @@ fn first_overlap(strides: &[i64], max_touched: &[i64]) -> Option<(usize, i64)> {
         if max_touched.get(dim).is_none_or(|m| *m < 1) {
             return None;
         }
-        let span: i64 = 1 + (dim + 1..strides.len())
-            .map(|e| strides[e].saturating_mul(touched(e)))
-            .fold(0i64, i64::saturating_add);
+        let span: i64 = 1
+            + (dim + 1..strides.len())
+                .map(|e| strides[e].saturating_mul(touched(e)))
+                .fold(0i64, i64::saturating_add);
         (strides[dim] < span).then_some((dim, span))
     })
 }

@@ -711,7 +711,13 @@ fn one_head_scores() -> Kernel {
         .size("head")
         .size("hs")
         .size("kv")
-        .flat_array("cache", F32, &["pos+1", "?", "hs"], &["kv", "hs", "1"], Role::Input)
+        .flat_array(
+            "cache",
+            F32,
+            &["pos+1", "?", "hs"],
+            &["kv", "hs", "1"],
+            Role::Input,
+        )
         .flat_array("q", F32, &["hs"], &["1"], Role::Input)
         .flat_array("att", F32, &["pos+1"], &["1"], Role::Output)
         .body(vec![for_(
@@ -728,7 +734,10 @@ fn one_head_scores() -> Kernel {
                         el("att", &["t"], F32),
                         add(
                             load("att", &["t"], F32),
-                            mul(load("q", &["i"], F32), load("cache", &["t", "head", "i"], F32)),
+                            mul(
+                                load("q", &["i"], F32),
+                                load("cache", &["t", "head", "i"], F32),
+                            ),
                         ),
                     )],
                 ),
@@ -796,6 +805,59 @@ fn non_nested_strides_pass_when_touched_offsets_are_distinct() {
     let err = spec_of_kernel(&k(&["1", "1"]), &Sizes::new()).unwrap_err();
     assert!(
         matches!(err, SpecError::OverlappingStrides { ref array, .. } if array == "A"),
+        "{err}"
+    );
+}
+
+/// `y[head*hs + i] = x[i] / 2` on `int`s: the output is a strided slice of a
+/// larger buffer, and division truncates toward zero as in C.
+#[test]
+fn numeric_values_land_in_the_c_buffer_with_c_integer_division() {
+    use tenslift_targets::dtype::DType;
+    use tenslift_targets::interp::{Array, Data};
+    use tenslift_targets::npy;
+
+    let k = KernelBuilder::new("halve_slice")
+        .size("head")
+        .size("hs")
+        .flat_array("x", I32, &["hs"], &["1"], Role::Input)
+        .flat_array("y", I32, &["?", "hs"], &["hs", "1"], Role::InOut)
+        .body(vec![for_(
+            "i",
+            "0",
+            "hs",
+            vec![assign(
+                el("y", &["head", "i"], I32),
+                binary(BinaryOp::Div, load("x", &["i"], I32), lit(2)),
+            )],
+        )])
+        .build();
+    let at = sizes(&[("head", 1), ("hs", 3)]);
+    let spec = spec_of_kernel(&k, &at).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, values: Vec<i64>| {
+        let n = values.len();
+        npy::write(
+            &dir.path().join(format!("{name}.npy")),
+            &Array::from_i64(DType::I32, vec![n], values),
+        )
+        .unwrap();
+    };
+    write("x", vec![-7, 5, 0]);
+    // The whole buffer: two heads of three, plus one element past them.
+    write("y", vec![10, 11, 12, 13, 14, 15, 16]);
+    let outputs = numeric::evaluate(&k, &spec, dir.path()).unwrap();
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].array.shape, vec![7]);
+    assert_eq!(
+        outputs[0].array.data,
+        Data::Int(vec![10, 11, 12, -3, 2, 0, 16])
+    );
+    // A buffer too short for the view is an error, not a wrong answer.
+    write("y", vec![10, 11, 12, 13]);
+    let err = numeric::evaluate(&k, &spec, dir.path()).err().unwrap();
+    assert!(
+        matches!(err, numeric::NumericError::BufferTooSmall { .. }),
         "{err}"
     );
 }

@@ -8,7 +8,7 @@ evaluates the spec on the same .npy inputs; every output must match —
 integers exactly, floats up to rounding (the spec is exact over the reals, C
 rounds each operation in the declared type).
 
-The binary is $TENSLIFT_BIN, else target/release/tenslift, else
+Chunks for parallel runs: see `_chunk`. The binary is $TENSLIFT_BIN, else target/release/tenslift, else
 target/debug/tenslift (scripts/test.sh builds release first).
 """
 
@@ -41,8 +41,18 @@ def _binary() -> Path:
     return REPO_ROOT / "target" / "release" / "tenslift"
 
 
+def _chunk(kernels: list) -> list:
+    """$SPEC_VS_C_CHUNK=`i/n` keeps every n-th kernel from the i-th (0-based),
+    so n processes can share the corpus (e.g. `0/2` and `1/2` on 2 cores)."""
+    chunk = os.environ.get("SPEC_VS_C_CHUNK")
+    if not chunk:
+        return kernels
+    index, count = (int(part) for part in chunk.split("/"))
+    return kernels[index::count]
+
+
 BINARY = _binary()
-LIFTED = [k for k in cref.load_manifest().values() if k.expect in ("lift", "partial")]
+LIFTED = _chunk([k for k in cref.load_manifest().values() if k.expect in ("lift", "partial")])
 
 
 def _tenslift(*args: str) -> subprocess.CompletedProcess:
