@@ -209,3 +209,35 @@ fn exit_codes_for_rejected_files_unknown_functions_and_bad_sizes() {
     assert_eq!(not_a_size.status.code(), Some(4));
     assert!(stderr(&not_a_size).contains("`q` is not a size parameter"));
 }
+
+#[test]
+fn eval_writes_a_pure_output_without_an_initial_file_in_the_spec_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    // att[t] for t <= pos is fully written; its initial contents are never read.
+    let (pos, head, head_size, kv_dim) = (1usize, 1usize, 2usize, 4usize);
+    write(dir.path(), "q", vec![kv_dim], vec![0.0, 0.0, 1.0, 2.0]);
+    write(
+        dir.path(),
+        "key_cache",
+        vec![pos + 1, kv_dim],
+        vec![9.0, 9.0, 3.0, 4.0, 9.0, 9.0, 5.0, 6.0],
+    );
+    let sizes = format!("pos={pos},head={head},head_size={head_size},kv_dim={kv_dim}");
+    let out = tenslift(&[
+        "spec",
+        ATTENTION,
+        "--function",
+        "transformer_part1",
+        "--sizes",
+        &sizes,
+        "--eval",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let att = npy::read(&dir.path().join("spec-outputs").join("att.npy")).unwrap();
+    assert_eq!(att.shape, vec![pos + 1]);
+    let root2 = 2f64.sqrt();
+    // The f32 output rounds the exact value (1*3 + 2*4)/sqrt(2).
+    let expected = [11.0 / root2, 17.0 / root2].map(|v| v as f32 as f64);
+    assert_eq!(att.data, Data::Float(expected.to_vec()));
+}
