@@ -497,7 +497,11 @@ fn repair_overlap(kernel: &Kernel, candidate: &Sizes, fixed: &Sizes) -> Option<S
         if terms.next().is_some() || coeff <= 0 || fixed.contains_key(param) {
             return None;
         }
-        let mut value = (needed - stride.constant + coeff - 1).div_euclid(coeff);
+        // ceil((needed - constant) / coeff), refusing on overflow.
+        let mut value = needed
+            .checked_sub(stride.constant)?
+            .checked_add(coeff - 1)?
+            .div_euclid(coeff);
         while sizes.iter().any(|(k, v)| k != param && *v == value) {
             value += 1;
         }
