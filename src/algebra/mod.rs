@@ -37,7 +37,11 @@
 //!    Floating-point rounding is not modelled — not reassociation, not
 //!    `float` (f32) rounding, not overflow to infinity. Two equal normal
 //!    forms are **equal over the reals**, which is what TENSORIZE guarantees
-//!    and what the verifier checks separately for IEEE concerns.
+//!    and what the verifier checks separately for IEEE concerns. Expansion
+//!    is never cut short: a product whose expansion would be too large is
+//!    refused by its caller (the spec executor reports `ExpressionTooLarge`
+//!    and the size chooser retries at smaller sizes), so every normal form
+//!    stays canonical and no equality is decided on a truncated one.
 //! 2. Division by an atom or a monomial gives negative exponents (Laurent
 //!    polynomials) and assumes the divisor non-zero, as TENSORIZE/SymPy did.
 //!    Division by a polynomial first tries exact division; otherwise it

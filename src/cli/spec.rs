@@ -1,12 +1,17 @@
-//! `tenslift spec FILE [--function F] [--sizes n=4,m=5] [--second] [--json]`:
-//! prints what a kernel computes, one exact expression per output element.
+//! `tenslift spec FILE [--function F] [--sizes n=4,m=5] [--second] [--json]
+//! [--eval DIR [--out DIR2]]`: prints what a kernel computes, one exact
+//! expression per output element. With `--eval`, evaluates the spec
+//! numerically on the `.npy` inputs in DIR (as `scripts/cref.py inputs`
+//! writes them, at the spec's sizes) and writes one `<output>.npy` per output
+//! into DIR2 (default `DIR/spec-outputs`), shaped like the C driver's.
 //!
 //! FILE is C source (through the frontend) or loop IR as JSON (the output of
 //! `tenslift extract --json`, a serialised `TranslationUnit`).
 //!
 //! Exit codes: 0 success; 2 the input cannot be read or parsed; 3 no such
 //! kernel, or several and no `--function`; 4 the spec cannot be computed at
-//! the requested sizes (bounds, bad size list, …).
+//! the requested sizes (bounds, bad size list, …) or evaluated on the given
+//! inputs (missing file, buffer too small, …).
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +38,12 @@ pub struct SpecArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Evaluate the spec on the `.npy` inputs in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub eval: Option<PathBuf>,
+    /// Where `--eval` writes `<output>.npy` (default `DIR/spec-outputs`).
+    #[arg(long, value_name = "DIR2", requires = "eval")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub cflags: CFlags,
 }
@@ -182,6 +193,28 @@ pub fn spec_json(spec: &Spec) -> Value {
     })
 }
 
+/// `--eval`: writes the outputs and returns the text to print (the output
+/// directory, then one line per file written).
+fn evaluate_to_files(
+    kernel: &Kernel,
+    result: &Spec,
+    dir: &Path,
+    out: Option<&Path>,
+) -> Result<String, Failure> {
+    let fail = |e: spec::numeric::NumericError| Failure {
+        code: EXIT_SPEC,
+        message: format!("error: {e}"),
+    };
+    let outputs = spec::numeric::evaluate(kernel, result, dir).map_err(fail)?;
+    let out_dir = out.map_or_else(|| dir.join("spec-outputs"), Path::to_path_buf);
+    spec::numeric::write_outputs(&out_dir, &outputs).map_err(fail)?;
+    let mut text = format!("{}\n", out_dir.display());
+    for o in &outputs {
+        text.push_str(&format!("{}.npy\n", o.name));
+    }
+    Ok(text)
+}
+
 /// Computes the text `run` prints, or the failure it reports.
 pub fn render(args: &SpecArgs) -> Result<String, Failure> {
     let kernels = load_kernels(args)?;
@@ -190,11 +223,13 @@ pub fn render(args: &SpecArgs) -> Result<String, Failure> {
         Some(text) => spec::parse_sizes(text).map_err(spec_failure)?,
         None => spec::Sizes::new(),
     };
-    let mut sizes = spec::choose_sizes(&kernel, &fixed).map_err(spec_failure)?;
+    let mut result = spec::spec_at_chosen_sizes(&kernel, &fixed).map_err(spec_failure)?;
     if args.second {
-        sizes = spec::choose_second_sizes(&kernel, &sizes).map_err(spec_failure)?;
+        result = spec::spec_at_second_sizes(&kernel, &result.sizes).map_err(spec_failure)?;
     }
-    let result = spec::spec_of_kernel(&kernel, &sizes).map_err(spec_failure)?;
+    if let Some(dir) = &args.eval {
+        return evaluate_to_files(&kernel, &result, dir, args.out.as_deref());
+    }
     if args.json {
         serde_json::to_string_pretty(&spec_json(&result))
             .map(|s| s + "\n")
@@ -265,6 +300,8 @@ mod tests {
             sizes: None,
             second: false,
             json: false,
+            eval: None,
+            out: None,
             cflags: CFlags::default(),
         }
     }

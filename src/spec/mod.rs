@@ -19,6 +19,7 @@
 pub mod build;
 pub mod examples;
 pub mod exec;
+pub mod numeric;
 pub mod sizes;
 pub mod tensir;
 
@@ -187,10 +188,75 @@ pub fn spec_of_kernel(kernel: &Kernel, sizes: &Sizes) -> Result<Spec, SpecError>
     exec::execute(kernel, sizes)
 }
 
-/// Chooses sizes (honouring `fixed` ones) and executes.
+/// Chooses sizes (honouring `fixed` ones) and executes. When the spec at
+/// the chosen sizes is too large to build (a division/square-root recurrence
+/// such as gramschmidt's grows exponentially in the normal form), the
+/// smallest valid tuples from 2 up are tried instead: see [`spec_smaller`].
 pub fn spec_at_chosen_sizes(kernel: &Kernel, fixed: &Sizes) -> Result<Spec, SpecError> {
     let sizes = choose_sizes(kernel, fixed)?;
-    spec_of_kernel(kernel, &sizes)
+    match spec_of_kernel(kernel, &sizes) {
+        Err(e) if is_too_large(&e) => spec_smaller(kernel, fixed, 2, &|_| true).ok_or(e),
+        other => other,
+    }
+}
+
+/// The spec at the second size tuple (every size different from `first`),
+/// with the same fallback to smaller tuples (from 1 up) as
+/// [`spec_at_chosen_sizes`].
+pub fn spec_at_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Spec, SpecError> {
+    let sizes = choose_second_sizes(kernel, first)?;
+    let differs = |c: &Sizes| first.iter().all(|(k, v)| c.get(k) != Some(v));
+    match spec_of_kernel(kernel, &sizes) {
+        Err(e) if is_too_large(&e) => spec_smaller(kernel, &Sizes::new(), 1, &differs).ok_or(e),
+        other => other,
+    }
+}
+
+fn is_too_large(e: &SpecError) -> bool {
+    matches!(
+        e,
+        SpecError::ExpressionTooLarge { .. } | SpecError::TooLarge { .. }
+    )
+}
+
+/// Total number of terms over all output elements: how big a spec is.
+pub fn spec_terms(spec: &Spec) -> usize {
+    spec.outputs
+        .iter()
+        .flat_map(|o| o.value.elems().iter())
+        .map(|e| e.len())
+        .sum()
+}
+
+/// Among the valid tuples with values from `base` whose spec can be built,
+/// those with the smallest largest value; of these, the one with the
+/// fewest terms (e.g. gramschmidt's `m=3, n=2` over `m=2, n=3`, whose
+/// third column is a rank-deficient, all-rounding-noise case). Deterministic:
+/// candidates come in a fixed order and ties keep the first.
+pub fn spec_smaller(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+) -> Option<Spec> {
+    let largest = |s: &Sizes| s.values().copied().max().unwrap_or(0);
+    let mut best: Option<(i64, usize, Spec)> = None;
+    for sizes in sizes::smaller_candidates(kernel, fixed, base, accept).ok()? {
+        if best
+            .as_ref()
+            .is_some_and(|(top, _, _)| largest(&sizes) > *top)
+        {
+            break;
+        }
+        let Ok(spec) = spec_of_kernel(kernel, &sizes) else {
+            continue;
+        };
+        let terms = spec_terms(&spec);
+        if best.as_ref().is_none_or(|(_, t, _)| terms < *t) {
+            best = Some((largest(&sizes), terms, spec));
+        }
+    }
+    best.map(|(_, _, spec)| spec)
 }
 
 /// Parses `n=4,m=5`.

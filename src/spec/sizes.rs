@@ -4,11 +4,22 @@
 //! declaration order) so that no two dimensions can be confused in the spec.
 //! A candidate tuple is accepted only when a dry run of the loops (no
 //! symbolic work) finds every access inside its array's extents, no negative
-//! extent, and no two rows of a strided (`Storage::Flat`) array overlapping.
-//! When the first candidate fails, permutations and larger values are tried
-//! in a fixed order, so the choice is deterministic.
+//! extent, and no two touched elements of a strided (`Storage::Flat`) view
+//! sharing a flat offset. A general strided view (`key_cache[t*kv_dim +
+//! head*head_size + i]`: strides `kv_dim, head_size, 1`) passes when its
+//! strides act as a mixed radix over the touched box, or else when an exact
+//! enumeration of the box finds no shared offset. When the first candidate
+//! fails, permutations and larger values are tried in a fixed order, so the
+//! choice is deterministic; a candidate whose only fault is an overlapping
+//! view has the size behind the stride grown until the view is one-to-one
+//! (`kv_dim ≥ (head+1)·head_size`). Size parameters used as indices (`head`,
+//! `pos`) get values like any other.
+//!
+//! [`smaller_candidates`] lists tuples with values from 2 (or 1) up, for
+//! specs too large to build at the usual sizes (see
+//! [`super::spec_at_chosen_sizes`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tenslift_frontend::ir::*;
 
@@ -378,22 +389,16 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
                 .iter()
                 .map(|s| eval_affine(s, &no_iters, sizes, a.loc))
                 .collect::<Result<Vec<i64>, _>>()?;
-            // The elements the inner dimensions touch must fit in one stride.
-            for dim in 0..strides.len().saturating_sub(1) {
-                if a.max_touched.get(dim).is_none_or(|m| *m < 1) {
-                    continue;
-                }
-                let span: i64 = 1
-                    + (dim + 1..strides.len())
-                        .map(|e| strides[e] * a.max_touched.get(e).copied().unwrap_or(0).max(0))
-                        .sum::<i64>();
-                if strides[dim] < span {
+            if let Some((dim, needed)) = first_overlap(&strides, &a.max_touched) {
+                // Nested spans are sufficient, not necessary: a general
+                // strided view may still map its touched box one-to-one.
+                if !box_is_injective(&strides, &a.max_touched) {
                     return Err(SpecError::OverlappingStrides {
                         at: at(a.loc),
                         array: name.to_string(),
                         dim,
                         stride: strides[dim],
-                        needed: span,
+                        needed,
                     });
                 }
             }
@@ -416,6 +421,96 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
         );
     }
     Ok(Layout { extents })
+}
+
+/// The first dimension whose stride is below the span of the inner
+/// dimensions' touched elements, with that span. When there is none, the
+/// flat offsets `Σ index[d]·stride[d]` of the touched box are distinct (the
+/// strides act as a mixed radix), so distinct elements never share memory.
+fn first_overlap(strides: &[i64], max_touched: &[i64]) -> Option<(usize, i64)> {
+    let touched = |d: usize| max_touched.get(d).copied().unwrap_or(0).max(0);
+    (0..strides.len().saturating_sub(1)).find_map(|dim| {
+        if max_touched.get(dim).is_none_or(|m| *m < 1) {
+            return None;
+        }
+        let span: i64 = 1
+            + (dim + 1..strides.len())
+                .map(|e| strides[e].saturating_mul(touched(e)))
+                .fold(0i64, i64::saturating_add);
+        (strides[dim] < span).then_some((dim, span))
+    })
+}
+
+/// Whether every index of the box `0..=max_touched` (a superset of the
+/// touched indices) has its own flat offset: the exact check, by
+/// enumeration, for views the mixed-radix rule cannot decide. A box over
+/// the element limit counts as overlapping (the caller reports it).
+fn box_is_injective(strides: &[i64], max_touched: &[i64]) -> bool {
+    let extents: Vec<i64> = max_touched.iter().map(|m| m.max(&0) + 1).collect();
+    let count = extents
+        .iter()
+        .try_fold(1i64, |acc, &n| acc.checked_mul(n))
+        .unwrap_or(i64::MAX);
+    if count > ELEMENT_LIMIT {
+        return false;
+    }
+    let mut seen = HashSet::with_capacity(count as usize);
+    let mut index = vec![0i64; extents.len()];
+    for _ in 0..count {
+        let offset: i64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+        if !seen.insert(offset) {
+            return false;
+        }
+        // Odometer increment, innermost dimension fastest.
+        for d in (0..index.len()).rev() {
+            index[d] += 1;
+            if index[d] < extents[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    true
+}
+
+/// Grows the size parameter behind an overlapping stride until the view is
+/// one-to-one (`kv_dim ≥ (head+1)·head_size` for `key_cache[t*kv_dim +
+/// head*head_size + i]`), keeping every value distinct and `fixed` ones
+/// untouched. Returns the repaired tuple when it passes [`check_sizes`].
+fn repair_overlap(kernel: &Kernel, candidate: &Sizes, fixed: &Sizes) -> Option<Sizes> {
+    let mut sizes = candidate.clone();
+    for _ in 0..8 {
+        let (array, dim, needed) = match check_sizes(kernel, &sizes) {
+            Ok(_) => return Some(sizes),
+            Err(SpecError::OverlappingStrides {
+                array, dim, needed, ..
+            }) => (array, dim, needed),
+            Err(_) => return None,
+        };
+        let (_, info, _) = all_arrays(kernel).find(|(n, _, _)| *n == array)?;
+        let Storage::Flat { strides } = &info.storage else {
+            return None;
+        };
+        let stride = strides.get(dim)?;
+        let mut terms = stride.terms.iter();
+        let (param, &coeff) = terms.next()?;
+        if terms.next().is_some() || coeff <= 0 || fixed.contains_key(param) {
+            return None;
+        }
+        // ceil((needed - constant) / coeff), refusing on overflow.
+        let mut value = needed
+            .checked_sub(stride.constant)?
+            .checked_add(coeff - 1)?
+            .div_euclid(coeff);
+        while sizes.iter().any(|(k, v)| k != param && *v == value) {
+            value += 1;
+        }
+        if sizes.get(param).is_some_and(|old| *old >= value) {
+            return None;
+        }
+        sizes.insert(param.clone(), value);
+    }
+    None
 }
 
 const CANDIDATE_LIMIT: usize = 20_000;
@@ -527,12 +622,15 @@ fn validate_fixed(kernel: &Kernel, params: &[String], fixed: &Sizes) -> Result<(
     Ok(())
 }
 
-fn search(
+/// Valid size tuples in candidate order, at most `want` of them (user-`fixed`
+/// values kept, each passing `accept`); an error when there is none.
+fn search_many(
     kernel: &Kernel,
     fixed: &Sizes,
     base: i64,
     accept: &dyn Fn(&Sizes) -> bool,
-) -> Result<Sizes, SpecError> {
+    want: usize,
+) -> Result<Vec<Sizes>, SpecError> {
     let params = size_params(kernel);
     validate_fixed(kernel, &params, fixed)?;
     let free: Vec<String> = params
@@ -540,32 +638,65 @@ fn search(
         .filter(|p| !fixed.contains_key(*p))
         .cloned()
         .collect();
-    let mut found = None;
+    let mut found: Vec<Sizes> = Vec::new();
     let mut first_failure: Option<SpecError> = None;
     for_each_candidate(&free, fixed, base, &mut |candidate| {
         if !accept(candidate) {
             return false;
         }
-        match check_sizes(kernel, candidate) {
-            Ok(_) => {
-                found = Some(candidate.clone());
-                true
+        let valid = match check_sizes(kernel, candidate) {
+            Ok(_) => Some(candidate.clone()),
+            Err(e @ SpecError::OverlappingStrides { .. }) => {
+                let repaired = repair_overlap(kernel, candidate, fixed).filter(|r| accept(r));
+                if repaired.is_none() {
+                    first_failure.get_or_insert(e);
+                }
+                repaired
             }
             Err(e) => {
                 first_failure.get_or_insert(e);
-                false
+                None
             }
+        };
+        if let Some(sizes) = valid.filter(|s| !found.contains(s)) {
+            found.push(sizes);
         }
+        found.len() >= want
     });
-    match (found, first_failure) {
-        (Some(s), _) => Ok(s),
+    match (found.is_empty(), first_failure) {
+        (false, _) => Ok(found),
         // With every size fixed by the user, report the real reason.
-        (None, Some(e)) if free.is_empty() => Err(e),
-        (None, e) => Err(SpecError::NoValidSizes {
+        (true, Some(e)) if free.is_empty() => Err(e),
+        (true, e) => Err(SpecError::NoValidSizes {
             kernel: kernel.name.clone(),
             first_failure: e.map_or_else(|| "no candidate".into(), |e| e.to_string()),
         }),
     }
+}
+
+fn search(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+) -> Result<Sizes, SpecError> {
+    let mut found = search_many(kernel, fixed, base, accept, 1)?;
+    Ok(found.remove(0))
+}
+
+/// Most smaller tuples [`smaller_candidates`] returns.
+pub(crate) const FALLBACK_CANDIDATES: usize = 12;
+
+/// Valid tuples whose free values start at `base` (smaller than the usual
+/// 3 when `base` is 2 or 1), in candidate order: the fallback when the spec
+/// at the chosen sizes is too large to build.
+pub fn smaller_candidates(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+) -> Result<Vec<Sizes>, SpecError> {
+    search_many(kernel, fixed, base, accept, FALLBACK_CANDIDATES)
 }
 
 /// The first valid size tuple (user-`fixed` values kept).

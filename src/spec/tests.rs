@@ -702,3 +702,162 @@ fn exploding_products_are_refused_with_a_location() {
     let err = spec_of_kernel(&k, &sizes(&[("n", 8)])).unwrap_err();
     assert!(matches!(err, SpecError::ExpressionTooLarge { .. }), "{err}");
 }
+
+/// `att[t] = Σ_i q[i] * cache[t*kv + head*hs + i]`: a general strided view
+/// whose middle index is the size parameter `head`.
+fn one_head_scores() -> Kernel {
+    KernelBuilder::new("scores")
+        .size("pos")
+        .size("head")
+        .size("hs")
+        .size("kv")
+        .flat_array(
+            "cache",
+            F32,
+            &["pos+1", "?", "hs"],
+            &["kv", "hs", "1"],
+            Role::Input,
+        )
+        .flat_array("q", F32, &["hs"], &["1"], Role::Input)
+        .flat_array("att", F32, &["pos+1"], &["1"], Role::Output)
+        .body(vec![for_(
+            "t",
+            "0",
+            "pos+1",
+            vec![
+                assign(el("att", &["t"], F32), flit("0.0f", F32)),
+                for_(
+                    "i",
+                    "0",
+                    "hs",
+                    vec![assign(
+                        el("att", &["t"], F32),
+                        add(
+                            load("att", &["t"], F32),
+                            mul(
+                                load("q", &["i"], F32),
+                                load("cache", &["t", "head", "i"], F32),
+                            ),
+                        ),
+                    )],
+                ),
+            ],
+        )])
+        .build()
+}
+
+#[test]
+fn general_strided_views_get_sizes_that_keep_elements_apart() {
+    let k = one_head_scores();
+    let chosen = choose_sizes(&k, &Sizes::new()).unwrap();
+    assert!(
+        chosen["kv"] >= (chosen["head"] + 1) * chosen["hs"],
+        "{chosen:?}"
+    );
+    let mut values: Vec<i64> = chosen.values().copied().collect();
+    values.sort();
+    values.dedup();
+    assert_eq!(values.len(), 4, "distinct sizes {chosen:?}");
+    let spec = spec_of_kernel(&k, &chosen).unwrap();
+    let head = chosen["head"] as u32;
+    let expected = (0..chosen["hs"] as u32).fold(E::zero(), |acc, i| {
+        &acc + &(&sym("q", &[i]) * &sym("cache", &[1, head, i]))
+    });
+    assert_eq!(entry(&spec, "att", &[1]), expected);
+    // The user's `kv` below the slice `head` needs is refused, not repaired.
+    let err = choose_sizes(&k, &sizes(&[("kv", 5)])).unwrap_err();
+    assert!(err.to_string().contains("overlap"), "{err}");
+}
+
+/// `B[i] = Σ_j A[i*2 + j*3]` for i < 3, j < 2: strides that are no mixed
+/// radix (2 < 1 + 3) but still give the six touched elements six offsets.
+#[test]
+fn non_nested_strides_pass_when_touched_offsets_are_distinct() {
+    let k = |strides: &[&str]| {
+        KernelBuilder::new("skew")
+            .flat_array("A", F64, &["?", "?"], strides, Role::Input)
+            .array("B", F64, &["3"], Role::Output)
+            .body(vec![for_(
+                "i",
+                "0",
+                "3",
+                vec![
+                    assign(el("B", &["i"], F64), flit("0.0", F64)),
+                    for_(
+                        "j",
+                        "0",
+                        "2",
+                        vec![assign(
+                            el("B", &["i"], F64),
+                            add(load("B", &["i"], F64), load("A", &["i", "j"], F64)),
+                        )],
+                    ),
+                ],
+            )])
+            .build()
+    };
+    let spec = spec_of_kernel(&k(&["2", "3"]), &Sizes::new()).unwrap();
+    assert_eq!(
+        entry(&spec, "B", &[2]),
+        &sym("A", &[2, 0]) + &sym("A", &[2, 1])
+    );
+    // Strides 1 and 1 put A[0,1] and A[1,0] at the same offset.
+    let err = spec_of_kernel(&k(&["1", "1"]), &Sizes::new()).unwrap_err();
+    assert!(
+        matches!(err, SpecError::OverlappingStrides { ref array, .. } if array == "A"),
+        "{err}"
+    );
+}
+
+/// `y[head*hs + i] = x[i] / 2` on `int`s: the output is a strided slice of a
+/// larger buffer, and division truncates toward zero as in C.
+#[test]
+fn numeric_values_land_in_the_c_buffer_with_c_integer_division() {
+    use tenslift_targets::dtype::DType;
+    use tenslift_targets::interp::{Array, Data};
+    use tenslift_targets::npy;
+
+    let k = KernelBuilder::new("halve_slice")
+        .size("head")
+        .size("hs")
+        .flat_array("x", I32, &["hs"], &["1"], Role::Input)
+        .flat_array("y", I32, &["?", "hs"], &["hs", "1"], Role::InOut)
+        .body(vec![for_(
+            "i",
+            "0",
+            "hs",
+            vec![assign(
+                el("y", &["head", "i"], I32),
+                binary(BinaryOp::Div, load("x", &["i"], I32), lit(2)),
+            )],
+        )])
+        .build();
+    let at = sizes(&[("head", 1), ("hs", 3)]);
+    let spec = spec_of_kernel(&k, &at).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, values: Vec<i64>| {
+        let n = values.len();
+        npy::write(
+            &dir.path().join(format!("{name}.npy")),
+            &Array::from_i64(DType::I32, vec![n], values),
+        )
+        .unwrap();
+    };
+    write("x", vec![-7, 5, 0]);
+    // The whole buffer: two heads of three, plus one element past them.
+    write("y", vec![10, 11, 12, 13, 14, 15, 16]);
+    let outputs = numeric::evaluate(&k, &spec, dir.path()).unwrap();
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].array.shape, vec![7]);
+    assert_eq!(
+        outputs[0].array.data,
+        Data::Int(vec![10, 11, 12, -3, 2, 0, 16])
+    );
+    // A buffer too short for the view is an error, not a wrong answer.
+    write("y", vec![10, 11, 12, 13]);
+    let err = numeric::evaluate(&k, &spec, dir.path()).err().unwrap();
+    assert!(
+        matches!(err, numeric::NumericError::BufferTooSmall { .. }),
+        "{err}"
+    );
+}

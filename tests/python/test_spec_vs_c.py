@@ -1,0 +1,166 @@
+"""Every spec agrees numerically with the gcc-compiled kernel.
+
+For each manifest kernel marked "lift" or "partial": `tenslift spec --json`
+chooses the sizes; the C reference driver (scripts/cref.py) generates inputs
+at exactly those sizes (a dataset "SPEC" added to an in-memory copy of the
+manifest entry), compiles and runs the kernel; `tenslift spec --eval`
+evaluates the spec on the same .npy inputs; every output must match —
+integers exactly, floats up to rounding (the spec is exact over the reals, C
+rounds each operation in the declared type).
+
+Chunks for parallel runs: see `_chunk`. The binary is $TENSLIFT_BIN, else target/release/tenslift, else
+target/debug/tenslift (scripts/test.sh builds release first).
+"""
+
+import dataclasses
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT, cref_module as cref
+
+DATASET = "SPEC"
+SEED = 0
+# Rounding allowance relative to the largest magnitude in the output (C
+# rounds every operation; small sizes keep the accumulated error tiny).
+RELATIVE_TOLERANCE = {"f64": 1e-9, "f32": 1e-4}
+
+
+def _binary() -> Path:
+    configured = os.environ.get("TENSLIFT_BIN")
+    if configured:
+        return Path(configured)
+    for profile in ("release", "debug"):
+        candidate = REPO_ROOT / "target" / profile / "tenslift"
+        if candidate.is_file():
+            return candidate
+    return REPO_ROOT / "target" / "release" / "tenslift"
+
+
+def _chunk(kernels: list) -> list:
+    """$SPEC_VS_C_CHUNK=`i/n` keeps every n-th kernel from the i-th (0-based),
+    so n processes can share the corpus (e.g. `0/2` and `1/2` on 2 cores)."""
+    chunk = os.environ.get("SPEC_VS_C_CHUNK")
+    if not chunk:
+        return kernels
+    index, count = (int(part) for part in chunk.split("/"))
+    return kernels[index::count]
+
+
+BINARY = _binary()
+LIFTED = _chunk([k for k in cref.load_manifest().values() if k.expect in ("lift", "partial")])
+
+
+def _tenslift(*args: str) -> subprocess.CompletedProcess:
+    if not BINARY.is_file():
+        pytest.fail(f"no tenslift binary at {BINARY}: run `cargo build --bin tenslift` "
+                    "or set TENSLIFT_BIN")
+    return subprocess.run([str(BINARY), *args], capture_output=True, text=True, cwd=REPO_ROOT)
+
+
+def _macro_defines(kernel) -> list[str]:
+    """Sizes that are compile-time macros (`#define M 10`), not C parameters:
+    the spec is extracted with the same -D flags cref compiles with (MINI)."""
+    parameters = {p.name for p in kernel.params}
+    return [f"-D{name.upper()}={value}" for name, value in kernel.sizes["MINI"].items()
+            if name not in parameters]
+
+
+def _spec_sizes(kernel) -> dict[str, int]:
+    result = _tenslift("spec", str(kernel.path), "--function", kernel.function, "--json",
+                       *_macro_defines(kernel))
+    assert result.returncode == 0, f"tenslift spec failed ({result.returncode}): {result.stderr}"
+    return json.loads(result.stdout)["sizes"]
+
+
+def _with_spec_dataset(kernel, sizes: dict[str, int]):
+    """The manifest entry with a dataset at the spec's sizes. A manifest size
+    that is not a size parameter of the spec must not change the C program's
+    meaning, so it keeps its MINI value."""
+    dataset = dict(kernel.sizes["MINI"])
+    unknown = sorted(set(sizes) - set(dataset))
+    assert not unknown, f"spec size parameters {unknown} are not manifest sizes of {kernel.name}"
+    dataset.update(sizes)
+    return dataclasses.replace(kernel, sizes={**kernel.sizes, DATASET: dataset})
+
+
+def _mismatch(name: str, dtype: str, c_value: np.ndarray, spec_value: np.ndarray) -> str | None:
+    """Why the spec's output differs from C's, or None when they agree."""
+    if c_value.shape != spec_value.shape:
+        return f"{name}: shape {spec_value.shape} from the spec, {c_value.shape} from C"
+    if c_value.dtype.kind != "f":
+        wrong = np.argwhere(c_value != spec_value)
+        if len(wrong) == 0:
+            return None
+        at = tuple(int(i) for i in wrong[0])
+        return (f"{name}: {len(wrong)} integer elements differ, first at {at}: "
+                f"spec {spec_value[at]}, C {c_value[at]}")
+    c64 = c_value.astype(np.float64)
+    s64 = spec_value.astype(np.float64)
+    both_nan = np.isnan(c64) & np.isnan(s64)
+    finite = np.isfinite(c64)
+    scale = max(1.0, float(np.max(np.abs(c64[finite]), initial=0.0)))
+    tolerance = RELATIVE_TOLERANCE.get(dtype, 1e-9) * scale
+    bad = ~both_nan & ~(np.abs(c64 - s64) <= tolerance)
+    if not bad.any():
+        return None
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{name}: {int(bad.sum())} of {bad.size} elements differ beyond {tolerance:.3g}, "
+            f"first at {at}: spec {s64[at]!r}, C {c64[at]!r}")
+
+
+@pytest.mark.parametrize("kernel", LIFTED, ids=[k.name for k in LIFTED])
+def test_spec_matches_compiled_c(kernel, tmp_path):
+    sizes = _spec_sizes(kernel)
+    at_spec_sizes = _with_spec_dataset(kernel, sizes)
+    inputs = tmp_path / "inputs"
+    cref.generate_inputs(at_spec_sizes, DATASET, SEED, inputs)
+    c_run = cref.run(at_spec_sizes, DATASET, seed=SEED, inputs=inputs, out=tmp_path / "c")
+
+    size_list = ",".join(f"{k}={v}" for k, v in sizes.items())
+    spec_out = tmp_path / "spec"
+    args = ["spec", str(kernel.path), "--function", kernel.function, "--eval", str(inputs),
+            "--out", str(spec_out), *_macro_defines(kernel)]
+    if size_list:
+        args += ["--sizes", size_list]
+    evaluated = _tenslift(*args)
+    assert evaluated.returncode == 0, f"tenslift spec --eval failed: {evaluated.stderr}"
+
+    problems = []
+    for name in kernel.outputs:
+        produced = spec_out / f"{name}.npy"
+        if not produced.is_file():
+            problems.append(f"{name}: the spec has no such output")
+            continue
+        dtype = kernel.return_type or kernel.dtype if name == "return" else kernel.param(name).type
+        problem = _mismatch(name, dtype, c_run.outputs[name], np.load(produced))
+        if problem:
+            problems.append(problem)
+    assert not problems, f"{kernel.name} at {size_list}:\n" + "\n".join(problems)
+
+
+def test_a_wrong_input_is_detected(tmp_path):
+    """The comparison can fail: perturbing one input the spec reads changes
+    the spec's output, and the check reports it."""
+    kernel = cref.get_kernel("gemm")
+    sizes = _spec_sizes(kernel)
+    at_spec_sizes = _with_spec_dataset(kernel, sizes)
+    inputs = tmp_path / "inputs"
+    values = cref.generate_inputs(at_spec_sizes, DATASET, SEED, inputs)
+    c_run = cref.run(at_spec_sizes, DATASET, seed=SEED, inputs=inputs, out=tmp_path / "c")
+    array = next(p.name for p in kernel.arrays if p.name not in kernel.outputs)
+    changed = values[array].copy()
+    changed.reshape(-1)[0] += 1
+    np.save(inputs / f"{array}.npy", changed)
+    size_list = ",".join(f"{k}={v}" for k, v in sizes.items())
+    result = _tenslift("spec", str(kernel.path), "--function", kernel.function, "--sizes",
+                       size_list, "--eval", str(inputs), "--out", str(tmp_path / "spec"))
+    assert result.returncode == 0, result.stderr
+    output = kernel.outputs[0]
+    problem = _mismatch(output, kernel.param(output).type, c_run.outputs[output],
+                        np.load(tmp_path / "spec" / f"{output}.npy"))
+    assert problem is not None and "differ" in problem
