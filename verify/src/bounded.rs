@@ -240,13 +240,16 @@ impl Checker<'_> {
             );
             return Ok(self.unknown(reason, Some(c)));
         }
-        let how = if self.iface.uses_floats {
-            "over the reals (floats as exact reals; sqrt/exp/log/tanh/pow uninterpreted)"
+        let (how, model) = if self.iface.uses_floats {
+            (
+                "over the reals",
+                "floats as exact reals, sqrt/exp/log/tanh/pow uninterpreted, integers exact",
+            )
         } else {
-            "with C integer semantics"
+            ("with C integer semantics", "integers exact")
         };
         let summary = format!(
-            "equal {how} at sizes {}, for all inputs on which the C is defined ({} output elements, {} identical by construction)",
+            "equal {how} at sizes {} ({model}; for all inputs on which the C is defined; {} output elements, {} identical by construction)",
             sizes_text(self.sizes),
             self.stats.compared,
             self.stats.identical

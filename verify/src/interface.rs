@@ -82,9 +82,11 @@ pub(crate) fn build(
                 if let Some(c) = c_param {
                     match &c.kind {
                         CParamKind::Scalar { ty, .. } if !ty.is_float() => {}
-                        _ => return Err(mismatch(format!(
+                        _ => {
+                            return Err(mismatch(format!(
                             "`{name}` is a size in the program but not an integer scalar in the C"
-                        ))),
+                        )))
+                        }
                     }
                 }
                 entries.push(Entry::Pinned { name, value });

@@ -578,8 +578,11 @@ impl Domain for SymDomain {
         if f == Opaque::Pow {
             if let [base, exponent] = args {
                 if let Some(k) = SymDomain::small_natural(exponent) {
-                    let mut product = self.real(1.0)?;
-                    for _ in 0..k {
+                    if k == 0 {
+                        return self.real(1.0);
+                    }
+                    let mut product = base.clone();
+                    for _ in 1..k {
                         product = self.mul(&product, base);
                     }
                     return Ok(product);
