@@ -498,9 +498,23 @@ impl Checker<'_> {
                 uninitialised.insert(local.to_string(), v);
             }
         }
+        let unread = self
+            .iface
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Array {
+                    name,
+                    initial_read: false,
+                    ..
+                } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
         let mut cex = Counterexample {
             sizes: self.sizes.clone(),
             inputs,
+            unread,
             uninitialised,
             difference,
             replay: None,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use tenslift_frontend::ir::{Kernel, ParamKind as CParamKind, Role};
-use tenslift_targets::{DType, ParamKind, Program};
+use tenslift_targets::{Access, DType, ParamKind, Program};
 
 use crate::concrete::dtype_of;
 use crate::error::VerifyError;
@@ -27,6 +27,9 @@ pub(crate) enum Entry {
         shape: Vec<usize>,
         compare: bool,
         in_program: bool,
+        /// Whether either side may read the initial contents (false for
+        /// a C output that the program declares `out`).
+        initial_read: bool,
     },
     /// A C scalar the kernel writes (a global) that the program holds as a
     /// rank-0 array.
@@ -134,6 +137,7 @@ pub(crate) fn build(
                             shape,
                             compare: access.is_written() || role != Role::Input,
                             in_program: true,
+                            initial_read: !(role == Role::Output && *access == Access::Out),
                         });
                     }
                     Some((CParamKind::Scalar { ty, .. }, _)) if shape.is_empty() => {
@@ -214,6 +218,7 @@ pub(crate) fn build(
                     shape,
                     compare: false,
                     in_program: false,
+                    initial_read: true,
                 });
             }
         }

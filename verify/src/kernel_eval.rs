@@ -9,7 +9,7 @@
 //! are modelled as exact reals) float division by zero. Unsigned arithmetic
 //! and conversions to narrower integers wrap.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tenslift_frontend::ir::{
     Affine, ArrayInfo, BinaryOp, Expr, ExprKind, IfKind, Kernel, LValue, LocalKind, MathFn,
@@ -33,10 +33,13 @@ pub(crate) struct KernelOutcome<V> {
     pub returned: Option<V>,
 }
 
+/// Scalars and memory. A local that has not been written yet has no entry
+/// (scalars) or `None` (array elements); reading it creates an input named
+/// after it, so counterexamples list exactly the uninitialised reads.
 #[derive(Clone)]
 struct State<V> {
     scalars: HashMap<String, V>,
-    arrays: HashMap<String, Vec<V>>,
+    arrays: HashMap<String, Vec<Option<V>>>,
 }
 
 struct Layout {
@@ -47,6 +50,9 @@ struct Interp<'a, D: Domain> {
     dom: &'a mut D,
     sizes: &'a BTreeMap<String, i64>,
     layouts: HashMap<String, Layout>,
+    /// Element kinds of locals, for the inputs standing for their
+    /// uninitialised contents.
+    local_kinds: HashMap<String, ElemKind>,
     iters: HashMap<String, i64>,
     state: State<D::V>,
     returned: Option<D::V>,
@@ -72,7 +78,14 @@ pub(crate) fn run<D: Domain>(
         sizes,
         layouts: HashMap::new(),
         iters: HashMap::new(),
-        state: State { scalars, arrays },
+        local_kinds: HashMap::new(),
+        state: State {
+            scalars,
+            arrays: arrays
+                .into_iter()
+                .map(|(k, v)| (k, v.into_iter().map(Some).collect()))
+                .collect(),
+        },
         returned: None,
         steps: 0,
     };
@@ -91,25 +104,21 @@ pub(crate) fn run<D: Domain>(
     for local in &kernel.locals {
         match &local.kind {
             LocalKind::Scalar { ty } => {
-                let v = interp.dom.input(
-                    &format!("{UNINITIALISED_PREFIX}{}", local.name),
-                    ElemKind::of_c(*ty),
-                )?;
-                interp.state.scalars.insert(local.name.clone(), v);
+                interp
+                    .local_kinds
+                    .insert(local.name.clone(), ElemKind::of_c(*ty));
             }
             LocalKind::Array(info) => {
                 let len = interp.local_length(&local.name, info)?;
-                let values = (0..len)
-                    .map(|k| {
-                        interp.dom.input(
-                            &format!("{UNINITIALISED_PREFIX}{}[{k}]", local.name),
-                            ElemKind::of_c(info.elem),
-                        )
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
                 let layout = interp.layout(&local.name, info)?;
                 interp.layouts.insert(local.name.clone(), layout);
-                interp.state.arrays.insert(local.name.clone(), values);
+                interp
+                    .local_kinds
+                    .insert(local.name.clone(), ElemKind::of_c(info.elem));
+                interp
+                    .state
+                    .arrays
+                    .insert(local.name.clone(), vec![None; len]);
             }
         }
     }
@@ -117,10 +126,14 @@ pub(crate) fn run<D: Domain>(
     let local_names: Vec<&str> = kernel.locals.iter().map(|l| l.name.as_str()).collect();
     let State {
         mut scalars,
-        mut arrays,
+        arrays,
     } = interp.state;
     scalars.retain(|k, _| !local_names.contains(&k.as_str()));
-    arrays.retain(|k, _| !local_names.contains(&k.as_str()));
+    let arrays = arrays
+        .into_iter()
+        .filter(|(k, _)| !local_names.contains(&k.as_str()))
+        .map(|(k, v)| (k, v.into_iter().flatten().collect()))
+        .collect();
     Ok(KernelOutcome {
         arrays,
         scalars,
@@ -265,7 +278,7 @@ impl<D: Domain> Interp<'_, D> {
                     LValue::Element { array, index, .. } => {
                         let at = self.offset(array, index)?;
                         if let Some(mem) = self.state.arrays.get_mut(array) {
-                            mem[at] = v;
+                            mem[at] = Some(v);
                         }
                     }
                 }
@@ -314,24 +327,73 @@ impl<D: Domain> Interp<'_, D> {
         let other = self.block(else_body);
         self.dom.pop_path();
         other?;
-        for (name, t) in then_state.scalars {
-            let merged = match self.state.scalars.get(&name) {
-                Some(e) if self.dom.same(&t, e) => continue,
-                Some(e) => self.dom.select(c, &t, e),
-                None => t,
+        let names: BTreeSet<String> = then_state
+            .scalars
+            .keys()
+            .chain(self.state.scalars.keys())
+            .cloned()
+            .collect();
+        for name in names {
+            let t = match then_state.scalars.get(&name) {
+                Some(t) => t.clone(),
+                None => self.uninitialised_scalar(&name)?,
             };
-            self.state.scalars.insert(name, merged);
+            let e = match self.state.scalars.get(&name) {
+                Some(e) => e.clone(),
+                None => self.uninitialised_scalar(&name)?,
+            };
+            if !self.dom.same(&t, &e) {
+                let merged = self.dom.select(c, &t, &e);
+                self.state.scalars.insert(name, merged);
+            }
         }
-        for (name, t) in then_state.arrays {
-            if let Some(e) = self.state.arrays.get_mut(&name) {
-                for (ev, tv) in e.iter_mut().zip(&t) {
-                    if !self.dom.same(tv, ev) {
-                        *ev = self.dom.select(c, tv, ev);
+        for (name, taken) in then_state.arrays {
+            for (at, t) in taken.into_iter().enumerate() {
+                let e = self.state.arrays[&name][at].clone();
+                let (t, e) = match (t, e) {
+                    (None, None) => continue,
+                    (Some(t), Some(e)) => (t, e),
+                    (Some(t), None) => (t, self.uninitialised_element(&name, at)?),
+                    (None, Some(e)) => (self.uninitialised_element(&name, at)?, e),
+                };
+                if !self.dom.same(&t, &e) {
+                    let merged = self.dom.select(c, &t, &e);
+                    if let Some(mem) = self.state.arrays.get_mut(&name) {
+                        mem[at] = Some(merged);
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The input standing for a local scalar read before any write.
+    fn uninitialised_scalar(&mut self, name: &str) -> Result<D::V, Abort> {
+        let kind = *self
+            .local_kinds
+            .get(name)
+            .ok_or_else(|| kernel_error(format!("`{name}` has no value")))?;
+        let v = self
+            .dom
+            .input(&format!("{UNINITIALISED_PREFIX}{name}"), kind)?;
+        self.state.scalars.insert(name.to_string(), v.clone());
+        Ok(v)
+    }
+
+    /// The input standing for an element of a local array read before any
+    /// write.
+    fn uninitialised_element(&mut self, array: &str, at: usize) -> Result<D::V, Abort> {
+        let kind = *self
+            .local_kinds
+            .get(array)
+            .ok_or_else(|| kernel_error(format!("`{array}[{at}]` has no value")))?;
+        let v = self
+            .dom
+            .input(&format!("{UNINITIALISED_PREFIX}{array}[{at}]"), kind)?;
+        if let Some(mem) = self.state.arrays.get_mut(array) {
+            mem[at] = Some(v.clone());
+        }
+        Ok(v)
     }
 
     fn zero(&mut self, ty: ScalarType) -> Result<D::V, Abort> {
@@ -393,15 +455,17 @@ impl<D: Domain> Interp<'_, D> {
                     })?;
                     return Ok(self.dom.int(i128::from(v)));
                 }
-                self.state
-                    .scalars
-                    .get(name)
-                    .cloned()
-                    .ok_or_else(|| kernel_error(format!("`{name}` has no value")))
+                match self.state.scalars.get(name) {
+                    Some(v) => Ok(v.clone()),
+                    None => self.uninitialised_scalar(name),
+                }
             }
             ExprKind::Load { array, index } => {
                 let at = self.offset(array, index)?;
-                Ok(self.state.arrays[array][at].clone())
+                match &self.state.arrays[array][at] {
+                    Some(v) => Ok(v.clone()),
+                    None => self.uninitialised_element(array, at),
+                }
             }
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg)?;

@@ -1,7 +1,7 @@
 //! What a bounded check hands back: the verdict, the counterexample a user
 //! can read (and replay), and how long it took.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::Duration;
 
@@ -41,7 +41,8 @@ impl fmt::Display for Value {
         match self {
             Value::Int(i) => write!(f, "{i}"),
             Value::Real { exact, approx } => {
-                if exact.contains('/') {
+                // Long fractions get a decimal next to them.
+                if exact.contains('/') && exact.len() > 8 {
                     write!(f, "{exact} (≈ {approx})")
                 } else {
                     f.write_str(exact)
@@ -169,6 +170,9 @@ pub struct Counterexample {
     pub sizes: BTreeMap<String, i64>,
     /// Every non-size parameter of the program (and of the C), by name.
     pub inputs: BTreeMap<String, ArrayValue>,
+    /// Inputs whose initial contents neither side reads (outputs); kept for
+    /// replaying, left out when printing.
+    pub unread: BTreeSet<String>,
     /// Values Z3 chose for locals the C reads before writing them.
     pub uninitialised: BTreeMap<String, Value>,
     pub difference: Difference,
@@ -194,7 +198,11 @@ impl fmt::Display for Counterexample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.difference)?;
         writeln!(f, "  at sizes {}", sizes_text(&self.sizes))?;
-        for (name, v) in &self.inputs {
+        for (name, v) in self
+            .inputs
+            .iter()
+            .filter(|(n, _)| !self.unread.contains(*n))
+        {
             let values: Vec<String> = v.values.iter().map(Value::to_string).collect();
             if v.shape.is_empty() {
                 writeln!(f, "  {name} = {}", values.join(""))?;
