@@ -208,11 +208,16 @@ fn exact_rational(v: f64) -> Option<(String, String)> {
     let negative = bits >> 63 == 1;
     let exponent = ((bits >> 52) & 0x7ff) as i64;
     let fraction = bits & ((1u64 << 52) - 1);
-    let (mantissa, exp2) = if exponent == 0 {
+    let (mut mantissa, mut exp2) = if exponent == 0 {
         (fraction, -1074)
     } else {
         (fraction | (1u64 << 52), exponent - 1075)
     };
+    // Lowest terms: the denominator is a power of two.
+    while exp2 < 0 && mantissa & 1 == 0 {
+        mantissa >>= 1;
+        exp2 += 1;
+    }
     let mut num = BigInt::from(mantissa);
     let mut den = BigInt::from(1u8);
     if exp2 >= 0 {
@@ -656,6 +661,128 @@ impl Domain for SymDomain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::concrete::{CVal, ConcreteDomain};
+    use z3::{SatResult, Solver};
+
+    const I32: IntTy = IntTy {
+        bits: 32,
+        signed: true,
+    };
+
+    /// The integer operations whose encodings have edge cases.
+    fn int_ops<D: Domain>(d: &mut D, a: &D::V, b: &D::V) -> Vec<D::V> {
+        let i8t = IntTy {
+            bits: 8,
+            signed: true,
+        };
+        let u8t = IntTy {
+            bits: 8,
+            signed: false,
+        };
+        let neg = d.neg(a);
+        let sum = d.add(a, b);
+        let lt = d.cmp(Cmp::Lt, a, b);
+        vec![
+            d.trunc_div(a, b),
+            d.trunc_rem(a, b),
+            d.wrap(a, i8t),
+            d.wrap(&sum, u8t),
+            d.wrap(&neg, i8t),
+            d.fits(a, i8t),
+            d.truth(a),
+            d.select(&lt, a, b),
+        ]
+    }
+
+    #[test]
+    fn integer_encodings_agree_with_c_arithmetic() {
+        let mut sym = SymDomain::new();
+        let x = sym
+            .input("x", ElemKind::Int(I32))
+            .unwrap_or_else(|_| unreachable!());
+        let y = sym
+            .input("y", ElemKind::Int(I32))
+            .unwrap_or_else(|_| unreachable!());
+        let terms = int_ops(&mut sym, &x, &y);
+        let solver = Solver::new();
+        for a in [-300i128, -128, -7, -1, 0, 1, 7, 127, 300] {
+            for b in [-7i128, -2, -1, 1, 2, 7] {
+                let mut conc = ConcreteDomain::new(HashMap::new());
+                let want = int_ops(&mut conc, &CVal::Int(a), &CVal::Int(b));
+                solver.push();
+                solver.assert(SymDomain::int_of(&x).eq(Int::from_i128(a)));
+                solver.assert(SymDomain::int_of(&y).eq(Int::from_i128(b)));
+                assert_eq!(solver.check(), SatResult::Sat);
+                let model = solver.get_model().unwrap_or_else(|| unreachable!());
+                for (k, (t, w)) in terms.iter().zip(&want).enumerate() {
+                    let got = model
+                        .eval(&SymDomain::int_of(t), true)
+                        .and_then(|v| v.as_i128());
+                    assert_eq!(
+                        got,
+                        Some(match w {
+                            CVal::Int(i) => *i,
+                            CVal::Real(_) => unreachable!(),
+                        }),
+                        "operation {k} at a={a}, b={b}"
+                    );
+                }
+                solver.pop(1);
+            }
+        }
+    }
+
+    #[test]
+    fn float_to_int_truncates_toward_zero() {
+        let mut sym = SymDomain::new();
+        let x = sym
+            .input("x", ElemKind::Real)
+            .unwrap_or_else(|_| unreachable!());
+        let t = sym.trunc_to_int(&x);
+        let solver = Solver::new();
+        for (v, want) in [
+            (-2.5, -2),
+            (-0.5, 0),
+            (0.0, 0),
+            (0.5, 0),
+            (2.5, 2),
+            (-3.0, -3),
+        ] {
+            solver.push();
+            let r = sym.real(v).unwrap_or_else(|_| unreachable!());
+            solver.assert(sym.real_of(&x).eq(sym.real_of(&r)));
+            assert_eq!(solver.check(), SatResult::Sat);
+            let model = solver.get_model().unwrap_or_else(|| unreachable!());
+            let got = model
+                .eval(&SymDomain::int_of(&t), true)
+                .and_then(|v| v.as_i64());
+            assert_eq!(got, Some(want), "trunc({v})");
+            solver.pop(1);
+        }
+    }
+
+    #[test]
+    fn ranges_fold_constants_and_drop_needless_wraps() {
+        let mut sym = SymDomain::new();
+        let u8t = IntTy {
+            bits: 8,
+            signed: false,
+        };
+        let a = sym
+            .input("a", ElemKind::Int(u8t))
+            .unwrap_or_else(|_| unreachable!());
+        let k = sym.int(255);
+        let p = sym.mul(&a, &k);
+        let q = sym.trunc_div(&p, &k);
+        // (a * 255) / 255 lies in [0, 255]: wrapping to u8 changes nothing.
+        let w = sym.wrap(&q, u8t);
+        assert!(sym.same(&w, &q));
+        let two = sym.int(2);
+        let three = sym.int(3);
+        let five = sym.add(&two, &three);
+        assert_eq!(SymDomain::point(&five), Some(5));
+        assert_eq!(sym.decide(&five), Some(true));
+    }
 
     #[test]
     fn doubles_become_their_exact_rationals() {

@@ -5,48 +5,17 @@
 //! own by running the C (the concrete loop-IR interpreter) and the program
 //! (the TensIR reference interpreter) on it.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+mod common;
+
 use std::time::Instant;
 
+use common::{kernel, program, sizes};
 use tenslift_frontend::ir::Kernel;
-use tenslift_frontend::{extract, Options};
 use tenslift_targets::interp::{self, Array};
-use tenslift_targets::{parse_program, DType, Program};
+use tenslift_targets::{DType, Program};
 use tenslift_verify::bounded::{check, BoundedOptions};
 use tenslift_verify::concrete::run_kernel;
 use tenslift_verify::{BoundedResult, Counterexample, Difference};
-
-fn crate_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Extracts `function` from a C file (relative to the workspace root).
-fn kernel(file: &str, function: &str) -> Kernel {
-    let path = crate_dir().join("..").join(file);
-    let options = Options {
-        functions: vec![function.to_string()],
-        ..Default::default()
-    };
-    let tu = extract(&path.display().to_string(), &options)
-        .unwrap_or_else(|e| panic!("extracting {file}: {e}"));
-    tu.kernels
-        .into_iter()
-        .find(|k| k.name == function)
-        .unwrap_or_else(|| panic!("{file} has no kernel {function}"))
-}
-
-fn program(name: &str) -> Program {
-    let path = crate_dir()
-        .join("tests/fixtures")
-        .join(format!("{name}.tensir"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    parse_program(&path.display().to_string(), &text).unwrap_or_else(|d| panic!("{d}"))
-}
-
-fn sizes(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
-    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
-}
 
 /// Checks must stay interactive at these sizes.
 const MAX_SECONDS: f64 = 2.0;
