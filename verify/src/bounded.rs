@@ -249,7 +249,7 @@ impl Checker<'_> {
             ("with C integer semantics", "integers exact")
         };
         let summary = format!(
-            "equal {how} at sizes {} ({model}; for all inputs on which the C is defined; {} output elements, {} identical by construction)",
+            "equal {how} at sizes {} ({model}; for all inputs on which the C has no undefined behaviour and divides by no zero; {} output elements, {} identical by construction)",
             sizes_text(self.sizes),
             self.stats.compared,
             self.stats.identical

