@@ -307,7 +307,6 @@ pub fn run_kernel(
     sizes: &BTreeMap<String, i64>,
     args: &HashMap<String, Array>,
 ) -> Result<KernelRun, RunError> {
-    let mut inputs = HashMap::new();
     let mut scalars = HashMap::new();
     let mut arrays = HashMap::new();
     for p in &kernel.params {
@@ -335,8 +334,7 @@ pub fn run_kernel(
             }
         }
     }
-    inputs.extend(scalars.iter().map(|(k, v)| (k.clone(), *v)));
-    let mut dom = ConcreteDomain::new(inputs);
+    let mut dom = ConcreteDomain::new(HashMap::new());
     let outcome = kernel_eval::run(&mut dom, kernel, sizes, scalars, arrays)?;
     let mut run = KernelRun {
         arrays: BTreeMap::new(),
