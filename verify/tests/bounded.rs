@@ -326,3 +326,21 @@ fn a_global_the_c_updates_is_compared_as_a_scalar() {
     assert!(matches!(&cex.difference, Difference::Scalar { name, .. } if name == "total"));
     assert_ne!(input(&cex, "total")[0].as_f64(), 0.0);
 }
+
+#[test]
+fn signed_overflow_is_undefined_so_only_defined_inputs_are_compared() {
+    let k = kernel("verify/tests/fixtures/scale_i32.c", "scale_i32");
+    let s = [("n", 3)];
+    assert_pass(&k, "scale_i32", &s);
+    // Would differ from a wrapping C on overflowing inputs, but C has none.
+    assert_pass(&k, "scale_i32_saturating", &s);
+    let cex = assert_fail(&k, "scale_i32_plus_one", &s);
+    let Difference::Element { index, .. } = &cex.difference else {
+        panic!("unexpected difference {:?}", cex.difference);
+    };
+    let product = input(&cex, "x")[index[0]].as_f64() * input(&cex, "k")[0].as_f64();
+    assert!(
+        product.abs() < 2147483648.0,
+        "the counterexample is defined in C"
+    );
+}
