@@ -1,7 +1,31 @@
 //! Verification: proves a lifted TensIR program equal to the C loop nest it
 //! came from. Takes the frontend's loop IR and a TensIR program; hands on a
-//! verdict per check (Z3 bounded, Z3 unbounded with loop invariants,
-//! differential against compiled C) with counterexamples and reasons.
+//! verdict per check (Z3 bounded today; Z3 unbounded with loop invariants
+//! and differential testing against compiled C are to come) with
+//! counterexamples and reasons.
+//!
+//! [`bounded::check`] interprets both sides over Z3 terms at concrete sizes
+//! and asks, output element by output element, whether any input makes
+//! them differ. [`concrete::run_kernel`] runs a kernel on numbers with C
+//! semantics, the same interpreter the checker uses to replay
+//! counterexamples.
 //!
 //! Architecture invariant: verification never trusts the algebra core of the
 //! synthesizer; it re-derives the semantics of both sides from their IRs.
+//! Inside, the loop-IR and TensIR interpreters are written once against a
+//! value domain (`domain`), with a symbolic (Z3) and a concrete instance.
+
+pub mod bounded;
+pub mod concrete;
+mod domain;
+mod error;
+mod interface;
+mod kernel_eval;
+mod program_eval;
+mod replay;
+pub mod report;
+mod symbolic;
+
+pub use bounded::{check, BoundedOptions};
+pub use error::VerifyError;
+pub use report::{ArrayValue, BoundedResult, Counterexample, Difference, Replay, Stats, Value};

@@ -1,0 +1,589 @@
+//! The bounded check: at concrete sizes, is every output of the lifted
+//! TensIR program equal to the C kernel's, for all inputs?
+//!
+//! Both sides are interpreted over Z3 terms from the same input constants
+//! (`kernel_eval` with C semantics, `program_eval` with TensIR semantics).
+//! Floats are exact reals, integers exact with C's truncating division,
+//! wrap-around conversions and undefined behaviour as preconditions;
+//! `sqrt`/`exp`/`log`/`tanh`/`pow` are uninterpreted functions shared by
+//! both sides. Then, element by element in output order, Z3 is asked for
+//! inputs that satisfy the C's preconditions and make the element differ.
+//! Unsatisfiable everywhere is a pass; a model is a counterexample, which
+//! is replayed concretely and, when uninterpreted functions are involved,
+//! only reported as a failure if the replay confirms it.
+//!
+//! ```no_run
+//! use std::collections::BTreeMap;
+//! use tenslift_frontend::{extract, Options};
+//! use tenslift_verify::bounded::{check, BoundedOptions};
+//!
+//! let tu = extract("benchmarks/polybench/gemm.c", &Options::default()).unwrap();
+//! let text = std::fs::read_to_string("gemm.tensir").unwrap();
+//! let program = tenslift_targets::parse_program("gemm.tensir", &text).unwrap();
+//! let sizes = BTreeMap::from([("ni".into(), 3), ("nj".into(), 4), ("nk".into(), 5)]);
+//! let result = check(&tu.kernels[0], &program, &sizes, &BoundedOptions::default()).unwrap();
+//! println!("{result}");
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use tenslift_frontend::ir::Kernel;
+use tenslift_targets::{DType, Program};
+use z3::ast::Bool;
+use z3::{Model, Params, SatResult, Solver};
+
+use crate::domain::{Domain, ElemKind};
+use crate::error::{Abort, VerifyError};
+use crate::interface::{self, Entry, Interface};
+use crate::kernel_eval::{self, UNINITIALISED_PREFIX};
+use crate::program_eval::{self, Tensor};
+use crate::replay::replay;
+use crate::report::{
+    sizes_text, ArrayValue, BoundedResult, Counterexample, Difference, Stats, Value,
+};
+use crate::symbolic::{SymDomain, SymVal, Term};
+
+/// How hard to try.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundedOptions {
+    /// Total solver time for the whole check, in milliseconds. Building the
+    /// terms is not counted (it is linear in the unrolled size).
+    pub timeout_ms: u64,
+}
+
+impl Default for BoundedOptions {
+    fn default() -> BoundedOptions {
+        BoundedOptions { timeout_ms: 10_000 }
+    }
+}
+
+/// Checks `program` against `kernel` at `sizes` (every size parameter of
+/// either side; any other integer scalar named here is pinned too).
+///
+/// `Err` means the question could not be posed: the interfaces do not
+/// match, a size is missing, or a side cannot run at these sizes (an access
+/// outside the program's declared shape, a slice out of bounds).
+pub fn check(
+    kernel: &Kernel,
+    program: &Program,
+    sizes: &BTreeMap<String, i64>,
+    opts: &BoundedOptions,
+) -> Result<BoundedResult, VerifyError> {
+    let iface = interface::build(kernel, program, sizes)?;
+    let mut cfg = z3::Config::new();
+    cfg.set_model_generation(true);
+    z3::with_z3_config(&cfg, || {
+        Checker {
+            kernel,
+            program,
+            sizes,
+            iface: &iface,
+            started: Instant::now(),
+            budget: Duration::from_millis(opts.timeout_ms),
+            stats: Stats::default(),
+        }
+        .run()
+    })
+}
+
+/// One output position both sides define.
+struct Compared {
+    what: Place,
+    dtype: DType,
+    c: SymVal,
+    program: SymVal,
+}
+
+#[derive(Clone)]
+enum Place {
+    Element { array: String, index: Vec<usize> },
+    Scalar(String),
+    Returned,
+}
+
+/// The inputs created for one parameter, for reading a model back.
+struct Recorded {
+    name: String,
+    dtype: DType,
+    shape: Vec<usize>,
+    values: Vec<SymVal>,
+}
+
+struct Checker<'a> {
+    kernel: &'a Kernel,
+    program: &'a Program,
+    sizes: &'a BTreeMap<String, i64>,
+    iface: &'a Interface,
+    started: Instant,
+    budget: Duration,
+    stats: Stats,
+}
+
+fn element_name(name: &str, shape: &[usize], flat: usize) -> String {
+    if shape.is_empty() {
+        return name.to_string();
+    }
+    let mut idx = vec![0; shape.len()];
+    let mut k = flat;
+    for i in (0..shape.len()).rev() {
+        if shape[i] > 0 {
+            idx[i] = k % shape[i];
+            k /= shape[i];
+        }
+    }
+    let parts: Vec<String> = idx.iter().map(usize::to_string).collect();
+    format!("{name}[{}]", parts.join(","))
+}
+
+fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for i in (0..shape.len()).rev() {
+        if shape[i] > 0 {
+            idx[i] = k % shape[i];
+            k /= shape[i];
+        }
+    }
+    idx
+}
+
+impl Checker<'_> {
+    fn finish(&mut self, result: impl FnOnce(Stats) -> BoundedResult) -> BoundedResult {
+        self.stats.elapsed = self.started.elapsed();
+        result(self.stats.clone())
+    }
+
+    fn unknown(&mut self, reason: String, candidate: Option<Box<Counterexample>>) -> BoundedResult {
+        self.finish(|stats| BoundedResult::Unknown {
+            reason,
+            candidate,
+            stats,
+        })
+    }
+
+    fn run(mut self) -> Result<BoundedResult, VerifyError> {
+        let mut dom = SymDomain::new();
+        let (compared, recorded) = match self.encode(&mut dom) {
+            Ok(x) => x,
+            Err(Abort::Error(e)) => return Err(e),
+            Err(Abort::Unsupported(what)) | Err(Abort::Undefined(what)) => {
+                return Ok(self.unknown(format!("not supported: {what}"), None))
+            }
+        };
+        self.stats.compared = compared.len();
+
+        // A program that cannot run where the C is defined fails outright.
+        let obligations: Vec<(Bool, String)> = dom.obligations().to_vec();
+        let mut candidate: Option<Box<Counterexample>> = None;
+        for (ok, what) in obligations {
+            match self.solve(&dom, &ok.not())? {
+                Outcome::Unsat => {}
+                Outcome::Unknown(reason) => {
+                    return Ok(self.unknown(
+                        format!(
+                            "Z3 could not decide whether the program can fail ({what}): {reason}"
+                        ),
+                        None,
+                    ))
+                }
+                Outcome::Sat(model) => {
+                    let difference = Difference::ProgramError {
+                        message: what.clone(),
+                    };
+                    let cex = self.counterexample(&dom, &model, &recorded, difference)?;
+                    return Ok(self.finish(|stats| BoundedResult::Fail {
+                        counterexample: cex,
+                        stats,
+                    }));
+                }
+            }
+        }
+
+        for item in &compared {
+            if dom.same(&item.c, &item.program) {
+                self.stats.identical += 1;
+                continue;
+            }
+            match self.solve(&dom, &dom.differ(&item.c, &item.program))? {
+                Outcome::Unsat => {}
+                Outcome::Unknown(reason) => {
+                    let where_ = self.place_text(&item.what);
+                    return Ok(self.unknown(
+                        format!("Z3 could not decide whether {where_} can differ: {reason}"),
+                        candidate,
+                    ));
+                }
+                Outcome::Sat(model) => {
+                    let difference = self.difference(&model, item)?;
+                    let cex = self.counterexample(&dom, &model, &recorded, difference)?;
+                    let opaque = item.c.opaque || item.program.opaque;
+                    let confirmed = cex.replay.as_ref().is_some_and(|r| r.differs);
+                    if !opaque || confirmed {
+                        return Ok(self.finish(|stats| BoundedResult::Fail {
+                            counterexample: cex,
+                            stats,
+                        }));
+                    }
+                    // The model may only exploit the freedom of an
+                    // uninterpreted function; keep looking for a real one.
+                    if candidate.is_none() {
+                        candidate = Some(cex);
+                    }
+                }
+            }
+        }
+        if let Some(c) = candidate {
+            let reason = format!(
+                "Z3 found inputs where {} differs only through uninterpreted math functions ({}), and the concrete replay does not confirm the difference",
+                describe_difference(&c.difference),
+                self.opaque_names()
+            );
+            return Ok(self.unknown(reason, Some(c)));
+        }
+        let (how, model) = if self.iface.uses_floats {
+            (
+                "over the reals",
+                "floats as exact reals, sqrt/exp/log/tanh/pow uninterpreted, integers exact",
+            )
+        } else {
+            ("with C integer semantics", "integers exact")
+        };
+        let summary = format!(
+            "equal {how} at sizes {} ({model}; for all inputs on which the C has no undefined behaviour and divides by no zero; {} output elements, {} identical by construction)",
+            sizes_text(self.sizes),
+            self.stats.compared,
+            self.stats.identical
+        );
+        Ok(self.finish(|stats| BoundedResult::Pass { summary, stats }))
+    }
+
+    fn opaque_names(&self) -> &'static str {
+        "sqrt, exp, log, tanh, pow"
+    }
+
+    fn place_text(&self, p: &Place) -> String {
+        match p {
+            Place::Element { array, index } => {
+                let parts: Vec<String> = index.iter().map(usize::to_string).collect();
+                format!("{array}[{}]", parts.join(", "))
+            }
+            Place::Scalar(name) => name.clone(),
+            Place::Returned => "the returned value".to_string(),
+        }
+    }
+
+    /// Builds both sides over shared inputs; returns what to compare.
+    fn encode(&self, dom: &mut SymDomain) -> Result<(Vec<Compared>, Vec<Recorded>), Abort> {
+        let mut c_scalars = HashMap::new();
+        let mut c_arrays = HashMap::new();
+        let mut p_values = HashMap::new();
+        let mut recorded = Vec::new();
+        for e in &self.iface.entries {
+            match e {
+                Entry::Pinned { name, value } => {
+                    let v = dom.int(i128::from(*value));
+                    c_scalars.insert(name.clone(), v.clone());
+                    p_values.insert(name.clone(), Tensor::scalar(v));
+                }
+                Entry::Scalar { name, dtype } | Entry::Cell { name, dtype } => {
+                    let v = dom.input(name, ElemKind::of_tensir(*dtype))?;
+                    c_scalars.insert(name.clone(), v.clone());
+                    p_values.insert(name.clone(), Tensor::scalar(v.clone()));
+                    recorded.push(Recorded {
+                        name: name.clone(),
+                        dtype: *dtype,
+                        shape: Vec::new(),
+                        values: vec![v],
+                    });
+                }
+                Entry::Array {
+                    name,
+                    dtype,
+                    shape,
+                    in_program,
+                    ..
+                } => {
+                    let n: usize = shape.iter().product();
+                    let values = (0..n)
+                        .map(|k| {
+                            dom.input(&element_name(name, shape, k), ElemKind::of_tensir(*dtype))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    c_arrays.insert(name.clone(), values.clone());
+                    if *in_program {
+                        p_values.insert(
+                            name.clone(),
+                            Tensor {
+                                shape: shape.clone(),
+                                data: values.clone(),
+                            },
+                        );
+                    }
+                    recorded.push(Recorded {
+                        name: name.clone(),
+                        dtype: *dtype,
+                        shape: shape.clone(),
+                        values,
+                    });
+                }
+            }
+        }
+        let initial_program: HashMap<String, Tensor<SymVal>> = p_values.clone();
+        let c_out = kernel_eval::run(dom, self.kernel, self.sizes, c_scalars, c_arrays)?;
+        let p_out = program_eval::run(dom, self.program, self.sizes, p_values)?;
+
+        let mut compared = Vec::new();
+        for e in &self.iface.entries {
+            match e {
+                Entry::Array {
+                    name,
+                    dtype,
+                    shape,
+                    compare: true,
+                    ..
+                } => {
+                    let c_vals = c_out.arrays.get(name).ok_or_else(|| {
+                        Abort::Error(VerifyError::Kernel(format!("`{name}` vanished")))
+                    })?;
+                    let p_vals = p_out
+                        .arrays
+                        .get(name)
+                        .or_else(|| initial_program.get(name))
+                        .ok_or_else(|| {
+                            Abort::Error(VerifyError::Program(format!("`{name}` vanished")))
+                        })?;
+                    for (k, (c, p)) in c_vals.iter().zip(&p_vals.data).enumerate() {
+                        compared.push(Compared {
+                            what: Place::Element {
+                                array: name.clone(),
+                                index: unravel(k, shape),
+                            },
+                            dtype: *dtype,
+                            c: c.clone(),
+                            program: p.clone(),
+                        });
+                    }
+                }
+                Entry::Cell { name, dtype } => {
+                    let c = c_out.scalars.get(name).cloned().ok_or_else(|| {
+                        Abort::Error(VerifyError::Kernel(format!("`{name}` vanished")))
+                    })?;
+                    let p = p_out
+                        .arrays
+                        .get(name)
+                        .or_else(|| initial_program.get(name))
+                        .and_then(|t| t.data.first().cloned())
+                        .ok_or_else(|| {
+                            Abort::Error(VerifyError::Program(format!("`{name}` vanished")))
+                        })?;
+                    compared.push(Compared {
+                        what: Place::Scalar(name.clone()),
+                        dtype: *dtype,
+                        c,
+                        program: p,
+                    });
+                }
+                _ => {}
+            }
+        }
+        if let Some(dtype) = self.iface.returns {
+            let c = c_out.returned.ok_or_else(|| {
+                Abort::Error(VerifyError::Kernel(
+                    "the C declares a result but never returns".to_string(),
+                ))
+            })?;
+            let p = p_out.returned.ok_or_else(|| {
+                Abort::Error(VerifyError::Program(
+                    "the program never returns".to_string(),
+                ))
+            })?;
+            compared.push(Compared {
+                what: Place::Returned,
+                dtype,
+                c,
+                program: p,
+            });
+        }
+        Ok((compared, recorded))
+    }
+
+    /// Asks whether `query` is satisfiable together with the premises,
+    /// within what is left of the time budget.
+    fn solve(&mut self, dom: &SymDomain, query: &Bool) -> Result<Outcome, VerifyError> {
+        let left = self.budget.saturating_sub(self.started.elapsed());
+        if left.is_zero() {
+            return Ok(Outcome::Unknown(format!(
+                "the time budget of {} ms is spent",
+                self.budget.as_millis()
+            )));
+        }
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32(
+            "timeout",
+            u32::try_from(left.as_millis().max(1)).unwrap_or(u32::MAX),
+        );
+        solver.set_params(&params);
+        for premise in dom.premises() {
+            solver.assert(premise);
+        }
+        solver.assert(query);
+        self.stats.solver_calls += 1;
+        Ok(match solver.check() {
+            SatResult::Unsat => Outcome::Unsat,
+            SatResult::Unknown => Outcome::Unknown(
+                solver
+                    .get_reason_unknown()
+                    .unwrap_or_else(|| "no reason given".to_string()),
+            ),
+            SatResult::Sat => match solver.get_model() {
+                Some(m) => Outcome::Sat(m),
+                None => Outcome::Unknown("Z3 answered sat without a model".to_string()),
+            },
+        })
+    }
+
+    fn difference(&self, model: &Model, item: &Compared) -> Result<Difference, VerifyError> {
+        let c_value = model_value(model, &item.c, item.dtype)?;
+        let program_value = model_value(model, &item.program, item.dtype)?;
+        Ok(match &item.what {
+            Place::Element { array, index } => Difference::Element {
+                array: array.clone(),
+                index: index.clone(),
+                c_value,
+                program_value,
+            },
+            Place::Scalar(name) => Difference::Scalar {
+                name: name.clone(),
+                c_value,
+                program_value,
+            },
+            Place::Returned => Difference::Returned {
+                c_value,
+                program_value,
+            },
+        })
+    }
+
+    fn counterexample(
+        &self,
+        dom: &SymDomain,
+        model: &Model,
+        recorded: &[Recorded],
+        difference: Difference,
+    ) -> Result<Box<Counterexample>, VerifyError> {
+        let mut inputs = BTreeMap::new();
+        for r in recorded {
+            let values = r
+                .values
+                .iter()
+                .map(|v| model_value(model, v, r.dtype))
+                .collect::<Result<Vec<_>, _>>()?;
+            inputs.insert(
+                r.name.clone(),
+                ArrayValue {
+                    dtype: r.dtype,
+                    shape: r.shape.clone(),
+                    values,
+                },
+            );
+        }
+        let mut uninitialised = BTreeMap::new();
+        for input in dom.inputs() {
+            if let Some(local) = input.name.strip_prefix(UNINITIALISED_PREFIX) {
+                let v = match (&input.term, input.kind) {
+                    (Term::Int(i), _) => int_value(model, i)?,
+                    (Term::Real(r), _) => real_value(model, r)?,
+                };
+                uninitialised.insert(local.to_string(), v);
+            }
+        }
+        let unread = self
+            .iface
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Array {
+                    name,
+                    initial_read: false,
+                    ..
+                } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut cex = Counterexample {
+            sizes: self.sizes.clone(),
+            inputs,
+            unread,
+            uninitialised,
+            difference,
+            replay: None,
+        };
+        cex.replay = Some(replay(self.kernel, self.program, self.iface, &cex));
+        Ok(Box::new(cex))
+    }
+}
+
+enum Outcome {
+    Unsat,
+    Sat(Model),
+    Unknown(String),
+}
+
+fn describe_difference(d: &Difference) -> String {
+    match d {
+        Difference::Element { array, index, .. } => {
+            let parts: Vec<String> = index.iter().map(usize::to_string).collect();
+            format!("{array}[{}]", parts.join(", "))
+        }
+        Difference::Scalar { name, .. } => name.clone(),
+        Difference::Returned { .. } => "the returned value".to_string(),
+        Difference::ProgramError { message } => message.clone(),
+    }
+}
+
+fn no_value(what: &str) -> VerifyError {
+    VerifyError::Program(format!("Z3's model gives no value for {what}"))
+}
+
+fn int_value(model: &Model, i: &z3::ast::Int) -> Result<Value, VerifyError> {
+    model
+        .eval(i, true)
+        .and_then(|v| v.as_i128())
+        .map(Value::Int)
+        .ok_or_else(|| no_value("an integer"))
+}
+
+fn real_value(model: &Model, r: &z3::ast::Real) -> Result<Value, VerifyError> {
+    let v = model.eval(r, true).ok_or_else(|| no_value("a real"))?;
+    if let Some((num, den)) = v.as_rational() {
+        let exact = if den == 1 {
+            num.to_string()
+        } else {
+            format!("{num}/{den}")
+        };
+        return Ok(Value::Real {
+            exact,
+            approx: num as f64 / den as f64,
+        });
+    }
+    let text = v.approx(20);
+    let approx = text.parse::<f64>().map_err(|_| no_value("a real"))?;
+    Ok(Value::Real {
+        exact: text,
+        approx,
+    })
+}
+
+fn model_value(model: &Model, v: &SymVal, dtype: DType) -> Result<Value, VerifyError> {
+    match &v.term {
+        Term::Int(i) => {
+            let value = int_value(model, i)?;
+            Ok(match value {
+                Value::Int(k) if dtype.is_float() => Value::from_f64(k as f64),
+                other => other,
+            })
+        }
+        Term::Real(r) => real_value(model, r),
+    }
+}

@@ -1,0 +1,721 @@
+//! Interprets a TensIR program over any [`Domain`], element by element at
+//! concrete sizes: tensors are row-major vectors of values; contractions
+//! and reductions become sums of products; slicing, broadcasting and
+//! transposition are index arithmetic; region stores overwrite positions.
+//!
+//! The semantics are TensIR's own (`targets/TENSIR.md`): integer arithmetic
+//! wraps at the element type's width, integer division by zero is an error
+//! of the program (recorded with [`Domain::require`]), `where` evaluates
+//! both branches.
+
+use std::collections::{BTreeMap, HashMap};
+
+use tenslift_targets::interp::InterpError;
+use tenslift_targets::{
+    BinaryOp, DType, Dim, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+};
+
+use crate::domain::{Cmp, Domain, IntTy, Opaque};
+use crate::error::{Abort, VerifyError};
+
+/// A concrete-shape tensor of domain values, row-major.
+#[derive(Clone, Debug)]
+pub(crate) struct Tensor<V> {
+    pub shape: Vec<usize>,
+    pub data: Vec<V>,
+}
+
+impl<V: Clone> Tensor<V> {
+    pub fn scalar(v: V) -> Tensor<V> {
+        Tensor {
+            shape: Vec::new(),
+            data: vec![v],
+        }
+    }
+}
+
+/// The final values of written arrays and the returned scalar.
+pub(crate) struct ProgramOutcome<V> {
+    pub arrays: HashMap<String, Tensor<V>>,
+    pub returned: Option<V>,
+}
+
+/// Elements a single intermediate tensor may have.
+const MAX_ELEMENTS: usize = 1_000_000;
+
+fn program_error(msg: String) -> Abort {
+    Abort::Error(VerifyError::Program(msg))
+}
+
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for i in (0..shape.len()).rev() {
+        if shape[i] > 0 {
+            idx[i] = k % shape[i];
+            k /= shape[i];
+        }
+    }
+    idx
+}
+
+fn broadcast_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let rank = a.len().max(b.len());
+    (0..rank)
+        .map(|i| {
+            let da = (i + a.len()).checked_sub(rank).map_or(1, |j| a[j]);
+            let db = (i + b.len()).checked_sub(rank).map_or(1, |j| b[j]);
+            if da == 1 {
+                db
+            } else {
+                da
+            }
+        })
+        .collect()
+}
+
+/// The operand's flat index for each flat index of `out` (NumPy
+/// broadcasting: right-aligned, extent-1 axes stretch).
+fn broadcast_index(in_shape: &[usize], out_shape: &[usize], k: usize) -> usize {
+    let idx = unravel(k, out_shape);
+    let offset = out_shape.len() - in_shape.len();
+    let st = strides(in_shape);
+    in_shape
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| if n == 1 { 0 } else { idx[i + offset] * st[i] })
+        .sum()
+}
+
+struct Interp<'a, D: Domain> {
+    dom: &'a mut D,
+    sizes: &'a BTreeMap<String, i64>,
+    values: HashMap<String, Tensor<D::V>>,
+    memo: HashMap<Expr, Tensor<D::V>>,
+    /// Where obligations come from, for messages.
+    stmt: usize,
+}
+
+/// Runs `program` with `values` bound to every parameter (size parameters
+/// as rank-0 integer tensors).
+pub(crate) fn run<D: Domain>(
+    dom: &mut D,
+    program: &Program,
+    sizes: &BTreeMap<String, i64>,
+    values: HashMap<String, Tensor<D::V>>,
+) -> Result<ProgramOutcome<D::V>, Abort> {
+    let mut interp = Interp {
+        dom,
+        sizes,
+        values,
+        memo: HashMap::new(),
+        stmt: 0,
+    };
+    let mut returned = None;
+    for (i, stmt) in program.body.iter().enumerate() {
+        interp.stmt = i + 1;
+        // Stores change what a variable means, so shared results are only
+        // reused within one statement.
+        interp.memo.clear();
+        match stmt {
+            Stmt::Let { name, value } => {
+                let v = interp.eval(value)?;
+                interp.values.insert(name.to_string(), v);
+            }
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => {
+                let v = interp.eval(value)?;
+                let dest = interp
+                    .values
+                    .get(&**target)
+                    .ok_or_else(|| program_error(format!("`{target}` is not bound")))?;
+                let positions = match region {
+                    None => (0..dest.data.len()).collect(),
+                    Some(items) => interp.slice_positions(&dest.shape.clone(), items)?,
+                };
+                if positions.len() != v.data.len() {
+                    return Err(program_error(format!(
+                        "statement {}: storing {} values into {} positions of `{target}`",
+                        i + 1,
+                        v.data.len(),
+                        positions.len()
+                    )));
+                }
+                if let Some(dest) = interp.values.get_mut(&**target) {
+                    for (p, x) in positions.into_iter().zip(v.data) {
+                        dest.data[p] = x;
+                    }
+                }
+            }
+            Stmt::Return(value) => {
+                let v = interp.eval(value)?;
+                returned = v.data.into_iter().next();
+            }
+        }
+    }
+    let arrays = program
+        .params
+        .iter()
+        .filter(|p| p.access().is_some_and(|a| a.is_written()))
+        .filter_map(|p| {
+            interp
+                .values
+                .remove(&*p.name)
+                .map(|t| (p.name.to_string(), t))
+        })
+        .collect();
+    Ok(ProgramOutcome { arrays, returned })
+}
+
+impl<D: Domain> Interp<'_, D> {
+    fn dim(&self, d: &Dim) -> Result<usize, Abort> {
+        let v = d
+            .eval(&|s| self.sizes.get(s).copied())
+            .map_err(|e| match e {
+                tenslift_targets::DimError::Unbound(s) => Abort::Error(VerifyError::MissingSize(s)),
+                other => program_error(other.to_string()),
+            })?;
+        usize::try_from(v).map_err(|_| program_error(format!("the size `{d}` is {v}")))
+    }
+
+    fn shape(&self, dims: &[Dim]) -> Result<Vec<usize>, Abort> {
+        let shape = dims
+            .iter()
+            .map(|d| self.dim(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|n| *n <= MAX_ELEMENTS);
+        if n.is_none() {
+            return Err(Abort::Error(VerifyError::TooLarge(format!(
+                "a tensor of shape {shape:?}"
+            ))));
+        }
+        Ok(shape)
+    }
+
+    fn lit(&mut self, l: Lit) -> Result<D::V, Abort> {
+        match l {
+            Lit::Bool(b) => Ok(self.dom.int(i128::from(b))),
+            Lit::Int(v, _) => Ok(self.dom.int(i128::from(v))),
+            Lit::Float(..) => self.dom.real(l.as_f64()),
+        }
+    }
+
+    fn zero(&mut self, dtype: DType) -> Result<D::V, Abort> {
+        if dtype.is_float() {
+            self.dom.real(0.0)
+        } else {
+            Ok(self.dom.int(0))
+        }
+    }
+
+    /// Rounds or wraps a freshly computed element to its type.
+    fn finish(&mut self, v: D::V, dtype: DType) -> D::V {
+        match dtype {
+            DType::F32 => self.dom.round_single(&v),
+            DType::F64 => v,
+            DType::Bool => self.dom.truth(&v),
+            _ => match IntTy::of_tensir(dtype) {
+                Some(it) => self.dom.wrap(&v, it),
+                None => v,
+            },
+        }
+    }
+
+    fn eval(&mut self, e: &Expr) -> Result<Tensor<D::V>, Abort> {
+        if let Some(t) = self.memo.get(e) {
+            return Ok(t.clone());
+        }
+        let t = self.eval_node(e)?;
+        if !e.args().is_empty() {
+            self.memo.insert(e.clone(), t.clone());
+        }
+        Ok(t)
+    }
+
+    fn eval_node(&mut self, e: &Expr) -> Result<Tensor<D::V>, Abort> {
+        let args = e
+            .args()
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dtype = e.dtype();
+        match e.op() {
+            Op::Var(name) => self
+                .values
+                .get(&**name)
+                .cloned()
+                .ok_or_else(|| program_error(format!("`{name}` is not bound"))),
+            Op::Lit(l) => Ok(Tensor::scalar(self.lit(*l)?)),
+            Op::Full { shape, value } => {
+                let shape = self.shape(shape)?;
+                let v = self.lit(*value)?;
+                let n = shape.iter().product();
+                Ok(Tensor {
+                    shape,
+                    data: vec![v; n],
+                })
+            }
+            Op::Unary(u) => {
+                let a = &args[0];
+                let operand = e.args()[0].dtype();
+                let data = a
+                    .data
+                    .iter()
+                    .map(|x| self.unary(*u, x, operand))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Tensor {
+                    shape: a.shape.clone(),
+                    data,
+                })
+            }
+            Op::Binary(b) => {
+                let shape = broadcast_shape(&args[0].shape, &args[1].shape);
+                let n: usize = shape.iter().product();
+                let mut data = Vec::with_capacity(n);
+                for k in 0..n {
+                    let x = &args[0].data[broadcast_index(&args[0].shape, &shape, k)];
+                    let y = &args[1].data[broadcast_index(&args[1].shape, &shape, k)];
+                    data.push(self.binary(*b, x, y, dtype)?);
+                }
+                Ok(Tensor { shape, data })
+            }
+            Op::Where => {
+                let shape = broadcast_shape(
+                    &args[0].shape,
+                    &broadcast_shape(&args[1].shape, &args[2].shape),
+                );
+                let n: usize = shape.iter().product();
+                let mut data = Vec::with_capacity(n);
+                for k in 0..n {
+                    let c = &args[0].data[broadcast_index(&args[0].shape, &shape, k)];
+                    let t = &args[1].data[broadcast_index(&args[1].shape, &shape, k)];
+                    let f = &args[2].data[broadcast_index(&args[2].shape, &shape, k)];
+                    data.push(self.dom.select(c, t, f));
+                }
+                Ok(Tensor { shape, data })
+            }
+            Op::Reduce { kind, axes } => self.reduce(*kind, axes, &args[0], dtype),
+            Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
+                let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
+                let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
+                    Abort::Unsupported(format!("{} of ranks {ranks:?}", e.op().name()))
+                })?;
+                self.contract(&spec.inputs, &spec.output, &args, dtype)
+            }
+            Op::Transpose(perm) => {
+                let a = &args[0];
+                let shape: Vec<usize> = perm.iter().map(|&p| a.shape[p]).collect();
+                let st = strides(&a.shape);
+                let n: usize = shape.iter().product();
+                let data = (0..n)
+                    .map(|k| {
+                        let idx = unravel(k, &shape);
+                        let flat: usize = perm.iter().zip(&idx).map(|(&p, &i)| i * st[p]).sum();
+                        a.data[flat].clone()
+                    })
+                    .collect();
+                Ok(Tensor { shape, data })
+            }
+            Op::Broadcast(dims) => {
+                let shape = self.shape(dims)?;
+                let a = &args[0];
+                let n: usize = shape.iter().product();
+                let data = (0..n)
+                    .map(|k| a.data[broadcast_index(&a.shape, &shape, k)].clone())
+                    .collect();
+                Ok(Tensor { shape, data })
+            }
+            Op::Slice(items) => {
+                let a = &args[0];
+                let positions = self.slice_positions(&a.shape, items)?;
+                let shape = self.shape(e.shape())?;
+                let data = positions.iter().map(|&p| a.data[p].clone()).collect();
+                Ok(Tensor { shape, data })
+            }
+            Op::Concat { axis } => {
+                let mut shape = args[0].shape.clone();
+                shape[*axis] = args.iter().map(|a| a.shape[*axis]).sum();
+                let n: usize = shape.iter().product();
+                let mut data = Vec::with_capacity(n);
+                for k in 0..n {
+                    let mut idx = unravel(k, &shape);
+                    let mut part = 0;
+                    while idx[*axis] >= args[part].shape[*axis] {
+                        idx[*axis] -= args[part].shape[*axis];
+                        part += 1;
+                    }
+                    let st = strides(&args[part].shape);
+                    let flat: usize = idx.iter().zip(&st).map(|(i, s)| i * s).sum();
+                    data.push(args[part].data[flat].clone());
+                }
+                Ok(Tensor { shape, data })
+            }
+            Op::Triu(k) | Op::Tril(k) => {
+                let a = &args[0];
+                let upper = matches!(e.op(), Op::Triu(_));
+                let cols = a.shape.get(1).copied().unwrap_or(1).max(1);
+                let zero = self.zero(dtype)?;
+                let data = a
+                    .data
+                    .iter()
+                    .enumerate()
+                    .map(|(flat, x)| {
+                        let (i, j) = ((flat / cols) as i64, (flat % cols) as i64);
+                        let keep = if upper { j - i >= *k } else { j - i <= *k };
+                        if keep {
+                            x.clone()
+                        } else {
+                            zero.clone()
+                        }
+                    })
+                    .collect();
+                Ok(Tensor {
+                    shape: a.shape.clone(),
+                    data,
+                })
+            }
+            Op::Diag => {
+                let a = &args[0];
+                let n = a.shape.first().copied().unwrap_or(0);
+                if a.shape.len() == 2 {
+                    let data = (0..n).map(|k| a.data[k * n + k].clone()).collect();
+                    Ok(Tensor {
+                        shape: vec![n],
+                        data,
+                    })
+                } else {
+                    let zero = self.zero(dtype)?;
+                    let mut data = vec![zero; n * n];
+                    for k in 0..n {
+                        data[k * n + k] = a.data[k].clone();
+                    }
+                    Ok(Tensor {
+                        shape: vec![n, n],
+                        data,
+                    })
+                }
+            }
+            Op::Cast(to) => {
+                let from = e.args()[0].dtype();
+                let a = &args[0];
+                let data = a
+                    .data
+                    .iter()
+                    .map(|x| self.cast(x, from, *to))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Tensor {
+                    shape: a.shape.clone(),
+                    data,
+                })
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, x: &D::V, dtype: DType) -> Result<D::V, Abort> {
+        let opaque = match op {
+            UnaryOp::Sqrt => Some(Opaque::Sqrt),
+            UnaryOp::Exp => Some(Opaque::Exp),
+            UnaryOp::Log => Some(Opaque::Log),
+            UnaryOp::Tanh => Some(Opaque::Tanh),
+            _ => None,
+        };
+        if let Some(f) = opaque {
+            let v = self.dom.apply(f, std::slice::from_ref(x))?;
+            return Ok(self.finish(v, dtype));
+        }
+        let v = match op {
+            UnaryOp::Neg => self.dom.neg(x),
+            UnaryOp::Abs => {
+                let z = self.zero(dtype)?;
+                let negative = self.dom.cmp(Cmp::Lt, x, &z);
+                let n = self.dom.neg(x);
+                self.dom.select(&negative, &n, x)
+            }
+            _ => {
+                let z = self.dom.int(0);
+                return Ok(self.dom.cmp(Cmp::Eq, x, &z));
+            }
+        };
+        Ok(self.finish(v, dtype))
+    }
+
+    fn binary(&mut self, op: BinaryOp, x: &D::V, y: &D::V, result: DType) -> Result<D::V, Abort> {
+        let cmp = match op {
+            BinaryOp::Lt => Some(Cmp::Lt),
+            BinaryOp::Le => Some(Cmp::Le),
+            BinaryOp::Gt => Some(Cmp::Gt),
+            BinaryOp::Ge => Some(Cmp::Ge),
+            BinaryOp::Eq => Some(Cmp::Eq),
+            BinaryOp::Ne => Some(Cmp::Ne),
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            return Ok(self.dom.cmp(c, x, y));
+        }
+        let v = match op {
+            BinaryOp::Add => self.dom.add(x, y),
+            BinaryOp::Sub => self.dom.sub(x, y),
+            BinaryOp::Mul => self.dom.mul(x, y),
+            BinaryOp::Div => self.dom.div_real(x, y),
+            BinaryOp::TruncDiv | BinaryOp::Rem => {
+                let z = self.dom.int(0);
+                let nz = self.dom.cmp(Cmp::Ne, y, &z);
+                let name = if op == BinaryOp::Rem {
+                    "rem"
+                } else {
+                    "trunc_div"
+                };
+                self.dom
+                    .require(&nz, format!("`{name}` by zero in statement {}", self.stmt))?;
+                if op == BinaryOp::Rem {
+                    self.dom.trunc_rem(x, y)
+                } else {
+                    self.dom.trunc_div(x, y)
+                }
+            }
+            BinaryOp::Pow => self.dom.apply(Opaque::Pow, &[x.clone(), y.clone()])?,
+            BinaryOp::Maximum => {
+                let c = self.dom.cmp(Cmp::Ge, x, y);
+                self.dom.select(&c, x, y)
+            }
+            BinaryOp::Minimum => {
+                let c = self.dom.cmp(Cmp::Le, x, y);
+                self.dom.select(&c, x, y)
+            }
+            BinaryOp::And => {
+                let b = self.dom.truth(y);
+                let z = self.dom.int(0);
+                self.dom.select(x, &b, &z)
+            }
+            BinaryOp::Or => {
+                let b = self.dom.truth(y);
+                let one = self.dom.int(1);
+                self.dom.select(x, &one, &b)
+            }
+            _ => return Err(Abort::Unsupported(format!("`{}`", op.name()))),
+        };
+        Ok(self.finish(v, result))
+    }
+
+    fn cast(&mut self, x: &D::V, from: DType, to: DType) -> Result<D::V, Abort> {
+        if to == DType::Bool {
+            return Ok(self.dom.truth(x));
+        }
+        if to.is_float() {
+            let r = if from.is_float() {
+                x.clone()
+            } else {
+                self.dom.to_real(x)
+            };
+            return Ok(if to == DType::F32 && from != DType::F32 {
+                self.dom.round_single(&r)
+            } else {
+                r
+            });
+        }
+        let Some(it) = IntTy::of_tensir(to) else {
+            return Ok(x.clone());
+        };
+        let i = if from.is_float() {
+            self.dom.trunc_to_int(x)
+        } else {
+            x.clone()
+        };
+        Ok(self.dom.wrap(&i, it))
+    }
+
+    fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        axes: &[usize],
+        a: &Tensor<D::V>,
+        dtype: DType,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let out_shape: Vec<usize> = (0..a.shape.len())
+            .filter(|i| !axes.contains(i))
+            .map(|i| a.shape[i])
+            .collect();
+        let n_out: usize = out_shape.iter().product();
+        let mut groups: Vec<Vec<&D::V>> = vec![Vec::new(); n_out];
+        let out_strides = strides(&out_shape);
+        for (flat, x) in a.data.iter().enumerate() {
+            let idx = unravel(flat, &a.shape);
+            let out: usize = idx
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !axes.contains(i))
+                .map(|(_, v)| *v)
+                .zip(&out_strides)
+                .map(|(v, s)| v * s)
+                .sum();
+            groups[out].push(x);
+        }
+        let mut data = Vec::with_capacity(n_out);
+        for group in groups {
+            let mut items = group.into_iter();
+            let acc = match kind {
+                ReduceKind::Sum => {
+                    let mut acc = self.zero(dtype)?;
+                    for x in items {
+                        acc = self.dom.add(&acc, x);
+                    }
+                    acc
+                }
+                ReduceKind::Prod => {
+                    let mut acc = if dtype.is_float() {
+                        self.dom.real(1.0)?
+                    } else {
+                        self.dom.int(1)
+                    };
+                    for x in items {
+                        acc = self.dom.mul(&acc, x);
+                    }
+                    acc
+                }
+                ReduceKind::Max | ReduceKind::Min => {
+                    let first = items.next().ok_or_else(|| {
+                        program_error(InterpError::EmptyReduction(kind.name()).to_string())
+                    })?;
+                    let mut acc = first.clone();
+                    let op = if kind == ReduceKind::Max {
+                        Cmp::Gt
+                    } else {
+                        Cmp::Lt
+                    };
+                    for x in items {
+                        let better = self.dom.cmp(op, x, &acc);
+                        acc = self.dom.select(&better, x, &acc);
+                    }
+                    acc
+                }
+            };
+            // Wrapping once at the end equals wrapping every step.
+            data.push(self.finish(acc, dtype));
+        }
+        Ok(Tensor {
+            shape: out_shape,
+            data,
+        })
+    }
+
+    fn contract(
+        &mut self,
+        inputs: &[Vec<char>],
+        output: &[char],
+        args: &[Tensor<D::V>],
+        dtype: DType,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let mut labels: Vec<(char, usize)> = Vec::new();
+        for (ls, a) in inputs.iter().zip(args) {
+            for (c, n) in ls.iter().zip(&a.shape) {
+                if !labels.iter().any(|(l, _)| l == c) {
+                    labels.push((*c, *n));
+                }
+            }
+        }
+        let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map_or(1, |(_, n)| *n);
+        let out_shape: Vec<usize> = output.iter().map(size_of).collect();
+        let summed: Vec<char> = labels
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| !output.contains(c))
+            .collect();
+        let sum_shape: Vec<usize> = summed.iter().map(size_of).collect();
+        let n_out: usize = out_shape.iter().product();
+        let n_sum: usize = sum_shape.iter().product();
+        let position = |ls: &[char], shape: &[usize], oi: &[usize], si: &[usize]| -> usize {
+            let st = strides(shape);
+            ls.iter()
+                .enumerate()
+                .map(|(axis, c)| {
+                    let i = output
+                        .iter()
+                        .position(|o| o == c)
+                        .map(|p| oi[p])
+                        .or_else(|| summed.iter().position(|s| s == c).map(|p| si[p]))
+                        .unwrap_or(0);
+                    i * st[axis]
+                })
+                .sum()
+        };
+        let mut data = Vec::with_capacity(n_out);
+        for k in 0..n_out {
+            let oi = unravel(k, &out_shape);
+            let mut acc = self.zero(dtype)?;
+            for s in 0..n_sum {
+                let si = unravel(s, &sum_shape);
+                let mut product: Option<D::V> = None;
+                for (ls, a) in inputs.iter().zip(args) {
+                    let x = &a.data[position(ls, &a.shape, &oi, &si)];
+                    product = Some(match product {
+                        None => x.clone(),
+                        Some(p) => self.dom.mul(&p, x),
+                    });
+                }
+                if let Some(p) = product {
+                    acc = self.dom.add(&acc, &p);
+                }
+            }
+            data.push(self.finish(acc, dtype));
+        }
+        Ok(Tensor {
+            shape: out_shape,
+            data,
+        })
+    }
+
+    /// Flat positions (row-major in the result) a slice selects.
+    fn slice_positions(&self, shape: &[usize], items: &[SliceItem]) -> Result<Vec<usize>, Abort> {
+        let ev = |d: &Dim| -> Result<i64, Abort> {
+            d.eval(&|s| self.sizes.get(s).copied())
+                .map_err(|e| program_error(e.to_string()))
+        };
+        let st = strides(shape);
+        let mut positions = vec![0usize];
+        for (axis, &len) in shape.iter().enumerate() {
+            let len_i = len as i64;
+            let picks: Vec<usize> = match items.get(axis).unwrap_or(&SliceItem::Full) {
+                SliceItem::Full => (0..len).collect(),
+                SliceItem::Index(d) => {
+                    let i = ev(d)?;
+                    if i < 0 || i >= len_i {
+                        return Err(program_error(format!(
+                            "statement {}: index {d} = {i} is out of bounds for an axis of length {len}",
+                            self.stmt
+                        )));
+                    }
+                    vec![i as usize]
+                }
+                SliceItem::Range { start, stop, step } => {
+                    let (a, b) = (ev(start)?, ev(stop)?);
+                    if a < 0 || b > len_i || a > b || *step <= 0 {
+                        return Err(program_error(format!(
+                            "statement {}: range {start}:{stop} = {a}:{b} is out of bounds for an axis of length {len}",
+                            self.stmt
+                        )));
+                    }
+                    (a..b).step_by(*step as usize).map(|i| i as usize).collect()
+                }
+            };
+            let stride = st[axis];
+            positions = positions
+                .iter()
+                .flat_map(|p| picks.iter().map(move |i| p + i * stride))
+                .collect();
+        }
+        Ok(positions)
+    }
+}

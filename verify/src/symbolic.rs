@@ -1,0 +1,811 @@
+//! The symbolic domain: values are Z3 terms over the integers and the
+//! reals. Integer values carry an interval when one is known (from input
+//! types, literals and the operations applied), which folds constants and
+//! removes wrap-arounds and overflow preconditions that cannot matter, so
+//! the u8 arithmetic of image kernels stays linear where it can.
+//!
+//! Must be used inside one Z3 context (the caller wraps a whole check in
+//! `z3::with_z3_config`); terms never leave it.
+
+use std::collections::HashMap;
+
+use num_bigint::BigInt;
+use z3::ast::{Ast, Bool, Int, Real};
+use z3::{FuncDecl, Sort as Z3Sort};
+
+use crate::domain::{Cmp, Domain, ElemKind, IntTy, Opaque};
+use crate::error::Abort;
+
+/// A Z3 term of integer or real sort.
+#[derive(Clone, Debug)]
+pub(crate) enum Term {
+    Int(Int),
+    Real(Real),
+}
+
+/// A symbolic value.
+#[derive(Clone, Debug)]
+pub(crate) struct SymVal {
+    pub term: Term,
+    /// Bounds of an integer value, when known.
+    range: Option<(i128, i128)>,
+    /// The boolean this 0/1 value was made from (comparisons, logic), so
+    /// conditions do not go through `ite(b, 1, 0) != 0`.
+    truth: Option<Bool>,
+    /// Whether an uninterpreted function (sqrt, exp, …) occurs in the term.
+    pub opaque: bool,
+}
+
+/// One input constant: its name (as in counterexamples), term and kind.
+pub(crate) struct SymInput {
+    pub name: String,
+    pub term: Term,
+    pub kind: ElemKind,
+}
+
+/// The symbolic domain with the facts gathered while interpreting.
+#[derive(Default)]
+pub(crate) struct SymDomain {
+    inputs: Vec<SymInput>,
+    by_name: HashMap<String, SymVal>,
+    /// Type ranges of integer inputs.
+    input_facts: Vec<Bool>,
+    /// C preconditions, each already conditioned on its path.
+    assumptions: Vec<Bool>,
+    /// Conditions the TensIR program needs to run, with a description.
+    obligations: Vec<(Bool, String)>,
+    path: Vec<Bool>,
+    functions: HashMap<Opaque, FuncDecl>,
+}
+
+/// Exponents up to this bound in `pow(x, k)` (k a literal natural number)
+/// are expanded into products; beyond it `pow` stays uninterpreted.
+const MAX_EXPANDED_POWER: i64 = 16;
+
+impl SymDomain {
+    pub fn new() -> SymDomain {
+        SymDomain::default()
+    }
+
+    pub fn inputs(&self) -> &[SymInput] {
+        &self.inputs
+    }
+
+    /// Everything the check may assume: input ranges and C preconditions.
+    pub fn premises(&self) -> impl Iterator<Item = &Bool> {
+        self.input_facts.iter().chain(&self.assumptions)
+    }
+
+    pub fn obligations(&self) -> &[(Bool, String)] {
+        &self.obligations
+    }
+
+    /// The formula "`a` and `b` differ".
+    pub fn differ(&self, a: &SymVal, b: &SymVal) -> Bool {
+        match (&a.term, &b.term) {
+            (Term::Int(x), Term::Int(y)) => x.eq(y).not(),
+            _ => self.real_of(a).eq(self.real_of(b)).not(),
+        }
+    }
+
+    fn real_of(&self, v: &SymVal) -> Real {
+        match &v.term {
+            Term::Real(r) => r.clone(),
+            Term::Int(i) => i.to_real(),
+        }
+    }
+
+    fn int_of(v: &SymVal) -> Int {
+        match &v.term {
+            Term::Int(i) => i.clone(),
+            Term::Real(r) => r.to_int(),
+        }
+    }
+
+    fn point(v: &SymVal) -> Option<i128> {
+        match v.range {
+            Some((lo, hi)) if lo == hi => Some(lo),
+            _ => None,
+        }
+    }
+
+    fn int_val(term: Int, range: Option<(i128, i128)>, opaque: bool) -> SymVal {
+        SymVal {
+            term: Term::Int(term),
+            range,
+            truth: None,
+            opaque,
+        }
+    }
+
+    fn real_val(term: Real, opaque: bool) -> SymVal {
+        SymVal {
+            term: Term::Real(term),
+            range: None,
+            truth: None,
+            opaque,
+        }
+    }
+
+    fn const_int(v: i128) -> SymVal {
+        SymDomain::int_val(Int::from_i128(v), Some((v, v)), false)
+    }
+
+    fn from_bool(b: Bool, opaque: bool) -> SymVal {
+        if let Some(k) = b.as_bool() {
+            let mut v = SymDomain::const_int(i128::from(k));
+            v.truth = Some(b);
+            return v;
+        }
+        SymVal {
+            term: Term::Int(b.ite(&Int::from_i64(1), &Int::from_i64(0))),
+            range: Some((0, 1)),
+            truth: Some(b),
+            opaque,
+        }
+    }
+
+    /// The condition "`v` is non-zero".
+    fn nonzero(&self, v: &SymVal) -> Bool {
+        if let Some(b) = &v.truth {
+            return b.clone();
+        }
+        if let Some(k) = SymDomain::point(v) {
+            return Bool::from_bool(k != 0);
+        }
+        match &v.term {
+            Term::Int(i) => i.eq(Int::from_i64(0)).not(),
+            Term::Real(r) => r.eq(real_zero()).not(),
+        }
+    }
+
+    fn both_int(a: &SymVal, b: &SymVal) -> bool {
+        matches!((&a.term, &b.term), (Term::Int(_), Term::Int(_)))
+    }
+
+    fn function(&mut self, f: Opaque) -> &FuncDecl {
+        self.functions.entry(f).or_insert_with(|| {
+            let real = Z3Sort::real();
+            let domain: Vec<&Z3Sort> = match f {
+                Opaque::Pow => vec![&real, &real],
+                _ => vec![&real],
+            };
+            FuncDecl::new(f.name(), &domain, &real)
+        })
+    }
+
+    /// The natural number `k` when `v` is the literal `k` (an integer or a
+    /// real numeral with an integral value).
+    fn small_natural(v: &SymVal) -> Option<i64> {
+        let k = match &v.term {
+            Term::Int(_) => i64::try_from(SymDomain::point(v)?).ok()?,
+            Term::Real(r) => {
+                let (num, den) = r.simplify().as_rational()?;
+                if den != 1 {
+                    return None;
+                }
+                num
+            }
+        };
+        (0..=MAX_EXPANDED_POWER).contains(&k).then_some(k)
+    }
+}
+
+fn real_zero() -> Real {
+    Real::from_rational_str("0", "1").unwrap_or_else(|| Int::from_i64(0).to_real())
+}
+
+/// The exact rational value of a finite double as numerator and
+/// denominator strings.
+fn exact_rational(v: f64) -> Option<(String, String)> {
+    if !v.is_finite() {
+        return None;
+    }
+    if v == 0.0 {
+        return Some(("0".to_string(), "1".to_string()));
+    }
+    let bits = v.to_bits();
+    let negative = bits >> 63 == 1;
+    let exponent = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mut mantissa, mut exp2) = if exponent == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), exponent - 1075)
+    };
+    // Lowest terms: the denominator is a power of two.
+    while exp2 < 0 && mantissa & 1 == 0 {
+        mantissa >>= 1;
+        exp2 += 1;
+    }
+    let mut num = BigInt::from(mantissa);
+    let mut den = BigInt::from(1u8);
+    if exp2 >= 0 {
+        num <<= exp2 as usize;
+    } else {
+        den <<= (-exp2) as usize;
+    }
+    if negative {
+        num = -num;
+    }
+    Some((num.to_string(), den.to_string()))
+}
+
+fn add_ranges(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    let ((al, ah), (bl, bh)) = (a?, b?);
+    Some((al.checked_add(bl)?, ah.checked_add(bh)?))
+}
+
+fn neg_range(a: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    let (l, h) = a?;
+    Some((h.checked_neg()?, l.checked_neg()?))
+}
+
+fn mul_ranges(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    let ((al, ah), (bl, bh)) = (a?, b?);
+    let products = [
+        al.checked_mul(bl)?,
+        al.checked_mul(bh)?,
+        ah.checked_mul(bl)?,
+        ah.checked_mul(bh)?,
+    ];
+    Some((*products.iter().min()?, *products.iter().max()?))
+}
+
+fn hull(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    let ((al, ah), (bl, bh)) = (a?, b?);
+    Some((al.min(bl), ah.max(bh)))
+}
+
+fn within(r: Option<(i128, i128)>, ty: IntTy) -> bool {
+    r.is_some_and(|(lo, hi)| lo >= ty.min() && hi <= ty.max())
+}
+
+fn wrap_value(v: i128, ty: IntTy) -> i128 {
+    let modulus = 1i128 << ty.bits;
+    let r = v.rem_euclid(modulus);
+    if ty.signed && r > ty.max() {
+        r - modulus
+    } else {
+        r
+    }
+}
+
+impl Domain for SymDomain {
+    type V = SymVal;
+
+    fn input(&mut self, name: &str, kind: ElemKind) -> Result<SymVal, Abort> {
+        if let Some(v) = self.by_name.get(name) {
+            return Ok(v.clone());
+        }
+        let (value, term) = match kind {
+            ElemKind::Int(ty) => {
+                let c = Int::new_const(name);
+                self.input_facts
+                    .push(c.ge(Int::from_i128(ty.min())) & c.le(Int::from_i128(ty.max())));
+                (
+                    SymDomain::int_val(c.clone(), Some((ty.min(), ty.max())), false),
+                    Term::Int(c),
+                )
+            }
+            ElemKind::Real => {
+                let c = Real::new_const(name);
+                (SymDomain::real_val(c.clone(), false), Term::Real(c))
+            }
+        };
+        self.inputs.push(SymInput {
+            name: name.to_string(),
+            term,
+            kind,
+        });
+        self.by_name.insert(name.to_string(), value.clone());
+        Ok(value)
+    }
+
+    fn int(&mut self, v: i128) -> SymVal {
+        SymDomain::const_int(v)
+    }
+
+    fn real(&mut self, v: f64) -> Result<SymVal, Abort> {
+        let (num, den) = exact_rational(v).ok_or_else(|| {
+            Abort::Unsupported(format!("the non-finite constant {v} has no real value"))
+        })?;
+        let r = Real::from_rational_str(&num, &den)
+            .ok_or_else(|| Abort::Unsupported(format!("Z3 rejected the constant {num}/{den}")))?;
+        Ok(SymDomain::real_val(r, false))
+    }
+
+    fn add(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        let opaque = a.opaque || b.opaque;
+        if SymDomain::both_int(a, b) {
+            if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+                if let Some(s) = x.checked_add(y) {
+                    return SymDomain::const_int(s);
+                }
+            }
+            if SymDomain::point(b) == Some(0) {
+                return a.clone();
+            }
+            if SymDomain::point(a) == Some(0) {
+                return b.clone();
+            }
+            let term = SymDomain::int_of(a) + SymDomain::int_of(b);
+            return SymDomain::int_val(term, add_ranges(a.range, b.range), opaque);
+        }
+        SymDomain::real_val(self.real_of(a) + self.real_of(b), opaque)
+    }
+
+    fn sub(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        let nb = self.neg(b);
+        if SymDomain::both_int(a, b) {
+            if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+                if let Some(s) = x.checked_sub(y) {
+                    return SymDomain::const_int(s);
+                }
+            }
+            let term = SymDomain::int_of(a) - SymDomain::int_of(b);
+            return SymDomain::int_val(term, add_ranges(a.range, nb.range), a.opaque || b.opaque);
+        }
+        SymDomain::real_val(self.real_of(a) - self.real_of(b), a.opaque || b.opaque)
+    }
+
+    fn mul(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        let opaque = a.opaque || b.opaque;
+        if SymDomain::both_int(a, b) {
+            if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+                if let Some(p) = x.checked_mul(y) {
+                    return SymDomain::const_int(p);
+                }
+            }
+            if SymDomain::point(a) == Some(1) {
+                return b.clone();
+            }
+            if SymDomain::point(b) == Some(1) {
+                return a.clone();
+            }
+            let term = SymDomain::int_of(a) * SymDomain::int_of(b);
+            return SymDomain::int_val(term, mul_ranges(a.range, b.range), opaque);
+        }
+        SymDomain::real_val(self.real_of(a) * self.real_of(b), opaque)
+    }
+
+    fn neg(&mut self, a: &SymVal) -> SymVal {
+        match &a.term {
+            Term::Int(i) => match SymDomain::point(a).and_then(i128::checked_neg) {
+                Some(k) => SymDomain::const_int(k),
+                None => SymDomain::int_val(-i.clone(), neg_range(a.range), a.opaque),
+            },
+            Term::Real(r) => SymDomain::real_val(-r.clone(), a.opaque),
+        }
+    }
+
+    fn div_real(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        SymDomain::real_val(self.real_of(a) / self.real_of(b), a.opaque || b.opaque)
+    }
+
+    fn trunc_div(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        let opaque = a.opaque || b.opaque;
+        if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+            if y != 0 {
+                if let Some(q) = x.checked_div(y) {
+                    return SymDomain::const_int(q);
+                }
+            }
+        }
+        let (x, y) = (SymDomain::int_of(a), SymDomain::int_of(b));
+        // Z3's `div` rounds so that the remainder is non-negative; that is
+        // truncation exactly when the dividend is non-negative, and
+        // trunc(a / b) = -trunc(-a / b) covers the rest.
+        let term = match a.range {
+            Some((lo, _)) if lo >= 0 => x.div(&y),
+            _ => x
+                .ge(Int::from_i64(0))
+                .ite(&x.div(&y), &-((-x.clone()).div(&y))),
+        };
+        let range = match (a.range, SymDomain::point(b)) {
+            (Some((lo, hi)), Some(c)) if c != 0 => {
+                let (p, q) = (lo / c, hi / c);
+                Some((p.min(q), p.max(q)))
+            }
+            (Some((lo, hi)), _) => {
+                let m = lo.unsigned_abs().max(hi.unsigned_abs());
+                i128::try_from(m).ok().map(|m| {
+                    if lo >= 0 && b.range.is_some_and(|(bl, _)| bl > 0) {
+                        (0, m)
+                    } else {
+                        (-m, m)
+                    }
+                })
+            }
+            _ => None,
+        };
+        SymDomain::int_val(term, range, opaque)
+    }
+
+    fn trunc_rem(&mut self, a: &SymVal, b: &SymVal) -> SymVal {
+        let opaque = a.opaque || b.opaque;
+        if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+            if y != 0 {
+                if let Some(r) = x.checked_rem(y) {
+                    return SymDomain::const_int(r);
+                }
+            }
+        }
+        let (x, y) = (SymDomain::int_of(a), SymDomain::int_of(b));
+        // Z3's `mod` is non-negative; C's remainder takes the dividend's sign.
+        let term = match a.range {
+            Some((lo, _)) if lo >= 0 => x.modulo(&y),
+            _ => x
+                .ge(Int::from_i64(0))
+                .ite(&x.modulo(&y), &-((-x.clone()).modulo(&y))),
+        };
+        let range = b.range.and_then(|(bl, bh)| {
+            let m = i128::try_from(bl.unsigned_abs().max(bh.unsigned_abs()))
+                .ok()?
+                .checked_sub(1)?
+                .max(0);
+            Some(match a.range {
+                Some((lo, _)) if lo >= 0 => (0, m),
+                Some((_, hi)) if hi <= 0 => (-m, 0),
+                _ => (-m, m),
+            })
+        });
+        SymDomain::int_val(term, range, opaque)
+    }
+
+    fn cmp(&mut self, op: Cmp, a: &SymVal, b: &SymVal) -> SymVal {
+        let opaque = a.opaque || b.opaque;
+        if let (Some(x), Some(y)) = (SymDomain::point(a), SymDomain::point(b)) {
+            let k = match op {
+                Cmp::Lt => x < y,
+                Cmp::Le => x <= y,
+                Cmp::Gt => x > y,
+                Cmp::Ge => x >= y,
+                Cmp::Eq => x == y,
+                Cmp::Ne => x != y,
+            };
+            return SymDomain::from_bool(Bool::from_bool(k), false);
+        }
+        let b = if SymDomain::both_int(a, b) {
+            let (x, y) = (SymDomain::int_of(a), SymDomain::int_of(b));
+            match op {
+                Cmp::Lt => x.lt(&y),
+                Cmp::Le => x.le(&y),
+                Cmp::Gt => x.gt(&y),
+                Cmp::Ge => x.ge(&y),
+                Cmp::Eq => x.eq(&y),
+                Cmp::Ne => x.eq(&y).not(),
+            }
+        } else {
+            let (x, y) = (self.real_of(a), self.real_of(b));
+            match op {
+                Cmp::Lt => x.lt(&y),
+                Cmp::Le => x.le(&y),
+                Cmp::Gt => x.gt(&y),
+                Cmp::Ge => x.ge(&y),
+                Cmp::Eq => x.eq(&y),
+                Cmp::Ne => x.eq(&y).not(),
+            }
+        };
+        SymDomain::from_bool(b, opaque)
+    }
+
+    fn truth(&mut self, a: &SymVal) -> SymVal {
+        let b = self.nonzero(a);
+        SymDomain::from_bool(b, a.opaque)
+    }
+
+    fn select(&mut self, c: &SymVal, t: &SymVal, e: &SymVal) -> SymVal {
+        let b = self.nonzero(c);
+        match b.as_bool() {
+            Some(true) => return t.clone(),
+            Some(false) => return e.clone(),
+            None => {}
+        }
+        if self.same(t, e) {
+            return t.clone();
+        }
+        let opaque = c.opaque || t.opaque || e.opaque;
+        let truth = match (&t.truth, &e.truth) {
+            (Some(x), Some(y)) => Some(b.ite(x, y)),
+            _ => None,
+        };
+        let mut v = if SymDomain::both_int(t, e) {
+            SymDomain::int_val(
+                b.ite(&SymDomain::int_of(t), &SymDomain::int_of(e)),
+                hull(t.range, e.range),
+                opaque,
+            )
+        } else {
+            SymDomain::real_val(b.ite(&self.real_of(t), &self.real_of(e)), opaque)
+        };
+        v.truth = truth;
+        v
+    }
+
+    fn to_real(&mut self, a: &SymVal) -> SymVal {
+        match SymDomain::point(a).and_then(|k| Real::from_rational_str(&k.to_string(), "1")) {
+            Some(r) => SymDomain::real_val(r, false),
+            None => SymDomain::real_val(self.real_of(a), a.opaque),
+        }
+    }
+
+    fn trunc_to_int(&mut self, a: &SymVal) -> SymVal {
+        let r = self.real_of(a);
+        // `to_int` is the floor; truncation mirrors it for negatives.
+        let term = r
+            .ge(real_zero())
+            .ite(&r.to_int(), &-((-r.clone()).to_int()));
+        SymDomain::int_val(term, None, a.opaque)
+    }
+
+    fn wrap(&mut self, a: &SymVal, ty: IntTy) -> SymVal {
+        if within(a.range, ty) {
+            return a.clone();
+        }
+        if let Some(k) = SymDomain::point(a) {
+            return SymDomain::const_int(wrap_value(k, ty));
+        }
+        let x = SymDomain::int_of(a);
+        let modulus = Int::from_i128(1i128 << ty.bits);
+        let term = if ty.signed {
+            let half = Int::from_i128(1i128 << (ty.bits - 1));
+            (x + half.clone()).modulo(&modulus) - half
+        } else {
+            x.modulo(&modulus)
+        };
+        SymDomain::int_val(term, Some((ty.min(), ty.max())), a.opaque)
+    }
+
+    fn fits(&mut self, a: &SymVal, ty: IntTy) -> SymVal {
+        if within(a.range, ty) {
+            return SymDomain::const_int(1);
+        }
+        let x = SymDomain::int_of(a);
+        let b = x.ge(Int::from_i128(ty.min())) & x.le(Int::from_i128(ty.max()));
+        SymDomain::from_bool(b, a.opaque)
+    }
+
+    fn known_within(&mut self, a: &SymVal, ty: IntTy) -> SymVal {
+        let mut v = a.clone();
+        v.range = Some(match a.range {
+            Some((lo, hi)) => (lo.max(ty.min()), hi.min(ty.max())),
+            None => (ty.min(), ty.max()),
+        });
+        v
+    }
+
+    fn round_single(&mut self, a: &SymVal) -> SymVal {
+        a.clone()
+    }
+
+    fn apply(&mut self, f: Opaque, args: &[SymVal]) -> Result<SymVal, Abort> {
+        if f == Opaque::Pow {
+            if let [base, exponent] = args {
+                if let Some(k) = SymDomain::small_natural(exponent) {
+                    if k == 0 {
+                        return self.real(1.0);
+                    }
+                    let mut product = base.clone();
+                    for _ in 1..k {
+                        product = self.mul(&product, base);
+                    }
+                    return Ok(product);
+                }
+            }
+        }
+        let reals: Vec<Real> = args.iter().map(|a| self.real_of(a)).collect();
+        let refs: Vec<&dyn Ast> = reals.iter().map(|r| r as &dyn Ast).collect();
+        let decl = self.function(f);
+        if decl.arity() != refs.len() {
+            return Err(Abort::Unsupported(format!(
+                "{} called with {} arguments",
+                f.name(),
+                refs.len()
+            )));
+        }
+        let r = decl
+            .apply(&refs)
+            .as_real()
+            .ok_or_else(|| Abort::Unsupported(format!("{} is not real-valued", f.name())))?;
+        Ok(SymDomain::real_val(r, true))
+    }
+
+    fn assume(&mut self, cond: &SymVal, _why: &str) -> Result<(), Abort> {
+        let b = self.nonzero(cond);
+        if b.as_bool() == Some(true) {
+            return Ok(());
+        }
+        let fact = if self.path.is_empty() {
+            b
+        } else {
+            Bool::and(&self.path).implies(&b)
+        };
+        self.assumptions.push(fact);
+        Ok(())
+    }
+
+    fn require(&mut self, cond: &SymVal, what: String) -> Result<(), Abort> {
+        let b = self.nonzero(cond);
+        if b.as_bool() != Some(true) {
+            self.obligations.push((b, what));
+        }
+        Ok(())
+    }
+
+    fn decide(&mut self, c: &SymVal) -> Option<bool> {
+        if let Some(k) = SymDomain::point(c) {
+            return Some(k != 0);
+        }
+        self.nonzero(c).simplify().as_bool()
+    }
+
+    fn push_path(&mut self, cond: &SymVal, taken: bool) {
+        let b = self.nonzero(cond);
+        self.path.push(if taken { b } else { b.not() });
+    }
+
+    fn pop_path(&mut self) {
+        self.path.pop();
+    }
+
+    fn same(&self, a: &SymVal, b: &SymVal) -> bool {
+        match (&a.term, &b.term) {
+            (Term::Int(x), Term::Int(y)) => x.ast_eq(y),
+            (Term::Real(x), Term::Real(y)) => x.ast_eq(y),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::concrete::{CVal, ConcreteDomain};
+    use z3::{SatResult, Solver};
+
+    const I32: IntTy = IntTy {
+        bits: 32,
+        signed: true,
+    };
+
+    /// The integer operations whose encodings have edge cases.
+    fn int_ops<D: Domain>(d: &mut D, a: &D::V, b: &D::V) -> Vec<D::V> {
+        let i8t = IntTy {
+            bits: 8,
+            signed: true,
+        };
+        let u8t = IntTy {
+            bits: 8,
+            signed: false,
+        };
+        let neg = d.neg(a);
+        let sum = d.add(a, b);
+        let lt = d.cmp(Cmp::Lt, a, b);
+        vec![
+            d.trunc_div(a, b),
+            d.trunc_rem(a, b),
+            d.wrap(a, i8t),
+            d.wrap(&sum, u8t),
+            d.wrap(&neg, i8t),
+            d.fits(a, i8t),
+            d.truth(a),
+            d.select(&lt, a, b),
+        ]
+    }
+
+    #[test]
+    fn integer_encodings_agree_with_c_arithmetic() {
+        let mut sym = SymDomain::new();
+        let x = sym
+            .input("x", ElemKind::Int(I32))
+            .unwrap_or_else(|_| unreachable!());
+        let y = sym
+            .input("y", ElemKind::Int(I32))
+            .unwrap_or_else(|_| unreachable!());
+        let terms = int_ops(&mut sym, &x, &y);
+        let solver = Solver::new();
+        for a in [-300i128, -128, -7, -1, 0, 1, 7, 127, 300] {
+            for b in [-7i128, -2, -1, 1, 2, 7] {
+                let mut conc = ConcreteDomain::new(HashMap::new());
+                let want = int_ops(&mut conc, &CVal::Int(a), &CVal::Int(b));
+                solver.push();
+                solver.assert(SymDomain::int_of(&x).eq(Int::from_i128(a)));
+                solver.assert(SymDomain::int_of(&y).eq(Int::from_i128(b)));
+                assert_eq!(solver.check(), SatResult::Sat);
+                let model = solver.get_model().unwrap_or_else(|| unreachable!());
+                for (k, (t, w)) in terms.iter().zip(&want).enumerate() {
+                    let got = model
+                        .eval(&SymDomain::int_of(t), true)
+                        .and_then(|v| v.as_i128());
+                    assert_eq!(
+                        got,
+                        Some(match w {
+                            CVal::Int(i) => *i,
+                            CVal::Real(_) => unreachable!(),
+                        }),
+                        "operation {k} at a={a}, b={b}"
+                    );
+                }
+                solver.pop(1);
+            }
+        }
+    }
+
+    #[test]
+    fn float_to_int_truncates_toward_zero() {
+        let mut sym = SymDomain::new();
+        let x = sym
+            .input("x", ElemKind::Real)
+            .unwrap_or_else(|_| unreachable!());
+        let t = sym.trunc_to_int(&x);
+        let solver = Solver::new();
+        for (v, want) in [
+            (-2.5, -2),
+            (-0.5, 0),
+            (0.0, 0),
+            (0.5, 0),
+            (2.5, 2),
+            (-3.0, -3),
+        ] {
+            solver.push();
+            let r = sym.real(v).unwrap_or_else(|_| unreachable!());
+            solver.assert(sym.real_of(&x).eq(sym.real_of(&r)));
+            assert_eq!(solver.check(), SatResult::Sat);
+            let model = solver.get_model().unwrap_or_else(|| unreachable!());
+            let got = model
+                .eval(&SymDomain::int_of(&t), true)
+                .and_then(|v| v.as_i64());
+            assert_eq!(got, Some(want), "trunc({v})");
+            solver.pop(1);
+        }
+    }
+
+    #[test]
+    fn ranges_fold_constants_and_drop_needless_wraps() {
+        let mut sym = SymDomain::new();
+        let u8t = IntTy {
+            bits: 8,
+            signed: false,
+        };
+        let a = sym
+            .input("a", ElemKind::Int(u8t))
+            .unwrap_or_else(|_| unreachable!());
+        let k = sym.int(255);
+        let p = sym.mul(&a, &k);
+        let q = sym.trunc_div(&p, &k);
+        // (a * 255) / 255 lies in [0, 255]: wrapping to u8 changes nothing.
+        let w = sym.wrap(&q, u8t);
+        assert!(sym.same(&w, &q));
+        let two = sym.int(2);
+        let three = sym.int(3);
+        let five = sym.add(&two, &three);
+        assert_eq!(SymDomain::point(&five), Some(5));
+        assert_eq!(sym.decide(&five), Some(true));
+    }
+
+    #[test]
+    fn doubles_become_their_exact_rationals() {
+        assert_eq!(exact_rational(0.5), Some(("1".into(), "2".into())));
+        assert_eq!(exact_rational(-3.0), Some(("-3".into(), "1".into())));
+        let (n, d) = exact_rational(0.1).unwrap_or_default();
+        assert_eq!(n, "3602879701896397");
+        assert_eq!(d, "36028797018963968");
+        assert_eq!(exact_rational(f64::NAN), None);
+    }
+
+    #[test]
+    fn wrap_follows_twos_complement() {
+        let i8t = IntTy {
+            bits: 8,
+            signed: true,
+        };
+        let u8t = IntTy {
+            bits: 8,
+            signed: false,
+        };
+        assert_eq!(wrap_value(128, i8t), -128);
+        assert_eq!(wrap_value(300, u8t), 44);
+        assert_eq!(wrap_value(-1, u8t), 255);
+    }
+}
