@@ -448,6 +448,11 @@ def generate_inputs(kernel: Kernel | str, dataset: str, seed: int, directory: Pa
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     values = input_values(kernel, dataset, seed)
+    if (directory / "meta.json").is_file():
+        # Regenerating over an earlier inputs directory: drop its arrays so no
+        # stale parameter of another kernel lingers.
+        for stale in directory.glob("*.npy"):
+            stale.unlink()
     for name, array in values.items():
         np.save(directory / f"{name}.npy", np.array(array, order="C"), allow_pickle=False)
     meta = {"format": INPUT_FORMAT_VERSION, "kernel": kernel.name, "dataset": dataset,

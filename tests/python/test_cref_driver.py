@@ -273,3 +273,10 @@ EXTRALARGE = { n = 64 }
     kernel = cref.load_manifest(tmp_path / "manifest.toml")["leaky"]
     result = cref.run(kernel, "MINI", out=tmp_path / "out")
     assert result.unlisted_writes == ["x"]
+
+
+def test_regenerating_inputs_replaces_the_previous_kernels_arrays(tmp_path):
+    cref.generate_inputs("sum_stack", "MINI", 0, tmp_path)
+    cref.generate_inputs("sum_sum", "MINI", 0, tmp_path)
+    meta, arrays = cref.read_inputs(tmp_path)
+    assert meta["kernel"] == "sum_sum" and sorted(arrays) == ["A"]
