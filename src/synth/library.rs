@@ -5,7 +5,7 @@
 //! value is filled by that stub (the cheapest one, when several compute
 //! the same thing).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ use tenslift_targets::{
 
 use super::cost::cost_of;
 use crate::algebra::{Symbol, Tensor};
-use crate::spec::tensir::Executor;
+use crate::spec::tensir::{canonical_extrema, Executor};
 use crate::spec::Sizes;
 
 /// The name of the scratch output a stub is stored into to evaluate it.
@@ -115,13 +115,15 @@ impl Library {
     }
 
     /// Enumerates stubs over `leaves` up to depth 2, stopping at `deadline`
-    /// or after `limit` stubs.
+    /// or after `limit` stubs; only stubs whose inputs are among `allowed`
+    /// (sorted) are kept.
     pub fn build(
         evaluator: &mut Evaluator,
         leaves: Vec<Expr>,
         sizes: &Sizes,
         deadline: Instant,
         limit: usize,
+        allowed: &[Symbol],
     ) -> Result<Library, OutOfTime> {
         let mut lib = Library {
             stubs: Vec::new(),
@@ -135,12 +137,20 @@ impl Library {
                 return Ok(());
             }
             if let Some(value) = evaluator.value(&e) {
+                // Selects that are extrema compare as `max`/`min`, as the
+                // acceptance test compares them.
+                let value = value.map(canonical_extrema);
                 // Stubs whose value is all zeros or unchanged carry nothing.
                 if value.elems().iter().all(|x| x.is_zero()) && depth > 0 {
                     return Ok(());
                 }
-                let cost = cost_of(&[&e], sizes);
                 let vars = value.vars();
+                // A stub reading an input the target never mentions cannot
+                // be part of it (exact algebra: nothing cancels it).
+                if !vars.iter().all(|v| allowed.binary_search(v).is_ok()) {
+                    return Ok(());
+                }
+                let cost = cost_of(&[&e], sizes);
                 lib.insert(Stub {
                     expr: e,
                     value,
@@ -155,6 +165,15 @@ impl Library {
             add(&mut lib, leaf.clone(), 0)?;
         }
         let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
+        // Dividing by a polynomial makes reciprocal atoms, slow to normalise
+        // and rare in kernels: divisors are leaves whose elements are
+        // monomials (not an earlier output holding a sum).
+        let divisors: HashSet<Expr> = lib
+            .stubs
+            .iter()
+            .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
+            .map(|s| s.expr.clone())
+            .collect();
         for e in &level0 {
             for u in unary_stubs(e) {
                 add(&mut lib, u, 1)?;
@@ -162,7 +181,7 @@ impl Library {
         }
         for a in &level0 {
             for b in &level0 {
-                for c in binary_stubs(a, b) {
+                for c in binary_stubs(a, b, &divisors) {
                     add(&mut lib, c, 1)?;
                 }
             }
@@ -178,7 +197,10 @@ impl Library {
                 if level0.contains(a) {
                     continue;
                 }
-                for c in binary_stubs(a, b).into_iter().chain(binary_stubs(b, a)) {
+                for c in binary_stubs(a, b, &divisors)
+                    .into_iter()
+                    .chain(binary_stubs(b, a, &divisors))
+                {
                     add(&mut lib, c, 2)?;
                 }
             }
@@ -220,7 +242,7 @@ fn unary_stubs(e: &Expr) -> Vec<Expr> {
 
 /// Two-operand stubs: element-wise arithmetic and contractions (the type
 /// checker refuses what does not fit).
-fn binary_stubs(a: &Expr, b: &Expr) -> Vec<Expr> {
+fn binary_stubs(a: &Expr, b: &Expr, monomial_divisors: &HashSet<Expr>) -> Vec<Expr> {
     let mut out = Vec::new();
     if a.dtype() != b.dtype() || !a.dtype().is_numeric() {
         return out;
@@ -237,11 +259,13 @@ fn binary_stubs(a: &Expr, b: &Expr) -> Vec<Expr> {
             BinaryOp::Minimum,
         ]);
     }
-    ops.push(if a.dtype().is_float() {
-        BinaryOp::Div
-    } else {
-        BinaryOp::TruncDiv
-    });
+    if monomial_divisors.contains(b) {
+        ops.push(if a.dtype().is_float() {
+            BinaryOp::Div
+        } else {
+            BinaryOp::TruncDiv
+        });
+    }
     for op in ops {
         out.extend(Expr::binary(op, a.clone(), b.clone()).ok());
     }

@@ -24,7 +24,9 @@ use tenslift_targets::{Expr, Meta, Program, Stmt};
 use thiserror::Error;
 
 use crate::algebra::Tensor;
-use crate::spec::tensir::{check_program_at_both_sizes, Comparison, TensirSpecError};
+use crate::spec::tensir::{
+    canonical_extrema, check_program_at_both_sizes, Comparison, TensirSpecError,
+};
 use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
@@ -138,6 +140,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     &sizes,
                     deadline,
                     options.library_limit,
+                    &out.value.vars(),
                 )
                 .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
                 stats.stubs += library.stubs.len();
@@ -158,6 +161,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     let Some(target) = region_target(&out.value, &region, &sizes) else {
                         continue;
                     };
+                    let target = target.map(canonical_extrema);
                     if let Some(f) = search
                         .solve(&target, dtype, options.depth, f64::INFINITY)
                         .map_err(timeout)?

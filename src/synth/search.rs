@@ -143,7 +143,7 @@ impl Search<'_> {
                 return Ok(best);
             }
         }
-        for (hole, op, stub_index, hole_first) in self.algebraic_sketches(target, dtype) {
+        for (hole, op, stub_index, hole_first) in self.algebraic_sketches(target, dtype)? {
             self.check_time()?;
             let stub = &self.library.stubs[stub_index];
             let op_cost = stub.cost + target.len() as f64 * 2.0;
@@ -254,11 +254,12 @@ impl Search<'_> {
         &self,
         target: &Tensor,
         dtype: DType,
-    ) -> Vec<(Tensor, BinaryOp, usize, bool)> {
+    ) -> Result<Vec<(Tensor, BinaryOp, usize, bool)>, Timeout> {
         let target_vars = target.vars();
         let target_score = target.complexity();
         let mut out = Vec::new();
         for (i, stub) in self.library.stubs.iter().enumerate() {
+            self.check_time()?;
             if stub.expr.dtype() != dtype || stub.depth > 1 {
                 continue;
             }
@@ -313,8 +314,9 @@ impl Search<'_> {
             }
         }
         out.sort_by(|a, b| a.0.total_cmp(&b.0));
-        out.into_iter()
+        Ok(out
+            .into_iter()
             .map(|(_, h, op, i, f)| (h, op, i, f))
-            .collect()
+            .collect())
     }
 }
