@@ -17,6 +17,9 @@ use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, UnaryOp};
 use super::library::Library;
 use crate::algebra::{Expr as Value, Func, Tensor};
 
+/// Rebuilds a sketch around its solved hole.
+type Rebuild = Box<dyn Fn(Expr) -> Option<Expr>>;
+
 /// Counters reported per kernel.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
@@ -195,45 +198,44 @@ impl Search<'_> {
             Tensor::new(target.shape().to_vec(), elems?).ok()
         };
         let step = target.len() as f64 * 2.0;
-        let (hole, hole_dtype, wrap): (Tensor, DType, Box<dyn Fn(Expr) -> Option<Expr>>) =
-            match func {
-                Func::Wrap { bits, signed } => {
-                    let Some(to) = wrap_dtype(bits, signed).filter(|d| *d == dtype) else {
-                        return Ok(None);
-                    };
-                    let Some(h) = arg(0) else { return Ok(None) };
-                    (h, DType::I32, Box::new(move |e| build::cast(e, to).ok()))
-                }
-                Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Abs if dtype.is_float() => {
-                    let op = match func {
-                        Func::Sqrt => UnaryOp::Sqrt,
-                        Func::Exp => UnaryOp::Exp,
-                        Func::Log => UnaryOp::Log,
-                        Func::Tanh => UnaryOp::Tanh,
-                        _ => UnaryOp::Abs,
-                    };
-                    let Some(h) = arg(0) else { return Ok(None) };
-                    (h, dtype, Box::new(move |e| Expr::unary(op, e).ok()))
-                }
-                Func::TruncDiv if dtype.is_int() => {
-                    let (Some(num), Some(den)) = (arg(0), arg(1)) else {
-                        return Ok(None);
-                    };
-                    let Some(c) = uniform(&den).and_then(|d| d.as_constant()) else {
-                        return Ok(None);
-                    };
-                    let Some(c) = c.to_i64() else {
-                        return Ok(None);
-                    };
-                    let lit = Expr::lit(Lit::int(c, dtype));
-                    (
-                        num,
-                        dtype,
-                        Box::new(move |e| build::trunc_div(e, lit.clone()).ok()),
-                    )
-                }
-                _ => return Ok(None),
-            };
+        let (hole, hole_dtype, wrap): (Tensor, DType, Rebuild) = match func {
+            Func::Wrap { bits, signed } => {
+                let Some(to) = wrap_dtype(bits, signed).filter(|d| *d == dtype) else {
+                    return Ok(None);
+                };
+                let Some(h) = arg(0) else { return Ok(None) };
+                (h, DType::I32, Box::new(move |e| build::cast(e, to).ok()))
+            }
+            Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Abs if dtype.is_float() => {
+                let op = match func {
+                    Func::Sqrt => UnaryOp::Sqrt,
+                    Func::Exp => UnaryOp::Exp,
+                    Func::Log => UnaryOp::Log,
+                    Func::Tanh => UnaryOp::Tanh,
+                    _ => UnaryOp::Abs,
+                };
+                let Some(h) = arg(0) else { return Ok(None) };
+                (h, dtype, Box::new(move |e| Expr::unary(op, e).ok()))
+            }
+            Func::TruncDiv if dtype.is_int() => {
+                let (Some(num), Some(den)) = (arg(0), arg(1)) else {
+                    return Ok(None);
+                };
+                let Some(c) = uniform(&den).and_then(|d| d.as_constant()) else {
+                    return Ok(None);
+                };
+                let Some(c) = c.to_i64() else {
+                    return Ok(None);
+                };
+                let lit = Expr::lit(Lit::int(c, dtype));
+                (
+                    num,
+                    dtype,
+                    Box::new(move |e| build::trunc_div(e, lit.clone()).ok()),
+                )
+            }
+            _ => return Ok(None),
+        };
         self.stats.pattern_matched += 1;
         match self.solve(&hole, hole_dtype, depth - 1, bound - step)? {
             Some(h) => Ok(wrap(h.expr).map(|expr| Found {
