@@ -44,6 +44,8 @@ pub enum SynthError {
     Timeout(f64),
     #[error("no program found for output `{0}` within the search bounds")]
     NotFound(String),
+    #[error("the candidate is not a valid program: {0}")]
+    Invalid(String),
     #[error("the candidate does not generalise: {0}")]
     Rejected(String),
     #[error("checking the candidate: {0}")]
@@ -106,6 +108,31 @@ fn region_target(value: &Tensor, region: &Option<Vec<SliceItem>>, sizes: &Sizes)
             .cloned()
             .unwrap_or_else(crate::algebra::Expr::zero)
     }))
+}
+
+/// `expr` broadcast to the shape of the store's target when it is a
+/// uniform value of lower rank (`x = 0` fills an array); TensIR stores need
+/// exactly the target's type.
+fn broadcast_to_store(
+    params: &[tenslift_targets::Param],
+    name: &str,
+    region: &Option<Vec<SliceItem>>,
+    expr: Expr,
+) -> Expr {
+    let Some(param) = params.iter().find(|p| &*p.name == name) else {
+        return expr;
+    };
+    let ty = param.ty();
+    let shape = match region {
+        None => Some(ty.shape.clone()),
+        Some(items) => tenslift_targets::expr::slice_shape(&ty.shape, items).ok(),
+    };
+    match shape {
+        Some(shape) if shape.as_slice() != expr.shape() => {
+            tenslift_targets::build::broadcast(expr.clone(), shape).unwrap_or(expr)
+        }
+        _ => expr,
+    }
 }
 
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
@@ -183,10 +210,11 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         if out.name == "return" {
                             returned = Some(f.expr);
                         } else {
+                            let expr = broadcast_to_store(&params, &out.name, &region, f.expr);
                             body.push(Stmt::Store {
                                 target: Arc::from(out.name.as_str()),
                                 region,
-                                value: f.expr,
+                                value: expr,
                             });
                             written.push(out.name.clone());
                         }
