@@ -272,3 +272,62 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::examples;
+    use tenslift_targets::print_program;
+
+    #[test]
+    fn gemm_is_lifted_and_the_program_passes_both_size_tuples() {
+        let kernel = examples::gemm();
+        let lifted = lift_kernel(&kernel, &SynthOptions::default());
+        assert!(lifted.error.is_none(), "{:?}", lifted.error);
+        let program = lifted.program.expect("a program");
+        let text = print_program(&program);
+        assert!(text.contains("matmul(A, B)"), "{text}");
+        assert!(lifted.cost > 0.0);
+        assert!(lifted.stats.steps > 0 && lifted.stats.stubs > 0);
+        let (outcome, _) = check_program_at_both_sizes(&program, &kernel).expect("check");
+        assert!(outcome.is_equal());
+    }
+
+    #[test]
+    fn best_mode_is_never_costlier_than_first_mode() {
+        let kernel = examples::gemm();
+        let first = lift_kernel(
+            &kernel,
+            &SynthOptions {
+                first: true,
+                ..SynthOptions::default()
+            },
+        );
+        let best = lift_kernel(&kernel, &SynthOptions::default());
+        assert!(first.program.is_some() && best.program.is_some());
+        assert!(
+            best.cost <= first.cost,
+            "best {} first {}",
+            best.cost,
+            first.cost
+        );
+    }
+
+    #[test]
+    fn an_exhausted_deadline_is_a_timeout_not_a_hang() {
+        let kernel = examples::three_mm();
+        let lifted = lift_kernel(
+            &kernel,
+            &SynthOptions {
+                timeout: Duration::from_millis(1),
+                ..SynthOptions::default()
+            },
+        );
+        assert!(lifted.program.is_none());
+        assert!(
+            matches!(lifted.error, Some(SynthError::Timeout(_))),
+            "{:?}",
+            lifted.error
+        );
+    }
+}
