@@ -11,3 +11,4 @@
 pub mod algebra;
 pub mod cli;
 pub mod spec;
+pub mod synth;

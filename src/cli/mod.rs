@@ -9,6 +9,7 @@
 pub mod cflags;
 pub mod emit;
 pub mod extract;
+pub mod lift;
 pub mod spec;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,8 @@ pub enum Command {
     Spec(spec::SpecArgs),
     /// Print a TensIR program as NumPy, JAX, PyTorch or StableHLO code.
     Emit(emit::EmitArgs),
+    /// Search a tensor program equal to each kernel and emit it.
+    Lift(lift::LiftArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -78,5 +81,6 @@ pub fn main() -> i32 {
         Command::Extract(args) => extract::run(args),
         Command::Spec(args) => spec::run(args),
         Command::Emit(args) => emit::run(args),
+        Command::Lift(args) => lift::run(args),
     }
 }

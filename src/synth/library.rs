@@ -1,0 +1,357 @@
+//! The sketch library: typed, shape-checked TensIR stubs enumerated bottom
+//! up (depth ≤ 2) over a kernel's arrays, scalars and small constants, each
+//! with its symbolic value at the spec's sizes. Values are the lookup key
+//! of the search's base case: a hole whose required value equals a stub's
+//! value is filled by that stub (the cheapest one, when several compute
+//! the same thing).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tenslift_targets::ops::SliceItem;
+use tenslift_targets::{
+    build, Access, BinaryOp, DType, Expr, Lit, Meta, Param, ParamKind, Program, ReduceKind, Stmt,
+    UnaryOp,
+};
+
+use super::cost::cost_of;
+use crate::algebra::{Symbol, Tensor};
+use crate::spec::tensir::{canonical_extrema, Executor};
+use crate::spec::Sizes;
+
+/// The name of the scratch output a stub is stored into to evaluate it.
+const PROBE: &str = "__probe";
+
+/// Evaluates stubs symbolically after a program prefix (earlier outputs'
+/// stores), sharing work across stubs through one [`Executor`].
+pub struct Evaluator {
+    executor: Executor,
+    params: Vec<Param>,
+    prefix: Vec<Stmt>,
+}
+
+impl Evaluator {
+    pub fn new(sizes: Sizes, params: Vec<Param>, prefix: Vec<Stmt>) -> Evaluator {
+        Evaluator {
+            executor: Executor::new(sizes),
+            params,
+            prefix,
+        }
+    }
+
+    /// The value of `expr`, or `None` when it cannot be run at these sizes.
+    pub fn value(&mut self, expr: &Expr) -> Option<Tensor> {
+        let mut params = self.params.clone();
+        params.push(Param {
+            name: Arc::from(PROBE),
+            kind: ParamKind::Array {
+                dtype: expr.dtype(),
+                shape: expr.shape().to_vec(),
+                access: Access::Out,
+            },
+        });
+        let mut body = self.prefix.clone();
+        body.push(Stmt::Store {
+            target: Arc::from(PROBE),
+            region: None,
+            value: expr.clone(),
+        });
+        let program = Program {
+            meta: Meta::default(),
+            name: Arc::from("probe"),
+            params,
+            ret: None,
+            body,
+        };
+        let spec = self.executor.execute(&program).ok()?;
+        spec.output(PROBE).map(|o| o.value.clone())
+    }
+}
+
+/// One enumerated stub.
+#[derive(Clone, Debug)]
+pub struct Stub {
+    pub expr: Expr,
+    pub value: Tensor,
+    pub cost: f64,
+    pub depth: u8,
+    /// The inputs its value reads (for the search's early rejection).
+    pub vars: Vec<Symbol>,
+}
+
+/// All stubs, indexed by (element type, value).
+pub struct Library {
+    pub stubs: Vec<Stub>,
+    by_value: HashMap<(DType, Tensor), usize>,
+}
+
+/// The library ran out of time while being built.
+#[derive(Debug)]
+pub struct OutOfTime;
+
+impl Library {
+    /// The cheapest stub of element type `dtype` whose value is `value`.
+    pub fn lookup(&self, dtype: DType, value: &Tensor) -> Option<&Stub> {
+        self.by_value
+            .get(&(dtype, value.clone()))
+            .map(|&i| &self.stubs[i])
+    }
+
+    fn insert(&mut self, stub: Stub) -> bool {
+        let key = (stub.expr.dtype(), stub.value.clone());
+        match self.by_value.get(&key) {
+            Some(&i) if self.stubs[i].cost <= stub.cost => false,
+            Some(&i) => {
+                self.stubs[i] = stub;
+                true
+            }
+            None => {
+                self.by_value.insert(key, self.stubs.len());
+                self.stubs.push(stub);
+                true
+            }
+        }
+    }
+
+    /// Enumerates stubs over `leaves` up to depth 2, stopping at `deadline`
+    /// or after `limit` stubs; only stubs whose inputs are among `allowed`
+    /// (sorted) are kept.
+    pub fn build(
+        evaluator: &mut Evaluator,
+        leaves: Vec<Expr>,
+        sizes: &Sizes,
+        deadline: Instant,
+        limit: usize,
+        allowed: &[Symbol],
+    ) -> Result<Library, OutOfTime> {
+        let mut lib = Library {
+            stubs: Vec::new(),
+            by_value: HashMap::new(),
+        };
+        let mut add = |lib: &mut Library, e: Expr, depth: u8| -> Result<(), OutOfTime> {
+            if Instant::now() > deadline {
+                return Err(OutOfTime);
+            }
+            if lib.stubs.len() >= limit {
+                return Ok(());
+            }
+            if let Some(value) = evaluator.value(&e) {
+                // Selects that are extrema compare as `max`/`min`, as the
+                // acceptance test compares them.
+                let value = value.map(canonical_extrema);
+                // Stubs whose value is all zeros or unchanged carry nothing.
+                if value.elems().iter().all(|x| x.is_zero()) && depth > 0 {
+                    return Ok(());
+                }
+                let vars = value.vars();
+                // A stub reading an input the target never mentions cannot
+                // be part of it (exact algebra: nothing cancels it).
+                if !vars.iter().all(|v| allowed.binary_search(v).is_ok()) {
+                    return Ok(());
+                }
+                let cost = cost_of(&[&e], sizes);
+                lib.insert(Stub {
+                    expr: e,
+                    value,
+                    cost,
+                    depth,
+                    vars,
+                });
+            }
+            Ok(())
+        };
+        for leaf in &leaves {
+            add(&mut lib, leaf.clone(), 0)?;
+        }
+        let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
+        // Dividing by a polynomial makes reciprocal atoms, slow to normalise
+        // and rare in kernels: divisors are leaves whose elements are
+        // monomials (not an earlier output holding a sum).
+        let divisors: HashSet<Expr> = lib
+            .stubs
+            .iter()
+            .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
+            .map(|s| s.expr.clone())
+            .collect();
+        for e in &level0 {
+            for u in unary_stubs(e) {
+                add(&mut lib, u, 1)?;
+            }
+        }
+        for a in &level0 {
+            for b in &level0 {
+                for c in binary_stubs(a, b, &divisors) {
+                    add(&mut lib, c, 1)?;
+                }
+            }
+        }
+        let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
+        for e in level1.iter().filter(|e| !level0.contains(e)) {
+            for u in unary_stubs(e) {
+                add(&mut lib, u, 2)?;
+            }
+        }
+        for a in &level1 {
+            for b in &level0 {
+                if level0.contains(a) {
+                    continue;
+                }
+                for c in binary_stubs(a, b, &divisors)
+                    .into_iter()
+                    .chain(binary_stubs(b, a, &divisors))
+                {
+                    add(&mut lib, c, 2)?;
+                }
+            }
+        }
+        Ok(lib)
+    }
+}
+
+/// One-operand stubs: element-wise functions, reductions, transposes,
+/// triangular masks.
+fn unary_stubs(e: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let rank = e.shape().len();
+    if e.dtype().is_float() {
+        for op in [UnaryOp::Neg, UnaryOp::Sqrt, UnaryOp::Exp, UnaryOp::Abs] {
+            out.extend(Expr::unary(op, e.clone()).ok());
+        }
+    }
+    if e.dtype().is_numeric() && rank > 0 {
+        for kind in [ReduceKind::Sum, ReduceKind::Max] {
+            for axis in 0..rank {
+                out.extend(Expr::reduce(kind, e.clone(), vec![axis]).ok());
+            }
+            if rank > 1 {
+                out.extend(Expr::reduce(kind, e.clone(), (0..rank).collect()).ok());
+            }
+        }
+    }
+    if rank == 2 {
+        out.extend(build::transpose(e.clone(), &[1, 0]).ok());
+        if e.shape()[0] == e.shape()[1] {
+            out.extend(build::triu(e.clone(), 0).ok());
+            out.extend(build::tril(e.clone(), 0).ok());
+            out.extend(build::diag(e.clone()).ok());
+        }
+    }
+    out
+}
+
+/// Two-operand stubs: element-wise arithmetic and contractions (the type
+/// checker refuses what does not fit).
+fn binary_stubs(a: &Expr, b: &Expr, monomial_divisors: &HashSet<Expr>) -> Vec<Expr> {
+    let mut out = Vec::new();
+    if a.dtype() != b.dtype() || !a.dtype().is_numeric() {
+        return out;
+    }
+    let both_scalars = a.shape().is_empty() && b.shape().is_empty();
+    // Commutative operations once per unordered pair.
+    let ordered = a.hash_value() <= b.hash_value();
+    let mut ops = vec![BinaryOp::Sub];
+    if ordered {
+        ops.extend([
+            BinaryOp::Add,
+            BinaryOp::Mul,
+            BinaryOp::Maximum,
+            BinaryOp::Minimum,
+        ]);
+    }
+    if monomial_divisors.contains(b) {
+        ops.push(if a.dtype().is_float() {
+            BinaryOp::Div
+        } else {
+            BinaryOp::TruncDiv
+        });
+    }
+    for op in ops {
+        out.extend(Expr::binary(op, a.clone(), b.clone()).ok());
+    }
+    if !both_scalars && a.dtype().is_float() {
+        out.extend(build::matmul(a.clone(), b.clone()).ok());
+        if a.shape().len() == 1 && b.shape().len() == 1 {
+            out.extend(build::outer(a.clone(), b.clone()).ok());
+        }
+    }
+    out
+}
+
+/// The leaves of a search: every readable array (through each view),
+/// scalar parameter, size (as the element types in use), narrow integers
+/// widened to `i32` as C promotes them, and small constants.
+pub fn leaves(
+    params: &[Param],
+    views: &dyn Fn(&str) -> Vec<Option<Vec<SliceItem>>>,
+    written: &[String],
+) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let mut dtypes = Vec::new();
+    for p in params {
+        let readable = match &p.kind {
+            ParamKind::Array { access, .. } => {
+                *access != Access::Out || written.iter().any(|w| **w == *p.name)
+            }
+            _ => true,
+        };
+        if !readable {
+            continue;
+        }
+        let var = Expr::var(&p.name, p.ty());
+        match &p.kind {
+            ParamKind::Size => continue,
+            ParamKind::Scalar(d) => {
+                dtypes.push(*d);
+                out.push(var);
+            }
+            ParamKind::Array { dtype, .. } => {
+                dtypes.push(*dtype);
+                for view in views(&p.name) {
+                    let v = match view {
+                        None => var.clone(),
+                        Some(items) => match build::slice(var.clone(), items) {
+                            Ok(v) => v,
+                            Err(_) => continue,
+                        },
+                    };
+                    if matches!(dtype, DType::U8 | DType::I8 | DType::U16 | DType::I16) {
+                        out.extend(build::cast(v.clone(), DType::I32).ok());
+                    }
+                    out.push(v);
+                }
+            }
+        }
+    }
+    dtypes.sort_by_key(|d| d.name());
+    dtypes.dedup();
+    if dtypes
+        .iter()
+        .any(|d| matches!(d, DType::U8 | DType::I8 | DType::U16 | DType::I16))
+    {
+        dtypes.push(DType::I32);
+    }
+    for d in dtypes {
+        let constants: &[f64] = if d.is_float() {
+            &[1.0, 2.0]
+        } else if d == DType::I32 {
+            &[1.0, 255.0]
+        } else {
+            &[]
+        };
+        for &c in constants {
+            let lit = if d.is_float() {
+                Lit::float(c, d)
+            } else {
+                Lit::int(c as i64, d)
+            };
+            out.push(Expr::lit(lit));
+        }
+        if d.is_float() {
+            for p in params.iter().filter(|p| matches!(p.kind, ParamKind::Size)) {
+                out.extend(build::cast(Expr::var(&p.name, p.ty()), d).ok());
+            }
+        }
+    }
+    out
+}
