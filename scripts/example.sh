@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 source scripts/env.sh
-exec target/release/tenslift extract benchmarks/polybench/gemm.c "$@"
+exec target/release/tenslift lift benchmarks/polybench/gemm.c --target numpy "$@"

@@ -18,11 +18,10 @@ use tenslift_targets::{emit, print_program, EmitOptions, Target};
 
 use super::cflags::CFlags;
 use super::emit::TargetArg;
-use super::{print_err, print_out, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
+use super::{
+    print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+};
 use crate::synth::{lift_kernel, SynthError, SynthOptions};
-
-/// Some kernel was understood but no program was found for it.
-pub const EXIT_NOT_LIFTED: i32 = 5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchMode {

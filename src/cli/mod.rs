@@ -25,6 +25,8 @@ pub const EXIT_NO_KERNEL: i32 = 3;
 /// The kernel was understood, but its spec cannot be computed at the
 /// requested sizes (out-of-bounds access, bad size list, limits).
 pub const EXIT_SPEC: i32 = 4;
+/// `lift` ran, but some kernel was not lifted (failed, or only partially).
+pub const EXIT_NOT_LIFTED: i32 = 5;
 
 /// Lifts C loop nests into verified tensor programs.
 #[derive(Debug, Parser)]
