@@ -188,7 +188,10 @@ fn main() {
     let mm3_sizes = spec::choose_sizes(&mm3, &Sizes::new()).expect("3mm sizes");
     let t_3mm = time(|| spec::spec_of_kernel(&mm3, &mm3_sizes).expect("3mm spec"));
     rows.push((
-        format!("spec of 3mm (benchmarks/polybench/3mm.c) at {}", spec::format_sizes(&mm3_sizes)),
+        format!(
+            "spec of 3mm (benchmarks/polybench/3mm.c) at {}",
+            spec::format_sizes(&mm3_sizes)
+        ),
         format!("{:.2} ms", ms(t_3mm)),
         "< 50 ms".into(),
         ms(t_3mm) < 50.0,
