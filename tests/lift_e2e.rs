@@ -307,3 +307,11 @@ fn other_targets_are_emitted() {
         assert!(code.contains(marker) && code.contains("def vadd"), "{code}");
     }
 }
+
+/// The first candidate for these fits the chosen sizes only (a size
+/// parameter read as the constant factor); the search must move on to the
+/// next candidate, which generalises.
+#[test]
+fn a_candidate_that_does_not_generalise_is_replaced_by_the_next_one() {
+    assert_lifts(&["stenso/synth_1.c", "stenso/synth_12.c"]);
+}

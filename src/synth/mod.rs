@@ -15,6 +15,7 @@ pub mod library;
 pub mod search;
 pub mod signature;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -88,6 +89,20 @@ pub struct Lifted {
     pub outputs: usize,
 }
 
+/// How many rejected candidates the search replaces with the next one
+/// before giving up on a kernel.
+const MAX_GENERALISATION_RETRIES: usize = 4;
+
+/// The output a failed comparison names, when it names one.
+fn differing_output(comparison: &Comparison) -> Option<&str> {
+    match comparison {
+        Comparison::Differs { output, .. } | Comparison::ShapeMismatch { output, .. } => {
+            Some(output)
+        }
+        _ => None,
+    }
+}
+
 /// The target values of one output through one region.
 fn region_target(value: &Tensor, region: &Option<Vec<SliceItem>>, sizes: &Sizes) -> Option<Tensor> {
     let Some(items) = region else {
@@ -148,109 +163,129 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         output_count = spec.outputs.len();
         let sizes = spec.sizes.clone();
         let timeout = |_: Timeout| SynthError::Timeout(start.elapsed().as_secs_f64());
-        let mut body: Vec<Stmt> = Vec::new();
-        let mut written: Vec<String> = Vec::new();
-        let mut returned: Option<Expr> = None;
-        let mut total_cost = 0.0;
-        let mut pending: Vec<_> = spec.outputs.iter().collect();
-        // Solve outputs in C order; one that reads another's result waits
-        // for a later pass.
-        while !pending.is_empty() {
-            let mut progress = false;
-            let mut still = Vec::new();
-            for out in pending {
-                let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                let views = |name: &str| views_of(kernel, name);
-                let library = Library::build(
-                    &mut evaluator,
-                    leaves(&params, &views, &written),
-                    &sizes,
-                    deadline,
-                    options.library_limit,
-                    &out.value.vars(),
-                )
-                .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
-                stats.stubs += library.stubs.len();
-                let dtype = dtype_of(out.elem);
-                let regions = if out.name == "return" {
-                    vec![None]
-                } else {
-                    views_of(kernel, &out.name)
-                };
-                let mut search = Search {
-                    library: &library,
-                    deadline,
-                    first: options.first,
-                    stats: Stats::default(),
-                };
-                let mut found = None;
-                for region in regions {
-                    let Some(target) = region_target(&out.value, &region, &sizes) else {
-                        continue;
+        // Expressions the generalisation check rejected, per output name.
+        let mut banned: HashMap<String, Vec<Expr>> = HashMap::new();
+        let mut retries_left = MAX_GENERALISATION_RETRIES;
+        loop {
+            solved_outputs = 0;
+            let mut chosen: HashMap<String, Expr> = HashMap::new();
+            let mut body: Vec<Stmt> = Vec::new();
+            let mut written: Vec<String> = Vec::new();
+            let mut returned: Option<Expr> = None;
+            let mut total_cost = 0.0;
+            let mut pending: Vec<_> = spec.outputs.iter().collect();
+            // Solve outputs in C order; one that reads another's result waits
+            // for a later pass.
+            while !pending.is_empty() {
+                let mut progress = false;
+                let mut still = Vec::new();
+                for out in pending {
+                    let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
+                    let views = |name: &str| views_of(kernel, name);
+                    let library = Library::build(
+                        &mut evaluator,
+                        leaves(&params, &views, &written),
+                        &sizes,
+                        deadline,
+                        options.library_limit,
+                        &out.value.vars(),
+                    )
+                    .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
+                    stats.stubs += library.stubs.len();
+                    let dtype = dtype_of(out.elem);
+                    let regions = if out.name == "return" {
+                        vec![None]
+                    } else {
+                        views_of(kernel, &out.name)
                     };
-                    let target = target.map(canonical_extrema);
-                    if let Some(f) = search
-                        .solve(&target, dtype, options.depth, f64::INFINITY)
-                        .map_err(timeout)?
-                    {
-                        found = Some((f, region));
-                        break;
-                    }
-                }
-                let s = search.stats;
-                stats.steps += s.steps;
-                stats.backtracks += s.backtracks;
-                stats.pattern_matched += s.pattern_matched;
-                stats.solved_algebraically += s.solved_algebraically;
-                match found {
-                    Some((f, region)) => {
-                        total_cost += f.cost;
-                        progress = true;
-                        solved_outputs += 1;
-                        if out.name == "return" {
-                            returned = Some(f.expr);
-                        } else {
-                            let expr = broadcast_to_store(&params, &out.name, &region, f.expr);
-                            body.push(Stmt::Store {
-                                target: Arc::from(out.name.as_str()),
-                                region,
-                                value: expr,
-                            });
-                            written.push(out.name.clone());
+                    let mut search = Search {
+                        library: &library,
+                        deadline,
+                        first: options.first,
+                        stats: Stats::default(),
+                        banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                        top_depth: options.depth,
+                    };
+                    let mut found = None;
+                    for region in regions {
+                        let Some(target) = region_target(&out.value, &region, &sizes) else {
+                            continue;
+                        };
+                        let target = target.map(canonical_extrema);
+                        if let Some(f) = search
+                            .solve(&target, dtype, options.depth, f64::INFINITY)
+                            .map_err(timeout)?
+                        {
+                            found = Some((f, region));
+                            break;
                         }
                     }
-                    None => still.push(out),
+                    let s = search.stats;
+                    stats.steps += s.steps;
+                    stats.backtracks += s.backtracks;
+                    stats.pattern_matched += s.pattern_matched;
+                    stats.solved_algebraically += s.solved_algebraically;
+                    match found {
+                        Some((f, region)) => {
+                            chosen.insert(out.name.clone(), f.expr.clone());
+                            total_cost += f.cost;
+                            progress = true;
+                            solved_outputs += 1;
+                            if out.name == "return" {
+                                returned = Some(f.expr);
+                            } else {
+                                let expr = broadcast_to_store(&params, &out.name, &region, f.expr);
+                                body.push(Stmt::Store {
+                                    target: Arc::from(out.name.as_str()),
+                                    region,
+                                    value: expr,
+                                });
+                                written.push(out.name.clone());
+                            }
+                        }
+                        None => still.push(out),
+                    }
                 }
+                if !progress {
+                    return Err(SynthError::NotFound(still[0].name.clone()));
+                }
+                pending = still;
             }
-            if !progress {
-                return Err(SynthError::NotFound(still[0].name.clone()));
+            let ret = returned.as_ref().map(|e| e.dtype());
+            if let Some(e) = returned {
+                body.push(Stmt::Return(e));
             }
-            pending = still;
-        }
-        let ret = returned.as_ref().map(|e| e.dtype());
-        if let Some(e) = returned {
-            body.push(Stmt::Return(e));
-        }
-        let program = Program {
-            meta: Meta {
-                source_file: Some(kernel.range.file.clone()),
-                lines: Some((kernel.range.start_line, kernel.range.end_line)),
-                status: "unverified".to_string(),
-            },
-            name: Arc::from(kernel.name.as_str()),
-            params,
-            ret,
-            body,
-        };
-        program
-            .validate()
-            .map_err(|e| SynthError::Rejected(e.to_string()))?;
-        match check_program_at_both_sizes(&program, kernel)? {
-            (Comparison::Equal, _) => Ok((program, total_cost)),
-            (other, sizes) => Err(SynthError::Rejected(format!(
-                "at {}: {other}",
-                crate::spec::format_sizes(&sizes)
-            ))),
+            let program = Program {
+                meta: Meta {
+                    source_file: Some(kernel.range.file.clone()),
+                    lines: Some((kernel.range.start_line, kernel.range.end_line)),
+                    status: "unverified".to_string(),
+                },
+                name: Arc::from(kernel.name.as_str()),
+                params: params.clone(),
+                ret,
+                body,
+            };
+            program
+                .validate()
+                .map_err(|e| SynthError::Rejected(e.to_string()))?;
+            let (other, sizes) = match check_program_at_both_sizes(&program, kernel)? {
+                (Comparison::Equal, _) => return Ok((program, total_cost)),
+                rejected => rejected,
+            };
+            let rejection =
+                SynthError::Rejected(format!("at {}: {other}", crate::spec::format_sizes(&sizes)));
+            // Retry with the differing output's expression banned: the next
+            // candidate may generalise (a size read as a constant, say).
+            let culprit = differing_output(&other)
+                .and_then(|name| chosen.get(name).map(|e| (name.to_string(), e.clone())));
+            match culprit {
+                Some((name, expr)) if retries_left > 0 && Instant::now() < deadline => {
+                    retries_left -= 1;
+                    banned.entry(name).or_default().push(expr);
+                }
+                _ => return Err(rejection),
+            }
         }
     })();
     match outcome {

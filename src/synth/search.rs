@@ -52,6 +52,12 @@ pub struct Search<'a> {
     /// Stop at the first solution instead of minimising cost.
     pub first: bool,
     pub stats: Stats,
+    /// Whole-output expressions already rejected by the generalisation
+    /// check; a solution at `top_depth` equal to one of them is skipped, so
+    /// the search yields the next candidate instead.
+    pub banned: &'a [Expr],
+    /// The depth of the outermost `solve` call.
+    pub top_depth: u32,
 }
 
 /// Whether every element of `t` is the same expression.
@@ -108,9 +114,14 @@ impl Search<'_> {
         self.check_time()?;
         self.stats.steps += 1;
         let mut best: Option<Found> = None;
+        let banned: &[Expr] = if depth == self.top_depth {
+            self.banned
+        } else {
+            &[]
+        };
         let consider = |best: &mut Option<Found>, found: Found| {
             let limit = best.as_ref().map_or(bound, |b| b.cost);
-            if found.cost < limit {
+            if found.cost < limit && !banned.contains(&found.expr) {
                 *best = Some(found);
             }
         };
