@@ -315,3 +315,25 @@ fn other_targets_are_emitted() {
 fn a_candidate_that_does_not_generalise_is_replaced_by_the_next_one() {
     assert_lifts(&["stenso/synth_1.c", "stenso/synth_12.c"]);
 }
+
+/// `float *x` read up to `x[size - 1]`: the frontend leaves the extent
+/// unknown and the synthesizer derives `x: f32[size]` from the spec.
+#[test]
+fn a_pointer_of_unknown_extent_gets_a_size_extent_and_lifts() {
+    assert_lifts(&["llama/softmax_part1.c"]);
+    let (_, records) = lift_json("benchmarks/llama/softmax_part1.c", &[]);
+    let program = records[0]["program"].as_str().unwrap_or_default();
+    assert!(program.contains("f32[size]"), "{program}");
+}
+
+/// An extent two size expressions fit at both size tuples is refused with
+/// a message naming both, not guessed.
+#[test]
+fn an_ambiguous_unknown_extent_is_refused_with_a_clear_message() {
+    let (out, records) = lift_json("benchmarks/llama/transformer_part1.c", &[]);
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(records[0]["status"], "failed");
+    let message = records[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("extent 0 of `q`"), "{message}");
+    assert!(message.contains("ambiguous"), "{message}");
+}

@@ -32,7 +32,7 @@ use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
 use search::{Search, Timeout};
-use signature::{dtype_of, params_of, views_of};
+use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
 
 /// Why a kernel could not be lifted.
 #[derive(Debug, Error)]
@@ -158,9 +158,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
     let mut solved_outputs = 0;
     let mut output_count = 0;
     let outcome = (|| -> Result<(Program, f64), SynthError> {
-        let params = params_of(kernel)?;
         let spec: Spec = spec_at_chosen_sizes(kernel, &Sizes::new())?;
         output_count = spec.outputs.len();
+        let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
         let sizes = spec.sizes.clone();
         let timeout = |_: Timeout| SynthError::Timeout(start.elapsed().as_secs_f64());
         // Expressions the generalisation check rejected, per output name.

@@ -1,10 +1,15 @@
 //! The TensIR signature of a C kernel: parameters in C order with types
 //! whose dims are the frontend's extents, and the views a search may read.
 //!
+//! A pointer whose extent the frontend leaves unknown (`float *x` read up
+//! to `x[size - 1]`) gets the size expression (`size`, `pos + 1`, ...) that
+//! equals its touched range at both size tuples the spec checks.
+//!
 //! A flat pointer with a leading dimension (`A[i*lda + k]`) is the array
 //! `A: f32[m, lda]`; the search reads it through `A[:, 0:n]` for each other
 //! size parameter `n` (the golden programs' convention).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
@@ -12,6 +17,106 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Access, DType, Dim, Param, ParamKind};
 
 use super::SynthError;
+use crate::spec::sizes::{check_sizes, Layout};
+use crate::spec::{choose_second_sizes, format_sizes, size_params, Sizes};
+
+/// Extents the frontend left unknown, keyed by (array, axis).
+pub type InferredExtents = HashMap<(String, usize), Dim>;
+
+/// Size expressions an unknown extent may be: `s - 1`, `s`, `s + 1` for each
+/// size parameter `s`, then a constant. Listed simplest first.
+fn extent_candidates(sizes: &[String], first_extent: i64) -> Vec<Dim> {
+    let mut out = Vec::new();
+    for offset in [0, 1, -1] {
+        for s in sizes {
+            if let Ok(d) = Dim::sym(s).add(&Dim::constant(offset)) {
+                out.push(d);
+            }
+        }
+    }
+    out.push(Dim::constant(first_extent));
+    out
+}
+
+fn extent_at(layout: &Layout, array: &str, axis: usize) -> Option<i64> {
+    Some(*layout.extents.get(array)?.get(axis)? as i64)
+}
+
+/// For every array extent the frontend left unknown, the size expression
+/// equal to the array's touched range at `first` and at the second size
+/// tuple; a clear error when none of the candidates fits.
+pub fn infer_unknown_extents(
+    kernel: &Kernel,
+    first: &Sizes,
+) -> Result<InferredExtents, SynthError> {
+    let unknown: Vec<(String, usize)> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            CParam::Array(info) => Some((p, info)),
+            _ => None,
+        })
+        .flat_map(|(p, info)| {
+            info.dims
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.is_none())
+                .map(|(axis, _)| (p.name.clone(), axis))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut inferred = InferredExtents::new();
+    if unknown.is_empty() {
+        return Ok(inferred);
+    }
+    let spec_error = |e: crate::spec::SpecError| SynthError::Signature(e.to_string());
+    let second = choose_second_sizes(kernel, first).map_err(spec_error)?;
+    let layouts = [
+        (first, check_sizes(kernel, first).map_err(spec_error)?),
+        (&second, check_sizes(kernel, &second).map_err(spec_error)?),
+    ];
+    let names = size_params(kernel);
+    for (array, axis) in unknown {
+        let touched: Vec<i64> = layouts
+            .iter()
+            .map(|(_, l)| extent_at(l, &array, axis).unwrap_or(0))
+            .collect();
+        let fits = |d: &Dim| {
+            layouts
+                .iter()
+                .zip(&touched)
+                .all(|((sizes, _), &t)| d.eval(&|n| sizes.get(n).copied()).ok() == Some(t))
+        };
+        let fitting: Vec<Dim> = extent_candidates(&names, touched[0])
+            .into_iter()
+            .filter(|d| fits(d))
+            .collect();
+        // Two size expressions equal at both tuples cannot be told apart
+        // by the acceptance check, so picking one could give the program a
+        // signature wrong at every other size: refuse instead.
+        if let [a, b, ..] = fitting.as_slice() {
+            return Err(SynthError::Signature(format!(
+                "extent {axis} of `{array}` is unknown to the frontend and ambiguous: \
+                 `{a}` and `{b}` both equal its touched range at both size tuples"
+            )));
+        }
+        let Some(dim) = fitting.into_iter().next() else {
+            let seen: Vec<String> = layouts
+                .iter()
+                .zip(&touched)
+                .map(|((sizes, _), t)| format!("{t} at {}", format_sizes(sizes)))
+                .collect();
+            return Err(SynthError::Signature(format!(
+                "extent {axis} of `{array}` is unknown to the frontend and no size expression \
+                 (a size parameter, plus or minus 1, or a constant) equals its touched range \
+                 ({})",
+                seen.join(", ")
+            )));
+        };
+        inferred.insert((array, axis), dim);
+    }
+    Ok(inferred)
+}
 
 /// The TensIR element type of a C scalar type.
 pub fn dtype_of(t: ScalarType) -> DType {
@@ -41,33 +146,44 @@ fn dim_of(a: &Affine) -> Result<Dim, SynthError> {
     Ok(d)
 }
 
-/// The kernel's parameters as TensIR parameters, in C order.
-pub fn params_of(kernel: &Kernel) -> Result<Vec<Param>, SynthError> {
+/// The kernel's parameters as TensIR parameters, in C order; unknown
+/// extents come from `inferred`.
+pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Param>, SynthError> {
     let mut params = Vec::new();
     for p in &kernel.params {
-        let kind = match &p.kind {
-            CParam::Scalar { is_size: true, .. } => ParamKind::Size,
-            CParam::Scalar { ty, .. } => ParamKind::Scalar(dtype_of(*ty)),
-            CParam::Array(info) => {
-                let mut shape = Vec::new();
-                for (axis, d) in info.dims.iter().enumerate() {
-                    let d = d.as_ref().ok_or_else(|| {
-                        SynthError::Signature(format!("extent {axis} of `{}` is unknown", p.name))
-                    })?;
-                    shape.push(dim_of(d)?);
+        let kind =
+            match &p.kind {
+                CParam::Scalar { is_size: true, .. } => ParamKind::Size,
+                CParam::Scalar { ty, .. } => ParamKind::Scalar(dtype_of(*ty)),
+                CParam::Array(info) => {
+                    let mut shape = Vec::new();
+                    for (axis, d) in info.dims.iter().enumerate() {
+                        let dim =
+                            match d {
+                                Some(d) => dim_of(d)?,
+                                None => inferred.get(&(p.name.clone(), axis)).cloned().ok_or_else(
+                                    || {
+                                        SynthError::Signature(format!(
+                                            "extent {axis} of `{}` is unknown",
+                                            p.name
+                                        ))
+                                    },
+                                )?,
+                            };
+                        shape.push(dim);
+                    }
+                    let access = match p.role {
+                        Role::Input => Access::In,
+                        Role::Output => Access::Out,
+                        Role::InOut => Access::InOut,
+                    };
+                    ParamKind::Array {
+                        dtype: dtype_of(info.elem),
+                        shape,
+                        access,
+                    }
                 }
-                let access = match p.role {
-                    Role::Input => Access::In,
-                    Role::Output => Access::Out,
-                    Role::InOut => Access::InOut,
-                };
-                ParamKind::Array {
-                    dtype: dtype_of(info.elem),
-                    shape,
-                    access,
-                }
-            }
-        };
+            };
         params.push(Param {
             name: Arc::from(p.name.as_str()),
             kind,
@@ -115,4 +231,42 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         }
     }
     views
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::choose_sizes;
+    use tenslift_frontend::Options;
+
+    fn corpus_kernel(file: &str) -> Kernel {
+        let path = format!("{}/benchmarks/{file}", env!("CARGO_MANIFEST_DIR"));
+        let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
+        unit.kernels.into_iter().next().expect("one kernel")
+    }
+
+    fn inferred(file: &str) -> Result<Vec<Param>, SynthError> {
+        let kernel = corpus_kernel(file);
+        let first = choose_sizes(&kernel, &Sizes::new()).expect("sizes");
+        params_of(&kernel, &infer_unknown_extents(&kernel, &first)?)
+    }
+
+    #[test]
+    fn a_pointer_read_up_to_size_minus_one_has_extent_size() {
+        let params = inferred("llama/softmax_part1.c").expect("a signature");
+        let x = params.iter().find(|p| &*p.name == "x").expect("x");
+        assert_eq!(x.ty().shape, vec![Dim::sym("size")], "{x:?}");
+    }
+
+    #[test]
+    fn an_extent_two_size_expressions_match_is_a_clear_signature_error() {
+        // `q[head * head_size + i]` is `q[?, head_size]`; the spec's sizes
+        // make `head + 1` equal `head_size` at both tuples.
+        let err = inferred("llama/transformer_part1.c").err();
+        let Some(SynthError::Signature(message)) = err else {
+            panic!("expected a signature error, got {err:?}");
+        };
+        assert!(message.contains("ambiguous"), "{message}");
+        assert!(message.contains("head_size"), "{message}");
+    }
 }
