@@ -83,6 +83,8 @@ fn lifts_integer_blends_and_llama_kernels() {
         "blend/multiply_blend_8.c",
         "blend/darken_blend_8.c",
         "llama/softmax_part2.c",
+        // `if (pixel < 0) pixel = 0`: the clamp sketch `maximum(?h, 0)`.
+        "blend/linear_burn_8.c",
     ]);
 }
 
@@ -336,4 +338,9 @@ fn an_ambiguous_unknown_extent_is_refused_with_a_clear_message() {
     let message = records[0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("extent 0 of `q`"), "{message}");
     assert!(message.contains("ambiguous"), "{message}");
+}
+
+#[test]
+fn emitted_numpy_matches_compiled_c_for_a_clamped_u8_blend() {
+    numpy_matches_c("linear_burn_8", "benchmarks/blend/linear_burn_8.c");
 }

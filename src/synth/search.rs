@@ -4,7 +4,7 @@
 //! solved exactly with the algebra core and searched recursively, or of a
 //! sketch pattern-matched from the target's own outermost function
 //! (`cast(?h, u8)` when every element wraps to `u8`, `sqrt(?h)`,
-//! `trunc_div(?h, 255)`). Candidate holes are tried simplest first (Simp
+//! `trunc_div(?h, 255)`, `maximum(?h, 0)` for a clamp). Candidate holes are tried simplest first (Simp
 //! score), within a depth limit and a deadline; in best mode the search
 //! continues after a solution, pruning sketches that already cost as much
 //! as the best one (branch and bound).
@@ -80,6 +80,28 @@ fn common_app(t: &Tensor) -> Option<(Func, Vec<Vec<Value>>)> {
         args.push(a.to_vec());
     }
     Some((func?, args))
+}
+
+/// For a clamp `max(x, c)` / `min(x, c)` in every element, with the same
+/// integer constant `c` throughout: the tensor of the `x`s and `c`.
+fn clamp_hole(target: &Tensor, args: &[Vec<Value>]) -> Option<(Tensor, i64)> {
+    let mut bound = None;
+    let mut holes = Vec::with_capacity(args.len());
+    for a in args {
+        let [x, y] = a.as_slice() else { return None };
+        let (c, hole) = match (x.as_constant(), y.as_constant()) {
+            (Some(c), None) => (c, y),
+            (None, Some(c)) => (c, x),
+            _ => return None,
+        };
+        let c = c.to_i64()?;
+        if bound.is_some_and(|b| b != c) {
+            return None;
+        }
+        bound = Some(c);
+        holes.push(hole.clone());
+    }
+    Some((Tensor::new(target.shape().to_vec(), holes).ok()?, bound?))
 }
 
 fn wrap_dtype(bits: u8, signed: bool) -> Option<DType> {
@@ -243,6 +265,26 @@ impl Search<'_> {
                     num,
                     dtype,
                     Box::new(move |e| build::trunc_div(e, lit.clone()).ok()),
+                )
+            }
+            Func::Max | Func::Min => {
+                let Some((hole, bound_value)) = clamp_hole(target, &args) else {
+                    return Ok(None);
+                };
+                let lit = if dtype.is_int() {
+                    Expr::lit(Lit::int(bound_value, dtype))
+                } else {
+                    Expr::lit(Lit::float(bound_value as f64, dtype))
+                };
+                let op = if func == Func::Max {
+                    BinaryOp::Maximum
+                } else {
+                    BinaryOp::Minimum
+                };
+                (
+                    hole,
+                    dtype,
+                    Box::new(move |e| Expr::binary(op, e, lit.clone()).ok()),
                 )
             }
             _ => return Ok(None),
