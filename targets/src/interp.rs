@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::dim::{Dim, DimError};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
-use crate::ops::{BinaryOp, Op, ReduceKind, SliceItem, UnaryOp};
+use crate::ops::{BinaryOp, EinsumLayout, Op, ReduceKind, SliceItem, UnaryOp};
 use crate::program::{ParamKind, Program, Stmt};
 
 /// Element storage: floats as f64, integers and bools as i64.
@@ -47,6 +47,8 @@ pub enum InterpError {
     EmptyReduction(&'static str),
     #[error("`{0}` is not bound")]
     Unbound(String),
+    #[error("{0}")]
+    Einsum(String),
 }
 
 type IResult<T> = Result<T, InterpError>;
@@ -487,7 +489,7 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
                 .op()
                 .as_contraction(&ranks)
                 .ok_or_else(|| InterpError::Unbound("contraction".into()))?;
-            Ok(contract(&spec.inputs, &spec.output, &args, dtype))
+            contract(&spec.inputs, &spec.output, &args, dtype)
         }
         Op::Transpose(perm) => {
             let a = &args[0];
@@ -810,59 +812,25 @@ fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
 
 /// Einsum of one or two operands: products over all label assignments,
 /// summed over labels absent from the output.
-fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType) -> Array {
-    let mut labels: Vec<(char, usize)> = Vec::new();
-    for (ls, a) in inputs.iter().zip(args) {
-        for (c, n) in ls.iter().zip(&a.shape) {
-            if !labels.iter().any(|(l, _)| l == c) {
-                labels.push((*c, *n));
-            }
-        }
-    }
-    let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map_or(1, |(_, n)| *n);
-    let out_shape: Vec<usize> = output.iter().map(size_of).collect();
-    let summed: Vec<char> = labels
-        .iter()
-        .map(|(c, _)| *c)
-        .filter(|c| !output.contains(c))
-        .collect();
-    let sum_shape: Vec<usize> = summed.iter().map(size_of).collect();
+fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType) -> IResult<Array> {
+    let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape.as_slice()).collect();
+    let layout = EinsumLayout::new(inputs, output, &shapes).map_err(InterpError::Einsum)?;
+    let (out_shape, sum_shape) = (&layout.out_shape, &layout.sum_shape);
     let n_out: usize = out_shape.iter().product();
     let n_sum: usize = sum_shape.iter().product();
-    // For each operand, its stride along every output label and every
-    // summed label (0 where the operand lacks the label).
-    let label_strides = |labels: &[char], shape: &[usize], of: &[char]| -> Vec<usize> {
-        let st = strides(shape);
-        of.iter()
-            .map(|c| labels.iter().position(|l| l == c).map_or(0, |p| st[p]))
-            .collect()
-    };
-    let per_operand: Vec<(Vec<usize>, Vec<usize>)> = inputs
-        .iter()
-        .zip(args)
-        .map(|(ls, a)| {
-            (
-                label_strides(ls, &a.shape, output),
-                label_strides(ls, &a.shape, &summed),
-            )
-        })
-        .collect();
     let mut out = Array::zeros(dtype, out_shape.clone());
     let mut oi = vec![0; out_shape.len()];
     let mut si = vec![0; sum_shape.len()];
-    let dot =
-        |idx: &[usize], st: &[usize]| -> usize { idx.iter().zip(st).map(|(i, s)| i * s).sum() };
     for k in 0..n_out {
-        unravel(k, &out_shape, &mut oi);
-        let bases: Vec<usize> = per_operand.iter().map(|(os, _)| dot(&oi, os)).collect();
+        unravel(k, out_shape, &mut oi);
         let mut facc = 0.0f64;
         let mut iacc = 0i64;
         for s in 0..n_sum {
-            unravel(s, &sum_shape, &mut si);
+            unravel(s, sum_shape, &mut si);
             let mut fprod = 1.0f64;
             let mut iprod = 1i128;
             for (j, a) in args.iter().enumerate() {
-                let flat = bases[j] + dot(&si, &per_operand[j].1);
+                let flat = layout.offset(j, &oi, &si);
                 if dtype.is_float() {
                     fprod = dtype.round_float(fprod * a.get_f64(flat));
                 } else {
@@ -881,7 +849,7 @@ fn contract(inputs: &[Vec<char>], output: &[char], args: &[Array], dtype: DType)
             Data::Int(v) => v[k] = iacc,
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub use dim::{Dim, DimError};
 pub use dtype::{DType, Lit};
 pub use emit::{emit, EmitError, EmitOptions, Target};
 pub use expr::{Expr, Ty, TypeError};
-pub use ops::{BinaryOp, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
+pub use ops::{BinaryOp, EinsumLayout, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
 pub use program::{Access, Meta, Param, ParamKind, Program, ProgramError, Stmt};
 pub use syntax::{parse_program, print_expr, print_program};
 

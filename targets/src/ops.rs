@@ -318,3 +318,111 @@ impl Op {
         }
     }
 }
+
+/// Where every element of an einsum's operands lives: the shapes of the
+/// output and of the summed index space, and for each operand the stride of
+/// each output label and each summed label (0 where the operand lacks it),
+/// so an operand's element for an (output, summed) index pair is two dot
+/// products. Every evaluator of einsum — the interpreter, the symbolic spec,
+/// the Z3 encoding — shares this layout; only their arithmetic differs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EinsumLayout {
+    pub out_shape: Vec<usize>,
+    pub sum_shape: Vec<usize>,
+    operand_strides: Vec<(Vec<usize>, Vec<usize>)>,
+}
+
+impl EinsumLayout {
+    /// The layout for operands of `shapes`; an error names an operand whose
+    /// rank differs from its subscript, a label bound to two sizes, or an
+    /// output label no operand has.
+    pub fn new(inputs: &[Vec<char>], output: &[char], shapes: &[&[usize]]) -> Result<Self, String> {
+        let mut labels: Vec<(char, usize)> = Vec::new();
+        for (ls, shape) in inputs.iter().zip(shapes) {
+            if ls.len() != shape.len() {
+                return Err(format!(
+                    "einsum subscript {ls:?} for an operand of rank {}",
+                    shape.len()
+                ));
+            }
+            for (&c, &n) in ls.iter().zip(shape.iter()) {
+                match labels.iter().find(|(l, _)| *l == c) {
+                    Some(&(_, m)) if m != n => {
+                        return Err(format!("einsum label `{c}` is both {m} and {n} long"))
+                    }
+                    Some(_) => {}
+                    None => labels.push((c, n)),
+                }
+            }
+        }
+        let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map(|(_, n)| *n);
+        let out_shape = output
+            .iter()
+            .map(|c| {
+                size_of(c).ok_or_else(|| format!("einsum output label `{c}` is on no operand"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let summed: Vec<char> = labels
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| !output.contains(c))
+            .collect();
+        let sum_shape = summed.iter().filter_map(size_of).collect();
+        let operand_strides = inputs
+            .iter()
+            .zip(shapes)
+            .map(|(ls, shape)| {
+                let mut strides = vec![1; shape.len()];
+                for axis in (0..shape.len().saturating_sub(1)).rev() {
+                    strides[axis] = strides[axis + 1] * shape[axis + 1];
+                }
+                let stride_of = |c: &char| ls.iter().position(|l| l == c).map_or(0, |p| strides[p]);
+                (
+                    output.iter().map(stride_of).collect(),
+                    summed.iter().map(stride_of).collect(),
+                )
+            })
+            .collect();
+        Ok(EinsumLayout {
+            out_shape,
+            sum_shape,
+            operand_strides,
+        })
+    }
+
+    /// The row-major offset in operand `operand` of the element that the
+    /// output index `out_idx` and summed index `sum_idx` select.
+    pub fn offset(&self, operand: usize, out_idx: &[usize], sum_idx: &[usize]) -> usize {
+        let (out_strides, sum_strides) = &self.operand_strides[operand];
+        let dot =
+            |idx: &[usize], st: &[usize]| -> usize { idx.iter().zip(st).map(|(i, s)| i * s).sum() };
+        dot(out_idx, out_strides) + dot(sum_idx, sum_strides)
+    }
+}
+
+#[cfg(test)]
+mod einsum_layout_tests {
+    use super::EinsumLayout;
+
+    #[test]
+    fn matmul_offsets_walk_rows_of_a_and_columns_of_b() {
+        // ij,jk->ik with A: 2x3, B: 3x4.
+        let inputs = vec![vec!['i', 'j'], vec!['j', 'k']];
+        let layout = EinsumLayout::new(&inputs, &['i', 'k'], &[&[2, 3], &[3, 4]]).unwrap();
+        assert_eq!(layout.out_shape, vec![2, 4]);
+        assert_eq!(layout.sum_shape, vec![3]);
+        // Output (1, 2), summed j = 1: A[1,1] at 4, B[1,2] at 6.
+        assert_eq!(layout.offset(0, &[1, 2], &[1]), 4);
+        assert_eq!(layout.offset(1, &[1, 2], &[1]), 6);
+    }
+
+    #[test]
+    fn inconsistent_subscripts_are_errors() {
+        let err = |inputs: Vec<Vec<char>>, output: &[char], shapes: &[&[usize]]| {
+            EinsumLayout::new(&inputs, output, shapes).unwrap_err()
+        };
+        assert!(err(vec![vec!['i']], &['i'], &[&[2, 3]]).contains("rank 2"));
+        assert!(err(vec![vec!['i'], vec!['i']], &['i'], &[&[2], &[3]]).contains("both 2 and 3"));
+        assert!(err(vec![vec!['i']], &['k'], &[&[2]]).contains("`k`"));
+    }
+}

@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use tenslift_targets::interp::InterpError;
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+    BinaryOp, DType, Dim, EinsumLayout, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt,
+    UnaryOp,
 };
 
 use crate::domain::{Cmp, Domain, IntTy, Opaque};
@@ -618,48 +619,20 @@ impl<D: Domain> Interp<'_, D> {
         args: &[Tensor<D::V>],
         dtype: DType,
     ) -> Result<Tensor<D::V>, Abort> {
-        let mut labels: Vec<(char, usize)> = Vec::new();
-        for (ls, a) in inputs.iter().zip(args) {
-            for (c, n) in ls.iter().zip(&a.shape) {
-                if !labels.iter().any(|(l, _)| l == c) {
-                    labels.push((*c, *n));
-                }
-            }
-        }
-        let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map_or(1, |(_, n)| *n);
-        let out_shape: Vec<usize> = output.iter().map(size_of).collect();
-        let summed: Vec<char> = labels
-            .iter()
-            .map(|(c, _)| *c)
-            .filter(|c| !output.contains(c))
-            .collect();
-        let sum_shape: Vec<usize> = summed.iter().map(size_of).collect();
+        let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape.as_slice()).collect();
+        let layout = EinsumLayout::new(inputs, output, &shapes).map_err(program_error)?;
+        let (out_shape, sum_shape) = (layout.out_shape.clone(), &layout.sum_shape);
         let n_out: usize = out_shape.iter().product();
         let n_sum: usize = sum_shape.iter().product();
-        let position = |ls: &[char], shape: &[usize], oi: &[usize], si: &[usize]| -> usize {
-            let st = strides(shape);
-            ls.iter()
-                .enumerate()
-                .map(|(axis, c)| {
-                    let i = output
-                        .iter()
-                        .position(|o| o == c)
-                        .map(|p| oi[p])
-                        .or_else(|| summed.iter().position(|s| s == c).map(|p| si[p]))
-                        .unwrap_or(0);
-                    i * st[axis]
-                })
-                .sum()
-        };
         let mut data = Vec::with_capacity(n_out);
         for k in 0..n_out {
             let oi = unravel(k, &out_shape);
             let mut acc = self.zero(dtype)?;
             for s in 0..n_sum {
-                let si = unravel(s, &sum_shape);
+                let si = unravel(s, sum_shape);
                 let mut product: Option<D::V> = None;
-                for (ls, a) in inputs.iter().zip(args) {
-                    let x = &a.data[position(ls, &a.shape, &oi, &si)];
+                for (j, a) in args.iter().enumerate() {
+                    let x = &a.data[layout.offset(j, &oi, &si)];
                     product = Some(match product {
                         None => x.clone(),
                         Some(p) => self.dom.mul(&p, x),

@@ -4,7 +4,7 @@
 
 use tenslift_frontend::ir::ScalarType;
 use tenslift_targets::ops::{BinaryOp, ReduceKind, UnaryOp};
-use tenslift_targets::{DType, Lit};
+use tenslift_targets::{DType, EinsumLayout, Lit};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, for_each_index, row_major_strides, tensor,
@@ -211,73 +211,19 @@ pub(super) fn einsum(
     args: &[Tensor],
     dtype: DType,
 ) -> Result<Tensor> {
-    let mut labels: Vec<(char, usize)> = Vec::new();
-    for (lab, t) in inputs.iter().zip(args) {
-        if lab.len() != t.shape().len() {
-            return Err(TensirSpecError::Malformed(format!(
-                "einsum subscript {lab:?} for an operand of rank {}",
-                t.shape().len()
-            )));
-        }
-        for (c, &n) in lab.iter().zip(t.shape()) {
-            match labels.iter().find(|(l, _)| l == c) {
-                Some((_, m)) if *m != n => {
-                    return Err(TensirSpecError::ShapeMismatch {
-                        op: "einsum".into(),
-                        shapes: args.iter().map(|a| a.shape().to_vec()).collect(),
-                    })
-                }
-                Some(_) => {}
-                None => labels.push((*c, n)),
-            }
-        }
-    }
-    let size_of = |c: &char| labels.iter().find(|(l, _)| l == c).map(|(_, n)| *n);
-    let out_shape = output
-        .iter()
-        .map(size_of)
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| TensirSpecError::Malformed("einsum output label unknown".into()))?;
-    let summed: Vec<char> = labels
-        .iter()
-        .map(|(c, _)| *c)
-        .filter(|c| !output.contains(c))
-        .collect();
-    let summed_shape: Vec<usize> = summed.iter().filter_map(size_of).collect();
+    let shapes: Vec<&[usize]> = args.iter().map(|a| a.shape()).collect();
+    let layout = EinsumLayout::new(inputs, output, &shapes).map_err(TensirSpecError::Malformed)?;
+    let (out_shape, summed_shape) = (layout.out_shape.clone(), &layout.sum_shape);
     checked_len("einsum", &out_shape)?;
-    // For each operand, the stride of each label in the output and summed
-    // index vectors, so an element's offset is two dot products.
-    let operand_strides: Vec<(Vec<usize>, Vec<usize>)> = inputs
-        .iter()
-        .zip(args)
-        .map(|(lab, t)| {
-            let strides = row_major_strides(t.shape());
-            let stride_of = |c: &char| lab.iter().position(|l| l == c).map_or(0, |p| strides[p]);
-            (
-                output.iter().map(stride_of).collect(),
-                summed.iter().map(stride_of).collect(),
-            )
-        })
-        .collect();
     let wrap = wraps(dtype);
     let mut elems = Vec::with_capacity(out_shape.iter().product());
     let mut products = Vec::new();
     for_each_index(&out_shape, |out_idx| {
-        let bases: Vec<usize> = operand_strides
-            .iter()
-            .map(|(os, _)| os.iter().zip(out_idx).map(|(s, i)| s * i).sum())
-            .collect();
         products.clear();
         let mut visit = |s_idx: &[usize]| {
             let mut p: Option<Value> = None;
             for (k, t) in args.iter().enumerate() {
-                let offset: usize = bases[k]
-                    + operand_strides[k]
-                        .1
-                        .iter()
-                        .zip(s_idx)
-                        .map(|(s, i)| s * i)
-                        .sum::<usize>();
+                let offset = layout.offset(k, out_idx, s_idx);
                 let v = match wrap {
                     Some((bits, signed)) => unwrap_operand(&t.elems()[offset], bits, signed),
                     None => t.elems()[offset].clone(),
@@ -292,7 +238,7 @@ pub(super) fn einsum(
         if summed_shape.is_empty() {
             visit(&[]);
         } else {
-            for_each_index(&summed_shape, &mut visit);
+            for_each_index(summed_shape, &mut visit);
         }
         elems.push(wrap_result(Value::sum(products.iter()), dtype));
     });
