@@ -452,14 +452,21 @@ fn loop_programs_run_every_iteration_in_order() {
         let g = golden(stem);
         for sizes in [&g.sizes, &g.second_sizes] {
             let trips = sizes.get("tsteps").or(sizes.get("n")).copied();
-            assert!(trips.is_some_and(|t| t >= 2), "{stem}: {sizes:?} runs too few iterations");
+            assert!(
+                trips.is_some_and(|t| t >= 2),
+                "{stem}: {sizes:?} runs too few iterations"
+            );
         }
     }
     let variants = [
         // One time step too few.
         ("jacobi_1d", "0..tsteps", "0..tsteps - 1"),
         // The second half-step reads A instead of the B just computed.
-        ("jacobi_2d", "add(B[1:n - 1, 1:n - 1]", "add(A[1:n - 1, 1:n - 1]"),
+        (
+            "jacobi_2d",
+            "add(B[1:n - 1, 1:n - 1]",
+            "add(A[1:n - 1, 1:n - 1]",
+        ),
         // The first row is never solved.
         ("trisolv", "0..n", "1..n"),
         // The recurrence reads b instead of the solved prefix of x.
