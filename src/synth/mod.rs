@@ -8,7 +8,10 @@
 //! the arrays earlier ones wrote. A program is accepted only when it equals
 //! the C spec at the chosen sizes and at a second, different size tuple
 //! ([`check_program_at_both_sizes`]), so a program fitted to one size tuple
-//! is never returned. Costs come from the analytic model in [`cost`].
+//! is never returned. Costs come from [`cost`]: the analytic model, or a
+//! table calibrated on this machine. Each search level's sketches run on
+//! rayon workers; the result does not depend on their timing. When the
+//! deadline hits, best mode returns the cheapest program found so far.
 
 pub mod cost;
 pub mod library;
@@ -29,9 +32,10 @@ use crate::spec::tensir::{
     canonical_extrema, check_program_at_both_sizes, Comparison, TensirSpecError,
 };
 use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
+use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
-use search::{Search, Timeout};
+use search::{Counters, Search, Timeout};
 use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
 
 /// Why a kernel could not be lifted.
@@ -63,6 +67,8 @@ pub struct SynthOptions {
     pub depth: u32,
     /// Most stubs in one library.
     pub library_limit: usize,
+    /// Prices candidates (analytic unless a calibration file is given).
+    pub model: CostModel,
 }
 
 impl Default for SynthOptions {
@@ -72,6 +78,7 @@ impl Default for SynthOptions {
             first: false,
             depth: 3,
             library_limit: 20_000,
+            model: CostModel::Analytic,
         }
     }
 }
@@ -81,6 +88,8 @@ impl Default for SynthOptions {
 pub struct Lifted {
     pub program: Option<Program>,
     pub cost: f64,
+    /// The program's asymptotic complexity ([`cost::complexity_degree`]).
+    pub complexity: Option<u32>,
     pub stats: Stats,
     pub error: Option<SynthError>,
     /// Outputs solved, of all outputs (a failure after some are solved is
@@ -150,11 +159,16 @@ fn broadcast_to_store(
     }
 }
 
+/// The share of the time left that one output's library may take; the
+/// rest is the search's.
+const LIBRARY_SHARE: f64 = 0.5;
+
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
     let start = Instant::now();
     let deadline = start + options.timeout;
     let mut stats = Stats::default();
+    let mut complexity = None;
     let mut solved_outputs = 0;
     let mut output_count = 0;
     let outcome = (|| -> Result<(Program, f64), SynthError> {
@@ -182,49 +196,71 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 for out in pending {
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
                     let views = |name: &str| views_of(kernel, name);
-                    let library = Library::build(
+                    let library_start = Instant::now();
+                    let library_deadline = library_start
+                        + deadline
+                            .saturating_duration_since(library_start)
+                            .mul_f64(LIBRARY_SHARE);
+                    let mut library = Library::build(
                         &mut evaluator,
                         leaves(&params, &views, &written),
                         &sizes,
-                        deadline,
+                        library_deadline,
                         options.library_limit,
                         &out.value.vars(),
                     )
                     .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
+                    // The library prices stubs analytically; a calibrated
+                    // model re-prices them (stubs keep their slots).
+                    if let CostModel::Calibrated(_) = &options.model {
+                        for stub in &mut library.stubs {
+                            stub.cost = options.model.cost_of(&[&stub.expr], &sizes);
+                        }
+                    }
                     stats.stubs += library.stubs.len();
+                    stats.library_truncated |= library.truncated;
+                    stats.library_s += library_start.elapsed().as_secs_f64();
+                    let search_start = Instant::now();
                     let dtype = dtype_of(out.elem);
                     let regions = if out.name == "return" {
                         vec![None]
                     } else {
                         views_of(kernel, &out.name)
                     };
-                    let mut search = Search {
+                    let search = Search {
                         library: &library,
+                        model: &options.model,
+                        sizes: &sizes,
                         deadline,
                         first: options.first,
-                        stats: Stats::default(),
+                        stats: Counters::default(),
                         banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
                         top_depth: options.depth,
                     };
                     let mut found = None;
+                    let mut timed_out = false;
                     for region in regions {
                         let Some(target) = region_target(&out.value, &region, &sizes) else {
                             continue;
                         };
                         let target = target.map(canonical_extrema);
-                        if let Some(f) = search
-                            .solve(&target, dtype, options.depth, f64::INFINITY)
-                            .map_err(timeout)?
-                        {
-                            found = Some((f, region));
-                            break;
+                        match search.solve(&target, dtype, options.depth, f64::INFINITY) {
+                            Ok(Some(f)) => {
+                                found = Some((f, region));
+                                break;
+                            }
+                            Ok(None) => {}
+                            Err(Timeout) => {
+                                timed_out = true;
+                                break;
+                            }
                         }
                     }
-                    let s = search.stats;
-                    stats.steps += s.steps;
-                    stats.backtracks += s.backtracks;
-                    stats.pattern_matched += s.pattern_matched;
-                    stats.solved_algebraically += s.solved_algebraically;
+                    stats.absorb(&search.stats.snapshot());
+                    stats.search_s += search_start.elapsed().as_secs_f64();
+                    if timed_out {
+                        return Err(timeout(Timeout));
+                    }
                     match found {
                         Some((f, region)) => {
                             chosen.insert(out.name.clone(), f.expr.clone());
@@ -270,7 +306,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 .validate()
                 .map_err(|e| SynthError::Rejected(e.to_string()))?;
             let (other, sizes) = match check_program_at_both_sizes(&program, kernel)? {
-                (Comparison::Equal, _) => return Ok((program, total_cost)),
+                (Comparison::Equal, _) => {
+                    complexity = cost::complexity_degree(&program);
+                    return Ok((program, total_cost));
+                }
                 rejected => rejected,
             };
             let rejection =
@@ -292,6 +331,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         Ok((program, cost)) => Lifted {
             program: Some(program),
             cost,
+            complexity,
             stats,
             error: None,
             solved: solved_outputs,
@@ -300,6 +340,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         Err(e) => Lifted {
             program: None,
             cost: 0.0,
+            complexity: None,
             stats,
             error: Some(e),
             solved: solved_outputs,
