@@ -15,6 +15,7 @@
 
 pub mod cost;
 pub mod library;
+pub mod rewrite;
 pub mod search;
 pub mod signature;
 
@@ -35,7 +36,7 @@ use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
 use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
-use search::{Counters, Search, Timeout};
+use search::{Counters, Reductions, Search, Timeout};
 use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
 
 /// Why a kernel could not be lifted.
@@ -159,6 +160,47 @@ fn broadcast_to_store(
     }
 }
 
+/// Size parameters that are some flat array's leading dimension (`lda` in
+/// `A[i*lda + k]`): the row pitch of a buffer, never an extent of the
+/// computation.
+fn leading_dimensions(kernel: &Kernel) -> Vec<String> {
+    use tenslift_frontend::ir::{ParamKind as CParam, Storage};
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            CParam::Array(info) if matches!(info.storage, Storage::Flat { .. }) => {
+                let inner = info.dims.get(1)?.as_ref()?;
+                let (name, &coefficient) = inner.terms.iter().next()?;
+                (inner.terms.len() == 1 && coefficient == 1 && inner.constant == 0)
+                    .then(|| name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The views of `name` a search reads: [`views_of`]'s, less column slices
+/// cut at another array's leading dimension (`A[:, 0:ldb]`), which no
+/// kernel computes with and which multiply the library (darknet's gemm
+/// has three leading dimensions).
+fn search_views(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
+    let pitches = leading_dimensions(kernel);
+    views_of(kernel, name)
+        .into_iter()
+        .filter(|view| {
+            !view.as_ref().is_some_and(|items| {
+                items.iter().any(|item| match item {
+                    SliceItem::Range { stop, .. } => pitches
+                        .iter()
+                        .any(|p| *stop == tenslift_targets::Dim::sym(p)),
+                    _ => false,
+                })
+            })
+        })
+        .collect()
+}
+
 /// The share of the time left that one output's library may take; the
 /// rest is the search's.
 const LIBRARY_SHARE: f64 = 0.5;
@@ -195,7 +237,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 let mut still = Vec::new();
                 for out in pending {
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                    let views = |name: &str| views_of(kernel, name);
+                    let views = |name: &str| search_views(kernel, name);
                     let library_start = Instant::now();
                     let library_deadline = library_start
                         + deadline
@@ -225,17 +267,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     let regions = if out.name == "return" {
                         vec![None]
                     } else {
-                        views_of(kernel, &out.name)
-                    };
-                    let search = Search {
-                        library: &library,
-                        model: &options.model,
-                        sizes: &sizes,
-                        deadline,
-                        first: options.first,
-                        stats: Counters::default(),
-                        banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
-                        top_depth: options.depth,
+                        search_views(kernel, &out.name)
                     };
                     let mut found = None;
                     let mut timed_out = false;
@@ -244,7 +276,21 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             continue;
                         };
                         let target = target.map(canonical_extrema);
-                        match search.solve(&target, dtype, options.depth, f64::INFINITY) {
+                        let reductions = Reductions::build(&library, target.shape(), deadline);
+                        let search = Search {
+                            library: &library,
+                            reductions: &reductions,
+                            model: &options.model,
+                            sizes: &sizes,
+                            deadline,
+                            first: options.first,
+                            stats: Counters::default(),
+                            banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                            top_depth: options.depth,
+                        };
+                        let outcome = search.solve(&target, dtype, options.depth, f64::INFINITY);
+                        stats.absorb(&search.stats.snapshot());
+                        match outcome {
                             Ok(Some(f)) => {
                                 found = Some((f, region));
                                 break;
@@ -256,14 +302,18 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             }
                         }
                     }
-                    stats.absorb(&search.stats.snapshot());
                     stats.search_s += search_start.elapsed().as_secs_f64();
                     if timed_out {
                         return Err(timeout(Timeout));
                     }
                     match found {
-                        Some((f, region)) => {
+                        Some((mut f, region)) => {
+                            // The search's own expression is what a retry
+                            // bans (it would find it again otherwise).
                             chosen.insert(out.name.clone(), f.expr.clone());
+                            let (expr, saved) = rewrite::cheapest(&f.expr, &options.model, &sizes);
+                            f.expr = expr;
+                            f.cost -= saved;
                             total_cost += f.cost;
                             progress = true;
                             solved_outputs += 1;

@@ -9,12 +9,13 @@
 //! continues after a solution, pruning sketches that already cost as much
 //! as the best one (branch and bound).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, UnaryOp};
+use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, ReduceKind, UnaryOp};
 
 use super::cost::{CostModel, OpKind};
 use super::library::Library;
@@ -110,8 +111,108 @@ const PARALLEL_MIN_DEPTH: u32 = 2;
 /// Fewest sketches at one level worth splitting over threads.
 const PARALLEL_MIN_SKETCHES: usize = 4;
 
+/// Sums of the library's deepest stubs (one level past the library) that
+/// have the searched output's shape: `sum(A * B.T, axis=1)` for a vector
+/// target, `sum(A * B.T)` for a scalar one. Targets of one output's search
+/// all have its shape (holes keep the target's shape), so the index is
+/// built once per output region, keyed like the library by value.
+#[derive(Default)]
+pub struct Reductions {
+    by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)>,
+}
+
+/// The axes of a rank-≤2 `shape` whose sum leaves `target` (in order).
+fn reduction_axes(shape: &[usize], target: &[usize]) -> Vec<Vec<usize>> {
+    match (shape, target) {
+        ([_], []) => vec![vec![0]],
+        ([_, _], []) => vec![vec![0, 1]],
+        ([rows, cols], [len]) => {
+            let mut out = Vec::new();
+            if rows == len {
+                out.push(vec![1]);
+            }
+            if cols == len && cols != rows {
+                out.push(vec![0]);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The exact sum of `t`'s elements over `axes` (rank ≤ 2).
+fn sum_over(t: &Tensor, axes: &[usize]) -> Option<Tensor> {
+    let shape = t.shape();
+    let add_all =
+        |items: &mut dyn Iterator<Item = &Value>| items.fold(Value::zero(), |acc, e| &acc + e);
+    match (shape, axes) {
+        (_, [0]) if shape.len() == 1 => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
+        (_, [0, 1]) => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
+        ([rows, cols], [1]) => {
+            let elems = (0..*rows)
+                .map(|i| add_all(&mut t.elems()[i * cols..(i + 1) * cols].iter()))
+                .collect();
+            Tensor::new(vec![*rows], elems).ok()
+        }
+        ([rows, cols], [0]) => {
+            let elems = (0..*cols)
+                .map(|j| add_all(&mut (0..*rows).map(|i| &t.elems()[i * cols + j])))
+                .collect();
+            Tensor::new(vec![*cols], elems).ok()
+        }
+        _ => None,
+    }
+}
+
+impl Reductions {
+    /// Indexes the sums of `library`'s depth-2 numeric stubs whose result
+    /// has shape `target_shape`, until `deadline` (a partial index is only
+    /// a smaller one). Shallower stubs' sums are library stubs already.
+    pub fn build(library: &Library, target_shape: &[usize], deadline: Instant) -> Reductions {
+        if target_shape.len() > 1 {
+            return Reductions::default();
+        }
+        let sums: Vec<Vec<(Tensor, usize, Vec<usize>)>> = library
+            .stubs
+            .par_iter()
+            .enumerate()
+            .map(|(i, stub)| {
+                if stub.depth != 2 || !stub.expr.dtype().is_numeric() || Instant::now() > deadline {
+                    return Vec::new();
+                }
+                reduction_axes(stub.value.shape(), target_shape)
+                    .into_iter()
+                    .filter_map(|axes| Some((sum_over(&stub.value, &axes)?, i, axes)))
+                    .collect()
+            })
+            .collect();
+        let mut by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)> = HashMap::new();
+        for (value, i, axes) in sums.into_iter().flatten() {
+            let key = (library.stubs[i].expr.dtype(), value);
+            let cheaper = by_value
+                .get(&key)
+                .is_none_or(|&(j, _)| library.stubs[i].cost < library.stubs[j].cost);
+            if cheaper {
+                by_value.insert(key, (i, axes));
+            }
+        }
+        Reductions { by_value }
+    }
+
+    fn lookup(&self, library: &Library, dtype: DType, value: &Tensor) -> Option<Expr> {
+        let (i, axes) = self.by_value.get(&(dtype, value.clone()))?;
+        Expr::reduce(
+            ReduceKind::Sum,
+            library.stubs[*i].expr.clone(),
+            axes.clone(),
+        )
+        .ok()
+    }
+}
+
 pub struct Search<'a> {
     pub library: &'a Library,
+    pub reductions: &'a Reductions,
     pub model: &'a CostModel,
     pub sizes: &'a Sizes,
     pub deadline: Instant,
@@ -295,6 +396,10 @@ impl Search<'_> {
                     );
                 }
             }
+        }
+        if let Some(expr) = self.reductions.lookup(self.library, dtype, target) {
+            let cost = self.model.cost_of(&[&expr], self.sizes);
+            consider(&mut best, Found { expr, cost });
         }
         if best.is_some() && self.first || depth == 0 {
             return Ok(best);
