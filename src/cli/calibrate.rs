@@ -123,10 +123,7 @@ fn timed_work(kind: OpKind, n: i64) -> Option<Work> {
             flops: 0.0,
             bytes: 2.0 * bytes,
         }),
-        OpKind::SliceCopy => Some(Work {
-            flops: 0.0,
-            bytes: bytes,
-        }),
+        OpKind::SliceCopy => Some(Work { flops: 0.0, bytes }),
         _ => {
             let expr = timed_expr(kind, n)?;
             let mut work = Work::default();

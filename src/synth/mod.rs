@@ -439,6 +439,51 @@ mod tests {
         );
     }
 
+    fn corpus_kernel(file: &str) -> Kernel {
+        let path = format!("{}/benchmarks/{file}", env!("CARGO_MANIFEST_DIR"));
+        let unit = tenslift_frontend::extract(&path, &tenslift_frontend::Options::default())
+            .expect("extracts");
+        unit.kernels.into_iter().next().expect("one kernel")
+    }
+
+    #[test]
+    fn diag_dot_gets_stensos_quadratic_program_every_time() {
+        let kernel = corpus_kernel("stenso/diag_dot.c");
+        let runs: Vec<Lifted> = (0..2)
+            .map(|_| lift_kernel(&kernel, &SynthOptions::default()))
+            .collect();
+        let texts: Vec<String> = runs
+            .iter()
+            .map(|r| print_program(r.program.as_ref().expect("diag_dot lifts")))
+            .collect();
+        // Parallel workers finish in any order; the program must not change.
+        assert_eq!(texts[0], texts[1]);
+        assert!(!texts[0].contains("matmul"), "{}", texts[0]);
+        assert_eq!(runs[0].complexity, Some(2), "{}", texts[0]);
+    }
+
+    #[test]
+    fn a_timeout_is_honoured_within_half_a_second() {
+        let kernel = corpus_kernel("darknet/gemm_nn.c");
+        let start = Instant::now();
+        let lifted = lift_kernel(
+            &kernel,
+            &SynthOptions {
+                timeout: Duration::from_secs(2),
+                ..SynthOptions::default()
+            },
+        );
+        let elapsed = start.elapsed().as_secs_f64();
+        assert!(elapsed < 2.5, "took {elapsed:.2} s for a 2 s timeout");
+        // Either a program (the best found in time) or a timeout, never
+        // another failure.
+        assert!(
+            lifted.program.is_some() || matches!(lifted.error, Some(SynthError::Timeout(_))),
+            "{:?}",
+            lifted.error
+        );
+    }
+
     #[test]
     fn an_exhausted_deadline_is_a_timeout_not_a_hang() {
         let kernel = examples::three_mm();
