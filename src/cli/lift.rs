@@ -1,5 +1,6 @@
 //! `tenslift lift FILE.c [--function F]... --target numpy|jax|pytorch|hlo
-//! [-o OUT] [--timeout S] [--search best|first] [--json]`: extracts each
+//! [-o OUT] [--timeout S] [--search best|first] [--cost-table FILE.json]
+//! [--json]`: extracts each
 //! kernel, searches a TensIR program equal to its spec at two size tuples,
 //! and emits it. One summary line per kernel on stderr (or one JSON object
 //! per kernel on stdout with `--json`).
@@ -21,6 +22,7 @@ use super::emit::TargetArg;
 use super::{
     print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
 };
+use crate::synth::cost::{CostModel, CostTable};
 use crate::synth::{lift_kernel, SynthError, SynthOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +55,10 @@ pub struct LiftArgs {
     /// Print one JSON object per kernel on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Price candidates with this calibration (from `tenslift calibrate`)
+    /// instead of the analytic flops-and-bytes model.
+    #[arg(long, value_name = "FILE.json")]
+    pub cost_table: Option<PathBuf>,
     /// Bind a size parameter for `--target hlo` (static shapes), e.g.
     /// `--size n=1024`.
     #[arg(long = "size", value_name = "NAME=VALUE", value_parser = parse_size)]
@@ -77,6 +83,16 @@ pub fn run(args: LiftArgs) -> i32 {
         print_err("error: --timeout must be a positive number of seconds\n");
         return EXIT_USAGE;
     }
+    let model = match &args.cost_table {
+        None => CostModel::Analytic,
+        Some(file) => match CostTable::load(file) {
+            Ok(table) => CostModel::Calibrated(table),
+            Err(e) => {
+                print_err(&format!("error: {e}\n"));
+                return EXIT_USAGE;
+            }
+        },
+    };
     let path = args.file.as_path();
     let options = match args.cflags.options(path, args.function.clone()) {
         Ok(o) => o,
@@ -120,6 +136,7 @@ pub fn run(args: LiftArgs) -> i32 {
     let synth_options = SynthOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         first: args.search == SearchMode::First,
+        model,
         ..SynthOptions::default()
     };
     let target: Target = args.target.into();
@@ -173,6 +190,9 @@ pub fn run(args: LiftArgs) -> i32 {
                 "time_s": seconds,
                 "program": lifted.program.as_ref().map(print_program),
                 "cost": lifted.program.as_ref().map(|_| lifted.cost),
+                "cost_model": if args.cost_table.is_some() { "calibrated" } else { "analytic" },
+                "complexity": lifted.complexity,
+                "search": match args.search { SearchMode::Best => "best", SearchMode::First => "first" },
                 "stats": lifted.stats,
                 "message": detail,
             });
@@ -200,7 +220,7 @@ pub fn run(args: LiftArgs) -> i32 {
 }
 
 /// Writes a sibling temporary file and renames it over `path`.
-fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

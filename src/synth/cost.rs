@@ -1,13 +1,105 @@
-//! The analytic cost model (STENSO's, simplified): every operation costs
-//! the arithmetic it performs plus the bytes it reads and writes, with
-//! shapes evaluated at the spec's sizes. Shared subexpressions are counted
-//! once, as the emitters compute them once.
+//! Cost models (STENSO's, simplified). The analytic model charges every
+//! operation the arithmetic it performs plus the bytes it reads and writes,
+//! with shapes evaluated at the spec's sizes; a calibrated model
+//! ([`CostTable`], written by `tenslift calibrate`) charges measured seconds
+//! per call, per flop and per byte for each operation kind on this
+//! machine's NumPy. Shared subexpressions are counted once, as the emitters
+//! compute them once. [`complexity_degree`] gives a program's asymptotic
+//! complexity: the degree of its analytic cost in the size parameters.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 
-use tenslift_targets::{Expr, Op};
+use serde::{Deserialize, Serialize};
+use tenslift_targets::{BinaryOp, DType, Expr, Op, ParamKind, Program, Stmt, UnaryOp};
+use thiserror::Error;
 
 use crate::spec::Sizes;
+
+/// The operation kinds the calibrated model distinguishes (each is timed
+/// by `tenslift calibrate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Add,
+    Mul,
+    Div,
+    Exp,
+    Log,
+    Sqrt,
+    Maximum,
+    Where,
+    Sum,
+    Matmul,
+    Einsum,
+    TransposeCopy,
+    SliceCopy,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 13] = [
+        OpKind::Add,
+        OpKind::Mul,
+        OpKind::Div,
+        OpKind::Exp,
+        OpKind::Log,
+        OpKind::Sqrt,
+        OpKind::Maximum,
+        OpKind::Where,
+        OpKind::Sum,
+        OpKind::Matmul,
+        OpKind::Einsum,
+        OpKind::TransposeCopy,
+        OpKind::SliceCopy,
+    ];
+
+    /// The name used in calibration files and by scripts/calibrate_numpy.py.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Add => "add",
+            OpKind::Mul => "mul",
+            OpKind::Div => "div",
+            OpKind::Exp => "exp",
+            OpKind::Log => "log",
+            OpKind::Sqrt => "sqrt",
+            OpKind::Maximum => "maximum",
+            OpKind::Where => "where",
+            OpKind::Sum => "sum",
+            OpKind::Matmul => "matmul",
+            OpKind::Einsum => "einsum",
+            OpKind::TransposeCopy => "transpose_copy",
+            OpKind::SliceCopy => "slice_copy",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// The kind of one node, `None` for nodes that cost nothing (parameters,
+/// literals, views).
+fn kind_of(expr: &Expr) -> Option<OpKind> {
+    Some(match expr.op() {
+        Op::Var(_) | Op::Lit(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) => {
+            return None
+        }
+        Op::Unary(UnaryOp::Sqrt) => OpKind::Sqrt,
+        Op::Unary(UnaryOp::Exp | UnaryOp::Tanh) => OpKind::Exp,
+        Op::Unary(UnaryOp::Log) => OpKind::Log,
+        Op::Unary(_) | Op::Full { .. } | Op::Cast(_) => OpKind::Add,
+        Op::Binary(BinaryOp::Add | BinaryOp::Sub | BinaryOp::And | BinaryOp::Or) => OpKind::Add,
+        Op::Binary(BinaryOp::Mul) | Op::Outer => OpKind::Mul,
+        Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv | BinaryOp::Rem) => OpKind::Div,
+        Op::Binary(BinaryOp::Pow) => OpKind::Exp,
+        Op::Binary(_) => OpKind::Maximum,
+        Op::Where | Op::Triu(_) | Op::Tril(_) => OpKind::Where,
+        Op::Reduce { .. } => OpKind::Sum,
+        Op::Matmul | Op::Tensordot { .. } => OpKind::Matmul,
+        Op::Einsum(_) => OpKind::Einsum,
+        Op::Concat { .. } | Op::Diag => OpKind::SliceCopy,
+    })
+}
 
 /// Elements of a value of `expr`'s type at `sizes` (unknown dims count 1).
 fn elements(expr: &Expr, sizes: &Sizes) -> f64 {
@@ -17,64 +109,293 @@ fn elements(expr: &Expr, sizes: &Sizes) -> f64 {
         .product()
 }
 
-/// The cost of one node, not counting its operands.
-fn node_cost(expr: &Expr, sizes: &Sizes) -> f64 {
+/// Arithmetic and memory traffic of one node, not counting its operands.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// The work of one node at `sizes` (zero for parameters, literals, views).
+pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
+    let Some(kind) = kind_of(expr) else {
+        return Work::default();
+    };
     let out = elements(expr, sizes);
-    let bytes = expr.dtype().byte_size() as f64;
+    let byte_size = expr.dtype().byte_size() as f64;
     let inputs: f64 = expr.args().iter().map(|a| elements(a, sizes)).sum();
-    let flops = match expr.op() {
-        Op::Var(_) | Op::Lit(_) => return 0.0,
-        // A view costs nothing until it is read.
-        Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) => return 0.0,
+    let flops = match kind {
         // Each output element of a contraction is a dot product over the
         // contracted extent: inputs' product over the output.
-        Op::Matmul | Op::Tensordot { .. } | Op::Einsum(_) => {
+        OpKind::Matmul | OpKind::Einsum => {
             let product: f64 = expr.args().iter().map(|a| elements(a, sizes)).product();
             2.0 * (product / out).sqrt().max(1.0) * out
         }
-        Op::Reduce { .. } => inputs,
+        OpKind::Sum => inputs,
+        OpKind::TransposeCopy | OpKind::SliceCopy => 0.0,
         _ => out,
     };
-    flops + bytes * (inputs + out) / 4.0
+    Work {
+        flops,
+        bytes: byte_size * (inputs + out),
+    }
 }
 
-/// The cost of evaluating `exprs` once, sharing repeated subtrees.
-pub fn cost_of(exprs: &[&Expr], sizes: &Sizes) -> f64 {
-    let mut seen = HashSet::new();
-    let mut total = 0.0;
-    for e in exprs {
-        e.walk(&mut |node| {
-            if seen.insert(node.clone()) {
-                total += node_cost(node, sizes);
-            }
-        });
+/// Measured coefficients of one operation kind: seconds per call, per flop
+/// and per byte moved.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coefficients {
+    pub overhead_s: f64,
+    pub s_per_flop: f64,
+    pub s_per_byte: f64,
+}
+
+impl Coefficients {
+    pub fn seconds(&self, work: Work) -> f64 {
+        self.overhead_s + self.s_per_flop * work.flops + self.s_per_byte * work.bytes
     }
-    total
+}
+
+/// A calibration file (results/calibration-<host>.json).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostTable {
+    pub host: String,
+    pub numpy_version: String,
+    pub date: String,
+    pub ops: BTreeMap<OpKind, Coefficients>,
+}
+
+#[derive(Debug, Error)]
+pub enum CostTableError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a calibration file: {source}")]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("{path} has no coefficients for `{kind}`")]
+    Missing { path: String, kind: &'static str },
+}
+
+impl CostTable {
+    /// Reads a calibration file; every operation kind must be present.
+    pub fn load(path: &Path) -> Result<CostTable, CostTableError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| CostTableError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let table: CostTable =
+            serde_json::from_str(&text).map_err(|source| CostTableError::Parse {
+                path: shown.clone(),
+                source,
+            })?;
+        if let Some(kind) = OpKind::ALL.iter().find(|k| !table.ops.contains_key(k)) {
+            return Err(CostTableError::Missing {
+                path: shown,
+                kind: kind.name(),
+            });
+        }
+        Ok(table)
+    }
+}
+
+/// Which model prices programs.
+#[derive(Clone, Debug, Default)]
+pub enum CostModel {
+    /// Flops plus bytes/4 (the unit is one flop).
+    #[default]
+    Analytic,
+    /// Measured seconds.
+    Calibrated(CostTable),
+}
+
+impl CostModel {
+    fn price(&self, kind: OpKind, work: Work) -> f64 {
+        match self {
+            CostModel::Analytic => work.flops + work.bytes / 4.0,
+            CostModel::Calibrated(table) => table
+                .ops
+                .get(&kind)
+                .map_or(work.flops + work.bytes / 4.0, |c| c.seconds(work)),
+        }
+    }
+
+    /// The cost of one node, not counting its operands.
+    pub fn node_cost(&self, expr: &Expr, sizes: &Sizes) -> f64 {
+        match kind_of(expr) {
+            Some(kind) => self.price(kind, node_work(expr, sizes)),
+            None => 0.0,
+        }
+    }
+
+    /// The cost of evaluating `exprs` once, sharing repeated subtrees.
+    pub fn cost_of(&self, exprs: &[&Expr], sizes: &Sizes) -> f64 {
+        let mut seen = HashSet::new();
+        let mut total = 0.0;
+        for e in exprs {
+            e.walk(&mut |node| {
+                if seen.insert(node.clone()) {
+                    total += self.node_cost(node, sizes);
+                }
+            });
+        }
+        total
+    }
+
+    /// The cost of one element-wise step of `kind` with `elements` outputs
+    /// of `dtype` reading two operands of that size (the search prices a
+    /// sketch's own operation with it before its hole is solved).
+    pub fn elementwise_cost(&self, kind: OpKind, elements: f64, dtype: DType) -> f64 {
+        let work = Work {
+            flops: elements,
+            bytes: 3.0 * elements * dtype.byte_size() as f64,
+        };
+        self.price(kind, work)
+    }
+}
+
+/// The cost of evaluating `exprs` once under the analytic model.
+pub fn cost_of(exprs: &[&Expr], sizes: &Sizes) -> f64 {
+    CostModel::Analytic.cost_of(exprs, sizes)
+}
+
+/// The expressions a program evaluates.
+fn program_exprs(program: &Program) -> Vec<&Expr> {
+    program
+        .body
+        .iter()
+        .map(|s| match s {
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } => value,
+            Stmt::Return(e) => e,
+        })
+        .collect()
+}
+
+/// The asymptotic complexity of `program`: the degree of the leading term
+/// of its analytic cost when every size parameter grows together (`n` for
+/// an element-wise program over vectors, `3` for a matrix product). `None`
+/// for a program with no size parameter.
+pub fn complexity_degree(program: &Program) -> Option<u32> {
+    let names: Vec<&str> = program
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Size))
+        .map(|p| &*p.name)
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    // The ratio of costs at 2N and N tends to 2^degree; at N = 2^12 lower
+    // terms move it by well under half a degree.
+    let at = |n: i64| -> Sizes { names.iter().map(|s| (s.to_string(), n)).collect() };
+    let exprs = program_exprs(program);
+    let small = cost_of(&exprs, &at(1 << 12));
+    let large = cost_of(&exprs, &at(1 << 13));
+    if small <= 0.0 {
+        return Some(0);
+    }
+    Some((large / small).log2().round().max(0.0) as u32)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tenslift_targets::{build, DType, Dim};
+    use std::sync::Arc;
+    use tenslift_targets::{build, Access, Dim, Meta, Param};
+
+    fn square(name: &str) -> Expr {
+        let n = Dim::sym("n");
+        build::var(name, DType::F64, vec![n.clone(), n])
+    }
+
+    fn program_of(value: Expr) -> Program {
+        let n = Dim::sym("n");
+        let array = |name: &str, access| Param {
+            name: Arc::from(name),
+            kind: ParamKind::Array {
+                dtype: DType::F64,
+                shape: vec![n.clone(), n.clone()],
+                access,
+            },
+        };
+        Program {
+            meta: Meta::default(),
+            name: Arc::from("p"),
+            params: vec![
+                Param {
+                    name: Arc::from("n"),
+                    kind: ParamKind::Size,
+                },
+                array("A", Access::In),
+                array("B", Access::In),
+            ],
+            ret: Some(value.dtype()),
+            body: vec![Stmt::Return(value)],
+        }
+    }
 
     #[test]
     fn a_matrix_product_costs_more_than_an_addition_of_the_same_inputs() {
-        let n = Dim::sym("n");
-        let a = build::var("A", DType::F64, vec![n.clone(), n.clone()]);
-        let b = build::var("B", DType::F64, vec![n.clone(), n]);
         let sizes: Sizes = [("n".to_string(), 8)].into_iter().collect();
-        let product = build::matmul(a.clone(), b.clone()).unwrap();
-        let sum = build::add(a, b).unwrap();
+        let product = build::matmul(square("A"), square("B")).unwrap();
+        let sum = build::add(square("A"), square("B")).unwrap();
         assert!(cost_of(&[&product], &sizes) > cost_of(&[&sum], &sizes));
     }
 
     #[test]
     fn a_shared_subexpression_is_counted_once() {
-        let n = Dim::sym("n");
-        let a = build::var("A", DType::F64, vec![n]);
+        let a = build::var("A", DType::F64, vec![Dim::sym("n")]);
         let e = build::exp(a).unwrap();
         let sizes: Sizes = [("n".to_string(), 8)].into_iter().collect();
         assert!(cost_of(&[&e], &sizes) > 0.0);
         assert_eq!(cost_of(&[&e, &e], &sizes), cost_of(&[&e], &sizes));
+    }
+
+    #[test]
+    fn diag_of_a_product_is_cubic_and_the_row_sum_form_is_quadratic() {
+        let diag = build::diag(build::matmul(square("A"), square("B")).unwrap()).unwrap();
+        let bt = build::transpose(square("B"), &[1, 0]).unwrap();
+        let rows = build::sum(build::mul(square("A"), bt).unwrap(), &[1]).unwrap();
+        assert_eq!(complexity_degree(&program_of(diag)), Some(3));
+        assert_eq!(complexity_degree(&program_of(rows)), Some(2));
+    }
+
+    #[test]
+    fn a_calibrated_table_prices_in_its_own_coefficients() {
+        let slow_exp = Coefficients {
+            overhead_s: 1e-6,
+            s_per_flop: 1e-8,
+            s_per_byte: 1e-10,
+        };
+        let cheap = Coefficients {
+            overhead_s: 1e-6,
+            s_per_flop: 1e-10,
+            s_per_byte: 1e-10,
+        };
+        let ops = OpKind::ALL
+            .into_iter()
+            .map(|k| (k, if k == OpKind::Exp { slow_exp } else { cheap }))
+            .collect();
+        let model = CostModel::Calibrated(CostTable {
+            host: "h".into(),
+            numpy_version: "2".into(),
+            date: "d".into(),
+            ops,
+        });
+        let sizes: Sizes = [("n".to_string(), 100)].into_iter().collect();
+        let exp = build::exp(square("A")).unwrap();
+        let add = build::add(square("A"), square("B")).unwrap();
+        let (e, a) = (
+            model.cost_of(&[&exp], &sizes),
+            model.cost_of(&[&add], &sizes),
+        );
+        assert!(e > 4.0 * a, "exp {e} add {a}");
+        // 10 000 elements: 1e-6 + 1e-8 * 1e4 + 1e-10 * 16e4.
+        assert!((e - (1e-6 + 1e-4 + 1.6e-5)).abs() < 1e-12, "{e}");
     }
 }

@@ -84,6 +84,9 @@ pub struct Stub {
 pub struct Library {
     pub stubs: Vec<Stub>,
     by_value: HashMap<(DType, Tensor), usize>,
+    /// Whether the deadline stopped the enumeration early (the stubs built
+    /// until then are kept: a smaller library, not a failure).
+    pub truncated: bool,
 }
 
 /// The library ran out of time while being built.
@@ -115,7 +118,8 @@ impl Library {
     }
 
     /// Enumerates stubs over `leaves` up to depth 2, stopping at `deadline`
-    /// or after `limit` stubs; only stubs whose inputs are among `allowed`
+    /// (with the stubs so far, `truncated`; an error only when not even a
+    /// leaf was evaluated) or after `limit` stubs; only stubs whose inputs are among `allowed`
     /// (sorted) are kept.
     pub fn build(
         evaluator: &mut Evaluator,
@@ -128,6 +132,7 @@ impl Library {
         let mut lib = Library {
             stubs: Vec::new(),
             by_value: HashMap::new(),
+            truncated: false,
         };
         let mut add = |lib: &mut Library, e: Expr, depth: u8| -> Result<(), OutOfTime> {
             if Instant::now() > deadline {
@@ -161,49 +166,58 @@ impl Library {
             }
             Ok(())
         };
-        for leaf in &leaves {
-            add(&mut lib, leaf.clone(), 0)?;
-        }
-        let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
-        // Dividing by a polynomial makes reciprocal atoms, slow to normalise
-        // and rare in kernels: divisors are leaves whose elements are
-        // monomials (not an earlier output holding a sum).
-        let divisors: HashSet<Expr> = lib
-            .stubs
-            .iter()
-            .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
-            .map(|s| s.expr.clone())
-            .collect();
-        for e in &level0 {
-            for u in unary_stubs(e) {
-                add(&mut lib, u, 1)?;
+        let filled = (|| -> Result<(), OutOfTime> {
+            for leaf in &leaves {
+                add(&mut lib, leaf.clone(), 0)?;
             }
-        }
-        for a in &level0 {
-            for b in &level0 {
-                for c in binary_stubs(a, b, &divisors) {
-                    add(&mut lib, c, 1)?;
+            let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
+            // Dividing by a polynomial makes reciprocal atoms, slow to normalise
+            // and rare in kernels: divisors are leaves whose elements are
+            // monomials (not an earlier output holding a sum).
+            let divisors: HashSet<Expr> = lib
+                .stubs
+                .iter()
+                .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
+                .map(|s| s.expr.clone())
+                .collect();
+            for e in &level0 {
+                for u in unary_stubs(e) {
+                    add(&mut lib, u, 1)?;
                 }
             }
-        }
-        let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
-        for e in level1.iter().filter(|e| !level0.contains(e)) {
-            for u in unary_stubs(e) {
-                add(&mut lib, u, 2)?;
-            }
-        }
-        for a in &level1 {
-            for b in &level0 {
-                if level0.contains(a) {
-                    continue;
-                }
-                for c in binary_stubs(a, b, &divisors)
-                    .into_iter()
-                    .chain(binary_stubs(b, a, &divisors))
-                {
-                    add(&mut lib, c, 2)?;
+            for a in &level0 {
+                for b in &level0 {
+                    for c in binary_stubs(a, b, &divisors) {
+                        add(&mut lib, c, 1)?;
+                    }
                 }
             }
+            let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
+            for e in level1.iter().filter(|e| !level0.contains(e)) {
+                for u in unary_stubs(e) {
+                    add(&mut lib, u, 2)?;
+                }
+            }
+            for a in &level1 {
+                for b in &level0 {
+                    if level0.contains(a) {
+                        continue;
+                    }
+                    for c in binary_stubs(a, b, &divisors)
+                        .into_iter()
+                        .chain(binary_stubs(b, a, &divisors))
+                    {
+                        add(&mut lib, c, 2)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if filled.is_err() {
+            if lib.stubs.is_empty() {
+                return Err(OutOfTime);
+            }
+            lib.truncated = true;
         }
         Ok(lib)
     }

@@ -8,10 +8,14 @@
 //! the arrays earlier ones wrote. A program is accepted only when it equals
 //! the C spec at the chosen sizes and at a second, different size tuple
 //! ([`check_program_at_both_sizes`]), so a program fitted to one size tuple
-//! is never returned. Costs come from the analytic model in [`cost`].
+//! is never returned. Costs come from [`cost`]: the analytic model, or a
+//! table calibrated on this machine. Each search level's sketches run on
+//! rayon workers; the result does not depend on their timing. When the
+//! deadline hits, best mode returns the cheapest program found so far.
 
 pub mod cost;
 pub mod library;
+pub mod rewrite;
 pub mod search;
 pub mod signature;
 
@@ -29,9 +33,10 @@ use crate::spec::tensir::{
     canonical_extrema, check_program_at_both_sizes, Comparison, TensirSpecError,
 };
 use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
+use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
-use search::{Search, Timeout};
+use search::{Counters, Reductions, Search, Timeout};
 use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
 
 /// Why a kernel could not be lifted.
@@ -63,6 +68,8 @@ pub struct SynthOptions {
     pub depth: u32,
     /// Most stubs in one library.
     pub library_limit: usize,
+    /// Prices candidates (analytic unless a calibration file is given).
+    pub model: CostModel,
 }
 
 impl Default for SynthOptions {
@@ -72,6 +79,7 @@ impl Default for SynthOptions {
             first: false,
             depth: 3,
             library_limit: 20_000,
+            model: CostModel::Analytic,
         }
     }
 }
@@ -81,6 +89,8 @@ impl Default for SynthOptions {
 pub struct Lifted {
     pub program: Option<Program>,
     pub cost: f64,
+    /// The program's asymptotic complexity ([`cost::complexity_degree`]).
+    pub complexity: Option<u32>,
     pub stats: Stats,
     pub error: Option<SynthError>,
     /// Outputs solved, of all outputs (a failure after some are solved is
@@ -150,11 +160,57 @@ fn broadcast_to_store(
     }
 }
 
+/// Size parameters that are some flat array's leading dimension (`lda` in
+/// `A[i*lda + k]`): the row pitch of a buffer, never an extent of the
+/// computation.
+fn leading_dimensions(kernel: &Kernel) -> Vec<String> {
+    use tenslift_frontend::ir::{ParamKind as CParam, Storage};
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            CParam::Array(info) if matches!(info.storage, Storage::Flat { .. }) => {
+                let inner = info.dims.get(1)?.as_ref()?;
+                let (name, &coefficient) = inner.terms.iter().next()?;
+                (inner.terms.len() == 1 && coefficient == 1 && inner.constant == 0)
+                    .then(|| name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The views of `name` a search reads: [`views_of`]'s, less column slices
+/// cut at another array's leading dimension (`A[:, 0:ldb]`), which no
+/// kernel computes with and which multiply the library (darknet's gemm
+/// has three leading dimensions).
+fn search_views(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
+    let pitches = leading_dimensions(kernel);
+    views_of(kernel, name)
+        .into_iter()
+        .filter(|view| {
+            !view.as_ref().is_some_and(|items| {
+                items.iter().any(|item| match item {
+                    SliceItem::Range { stop, .. } => pitches
+                        .iter()
+                        .any(|p| *stop == tenslift_targets::Dim::sym(p)),
+                    _ => false,
+                })
+            })
+        })
+        .collect()
+}
+
+/// The share of the time left that one output's library may take; the
+/// rest is the search's.
+const LIBRARY_SHARE: f64 = 0.5;
+
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
     let start = Instant::now();
     let deadline = start + options.timeout;
     let mut stats = Stats::default();
+    let mut complexity = None;
     let mut solved_outputs = 0;
     let mut output_count = 0;
     let outcome = (|| -> Result<(Program, f64), SynthError> {
@@ -181,53 +237,83 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 let mut still = Vec::new();
                 for out in pending {
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                    let views = |name: &str| views_of(kernel, name);
-                    let library = Library::build(
+                    let views = |name: &str| search_views(kernel, name);
+                    let library_start = Instant::now();
+                    let library_deadline = library_start
+                        + deadline
+                            .saturating_duration_since(library_start)
+                            .mul_f64(LIBRARY_SHARE);
+                    let mut library = Library::build(
                         &mut evaluator,
                         leaves(&params, &views, &written),
                         &sizes,
-                        deadline,
+                        library_deadline,
                         options.library_limit,
                         &out.value.vars(),
                     )
                     .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
+                    // The library prices stubs analytically; a calibrated
+                    // model re-prices them (stubs keep their slots).
+                    if let CostModel::Calibrated(_) = &options.model {
+                        for stub in &mut library.stubs {
+                            stub.cost = options.model.cost_of(&[&stub.expr], &sizes);
+                        }
+                    }
                     stats.stubs += library.stubs.len();
+                    stats.library_truncated |= library.truncated;
+                    stats.library_s += library_start.elapsed().as_secs_f64();
+                    let search_start = Instant::now();
                     let dtype = dtype_of(out.elem);
                     let regions = if out.name == "return" {
                         vec![None]
                     } else {
-                        views_of(kernel, &out.name)
-                    };
-                    let mut search = Search {
-                        library: &library,
-                        deadline,
-                        first: options.first,
-                        stats: Stats::default(),
-                        banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
-                        top_depth: options.depth,
+                        search_views(kernel, &out.name)
                     };
                     let mut found = None;
+                    let mut timed_out = false;
                     for region in regions {
                         let Some(target) = region_target(&out.value, &region, &sizes) else {
                             continue;
                         };
                         let target = target.map(canonical_extrema);
-                        if let Some(f) = search
-                            .solve(&target, dtype, options.depth, f64::INFINITY)
-                            .map_err(timeout)?
-                        {
-                            found = Some((f, region));
-                            break;
+                        let reductions = Reductions::build(&library, target.shape(), deadline);
+                        let search = Search {
+                            library: &library,
+                            reductions: &reductions,
+                            model: &options.model,
+                            sizes: &sizes,
+                            deadline,
+                            first: options.first,
+                            stats: Counters::default(),
+                            banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                            top_depth: options.depth,
+                        };
+                        let outcome = search.solve(&target, dtype, options.depth, f64::INFINITY);
+                        stats.absorb(&search.stats.snapshot());
+                        match outcome {
+                            Ok(Some(f)) => {
+                                found = Some((f, region));
+                                break;
+                            }
+                            Ok(None) => {}
+                            Err(Timeout) => {
+                                timed_out = true;
+                                break;
+                            }
                         }
                     }
-                    let s = search.stats;
-                    stats.steps += s.steps;
-                    stats.backtracks += s.backtracks;
-                    stats.pattern_matched += s.pattern_matched;
-                    stats.solved_algebraically += s.solved_algebraically;
+                    stats.search_s += search_start.elapsed().as_secs_f64();
+                    if timed_out {
+                        return Err(timeout(Timeout));
+                    }
                     match found {
-                        Some((f, region)) => {
+                        Some((mut f, region)) => {
+                            // The search's own expression is what a retry
+                            // bans (it would find it again otherwise).
                             chosen.insert(out.name.clone(), f.expr.clone());
+                            let (expr, saved) = rewrite::cheapest(&f.expr, &options.model, &sizes);
+                            f.expr = expr;
+                            f.cost -= saved;
                             total_cost += f.cost;
                             progress = true;
                             solved_outputs += 1;
@@ -270,7 +356,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 .validate()
                 .map_err(|e| SynthError::Rejected(e.to_string()))?;
             let (other, sizes) = match check_program_at_both_sizes(&program, kernel)? {
-                (Comparison::Equal, _) => return Ok((program, total_cost)),
+                (Comparison::Equal, _) => {
+                    complexity = cost::complexity_degree(&program);
+                    return Ok((program, total_cost));
+                }
                 rejected => rejected,
             };
             let rejection =
@@ -292,6 +381,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         Ok((program, cost)) => Lifted {
             program: Some(program),
             cost,
+            complexity,
             stats,
             error: None,
             solved: solved_outputs,
@@ -300,6 +390,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         Err(e) => Lifted {
             program: None,
             cost: 0.0,
+            complexity: None,
             stats,
             error: Some(e),
             solved: solved_outputs,
@@ -345,6 +436,51 @@ mod tests {
             "best {} first {}",
             best.cost,
             first.cost
+        );
+    }
+
+    fn corpus_kernel(file: &str) -> Kernel {
+        let path = format!("{}/benchmarks/{file}", env!("CARGO_MANIFEST_DIR"));
+        let unit = tenslift_frontend::extract(&path, &tenslift_frontend::Options::default())
+            .expect("extracts");
+        unit.kernels.into_iter().next().expect("one kernel")
+    }
+
+    #[test]
+    fn diag_dot_gets_stensos_quadratic_program_every_time() {
+        let kernel = corpus_kernel("stenso/diag_dot.c");
+        let runs: Vec<Lifted> = (0..2)
+            .map(|_| lift_kernel(&kernel, &SynthOptions::default()))
+            .collect();
+        let texts: Vec<String> = runs
+            .iter()
+            .map(|r| print_program(r.program.as_ref().expect("diag_dot lifts")))
+            .collect();
+        // Parallel workers finish in any order; the program must not change.
+        assert_eq!(texts[0], texts[1]);
+        assert!(!texts[0].contains("matmul"), "{}", texts[0]);
+        assert_eq!(runs[0].complexity, Some(2), "{}", texts[0]);
+    }
+
+    #[test]
+    fn a_timeout_is_honoured_within_half_a_second() {
+        let kernel = corpus_kernel("darknet/gemm_nn.c");
+        let start = Instant::now();
+        let lifted = lift_kernel(
+            &kernel,
+            &SynthOptions {
+                timeout: Duration::from_secs(2),
+                ..SynthOptions::default()
+            },
+        );
+        let elapsed = start.elapsed().as_secs_f64();
+        assert!(elapsed < 2.5, "took {elapsed:.2} s for a 2 s timeout");
+        // Either a program (the best found in time) or a timeout, never
+        // another failure.
+        assert!(
+            lifted.program.is_some() || matches!(lifted.error, Some(SynthError::Timeout(_))),
+            "{:?}",
+            lifted.error
         );
     }
 

@@ -9,23 +9,29 @@
 //! continues after a solution, pruning sketches that already cost as much
 //! as the best one (branch and bound).
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
+use rayon::prelude::*;
 use serde::Serialize;
-use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, UnaryOp};
+use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, ReduceKind, UnaryOp};
 
+use super::cost::{CostModel, OpKind};
 use super::library::Library;
 use crate::algebra::{Expr as Value, Func, Tensor};
+use crate::spec::Sizes;
 
 /// Rebuilds a sketch around its solved hole.
 type Rebuild = Box<dyn Fn(Expr) -> Option<Expr>>;
 
-/// Counters reported per kernel.
+/// Counters reported per kernel (TENSORIZE Table 2's columns, plus the
+/// library size).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
     /// Library stubs enumerated.
     pub stubs: usize,
-    /// Targets visited (base-case lookups).
+    /// Targets visited (base-case lookups): TENSORIZE's exploration steps.
     pub steps: u64,
     /// Sketches whose hole search failed.
     pub backtracks: u64,
@@ -33,31 +39,227 @@ pub struct Stats {
     pub pattern_matched: u64,
     /// Sketches whose hole value was solved algebraically.
     pub solved_algebraically: u64,
+    /// Seconds spent enumerating libraries.
+    pub library_s: f64,
+    /// Seconds spent in the top-down search.
+    pub search_s: f64,
+    /// Whether the deadline cut the search short (in best mode the program
+    /// is then the cheapest one found before it).
+    pub deadline_hit: bool,
+    /// Whether a library was cut short by its share of the deadline.
+    pub library_truncated: bool,
+}
+
+impl Stats {
+    /// Adds another search's counters (outputs are searched one by one).
+    pub fn absorb(&mut self, other: &Stats) {
+        self.stubs += other.stubs;
+        self.steps += other.steps;
+        self.backtracks += other.backtracks;
+        self.pattern_matched += other.pattern_matched;
+        self.solved_algebraically += other.solved_algebraically;
+        self.library_s += other.library_s;
+        self.search_s += other.search_s;
+        self.deadline_hit |= other.deadline_hit;
+        self.library_truncated |= other.library_truncated;
+    }
+}
+
+/// The counters one search updates from many rayon workers at once.
+#[derive(Debug, Default)]
+pub struct Counters {
+    steps: AtomicU64,
+    backtracks: AtomicU64,
+    pattern_matched: AtomicU64,
+    solved_algebraically: AtomicU64,
+    deadline_hit: AtomicBool,
+}
+
+impl Counters {
+    fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counters as plain numbers.
+    pub fn snapshot(&self) -> Stats {
+        Stats {
+            steps: self.steps.load(Ordering::Relaxed),
+            backtracks: self.backtracks.load(Ordering::Relaxed),
+            pattern_matched: self.pattern_matched.load(Ordering::Relaxed),
+            solved_algebraically: self.solved_algebraically.load(Ordering::Relaxed),
+            deadline_hit: self.deadline_hit.load(Ordering::Relaxed),
+            ..Stats::default()
+        }
+    }
 }
 
 /// The search ran past its deadline.
 #[derive(Debug)]
 pub struct Timeout;
 
-/// A solution: the expression and its cost.
+/// A solved target: the expression and its cost.
 #[derive(Clone, Debug)]
 pub struct Found {
     pub expr: Expr,
     pub cost: f64,
 }
 
+/// Below this depth a level's sketches are searched one after another:
+/// their subtrees are too small to pay for rayon's task overhead.
+const PARALLEL_MIN_DEPTH: u32 = 2;
+
+/// Fewest sketches at one level worth splitting over threads.
+const PARALLEL_MIN_SKETCHES: usize = 4;
+
+/// Sums of the library's deepest stubs (one level past the library) that
+/// have the searched output's shape: `sum(A * B.T, axis=1)` for a vector
+/// target, `sum(A * B.T)` for a scalar one. Targets of one output's search
+/// all have its shape (holes keep the target's shape), so the index is
+/// built once per output region, keyed like the library by value.
+#[derive(Default)]
+pub struct Reductions {
+    by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)>,
+}
+
+/// The axes of a rank-≤2 `shape` whose sum leaves `target` (in order).
+fn reduction_axes(shape: &[usize], target: &[usize]) -> Vec<Vec<usize>> {
+    match (shape, target) {
+        ([_], []) => vec![vec![0]],
+        ([_, _], []) => vec![vec![0, 1]],
+        ([rows, cols], [len]) => {
+            let mut out = Vec::new();
+            if rows == len {
+                out.push(vec![1]);
+            }
+            if cols == len && cols != rows {
+                out.push(vec![0]);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The exact sum of `t`'s elements over `axes` (rank ≤ 2).
+fn sum_over(t: &Tensor, axes: &[usize]) -> Option<Tensor> {
+    let shape = t.shape();
+    let add_all =
+        |items: &mut dyn Iterator<Item = &Value>| items.fold(Value::zero(), |acc, e| &acc + e);
+    match (shape, axes) {
+        (_, [0]) if shape.len() == 1 => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
+        (_, [0, 1]) => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
+        ([rows, cols], [1]) => {
+            let elems = (0..*rows)
+                .map(|i| add_all(&mut t.elems()[i * cols..(i + 1) * cols].iter()))
+                .collect();
+            Tensor::new(vec![*rows], elems).ok()
+        }
+        ([rows, cols], [0]) => {
+            let elems = (0..*cols)
+                .map(|j| add_all(&mut (0..*rows).map(|i| &t.elems()[i * cols + j])))
+                .collect();
+            Tensor::new(vec![*cols], elems).ok()
+        }
+        _ => None,
+    }
+}
+
+impl Reductions {
+    /// Indexes the sums of `library`'s depth-2 numeric stubs whose result
+    /// has shape `target_shape`, until `deadline` (a partial index is only
+    /// a smaller one). Shallower stubs' sums are library stubs already.
+    pub fn build(library: &Library, target_shape: &[usize], deadline: Instant) -> Reductions {
+        if target_shape.len() > 1 {
+            return Reductions::default();
+        }
+        let sums: Vec<Vec<(Tensor, usize, Vec<usize>)>> = library
+            .stubs
+            .par_iter()
+            .enumerate()
+            .map(|(i, stub)| {
+                if stub.depth != 2 || !stub.expr.dtype().is_numeric() || Instant::now() > deadline {
+                    return Vec::new();
+                }
+                reduction_axes(stub.value.shape(), target_shape)
+                    .into_iter()
+                    .filter_map(|axes| Some((sum_over(&stub.value, &axes)?, i, axes)))
+                    .collect()
+            })
+            .collect();
+        let mut by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)> = HashMap::new();
+        for (value, i, axes) in sums.into_iter().flatten() {
+            let key = (library.stubs[i].expr.dtype(), value);
+            let cheaper = by_value
+                .get(&key)
+                .is_none_or(|&(j, _)| library.stubs[i].cost < library.stubs[j].cost);
+            if cheaper {
+                by_value.insert(key, (i, axes));
+            }
+        }
+        Reductions { by_value }
+    }
+
+    fn lookup(&self, library: &Library, dtype: DType, value: &Tensor) -> Option<Expr> {
+        let (i, axes) = self.by_value.get(&(dtype, value.clone()))?;
+        Expr::reduce(
+            ReduceKind::Sum,
+            library.stubs[*i].expr.clone(),
+            axes.clone(),
+        )
+        .ok()
+    }
+}
+
 pub struct Search<'a> {
     pub library: &'a Library,
+    pub reductions: &'a Reductions,
+    pub model: &'a CostModel,
+    pub sizes: &'a Sizes,
     pub deadline: Instant,
     /// Stop at the first solution instead of minimising cost.
     pub first: bool,
-    pub stats: Stats,
+    pub stats: Counters,
     /// Whole-output expressions already rejected by the generalisation
     /// check; a solution at `top_depth` equal to one of them is skipped, so
     /// the search yields the next candidate instead.
     pub banned: &'a [Expr],
     /// The depth of the outermost `solve` call.
     pub top_depth: u32,
+}
+
+/// One `op(stub, ?h)` sketch with its solved hole value.
+struct Sketch {
+    hole: Tensor,
+    op: BinaryOp,
+    stub_index: usize,
+    hole_first: bool,
+}
+
+/// A cost bound shared by parallel workers: the cheapest complete solution
+/// any of them has found (stored as `f64` bits; costs are non-negative, so
+/// the bit patterns order like the numbers).
+struct SharedBound(AtomicU64);
+
+impl SharedBound {
+    fn new(bound: f64) -> SharedBound {
+        SharedBound(AtomicU64::new(bound.max(0.0).to_bits()))
+    }
+
+    fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    fn lower_to(&self, cost: f64) {
+        self.0.fetch_min(cost.max(0.0).to_bits(), Ordering::Relaxed);
+    }
+}
+
+/// Slack added to a shared bound before pruning with it, so a sketch that
+/// ties the current best (up to rounding) is still solved: the winner is
+/// then the cheapest, ties going to the earliest sketch, whatever order the
+/// threads finished in.
+fn with_tie_slack(bound: f64) -> f64 {
+    bound + 1e-9 * bound.abs().max(1.0)
 }
 
 /// Whether every element of `t` is the same expression.
@@ -115,26 +317,52 @@ fn wrap_dtype(bits: u8, signed: bool) -> Option<DType> {
     })
 }
 
+/// A level's sketch loop stopped by the deadline, with the best solution
+/// it had found.
+struct Partial(Option<Found>);
+
+/// The cost model's name for an element-wise binary operation.
+fn op_kind(op: BinaryOp) -> OpKind {
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => OpKind::Add,
+        BinaryOp::Mul => OpKind::Mul,
+        BinaryOp::Div | BinaryOp::TruncDiv | BinaryOp::Rem => OpKind::Div,
+        BinaryOp::Maximum | BinaryOp::Minimum => OpKind::Maximum,
+        _ => OpKind::Where,
+    }
+}
+
 impl Search<'_> {
     fn check_time(&self) -> Result<(), Timeout> {
         if Instant::now() > self.deadline {
+            self.stats.deadline_hit.store(true, Ordering::Relaxed);
             Err(Timeout)
         } else {
             Ok(())
         }
     }
 
+    /// The cost of one element-wise step producing `target`'s shape.
+    fn step_cost(&self, op: BinaryOp, target: &Tensor, dtype: DType) -> f64 {
+        self.model
+            .elementwise_cost(op_kind(op), target.len() as f64, dtype)
+    }
+
     /// An expression of element type `dtype` computing `target` (or a
     /// uniform target's scalar), cheaper than `bound`, within `depth`.
+    ///
+    /// In best mode a deadline that hits after some solution was found
+    /// returns that solution (the cheapest so far) instead of failing; in
+    /// first mode it fails.
     pub fn solve(
-        &mut self,
+        &self,
         target: &Tensor,
         dtype: DType,
         depth: u32,
         bound: f64,
     ) -> Result<Option<Found>, Timeout> {
         self.check_time()?;
-        self.stats.steps += 1;
+        Counters::bump(&self.stats.steps);
         let mut best: Option<Found> = None;
         let banned: &[Expr] = if depth == self.top_depth {
             self.banned
@@ -169,55 +397,184 @@ impl Search<'_> {
                 }
             }
         }
+        if let Some(expr) = self.reductions.lookup(self.library, dtype, target) {
+            let cost = self.model.cost_of(&[&expr], self.sizes);
+            consider(&mut best, Found { expr, cost });
+        }
         if best.is_some() && self.first || depth == 0 {
             return Ok(best);
         }
         let limit = |best: &Option<Found>| best.as_ref().map_or(bound, |b| b.cost);
-        if let Some(found) = self.pattern(target, dtype, depth, limit(&best))? {
-            consider(&mut best, found);
-            if self.first {
-                return Ok(best);
-            }
-        }
-        for (hole, op, stub_index, hole_first) in self.algebraic_sketches(target, dtype)? {
-            self.check_time()?;
-            let stub = &self.library.stubs[stub_index];
-            let op_cost = stub.cost + target.len() as f64 * 2.0;
-            if op_cost >= limit(&best) {
-                continue;
-            }
-            self.stats.solved_algebraically += 1;
-            let stub_expr = stub.expr.clone();
-            match self.solve(&hole, dtype, depth - 1, limit(&best) - op_cost)? {
-                Some(h) => {
-                    let (a, b) = if hole_first {
-                        (h.expr, stub_expr)
-                    } else {
-                        (stub_expr, h.expr)
-                    };
-                    if let Ok(expr) = Expr::binary(op, a, b) {
-                        consider(
-                            &mut best,
-                            Found {
-                                expr,
-                                cost: op_cost + h.cost,
-                            },
-                        );
-                        if self.first {
-                            return Ok(best);
-                        }
-                    }
+        match self.pattern(target, dtype, depth, limit(&best)) {
+            Ok(Some(found)) => {
+                consider(&mut best, found);
+                if self.first {
+                    return Ok(best);
                 }
-                None => self.stats.backtracks += 1,
+            }
+            Ok(None) => {}
+            Err(Timeout) => return self.at_deadline(best),
+        }
+        let sketches = match self.algebraic_sketches(target, dtype) {
+            Ok(s) => s,
+            Err(Timeout) => return self.at_deadline(best),
+        };
+        let outcome = if depth >= PARALLEL_MIN_DEPTH && sketches.len() >= PARALLEL_MIN_SKETCHES {
+            self.sketches_in_parallel(&sketches, target, dtype, depth, limit(&best))
+        } else {
+            self.sketches_in_order(&sketches, target, dtype, depth, limit(&best))
+        };
+        match outcome {
+            Ok(Some(found)) => consider(&mut best, found),
+            Ok(None) => {}
+            Err(Partial(found)) => {
+                if let Some(found) = found {
+                    consider(&mut best, found);
+                }
+                return self.at_deadline(best);
             }
         }
         Ok(best)
     }
 
+    /// What a search cut by the deadline returns: its best solution in best
+    /// mode, a timeout otherwise.
+    fn at_deadline(&self, best: Option<Found>) -> Result<Option<Found>, Timeout> {
+        match best {
+            Some(found) if !self.first => Ok(Some(found)),
+            _ => Err(Timeout),
+        }
+    }
+
+    /// Solves one sketch's hole within `bound`: the whole sketch's solution.
+    fn solve_sketch(
+        &self,
+        sketch: &Sketch,
+        target: &Tensor,
+        dtype: DType,
+        depth: u32,
+        bound: f64,
+    ) -> Result<Option<Found>, Timeout> {
+        let stub = &self.library.stubs[sketch.stub_index];
+        let op_cost = stub.cost + self.step_cost(sketch.op, target, dtype);
+        if op_cost >= bound {
+            return Ok(None);
+        }
+        Counters::bump(&self.stats.solved_algebraically);
+        match self.solve(&sketch.hole, dtype, depth - 1, bound - op_cost)? {
+            Some(h) => {
+                let (a, b) = if sketch.hole_first {
+                    (h.expr, stub.expr.clone())
+                } else {
+                    (stub.expr.clone(), h.expr)
+                };
+                Ok(Expr::binary(sketch.op, a, b).ok().map(|expr| Found {
+                    expr,
+                    cost: op_cost + h.cost,
+                }))
+            }
+            None => {
+                Counters::bump(&self.stats.backtracks);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The sequential loop over a level's sketches (branch and bound on the
+    /// best so far; first mode stops at the first solution).
+    fn sketches_in_order(
+        &self,
+        sketches: &[Sketch],
+        target: &Tensor,
+        dtype: DType,
+        depth: u32,
+        bound: f64,
+    ) -> Result<Option<Found>, Partial> {
+        let mut best: Option<Found> = None;
+        for sketch in sketches {
+            let limit = best.as_ref().map_or(bound, |b| b.cost);
+            let found = self
+                .check_time()
+                .and_then(|()| self.solve_sketch(sketch, target, dtype, depth, limit));
+            match found {
+                Ok(Some(f)) if f.cost < limit && !self.is_banned(depth, &f.expr) => {
+                    best = Some(f);
+                    if self.first {
+                        return Ok(best);
+                    }
+                }
+                Ok(_) => {}
+                Err(Timeout) => return Err(Partial(best)),
+            }
+        }
+        Ok(best)
+    }
+
+    /// The same loop split over rayon workers. Workers prune with a bound
+    /// they share; the result is the same as [`Self::sketches_in_order`]'s
+    /// (cheapest, ties to the earliest sketch; in first mode the earliest
+    /// sketch with a solution), whatever order the workers finish in.
+    fn sketches_in_parallel(
+        &self,
+        sketches: &[Sketch],
+        target: &Tensor,
+        dtype: DType,
+        depth: u32,
+        bound: f64,
+    ) -> Result<Option<Found>, Partial> {
+        if self.first {
+            let found = sketches.par_iter().find_map_first(|sketch| {
+                match self
+                    .check_time()
+                    .and_then(|()| self.solve_sketch(sketch, target, dtype, depth, bound))
+                {
+                    Ok(Some(f)) if f.cost < bound && !self.is_banned(depth, &f.expr) => Some(Ok(f)),
+                    Ok(_) => None,
+                    Err(Timeout) => Some(Err(Timeout)),
+                }
+            });
+            return match found {
+                Some(Ok(f)) => Ok(Some(f)),
+                Some(Err(Timeout)) => Err(Partial(None)),
+                None => Ok(None),
+            };
+        }
+        let shared = SharedBound::new(bound);
+        let results: Vec<Result<Option<Found>, Timeout>> = sketches
+            .par_iter()
+            .map(|sketch| {
+                self.check_time()?;
+                let limit = with_tie_slack(shared.get()).min(bound);
+                let found = self.solve_sketch(sketch, target, dtype, depth, limit)?;
+                Ok(found
+                    .filter(|f| f.cost < bound && !self.is_banned(depth, &f.expr))
+                    .inspect(|f| shared.lower_to(f.cost)))
+            })
+            .collect();
+        let mut best: Option<Found> = None;
+        let mut timed_out = false;
+        for result in results {
+            match result {
+                Ok(Some(f)) if best.as_ref().is_none_or(|b| f.cost < b.cost) => best = Some(f),
+                Ok(_) => {}
+                Err(Timeout) => timed_out = true,
+            }
+        }
+        if timed_out {
+            Err(Partial(best))
+        } else {
+            Ok(best)
+        }
+    }
+
+    fn is_banned(&self, depth: u32, expr: &Expr) -> bool {
+        depth == self.top_depth && self.banned.contains(expr)
+    }
+
     /// Sketches from the target's outermost function: invertible wrappers
     /// whose argument becomes the hole.
     fn pattern(
-        &mut self,
+        &self,
         target: &Tensor,
         dtype: DType,
         depth: u32,
@@ -230,7 +587,7 @@ impl Search<'_> {
             let elems: Option<Vec<Value>> = args.iter().map(|a| a.get(i).cloned()).collect();
             Tensor::new(target.shape().to_vec(), elems?).ok()
         };
-        let step = target.len() as f64 * 2.0;
+        let step = self.step_cost(BinaryOp::Mul, target, dtype);
         let (hole, hole_dtype, wrap): (Tensor, DType, Rebuild) = match func {
             Func::Wrap { bits, signed } => {
                 let Some(to) = wrap_dtype(bits, signed).filter(|d| *d == dtype) else {
@@ -289,14 +646,14 @@ impl Search<'_> {
             }
             _ => return Ok(None),
         };
-        self.stats.pattern_matched += 1;
+        Counters::bump(&self.stats.pattern_matched);
         match self.solve(&hole, hole_dtype, depth - 1, bound - step)? {
             Some(h) => Ok(wrap(h.expr).map(|expr| Found {
                 expr,
                 cost: h.cost + step,
             })),
             None => {
-                self.stats.backtracks += 1;
+                Counters::bump(&self.stats.backtracks);
                 Ok(None)
             }
         }
@@ -305,25 +662,25 @@ impl Search<'_> {
     /// `op(stub, ?h)` sketches with the hole value solved exactly, ordered
     /// by the hole's Simp score (simplest first). A stub whose inputs are
     /// not all among the target's is rejected before any algebra.
-    fn algebraic_sketches(
-        &self,
-        target: &Tensor,
-        dtype: DType,
-    ) -> Result<Vec<(Tensor, BinaryOp, usize, bool)>, Timeout> {
+    fn algebraic_sketches(&self, target: &Tensor, dtype: DType) -> Result<Vec<Sketch>, Timeout> {
         let target_vars = target.vars();
         let target_score = target.complexity();
-        let mut out = Vec::new();
-        for (i, stub) in self.library.stubs.iter().enumerate() {
-            self.check_time()?;
+        // Stubs are independent: their holes are computed on rayon
+        // workers; the indexed collect keeps library order.
+        let per_stub = |(i, stub): (usize, &super::library::Stub)| {
+            let mut out = Vec::new();
+            if self.check_time().is_err() {
+                return Err(Timeout);
+            }
             if stub.expr.dtype() != dtype || stub.depth > 1 {
-                continue;
+                return Ok(out);
             }
             if !stub
                 .vars
                 .iter()
                 .all(|v| target_vars.binary_search(v).is_ok())
             {
-                continue;
+                return Ok(out);
             }
             let s = if stub.value.shape() == target.shape() {
                 stub.value.clone()
@@ -331,7 +688,7 @@ impl Search<'_> {
                 let v = stub.value.elems()[0].clone();
                 target.map(|_| v.clone())
             } else {
-                continue;
+                return Ok(out);
             };
             // target = s + h; target = s * h; target = h / s; target = s - h.
             let mut holes = Vec::new();
@@ -367,11 +724,30 @@ impl Search<'_> {
                     out.push((score, h, op, i, hole_first));
                 }
             }
+            Ok(out)
+        };
+        let chunks: Vec<Result<Vec<_>, Timeout>> = self
+            .library
+            .stubs
+            .par_iter()
+            .enumerate()
+            .map(per_stub)
+            .collect();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            out.extend(chunk?);
         }
+        // A stable sort keeps library order among equal scores: the order
+        // ties are broken in, so it must not depend on anything else.
         out.sort_by(|a, b| a.0.total_cmp(&b.0));
         Ok(out
             .into_iter()
-            .map(|(_, h, op, i, f)| (h, op, i, f))
+            .map(|(_, hole, op, stub_index, hole_first)| Sketch {
+                hole,
+                op,
+                stub_index,
+                hole_first,
+            })
             .collect())
     }
 }

@@ -1,0 +1,342 @@
+//! `tenslift calibrate [--out results/calibration-<host>.json] [--python
+//! PATH] [--quick]`: times every operation kind of the cost model in this
+//! machine's NumPy (scripts/calibrate_numpy.py), fits seconds per call, per
+//! flop and per byte for each, and writes the table `tenslift lift
+//! --cost-table` reads.
+//!
+//! The fit: the copy kinds (transpose+copy, slicing copy) do no arithmetic,
+//! so their timings give seconds per byte; every other kind's seconds per
+//! call and per flop are fitted to what its timings leave after the bytes
+//! it moves are paid at that rate. Fits are weighted by 1/t², so a small
+//! size counts as much as a large one (relative error).
+//!
+//! Exit codes: 0 written; 2 usage, Python or I/O failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+use serde_json::json;
+use tenslift_targets::{build, DType, Dim, Expr};
+
+use super::{print_err, EXIT_OK, EXIT_USAGE};
+use crate::spec::Sizes;
+use crate::synth::cost::{node_work, Coefficients, CostTable, OpKind, Work};
+
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to write the table (default results/calibration-<host>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The Python with NumPy (default $TENSLIFT_PYTHON, else the
+    /// workspace's .venv/bin/python).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Fewer repetitions per measurement (seconds instead of a minute).
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Measurement {
+    op: String,
+    n: i64,
+    seconds: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Timings {
+    numpy_version: String,
+    measurements: Vec<Measurement>,
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn default_python() -> PathBuf {
+    std::env::var_os("TENSLIFT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".venv/bin/python"))
+}
+
+/// This machine's name, as `hostname` prints it.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            let out = Command::new("hostname").output().ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The expression scripts/calibrate_numpy.py times for `kind` at `n`
+/// (vectors of n elements, or n × n matrices), for its flops and bytes.
+fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
+    let vector = |name: &str| build::var(name, DType::F64, vec![Dim::constant(n)]);
+    let matrix = |name: &str| build::var(name, DType::F64, vec![Dim::constant(n); 2]);
+    let (x, y) = (vector("x"), vector("y"));
+    match kind {
+        OpKind::Add => build::add(x, y).ok(),
+        OpKind::Mul => build::mul(x, y).ok(),
+        OpKind::Div => build::div(x, y).ok(),
+        OpKind::Exp => build::exp(x).ok(),
+        OpKind::Log => build::log(x).ok(),
+        OpKind::Sqrt => build::sqrt(x).ok(),
+        OpKind::Maximum => build::maximum(x, y).ok(),
+        OpKind::Where => build::select(build::gt(x.clone(), y.clone()).ok()?, x, y).ok(),
+        OpKind::Sum => build::sum(matrix("A"), &[1]).ok(),
+        OpKind::Matmul => build::matmul(matrix("A"), matrix("B")).ok(),
+        OpKind::Einsum => build::einsum("ij,jk->ik", vec![matrix("A"), matrix("B")]).ok(),
+        OpKind::TransposeCopy | OpKind::SliceCopy => None,
+    }
+}
+
+/// The work one timed call does.
+fn timed_work(kind: OpKind, n: i64) -> Option<Work> {
+    let bytes = 8.0 * (n * n) as f64;
+    match kind {
+        // Read and write every element.
+        OpKind::TransposeCopy => Some(Work {
+            flops: 0.0,
+            bytes: 2.0 * bytes,
+        }),
+        OpKind::SliceCopy => Some(Work { flops: 0.0, bytes }),
+        _ => {
+            let expr = timed_expr(kind, n)?;
+            let mut work = Work::default();
+            expr.walk(&mut |node| {
+                let w = node_work(node, &Sizes::new());
+                work.flops += w.flops;
+                work.bytes += w.bytes;
+            });
+            Some(work)
+        }
+    }
+}
+
+/// Weighted least squares of `y = a + b x` (weights 1/y²), with `a, b ≥ 0`.
+fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
+    let weighted: Vec<(f64, f64, f64)> = points
+        .iter()
+        .filter(|(_, y)| *y > 0.0)
+        .map(|&(x, y)| (x, y, 1.0 / (y * y)))
+        .collect();
+    let sw: f64 = weighted.iter().map(|p| p.2).sum();
+    if weighted.is_empty() || sw <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let mean_x = weighted.iter().map(|p| p.2 * p.0).sum::<f64>() / sw;
+    let mean_y = weighted.iter().map(|p| p.2 * p.1).sum::<f64>() / sw;
+    let sxx: f64 = weighted.iter().map(|p| p.2 * (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = weighted
+        .iter()
+        .map(|p| p.2 * (p.0 - mean_x) * (p.1 - mean_y))
+        .sum();
+    let slope = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    let intercept = mean_y - slope * mean_x;
+    if intercept >= 0.0 {
+        return (intercept, slope);
+    }
+    // Through the origin: b = Σw x y / Σw x².
+    let sx2: f64 = weighted.iter().map(|p| p.2 * p.0 * p.0).sum();
+    let sxy0: f64 = weighted.iter().map(|p| p.2 * p.0 * p.1).sum();
+    (0.0, if sx2 > 0.0 { sxy0 / sx2 } else { 0.0 })
+}
+
+/// Fits every kind's coefficients from the timings.
+fn fit(measurements: &[Measurement]) -> Result<Vec<(OpKind, Coefficients)>, String> {
+    let points = |kind: OpKind| -> Vec<(Work, f64)> {
+        measurements
+            .iter()
+            .filter(|m| OpKind::from_name(&m.op) == Some(kind))
+            .filter_map(|m| Some((timed_work(kind, m.n)?, m.seconds)))
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut per_byte = Vec::new();
+    for kind in [OpKind::TransposeCopy, OpKind::SliceCopy] {
+        let p = points(kind);
+        if p.len() < 2 {
+            return Err(format!("fewer than two timings of `{}`", kind.name()));
+        }
+        let (overhead, slope) = fit_line(&p.iter().map(|(w, t)| (w.bytes, *t)).collect::<Vec<_>>());
+        per_byte.push(slope);
+        out.push((
+            kind,
+            Coefficients {
+                overhead_s: overhead,
+                s_per_flop: 0.0,
+                s_per_byte: slope,
+            },
+        ));
+    }
+    let s_per_byte = per_byte.iter().sum::<f64>() / per_byte.len() as f64;
+    for kind in OpKind::ALL {
+        if matches!(kind, OpKind::TransposeCopy | OpKind::SliceCopy) {
+            continue;
+        }
+        let p = points(kind);
+        if p.len() < 2 {
+            return Err(format!("fewer than two timings of `{}`", kind.name()));
+        }
+        // What the bytes do not explain is arithmetic (and per-call cost).
+        let residual: Vec<(f64, f64)> = p
+            .iter()
+            .map(|(w, t)| (w.flops, (t - s_per_byte * w.bytes).max(t * 0.05)))
+            .collect();
+        let (overhead, s_per_flop) = fit_line(&residual);
+        out.push((
+            kind,
+            Coefficients {
+                overhead_s: overhead,
+                s_per_flop,
+                s_per_byte,
+            },
+        ));
+    }
+    Ok(out)
+}
+
+fn run_python(python: &Path, quick: bool) -> Result<Timings, String> {
+    let script = workspace_root().join("scripts/calibrate_numpy.py");
+    let mut cmd = Command::new(python);
+    cmd.arg(&script);
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {} failed: {}",
+            python.display(),
+            script.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{} printed no timings: {e}", script.display()))
+}
+
+pub fn run(args: CalibrateArgs) -> i32 {
+    let python = args.python.clone().unwrap_or_else(default_python);
+    let host = host_name();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results/calibration-{host}.json")));
+    let timings = match run_python(&python, args.quick) {
+        Ok(t) => t,
+        Err(message) => {
+            print_err(&format!("error: {message}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let coefficients = match fit(&timings.measurements) {
+        Ok(c) => c,
+        Err(message) => {
+            print_err(&format!("error: {message}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let table = CostTable {
+        host,
+        numpy_version: timings.numpy_version,
+        date: today(),
+        ops: coefficients.into_iter().collect(),
+    };
+    let mut record = match serde_json::to_value(&table) {
+        Ok(v) => v,
+        Err(e) => {
+            print_err(&format!("error: {e}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    record["command"] = json!(format!(
+        "tenslift calibrate --out {}{}",
+        out.display(),
+        if args.quick { " --quick" } else { "" }
+    ));
+    record["measurements"] = json!(timings
+        .measurements
+        .iter()
+        .map(|m| json!({"op": m.op, "n": m.n, "seconds": m.seconds}))
+        .collect::<Vec<_>>());
+    let text = match serde_json::to_string_pretty(&record) {
+        Ok(t) => t + "\n",
+        Err(e) => {
+            print_err(&format!("error: {e}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(e) = super::lift::write_atomically(&out, &text) {
+        print_err(&format!("error: cannot write {}: {e}\n", out.display()));
+        return EXIT_USAGE;
+    }
+    print_err(&format!(
+        "wrote {} ({} operation kinds)\n",
+        out.display(),
+        table.ops.len()
+    ));
+    EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_recovered_from_exact_points() {
+        let points: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0]
+            .iter()
+            .map(|&x| (x, 2e-6 + 3e-9 * x))
+            .collect();
+        let (a, b) = fit_line(&points);
+        assert!(
+            (a - 2e-6).abs() < 1e-12 && (b - 3e-9).abs() < 1e-15,
+            "{a} {b}"
+        );
+    }
+
+    #[test]
+    fn a_matrix_product_does_cubic_work_and_a_copy_none() {
+        let small = timed_work(OpKind::Matmul, 10).expect("work");
+        let large = timed_work(OpKind::Matmul, 20).expect("work");
+        assert!((large.flops / small.flops - 8.0).abs() < 1e-9);
+        assert_eq!(
+            timed_work(OpKind::TransposeCopy, 10).map(|w| w.flops),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        let d = today();
+        assert_eq!(d.len(), 10, "{d}");
+        assert!(d.starts_with("20"), "{d}");
+    }
+}
