@@ -1,0 +1,212 @@
+//! Where each array of the C is written: every assignment with the loops
+//! around it, its position in the statement tree, and which of those loops
+//! index the element (parallel) and which accumulate into it (reduction).
+//! The invariant of a loop is derived from this and the lifted program.
+
+use std::collections::HashMap;
+
+use tenslift_frontend::ir::{Affine, LValue, Loop, Stmt};
+
+use super::Unsupported;
+
+/// A loop and its place in the statement tree.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopInfo {
+    pub iter: String,
+    pub start: Affine,
+    pub end: Affine,
+    /// Indices from the kernel body down to this loop (an `if` adds its
+    /// branch number).
+    pub path: Vec<usize>,
+}
+
+/// One assignment to an array element.
+#[derive(Clone, Debug)]
+pub(crate) struct Write {
+    pub loops: Vec<LoopInfo>,
+    pub path: Vec<usize>,
+    pub index: Vec<Affine>,
+    /// For each loop: the index component it runs along (`None` for a
+    /// reduction loop) and that component's constant offset.
+    pub roles: Vec<Option<(usize, i64)>>,
+}
+
+impl Write {
+    pub fn reduction_loops(&self) -> Vec<usize> {
+        (0..self.loops.len())
+            .filter(|m| self.roles[*m].is_none())
+            .collect()
+    }
+}
+
+/// Every array write of a kernel, by array name.
+pub(crate) fn array_writes(body: &[Stmt]) -> Result<HashMap<String, Vec<Write>>, Unsupported> {
+    let mut out: HashMap<String, Vec<Write>> = HashMap::new();
+    walk(body, &mut Vec::new(), &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+fn walk(
+    body: &[Stmt],
+    loops: &mut Vec<LoopInfo>,
+    path: &mut Vec<usize>,
+    out: &mut HashMap<String, Vec<Write>>,
+) -> Result<(), Unsupported> {
+    for (k, stmt) in body.iter().enumerate() {
+        path.push(k);
+        match stmt {
+            Stmt::Loop(l) => {
+                loops.push(loop_info(l, path));
+                walk(&l.body, loops, path, out)?;
+                loops.pop();
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                for (b, branch) in [then_body, else_body].into_iter().enumerate() {
+                    path.push(b);
+                    walk(branch, loops, path, out)?;
+                    path.pop();
+                }
+            }
+            Stmt::Assign {
+                target: LValue::Element { array, index, .. },
+                ..
+            } => {
+                let roles = loops
+                    .iter()
+                    .map(|l| role(&l.iter, index))
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.entry(array.clone()).or_default().push(Write {
+                    loops: loops.clone(),
+                    path: path.clone(),
+                    index: index.clone(),
+                    roles,
+                });
+            }
+            _ => {}
+        }
+        path.pop();
+    }
+    Ok(())
+}
+
+pub(crate) fn loop_info(l: &Loop, path: &[usize]) -> LoopInfo {
+    LoopInfo {
+        iter: l.iter.clone(),
+        start: l.start.clone(),
+        end: l.end.clone(),
+
+        path: path.to_vec(),
+    }
+}
+
+/// The index component loop `iter` runs along: one of the form
+/// `iter + c`. A loop absent from the index accumulates.
+fn role(iter: &str, index: &[Affine]) -> Result<Option<(usize, i64)>, Unsupported> {
+    let mut found = None;
+    for (p, a) in index.iter().enumerate() {
+        match a.terms.get(iter) {
+            None | Some(0) => {}
+            Some(1) if a.terms.len() == 1 => {
+                if found.is_none() {
+                    found = Some((p, a.constant));
+                }
+            }
+            Some(_) => {
+                if found.is_none() {
+                    return Err(Unsupported(format!(
+                        "the write index `{a}` mixes loop `{iter}` with other terms"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Scalars assigned anywhere in `body`.
+pub(crate) fn written_locals(body: &[Stmt], out: &mut Vec<String>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Loop(l) => written_locals(&l.body, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                written_locals(then_body, out);
+                written_locals(else_body, out);
+            }
+            Stmt::Assign {
+                target: LValue::Scalar { name, .. },
+                ..
+            } => {
+                if !out.contains(name) {
+                    out.push(name.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether local `name` may be read in `body` before being assigned
+/// (it then carries a value from one iteration to the next).
+pub(crate) fn live_on_entry(body: &[Stmt], name: &str) -> bool {
+    for stmt in body {
+        match stmt {
+            Stmt::Assign { target, value, .. } => {
+                if reads(value, name) {
+                    return true;
+                }
+                if let LValue::Scalar { name: n, .. } = target {
+                    if n == name {
+                        return false;
+                    }
+                }
+            }
+            other => {
+                if stmt_reads(other, name) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn stmt_reads(stmt: &Stmt, name: &str) -> bool {
+    match stmt {
+        Stmt::Loop(l) => l.body.iter().any(|s| stmt_reads(s, name)),
+        Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            ..
+        } => {
+            reads(cond, name)
+                || then_body.iter().any(|s| stmt_reads(s, name))
+                || else_body.iter().any(|s| stmt_reads(s, name))
+        }
+        Stmt::Assign { value, .. } | Stmt::Return { value, .. } => reads(value, name),
+    }
+}
+
+pub(crate) fn reads(e: &tenslift_frontend::ir::Expr, name: &str) -> bool {
+    use tenslift_frontend::ir::ExprKind as K;
+    match &e.kind {
+        K::Var { name: n, .. } => n == name,
+        K::IntLit { .. } | K::FloatLit { .. } | K::Load { .. } => false,
+        K::Unary { arg, .. } | K::Cast { arg } => reads(arg, name),
+        K::Binary { lhs, rhs, .. } => reads(lhs, name) || reads(rhs, name),
+        K::Select {
+            cond,
+            then_value,
+            else_value,
+        } => reads(cond, name) || reads(then_value, name) || reads(else_value, name),
+        K::Call { args, .. } => args.iter().any(|a| reads(a, name)),
+    }
+}

@@ -1,0 +1,729 @@
+//! Verification conditions from the C loop nest: symbolic execution of the
+//! loop IR in which every loop is replaced by its invariant. At a loop the
+//! state is described element by element ([`Exec::piece`]): an element
+//! whose writes have all happened equals the lifted program there, one
+//! whose accumulation is under way equals the lifted program with that
+//! reduction cut at the number of iterations done, and one not reached yet
+//! is as on entry. Scalar accumulators equal the matching lifted reduction
+//! cut at the counter. Each loop yields an initiation and a preservation
+//! condition; the end of the kernel yields the postconditions.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use tenslift_frontend::ir::{
+    Affine, BinaryOp, Expr, ExprKind, IfKind, Kernel, LValue, Loop, MathFn, ScalarType, Stmt,
+    UnaryOp,
+};
+use tenslift_targets::ParamKind as TParam;
+use z3::ast::{Bool, Int};
+
+use super::lifted::{math, Lifted, Symbols, Truncation};
+use super::shape::{self, LoopInfo, Write};
+use super::value::{self, real_literal, V};
+use super::Unsupported;
+
+/// One condition to discharge: `hyps ⇒ goal`.
+pub(crate) struct Condition {
+    pub name: String,
+    pub hyps: Vec<Bool>,
+    pub goal: Bool,
+}
+
+/// A loop around the current point and its counter's value there.
+#[derive(Clone)]
+struct Frame {
+    info: LoopInfo,
+    counter: Int,
+}
+
+#[derive(Clone)]
+enum Base {
+    Initial,
+    /// The invariant's description at the head of the innermost frame.
+    Piece(Rc<Vec<Frame>>),
+}
+
+#[derive(Clone)]
+struct ArrayState {
+    base: Base,
+    writes: Vec<(Vec<Int>, V, Bool)>,
+}
+
+#[derive(Clone)]
+struct State {
+    locals: HashMap<String, V>,
+    arrays: HashMap<String, ArrayState>,
+    returned: Option<V>,
+}
+
+struct Ctx {
+    frames: Vec<Frame>,
+    hyps: Vec<Bool>,
+    guard: Bool,
+}
+
+pub(crate) struct Exec<'a> {
+    kernel: &'a Kernel,
+    lifted: &'a Lifted<'a>,
+    symbols: &'a Symbols,
+    writes: HashMap<String, Vec<Write>>,
+    pub conditions: Vec<Condition>,
+    pub invariants: Vec<String>,
+    fresh: usize,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(
+        kernel: &'a Kernel,
+        lifted: &'a Lifted<'a>,
+        symbols: &'a Symbols,
+    ) -> Result<Exec<'a>, Unsupported> {
+        Ok(Exec {
+            kernel,
+            lifted,
+            symbols,
+            writes: shape::array_writes(&kernel.body)?,
+            conditions: Vec::new(),
+            invariants: Vec::new(),
+            fresh: 0,
+        })
+    }
+
+    /// Generates every condition, given the size hypotheses.
+    pub fn run(&mut self, base_hyps: Vec<Bool>) -> Result<(), Unsupported> {
+        let state = State {
+            locals: HashMap::new(),
+            arrays: HashMap::new(),
+            returned: None,
+        };
+        let mut ctx = Ctx {
+            frames: Vec::new(),
+            hyps: base_hyps,
+            guard: Bool::from_bool(true),
+        };
+        let body = self.kernel.body.clone();
+        let end = self.block(&body, &[], state, &mut ctx)?;
+        // Postconditions: every output equals the lifted program.
+        let mut goals = Vec::new();
+        let program = self.lifted.program();
+        for p in &program.params {
+            if let TParam::Array { shape, access, .. } = &p.kind {
+                if !access.is_written() {
+                    continue;
+                }
+                let (e, bounds) = self.element(&p.name, shape)?;
+                let c_side = self.read(&end, &p.name, &e)?;
+                let lifted = self.lifted.output(&p.name, &e, &Truncation::new())?;
+                goals.push((format!("postcondition of `{}`", p.name), bounds, c_side.equal(&lifted)));
+            }
+        }
+        if program.ret.is_some() {
+            let c_side = end
+                .returned
+                .clone()
+                .ok_or_else(|| Unsupported("the program returns a value the C does not".into()))?;
+            let lifted = self.lifted.returned(&Truncation::new())?;
+            goals.push(("postcondition of the returned value".to_string(), Vec::new(), c_side.equal(&lifted)));
+        }
+        for (name, bounds, goal) in goals {
+            let mut hyps = ctx.hyps.clone();
+            hyps.extend(bounds);
+            self.conditions.push(Condition { name, hyps, goal });
+        }
+        Ok(())
+    }
+
+    fn fresh_int(&mut self, base: &str) -> Int {
+        self.fresh += 1;
+        Int::new_const(format!("{base}!{}", self.fresh))
+    }
+
+    /// A fresh element of array `name` and its bounds.
+    fn element(&mut self, name: &str, shape: &[tenslift_targets::Dim]) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
+        let mut idx = Vec::new();
+        let mut bounds = Vec::new();
+        for (k, d) in shape.iter().enumerate() {
+            let e = self.fresh_int(&format!("{name}_e{k}"));
+            let extent = value::dim_term(d, &|s| self.symbols.size(s))?;
+            bounds.push(e.ge(Int::from_i64(0)) & e.lt(&extent));
+            idx.push(e);
+        }
+        Ok((idx, bounds))
+    }
+
+    fn array_shape(&self, name: &str) -> Result<Vec<tenslift_targets::Dim>, Unsupported> {
+        match self.lifted.program().param(name).map(|p| &p.kind) {
+            Some(TParam::Array { shape, .. }) => Ok(shape.clone()),
+            _ => Err(Unsupported(format!(
+                "the C array `{name}` is not an array parameter of the lifted program (local arrays have no invariant yet)"
+            ))),
+        }
+    }
+
+    fn read(&self, state: &State, name: &str, idx: &[Int]) -> Result<V, Unsupported> {
+        let (base, writes) = match state.arrays.get(name) {
+            Some(a) => (a.base.clone(), a.writes.as_slice()),
+            None => (Base::Initial, &[][..]),
+        };
+        let mut v = match base {
+            Base::Initial => self.symbols.initial(name, idx)?,
+            Base::Piece(frames) => self.piece(name, &frames, idx)?,
+        };
+        for (w, val, guard) in writes {
+            let mut hit = guard.clone();
+            for (a, b) in w.iter().zip(idx) {
+                hit &= a.eq(b);
+            }
+            v = V::ite(&hit, val, &v);
+        }
+        Ok(v)
+    }
+
+    fn affine(&self, a: &Affine, iters: &HashMap<String, Int>) -> Result<Int, Unsupported> {
+        let mut t = Int::from_i64(a.constant);
+        for (name, c) in &a.terms {
+            let v = iters
+                .get(name)
+                .cloned()
+                .or_else(|| self.symbols.size(name))
+                .or_else(|| match self.symbols.scalars.get(name) {
+                    Some(V::I(i)) => Some(i.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| Unsupported(format!("`{name}` in `{a}` is neither a loop nor a size")))?;
+            t += Int::from_i64(*c) * v;
+        }
+        Ok(t)
+    }
+
+    fn frame_iters(frames: &[Frame]) -> HashMap<String, Int> {
+        frames
+            .iter()
+            .map(|f| (f.info.iter.clone(), f.counter.clone()))
+            .collect()
+    }
+
+    /// The invariant's value of element `e` of `name` at the head of the
+    /// innermost of `frames`.
+    fn piece(&self, name: &str, frames: &[Frame], e: &[Int]) -> Result<V, Unsupported> {
+        let writes = self.writes.get(name).cloned().unwrap_or_default();
+        let (acc, init): (Vec<&Write>, Vec<&Write>) =
+            writes.iter().partition(|w| !w.reduction_loops().is_empty());
+        let unsupported = || {
+            Unsupported(format!(
+                "`{name}` is written by {} statements in a shape without a derived invariant",
+                writes.len()
+            ))
+        };
+        if acc.len() > 1 || init.len() > 1 || (acc.is_empty() && init.is_empty()) {
+            return Err(unsupported());
+        }
+        let initial = self.symbols.initial(name, e)?;
+        let full = self.lifted.output(name, e, &Truncation::new())?;
+        let init_part = match init.first() {
+            Some(w) => {
+                let (covered, x) = self.coverage(w, e)?;
+                let done = self.done(w, &x, frames, None)?;
+                Some((covered, done))
+            }
+            None => None,
+        };
+        let Some(acc) = acc.first() else {
+            let (covered, done) = init_part.ok_or_else(unsupported)?;
+            return Ok(V::ite(&(covered & done), &full, &initial));
+        };
+        if let Some(w) = init.first() {
+            if w.path >= acc.path {
+                return Err(unsupported());
+            }
+        }
+        let reds = acc.reduction_loops();
+        if reds.len() != 1 {
+            return Err(Unsupported(format!(
+                "`{name}` accumulates over {} loops at once",
+                reds.len()
+            )));
+        }
+        let rho = reds[0];
+        let (covered, x) = self.coverage(acc, e)?;
+        let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
+            Unsupported(format!(
+                "the reduction loop `{}` ends at `{}`, not at a size parameter",
+                acc.loops[rho].iter, acc.loops[rho].end
+            ))
+        })?;
+        let t = self.done_count(acc, &x, frames, rho)?;
+        let mut cut = Truncation::new();
+        cut.insert(size, t);
+        let partial = self.lifted.output(name, e, &cut)?;
+        let started = match &init_part {
+            Some((c, d)) => c.clone() & d.clone(),
+            None => Bool::from_bool(true),
+        };
+        let in_acc = V::ite(&started, &partial, &initial);
+        let outside = match init_part {
+            Some((c, d)) => V::ite(&(c & d), &full, &initial),
+            None => initial,
+        };
+        Ok(V::ite(&covered, &in_acc, &outside))
+    }
+
+    /// Whether statement `w` writes element `e` at all, and the values of
+    /// its parallel loops for `e` (reduction loops get `None`).
+    fn coverage(&self, w: &Write, e: &[Int]) -> Result<(Bool, Vec<Option<Int>>), Unsupported> {
+        let mut x: Vec<Option<Int>> = Vec::new();
+        let mut iters = HashMap::new();
+        for (l, role) in w.loops.iter().zip(&w.roles) {
+            let v = role.map(|(p, c)| e[p].clone() - Int::from_i64(c));
+            if let Some(v) = &v {
+                iters.insert(l.iter.clone(), v.clone());
+            }
+            x.push(v);
+        }
+        let mut covered = Bool::from_bool(true);
+        for (m, (l, v)) in w.loops.iter().zip(&x).enumerate() {
+            if let Some(v) = v {
+                let lo = self.affine(&l.start, &iters)?;
+                let hi = self.affine(&l.end, &iters)?;
+                covered &= v.ge(&lo) & v.lt(&hi);
+            } else if w.loops[..m].iter().any(|_| false) {
+                unreachable!()
+            }
+        }
+        for (p, a) in w.index.iter().enumerate() {
+            if a.terms.keys().all(|n| iters.contains_key(n) || self.symbols.size(n).is_some()) {
+                covered &= e[p].eq(self.affine(a, &iters)?);
+            }
+        }
+        Ok((covered, x))
+    }
+
+    /// How many loops `w` shares with the current point, and whether an
+    /// instance with equal shared counters is already done.
+    fn common(&self, w: &Write, frames: &[Frame]) -> (usize, bool) {
+        let q = frames
+            .iter()
+            .zip(&w.loops)
+            .take_while(|(f, l)| f.info.path == l.path)
+            .count();
+        if q == frames.len() {
+            (q, false)
+        } else {
+            (q, w.path < frames[q].info.path)
+        }
+    }
+
+    fn done(&self, w: &Write, x: &[Option<Int>], frames: &[Frame], _r: Option<Int>) -> Result<Bool, Unsupported> {
+        let (q, equal_done) = self.common(w, frames);
+        let xs: Vec<Int> = x[..q]
+            .iter()
+            .map(|v| v.clone().ok_or_else(|| Unsupported("reduction loop in an init write".into())))
+            .collect::<Result<_, _>>()?;
+        let cs: Vec<Int> = frames[..q].iter().map(|f| f.counter.clone()).collect();
+        if frames.is_empty() {
+            return Ok(Bool::from_bool(true));
+        }
+        Ok(lex(&xs, &cs, equal_done))
+    }
+
+    /// How many iterations of reduction loop `rho` of `w` have been applied
+    /// to the element at the current point.
+    fn done_count(&self, w: &Write, x: &[Option<Int>], frames: &[Frame], rho: usize) -> Result<Int, Unsupported> {
+        let mut iters = HashMap::new();
+        for (l, v) in w.loops.iter().zip(x) {
+            if let Some(v) = v {
+                iters.insert(l.iter.clone(), v.clone());
+            }
+        }
+        let lo = self.affine(&w.loops[rho].start, &iters)?;
+        let hi = self.affine(&w.loops[rho].end, &iters)?;
+        let (q, equal_done) = self.common(w, frames);
+        let xv = |m: usize| x[m].clone().unwrap_or_else(|| Int::from_i64(0));
+        let cs: Vec<Int> = frames.iter().map(|f| f.counter.clone()).collect();
+        if rho >= q {
+            let xs: Vec<Int> = (0..q).map(xv).collect();
+            let done = if frames.is_empty() { Bool::from_bool(true) } else { lex(&xs, &cs[..q], equal_done) };
+            return Ok(done.ite(&hi, &lo));
+        }
+        let before: Vec<Int> = (0..rho).map(xv).collect();
+        let after: Vec<Int> = (rho + 1..q).map(xv).collect();
+        let lt = lex(&before, &cs[..rho], false);
+        let mut eq = Bool::from_bool(true);
+        for (a, b) in before.iter().zip(&cs[..rho]) {
+            eq &= a.eq(b);
+        }
+        let rest = lex(&after, &cs[rho + 1..q], equal_done);
+        let current = cs[rho].clone() + rest.ite(&Int::from_i64(1), &Int::from_i64(0));
+        Ok(lt.ite(&hi, &eq.ite(&current, &lo)))
+    }
+
+    fn block(&mut self, stmts: &[Stmt], prefix: &[usize], mut state: State, ctx: &mut Ctx) -> Result<State, Unsupported> {
+        for (k, stmt) in stmts.iter().enumerate() {
+            state = match stmt {
+                Stmt::Loop(l) => {
+                    let path = [prefix, &[k]].concat();
+                    self.for_loop(l, &path, &stmts[k + 1..], state, ctx)?
+                }
+                Stmt::Assign { target, value, .. } => {
+                    let v = self.expr(value, &state, ctx)?;
+                    let v = convert(&v, target_ty(target));
+                    match target {
+                        LValue::Scalar { name, .. } => {
+                            let merged = match state.locals.get(name) {
+                                Some(old) => V::ite(&ctx.guard, &v, old),
+                                None => v,
+                            };
+                            state.locals.insert(name.clone(), merged);
+                        }
+                        LValue::Element { array, index, .. } => {
+                            let iters = Self::frame_iters(&ctx.frames);
+                            let idx = index
+                                .iter()
+                                .map(|a| self.affine(a, &iters))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            let entry = state.arrays.entry(array.clone()).or_insert(ArrayState {
+                                base: Base::Initial,
+                                writes: Vec::new(),
+                            });
+                            entry.writes.push((idx, v, ctx.guard.clone()));
+                        }
+                    }
+                    state
+                }
+                Stmt::If { cond, then_body, else_body, kind, .. } => {
+                    if contains_loop(then_body) || contains_loop(else_body) || contains_return(then_body) || contains_return(else_body) {
+                        return Err(Unsupported("a loop or return under an `if`".into()));
+                    }
+                    let _ = kind == &IfKind::Guard;
+                    let c = self.expr(cond, &state, ctx)?.as_bool();
+                    let outer = ctx.guard.clone();
+                    ctx.guard = outer.clone() & c.clone();
+                    let s = self.block(then_body, &[prefix, &[k, 0]].concat(), state, ctx)?;
+                    ctx.guard = outer.clone() & c.not();
+                    let s = self.block(else_body, &[prefix, &[k, 1]].concat(), s, ctx)?;
+                    ctx.guard = outer;
+                    s
+                }
+                Stmt::Return { value, .. } => {
+                    if !ctx.frames.is_empty() {
+                        return Err(Unsupported("a return inside a loop".into()));
+                    }
+                    let v = self.expr(value, &state, ctx)?;
+                    let v = match self.kernel.returns {
+                        Some(ty) => convert(&v, ty),
+                        None => v,
+                    };
+                    state.returned = Some(v);
+                    state
+                }
+            };
+        }
+        Ok(state)
+    }
+
+    /// The partial value an accumulating local holds at the head of loop
+    /// `l` when its counter is `c`: the lifted value it flows into, with
+    /// the reduction over the loop's size cut at `c`.
+    fn accumulator(&self, local: &str, l: &Loop, rest: &[Stmt], counter: &Int, frames: &[Frame]) -> Result<V, Unsupported> {
+        let size = single_size(&l.end).ok_or_else(|| {
+            Unsupported(format!("the accumulating loop `{}` ends at `{}`, not at a size parameter", l.iter, l.end))
+        })?;
+        let mut cut = Truncation::new();
+        cut.insert(size, counter.clone());
+        let iters = Self::frame_iters(frames);
+        for stmt in rest {
+            match stmt {
+                Stmt::Assign { target: LValue::Element { array, index, .. }, value, .. } if shape::reads(value, local) => {
+                    let idx = index.iter().map(|a| self.affine(a, &iters)).collect::<Result<Vec<_>, _>>()?;
+                    return if is_plain(value, local) {
+                        self.lifted.output(array, &idx, &cut)
+                    } else {
+                        self.lifted.first_reduction(Some(array), &idx, &cut)
+                    };
+                }
+                Stmt::Return { value, .. } if shape::reads(value, local) => {
+                    return if is_plain(value, local) {
+                        self.lifted.returned(&cut)
+                    } else {
+                        self.lifted.first_reduction(None, &[], &cut)
+                    };
+                }
+                Stmt::Assign { value, .. } if shape::reads(value, local) => {
+                    return Err(Unsupported(format!("the accumulator `{local}` flows into another local")));
+                }
+                _ => {}
+            }
+        }
+        Err(Unsupported(format!("the accumulator `{local}` of loop `{}` is not stored or returned after it", l.iter)))
+    }
+
+    fn for_loop(&mut self, l: &Loop, path: &[usize], rest: &[Stmt], entry: State, ctx: &mut Ctx) -> Result<State, Unsupported> {
+        if l.step != 1 {
+            return Err(Unsupported(format!("loop `{}` steps by {}", l.iter, l.step)));
+        }
+        let info = shape::loop_info(l, path);
+        let label = format!("loop {} (line {})", l.iter, l.loc.line);
+        let iters = Self::frame_iters(&ctx.frames);
+        let start = self.affine(&l.start, &iters)?;
+        let end = self.affine(&l.end, &iters)?;
+        // What the loop changes.
+        let mut arrays: Vec<String> = Vec::new();
+        collect_arrays(&l.body, &mut arrays);
+        let mut locals = Vec::new();
+        shape::written_locals(&l.body, &mut locals);
+        let accumulators: Vec<String> = locals.iter().filter(|n| shape::live_on_entry(&l.body, n)).cloned().collect();
+        let mut described = Vec::new();
+        for a in &arrays {
+            described.push(format!("{a}: elements whose writes precede the point equal the lifted {a} (reductions cut at the iterations done), the rest are unchanged"));
+        }
+        for a in &accumulators {
+            described.push(format!("{a} = the lifted reduction it feeds, cut at {}", l.iter));
+        }
+        self.invariants.push(format!("{label}: {}", if described.is_empty() { "nothing changes".to_string() } else { described.join("; ") }));
+        let at = |this: &mut Self, state: &State, counter: &Int| -> Result<State, Unsupported> {
+            let mut frames = ctx.frames.clone();
+            frames.push(Frame { info: info.clone(), counter: counter.clone() });
+            let frames = Rc::new(frames);
+            let mut s = state.clone();
+            for a in &arrays {
+                s.arrays.insert(a.clone(), ArrayState { base: Base::Piece(frames.clone()), writes: Vec::new() });
+            }
+            for v in &locals {
+                let value = if accumulators.contains(v) {
+                    this.accumulator(v, l, rest, counter, &ctx.frames)?
+                } else {
+                    let ty = this.local_ty(v);
+                    let name = format!("{v}_dead");
+                    fresh_value(this, &name, ty)
+                };
+                s.locals.insert(v.clone(), value);
+            }
+            Ok(s)
+        };
+        // Initiation.
+        let head = at(self, &entry, &start)?;
+        let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
+        self.conditions.push(Condition { name: format!("initiation of {label}"), hyps: [ctx.hyps.clone(), goal.1].concat(), goal: goal.0 });
+        // Preservation.
+        let counter = self.fresh_int(&l.iter);
+        let head = at(self, &entry, &counter)?;
+        let mut inner = Ctx {
+            frames: ctx.frames.clone(),
+            hyps: ctx.hyps.clone(),
+            guard: Bool::from_bool(true),
+        };
+        inner.frames.push(Frame { info: info.clone(), counter: counter.clone() });
+        inner.hyps.push(counter.ge(&start) & counter.lt(&end));
+        let after_body = self.block(&l.body, path, head, &mut inner)?;
+        let next = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
+        let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
+        self.conditions.push(Condition { name: format!("preservation of {label}"), hyps: [inner.hyps, goal.1].concat(), goal: goal.0 });
+        // Exit.
+        let last = start.le(&end).ite(&end, &start);
+        at(self, &entry, &last)
+    }
+
+    /// `actual` agrees with `expected` on a fresh element of every array in
+    /// `arrays` and on every accumulator.
+    fn matches(&mut self, actual: &State, expected: &State, arrays: &[String], accumulators: &[String]) -> Result<(Bool, Vec<Bool>), Unsupported> {
+        let mut goal = Bool::from_bool(true);
+        let mut hyps = Vec::new();
+        for a in arrays {
+            let shape = self.array_shape(a)?;
+            let (e, bounds) = self.element(a, &shape)?;
+            hyps.extend(bounds);
+            goal &= self.read(actual, a, &e)?.equal(&self.read(expected, a, &e)?);
+        }
+        for v in accumulators {
+            if let (Some(x), Some(y)) = (actual.locals.get(v), expected.locals.get(v)) {
+                goal &= x.equal(y);
+            } else {
+                return Err(Unsupported(format!("the accumulator `{v}` has no value before its loop")));
+            }
+        }
+        Ok((goal, hyps))
+    }
+
+    fn local_ty(&self, name: &str) -> ScalarType {
+        self.kernel
+            .locals
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| match &l.kind {
+                tenslift_frontend::ir::LocalKind::Scalar { ty } => Some(*ty),
+                _ => None,
+            })
+            .unwrap_or(ScalarType::F64)
+    }
+
+    fn expr(&self, e: &Expr, state: &State, ctx: &Ctx) -> Result<V, Unsupported> {
+        let float = e.ty.is_float();
+        Ok(match &e.kind {
+            ExprKind::IntLit { value } => V::int(*value),
+            ExprKind::FloatLit { value, .. } => V::R(real_literal(*value)?),
+            ExprKind::Var { name, .. } => {
+                if let Some(f) = ctx.frames.iter().rev().find(|f| &f.info.iter == name) {
+                    V::I(f.counter.clone())
+                } else if let Some(v) = state.locals.get(name) {
+                    v.clone()
+                } else if let Some(v) = self.symbols.scalars.get(name) {
+                    v.clone()
+                } else if let Some(s) = self.symbols.size(name) {
+                    V::I(s)
+                } else {
+                    return Err(Unsupported(format!("`{name}` is read before it has a value")));
+                }
+            }
+            ExprKind::Load { array, index } => {
+                let iters = Self::frame_iters(&ctx.frames);
+                let idx = index.iter().map(|a| self.affine(a, &iters)).collect::<Result<Vec<_>, _>>()?;
+                if self.kernel.locals.iter().any(|l| &l.name == array) {
+                    return Err(Unsupported(format!("the local array `{array}` has no invariant yet")));
+                }
+                self.read(state, array, &idx)?
+            }
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(arg, state, ctx)?;
+                match op {
+                    UnaryOp::Neg => value::sub(&if float { V::R(value::real_num(0)) } else { V::int(0) }, &a),
+                    UnaryOp::Not => V::B(a.as_bool().not()),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.expr(lhs, state, ctx)?;
+                let b = self.expr(rhs, state, ctx)?;
+                match op {
+                    BinaryOp::Add => value::add(&a, &b),
+                    BinaryOp::Sub => value::sub(&a, &b),
+                    BinaryOp::Mul => value::mul(&a, &b),
+                    BinaryOp::Div if float || a.is_real() || b.is_real() => V::R(a.as_real() / b.as_real()),
+                    BinaryOp::Div => V::I(value::trunc_div(&a.as_int(), &b.as_int())),
+                    BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
+                    BinaryOp::Lt => V::B(value::lt(&a, &b)),
+                    BinaryOp::Le => V::B(value::ge(&b, &a)),
+                    BinaryOp::Gt => V::B(value::lt(&b, &a)),
+                    BinaryOp::Ge => V::B(value::ge(&a, &b)),
+                    BinaryOp::Eq => V::B(a.equal(&b)),
+                    BinaryOp::Ne => V::B(a.equal(&b).not()),
+                    BinaryOp::And => V::B(a.as_bool() & b.as_bool()),
+                    BinaryOp::Or => V::B(a.as_bool() | b.as_bool()),
+                }
+            }
+            ExprKind::Select { cond, then_value, else_value } => {
+                let c = self.expr(cond, state, ctx)?.as_bool();
+                V::ite(&c, &self.expr(then_value, state, ctx)?, &self.expr(else_value, state, ctx)?)
+            }
+            ExprKind::Cast { arg } => convert(&self.expr(arg, state, ctx)?, e.ty),
+            ExprKind::Call { func, args } => {
+                let vs = args.iter().map(|a| self.expr(a, state, ctx)).collect::<Result<Vec<_>, _>>()?;
+                let arg = |k: usize| vs.get(k).cloned().ok_or_else(|| Unsupported("missing argument".into()));
+                match func {
+                    MathFn::Sqrt => math("sqrt", &[arg(0)?]),
+                    MathFn::Exp => math("exp", &[arg(0)?]),
+                    MathFn::Log => math("log", &[arg(0)?]),
+                    MathFn::Tanh => math("tanh", &[arg(0)?]),
+                    MathFn::Pow => math("pow", &[arg(0)?, arg(1)?]),
+                    MathFn::Abs => {
+                        let a = arg(0)?;
+                        let zero = if a.is_real() { V::R(value::real_num(0)) } else { V::int(0) };
+                        V::ite(&value::lt(&a, &zero), &value::sub(&zero, &a), &a)
+                    }
+                    MathFn::Max => value::max_v(&arg(0)?, &arg(1)?),
+                    MathFn::Min => value::min_v(&arg(0)?, &arg(1)?),
+                }
+            }
+        })
+    }
+}
+
+fn fresh_value(exec: &mut Exec, name: &str, ty: ScalarType) -> V {
+    exec.fresh += 1;
+    let n = format!("{name}!{}", exec.fresh);
+    if ty.is_float() {
+        V::R(z3::ast::Real::new_const(n))
+    } else {
+        V::I(Int::new_const(n))
+    }
+}
+
+/// C conversion to `ty` (also applied on assignment).
+fn convert(v: &V, ty: ScalarType) -> V {
+    match ty {
+        ScalarType::Bool => V::B(v.as_bool()),
+        t if t.is_float() => V::R(v.as_real()),
+        t if t.bits() >= 64 => V::I(v.as_int()),
+        t => {
+            if matches!(v, V::I(_) | V::B(_)) || v.is_real() {
+                V::I(value::wrap(&v.as_int(), t.bits(), t.is_signed()))
+            } else {
+                v.clone()
+            }
+        }
+    }
+}
+
+fn target_ty(t: &LValue) -> ScalarType {
+    match t {
+        LValue::Scalar { ty, .. } | LValue::Element { ty, .. } => *ty,
+    }
+}
+
+/// `a` is exactly one size parameter.
+fn single_size(a: &Affine) -> Option<String> {
+    (a.constant == 0 && a.terms.len() == 1)
+        .then(|| a.terms.iter().next())
+        .flatten()
+        .and_then(|(n, c)| (*c == 1).then(|| n.clone()))
+}
+
+fn is_plain(e: &Expr, local: &str) -> bool {
+    match &e.kind {
+        ExprKind::Var { name, .. } => name == local,
+        ExprKind::Cast { arg } => is_plain(arg, local),
+        _ => false,
+    }
+}
+
+/// Lexicographic `xs < cs` (or `<=` with `or_equal`).
+fn lex(xs: &[Int], cs: &[Int], or_equal: bool) -> Bool {
+    match (xs.split_first(), cs.split_first()) {
+        (Some((x, xr)), Some((c, cr))) => x.lt(c) | (x.eq(c) & lex(xr, cr, or_equal)),
+        _ => Bool::from_bool(or_equal),
+    }
+}
+
+fn collect_arrays(body: &[Stmt], out: &mut Vec<String>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => collect_arrays(&l.body, out),
+            Stmt::If { then_body, else_body, .. } => {
+                collect_arrays(then_body, out);
+                collect_arrays(else_body, out);
+            }
+            Stmt::Assign { target: LValue::Element { array, .. }, .. } => {
+                if !out.contains(array) {
+                    out.push(array.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn contains_loop(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Loop(_) => true,
+        Stmt::If { then_body, else_body, .. } => contains_loop(then_body) || contains_loop(else_body),
+        _ => false,
+    })
+}
+
+fn contains_return(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Return { .. } => true,
+        Stmt::Loop(l) => contains_return(&l.body),
+        Stmt::If { then_body, else_body, .. } => contains_return(then_body) || contains_return(else_body),
+        _ => false,
+    })
+}
