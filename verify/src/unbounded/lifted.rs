@@ -198,12 +198,18 @@ impl<'a> Lifted<'a> {
             }
             Some(n) => match self.final_env.get(n).map(|b| (**b).clone()) {
                 Some(Binding::Store {
-                    region: None,
+                    region,
                     value,
                     env,
                     ..
-                }) => (value, env, idx.to_vec()),
-                _ => return Err(Unsupported(format!("`{n}` is not one whole-array store"))),
+                }) => {
+                    let inner = match region {
+                        None => idx.to_vec(),
+                        Some(items) => self.region_index(&items, idx)?.1,
+                    };
+                    (value, env, inner)
+                }
+                _ => return Err(Unsupported(format!("`{n}` is not stored by the program"))),
             },
         };
         self.find_reduction(&e, &idx, cut, &env)?
@@ -260,31 +266,38 @@ impl<'a> Lifted<'a> {
                 env,
             } => {
                 let earlier = self.binding(previous, idx, cut)?;
-                let mut inside = Bool::from_bool(true);
-                let mut inner = Vec::new();
-                for (k, e) in idx.iter().enumerate() {
-                    match items.get(k).unwrap_or(&SliceItem::Full) {
-                        SliceItem::Full => inner.push(e.clone()),
-                        SliceItem::Index(d) => inside &= e.eq(self.dim(d)?),
-                        SliceItem::Range { start, stop, step } => {
-                            let s = self.dim(start)?;
-                            let t = self.dim(stop)?;
-                            let offset = e.clone() - s.clone();
-                            inside &= e.ge(&s) & e.lt(&t);
-                            if *step != 1 {
-                                let st = Int::from_i64(*step);
-                                inside &= offset.modulo(&st).eq(Int::from_i64(0));
-                                inner.push(offset.div(&st));
-                            } else {
-                                inner.push(offset);
-                            }
-                        }
-                    }
-                }
+                let (inside, inner) = self.region_index(items, idx)?;
                 let here = self.elem(value, &inner, cut, env)?;
                 Ok(V::ite(&inside, &here, &earlier))
             }
         }
+    }
+
+    /// Whether element `idx` of an array lies in `items`, and its index in
+    /// the stored value.
+    fn region_index(&self, items: &[SliceItem], idx: &[Int]) -> Result<(Bool, Vec<Int>), Unsupported> {
+        let mut inside = Bool::from_bool(true);
+        let mut inner = Vec::new();
+        for (k, e) in idx.iter().enumerate() {
+            match items.get(k).unwrap_or(&SliceItem::Full) {
+                SliceItem::Full => inner.push(e.clone()),
+                SliceItem::Index(d) => inside &= e.eq(self.dim(d)?),
+                SliceItem::Range { start, stop, step } => {
+                    let s = self.dim(start)?;
+                    let t = self.dim(stop)?;
+                    let offset = e.clone() - s.clone();
+                    inside &= e.ge(&s) & e.lt(&t);
+                    if *step != 1 {
+                        let st = Int::from_i64(*step);
+                        inside &= offset.modulo(&st).eq(Int::from_i64(0));
+                        inner.push(offset.div(&st));
+                    } else {
+                        inner.push(offset);
+                    }
+                }
+            }
+        }
+        Ok((inside, inner))
     }
 
     fn dim(&self, d: &Dim) -> Result<Int, Unsupported> {
@@ -440,7 +453,7 @@ impl<'a> Lifted<'a> {
                     }
                     self.elem(operand, &sub, cut, env)
                 };
-                self.reduce(*kind, real, e, idx, &extents, &[], &body)?
+                self.reduce(*kind, real, e, idx, cut, env, &extents, &[], &body)?
             }
             Op::Matmul => {
                 let (a, b) = (&args[0], &args[1]);
@@ -457,7 +470,7 @@ impl<'a> Lifted<'a> {
                     };
                     Ok(value::mul(&self.elem(a, &ai, cut, env)?, &self.elem(b, &bi, cut, env)?))
                 };
-                self.reduce(ReduceKind::Sum, real, e, idx, &[extent], &[], &body)?
+                self.reduce(ReduceKind::Sum, real, e, idx, cut, env, &[extent], &[], &body)?
             }
             Op::Einsum(spec) => {
                 let mut summed: Vec<(char, Int)> = Vec::new();
@@ -490,7 +503,7 @@ impl<'a> Lifted<'a> {
                     }
                     product.ok_or_else(|| Unsupported("einsum without operands".into()))
                 };
-                self.reduce(ReduceKind::Sum, real, e, idx, &extents, &[], &body)?
+                self.reduce(ReduceKind::Sum, real, e, idx, cut, env, &extents, &[], &body)?
             }
             Op::Tensordot { .. } => {
                 return Err(Unsupported("tensordot has no unfold lemma here yet".into()))
@@ -507,6 +520,8 @@ impl<'a> Lifted<'a> {
         real: bool,
         node: &Expr,
         idx: &[Int],
+        cut: &Truncation,
+        env: &Env,
         extents: &[Int],
         outer: &[Int],
         body: &dyn Fn(&[Int]) -> Result<V, Unsupported>,
@@ -517,31 +532,43 @@ impl<'a> Lifted<'a> {
         let level = |r: &Int| -> Result<V, Unsupported> {
             let mut o = outer.to_vec();
             o.push(r.clone());
-            self.reduce(kind, real, node, idx, rest, &o, body)
+            self.reduce(kind, real, node, idx, cut, env, rest, &o, body)
         };
+        // One function per reduction node and nesting level; the element
+        // index and the outer reduction indices are arguments, so two uses
+        // at equal indices are equal by congruence.
+        let mut sizes = Vec::new();
+        nested_sizes(node, env, &mut sizes);
+        let cut_key = cut_key(cut, &sizes);
         let key = format!(
-            "red_{:x}_{}|{}|{}",
+            "red_{:x}_{}|{:p}|{}",
             node.hash_value(),
             outer.len(),
-            key_of(idx),
-            key_of(outer)
+            Arc::as_ptr(env),
+            cut_key
         );
+        let arity = 1 + idx.len() + outer.len();
         let f = {
             let mut fs = self.functions.borrow_mut();
             let n = fs.len();
             fs.entry(key.clone())
                 .or_insert_with(|| {
                     let range = if real { Sort::real() } else { Sort::int() };
+                    let int = Sort::int();
+                    let domain: Vec<&Sort> = (0..arity).map(|_| &int).collect();
                     std::rc::Rc::new(FuncDecl::new(
                         format!("{}_{n}", reduce_name(kind)),
-                        &[&Sort::int()],
+                        &domain,
                         &range,
                     ))
                 })
                 .clone()
         };
         let apply = |h: &Int| -> V {
-            let v = f.apply(&[h as &dyn Ast]);
+            let mut args: Vec<&dyn Ast> = vec![h as &dyn Ast];
+            args.extend(idx.iter().map(|i| i as &dyn Ast));
+            args.extend(outer.iter().map(|i| i as &dyn Ast));
+            let v = f.apply(&args);
             match (v.as_real(), v.as_int()) {
                 (Some(r), _) => V::R(r),
                 (_, Some(i)) => V::I(i),
@@ -550,7 +577,7 @@ impl<'a> Lifted<'a> {
         };
         let h = first.clone();
         let at = apply(&h);
-        let lemma_key = format!("{key}@{h}");
+        let lemma_key = format!("{key}@{h}|{}|{}", key_of(idx), key_of(outer));
         if self.unfolded.borrow_mut().insert(lemma_key) {
             let one = Int::from_i64(1);
             let combine = |a: &V, b: &V| -> V {
@@ -587,6 +614,58 @@ impl<'a> Lifted<'a> {
     pub fn program(&self) -> &Program {
         self.program
     }
+}
+
+/// The size parameters in the extents of reductions nested inside the
+/// operands of `node` (following `let`s): a truncation of those changes the
+/// body, so it is part of the range function's name; a truncation of the
+/// node's own extent is an argument instead.
+fn nested_sizes(node: &Expr, env: &Env, out: &mut Vec<String>) {
+    for a in node.args() {
+        collect_sizes(a, env, out);
+    }
+}
+
+fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
+    let mut dims: Vec<&Dim> = Vec::new();
+    match e.op() {
+        Op::Reduce { axes, .. } => {
+            if let Some(a) = e.args().first() {
+                dims.extend(axes.iter().filter_map(|k| a.shape().get(*k)));
+            }
+        }
+        Op::Matmul | Op::Einsum(_) => {
+            for a in e.args() {
+                dims.extend(a.shape().iter());
+            }
+        }
+        Op::Var(name) => {
+            if let Some(Binding::Let(inner, inner_env)) = env.get(name).map(|b| &**b) {
+                collect_sizes(inner, inner_env, out);
+            }
+        }
+        _ => {}
+    }
+    for d in dims {
+        for s in d.symbols() {
+            if !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    for a in e.args() {
+        collect_sizes(a, env, out);
+    }
+}
+
+fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
+    let mut entries: Vec<String> = cut
+        .iter()
+        .filter(|(k, _)| sizes.contains(k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    entries.sort();
+    entries.join(",")
 }
 
 fn reduce_name(kind: ReduceKind) -> &'static str {

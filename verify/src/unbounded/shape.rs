@@ -168,14 +168,41 @@ pub(crate) fn live_on_entry(body: &[Stmt], name: &str) -> bool {
                     }
                 }
             }
-            other => {
-                if stmt_reads(other, name) {
+            // A nested loop that defines the local before reading it in
+            // every iteration does not make it live (its value after the
+            // loop is judged by what follows).
+            Stmt::Loop(l) => {
+                if live_on_entry(&l.body, name) {
                     return true;
                 }
             }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                if reads(cond, name)
+                    || live_on_entry(then_body, name)
+                    || live_on_entry(else_body, name)
+                {
+                    return true;
+                }
+                if defines(then_body, name) && defines(else_body, name) {
+                    return false;
+                }
+            }
+            Stmt::Return { value, .. } => return reads(value, name),
         }
     }
     false
+}
+
+/// Whether `body` assigns local `name` on every path at its top level.
+fn defines(body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| {
+        matches!(s, Stmt::Assign { target: LValue::Scalar { name: n, .. }, .. } if n == name)
+    })
 }
 
 fn stmt_reads(stmt: &Stmt, name: &str) -> bool {
