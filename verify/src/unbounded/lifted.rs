@@ -187,6 +187,7 @@ impl<'a> Lifted<'a> {
         name: Option<&str>,
         idx: &[Int],
         cut: &Truncation,
+        reads: &[String],
     ) -> Result<V, Unsupported> {
         let (e, env, idx) = match name {
             None => {
@@ -212,7 +213,12 @@ impl<'a> Lifted<'a> {
                 _ => return Err(Unsupported(format!("`{n}` is not stored by the program"))),
             },
         };
-        self.find_reduction(&e, &idx, cut, &env)?
+        // The reduction reading the same arrays as the C's accumulation,
+        // else the first one.
+        if let Some(v) = self.find_reduction(&e, &idx, cut, &env, Some(reads))? {
+            return Ok(v);
+        }
+        self.find_reduction(&e, &idx, cut, &env, None)?
             .ok_or_else(|| Unsupported("no reduction to match the accumulator".into()))
     }
 
@@ -222,15 +228,28 @@ impl<'a> Lifted<'a> {
         idx: &[Int],
         cut: &Truncation,
         env: &Env,
+        reads: Option<&[String]>,
     ) -> Result<Option<V>, Unsupported> {
         match e.op() {
             Op::Reduce { .. } | Op::Matmul | Op::Einsum(_) => {
+                if let Some(want) = reads {
+                    let mut have = Vec::new();
+                    array_names(e, env, &mut have);
+                    let mut want = want.to_vec();
+                    want.sort();
+                    want.dedup();
+                    have.sort();
+                    have.dedup();
+                    if want != have {
+                        return Ok(None);
+                    }
+                }
                 self.elem(e, idx, cut, env).map(Some)
             }
             Op::Unary(_) | Op::Binary(_) | Op::Cast(_) | Op::Where => {
                 for a in e.args() {
                     let sub = self.broadcast_index(a.shape(), e.shape(), idx);
-                    if let Some(v) = self.find_reduction(a, &sub, cut, env)? {
+                    if let Some(v) = self.find_reduction(a, &sub, cut, env, reads)? {
                         return Ok(Some(v));
                     }
                 }
@@ -238,7 +257,7 @@ impl<'a> Lifted<'a> {
             }
             Op::Var(name) => match env.get(name).map(|b| (**b).clone()) {
                 Some(Binding::Let(inner, inner_env)) => {
-                    self.find_reduction(&inner, idx, cut, &inner_env)
+                    self.find_reduction(&inner, idx, cut, &inner_env, reads)
                 }
                 _ => Ok(None),
             },
@@ -658,6 +677,20 @@ fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
     }
 }
 
+/// The arrays an expression reads, through `let`s.
+fn array_names(e: &Expr, env: &Env, out: &mut Vec<String>) {
+    if let Op::Var(name) = e.op() {
+        match env.get(name).map(|b| &**b) {
+            Some(Binding::Let(inner, inner_env)) => array_names(inner, inner_env, out),
+            Some(_) => out.push(name.to_string()),
+            None => {}
+        }
+    }
+    for a in e.args() {
+        array_names(a, env, out);
+    }
+}
+
 fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
     let mut entries: Vec<String> = cut
         .iter()
@@ -716,7 +749,8 @@ pub(crate) fn cast(a: &V, to: DType) -> V {
         return V::R(a.as_real());
     }
     let i = a.as_int();
-    if to.bits() >= 64 {
+    // Exact at 32 and 64 bits, as on the C side (see `arithmetic`).
+    if to.bits() >= 32 {
         V::I(i)
     } else {
         V::I(value::wrap(&i, to.bits(), to.is_signed_int()))

@@ -138,6 +138,16 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
                         text
                     }
                 });
+                // A derived invariant can be too weak for a correct program;
+                // only a program that also fails a bounded check is wrong.
+                if let Some(sizes) = bounded_passes(kernel, program, options) {
+                    return UnboundedResult::Unknown {
+                        condition: condition.name.clone(),
+                        reason: format!(
+                            "the condition fails with the invariant derived from the lifted program (too weak for this loop shape), yet the bounded check passes at {sizes}"
+                        ),
+                    };
+                }
                 return UnboundedResult::Failed {
                     condition: condition.name.clone(),
                     counterexample: model,
@@ -162,6 +172,40 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
         conditions: exec.conditions.len(),
         arithmetic,
     }
+}
+
+/// Runs the bounded checker at two small size tuples; the sizes when it
+/// passes at both.
+fn bounded_passes(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> Option<String> {
+    let mut names: Vec<String> = program
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, TParam::Size))
+        .map(|p| p.name.to_string())
+        .collect();
+    for p in &kernel.params {
+        if matches!(p.kind, CParam::Scalar { is_size: true, .. }) && !names.contains(&p.name) {
+            names.push(p.name.clone());
+        }
+    }
+    let mut tried = Vec::new();
+    for size in [3i64, 2] {
+        let sizes: std::collections::BTreeMap<String, i64> =
+            names.iter().map(|n| (n.clone(), size)).collect();
+        let bounded = crate::bounded::check(
+            kernel,
+            program,
+            &sizes,
+            &crate::BoundedOptions {
+                timeout_ms: options.timeout_ms,
+            },
+        );
+        match bounded {
+            Ok(r) if r.is_pass() => tried.push(format!("all sizes = {size}")),
+            _ => return None,
+        }
+    }
+    Some(tried.join(" and "))
 }
 
 fn is_size(program: &Program, kernel: &Kernel, name: &str) -> bool {

@@ -29,6 +29,8 @@ pub(crate) struct Write {
     /// For each loop: the index component it runs along (`None` for a
     /// reduction loop) and that component's constant offset.
     pub roles: Vec<Option<(usize, i64)>>,
+    /// The other arrays the assigned value reads.
+    pub reads: Vec<String>,
 }
 
 impl Write {
@@ -73,8 +75,12 @@ fn walk(
             }
             Stmt::Assign {
                 target: LValue::Element { array, index, .. },
+                value,
                 ..
             } => {
+                let mut reads = Vec::new();
+                loads(value, &mut reads);
+                reads.retain(|r| r != array);
                 let roles = loops
                     .iter()
                     .map(|l| role(&l.iter, index))
@@ -84,6 +90,7 @@ fn walk(
                     path: path.clone(),
                     index: index.clone(),
                     roles,
+                    reads,
                 });
             }
             _ => {}
@@ -205,23 +212,6 @@ fn defines(body: &[Stmt], name: &str) -> bool {
     })
 }
 
-fn stmt_reads(stmt: &Stmt, name: &str) -> bool {
-    match stmt {
-        Stmt::Loop(l) => l.body.iter().any(|s| stmt_reads(s, name)),
-        Stmt::If {
-            cond,
-            then_body,
-            else_body,
-            ..
-        } => {
-            reads(cond, name)
-                || then_body.iter().any(|s| stmt_reads(s, name))
-                || else_body.iter().any(|s| stmt_reads(s, name))
-        }
-        Stmt::Assign { value, .. } | Stmt::Return { value, .. } => reads(value, name),
-    }
-}
-
 pub(crate) fn reads(e: &tenslift_frontend::ir::Expr, name: &str) -> bool {
     use tenslift_frontend::ir::ExprKind as K;
     match &e.kind {
@@ -235,5 +225,56 @@ pub(crate) fn reads(e: &tenslift_frontend::ir::Expr, name: &str) -> bool {
             else_value,
         } => reads(cond, name) || reads(then_value, name) || reads(else_value, name),
         K::Call { args, .. } => args.iter().any(|a| reads(a, name)),
+    }
+}
+
+/// The arrays an expression loads from.
+pub(crate) fn loads(e: &tenslift_frontend::ir::Expr, out: &mut Vec<String>) {
+    use tenslift_frontend::ir::ExprKind as K;
+    match &e.kind {
+        K::Load { array, .. } => {
+            if !out.contains(array) {
+                out.push(array.clone());
+            }
+        }
+        K::Var { .. } | K::IntLit { .. } | K::FloatLit { .. } => {}
+        K::Unary { arg, .. } | K::Cast { arg } => loads(arg, out),
+        K::Binary { lhs, rhs, .. } => {
+            loads(lhs, out);
+            loads(rhs, out);
+        }
+        K::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            loads(cond, out);
+            loads(then_value, out);
+            loads(else_value, out);
+        }
+        K::Call { args, .. } => args.iter().for_each(|a| loads(a, out)),
+    }
+}
+
+/// The arrays read by the assignments to local `name` in `body`.
+pub(crate) fn local_reads(body: &[Stmt], name: &str, out: &mut Vec<String>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Loop(l) => local_reads(&l.body, name, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                local_reads(then_body, name, out);
+                local_reads(else_body, name, out);
+            }
+            Stmt::Assign {
+                target: LValue::Scalar { name: n, .. },
+                value,
+                ..
+            } if n == name => loads(value, out),
+            _ => {}
+        }
     }
 }

@@ -55,6 +55,27 @@ struct State {
     locals: HashMap<String, V>,
     arrays: HashMap<String, ArrayState>,
     returned: Option<V>,
+    /// Accumulators described by how the statement after their loop uses
+    /// them rather than by a value.
+    relations: HashMap<String, Relation>,
+}
+
+/// "Storing the accumulator as the C does after the loop would give the
+/// lifted element, with the reduction cut at the counter": the invariant
+/// of an accumulator that is combined with the array it is stored to
+/// (`C[i][j] += acc`), so scale factors inside the sum need no lemma.
+#[derive(Clone)]
+struct Relation {
+    consumer: Expr,
+    elem: ScalarType,
+    frames: Vec<Frame>,
+    target: V,
+}
+
+/// The invariant of an accumulating local.
+enum Accumulator {
+    Value(V),
+    Relation(Relation),
 }
 
 struct Ctx {
@@ -96,6 +117,7 @@ impl<'a> Exec<'a> {
             locals: HashMap::new(),
             arrays: HashMap::new(),
             returned: None,
+            relations: HashMap::new(),
         };
         let mut ctx = Ctx {
             frames: Vec::new(),
@@ -208,36 +230,32 @@ impl<'a> Exec<'a> {
     /// innermost of `frames`.
     fn piece(&self, name: &str, frames: &[Frame], e: &[Int]) -> Result<V, Unsupported> {
         let writes = self.writes.get(name).cloned().unwrap_or_default();
-        let (acc, init): (Vec<&Write>, Vec<&Write>) =
-            writes.iter().partition(|w| !w.reduction_loops().is_empty());
         let unsupported = || {
             Unsupported(format!(
                 "`{name}` is written by {} statements in a shape without a derived invariant",
                 writes.len()
             ))
         };
-        if acc.len() > 1 || init.len() > 1 || (acc.is_empty() && init.is_empty()) {
-            return Err(unsupported());
-        }
+        // Supported shapes: one plain write; or an accumulation with at most
+        // one plain write before it (the init) and one after (the post).
+        let acc_at: Vec<usize> = (0..writes.len())
+            .filter(|k| !writes[*k].reduction_loops().is_empty())
+            .collect();
         let initial = self.symbols.initial(name, e)?;
         let full = self.lifted.output(name, e, &Truncation::new())?;
-        let init_part = match init.first() {
-            Some(w) => {
-                let (covered, x) = self.coverage(w, e)?;
-                let done = self.done(w, &x, frames, None)?;
-                Some((covered, done))
+        let (init, acc, post) = match acc_at.as_slice() {
+            [] if writes.len() == 1 => {
+                let (covered, x) = self.coverage(&writes[0], e)?;
+                let done = self.done(&writes[0], &x, frames, None)?;
+                return Ok(V::ite(&(covered & done), &full, &initial));
             }
-            None => None,
+            [k] if *k <= 1 && writes.len() - k <= 2 => (
+                k.checked_sub(1).map(|p| &writes[p]),
+                &writes[*k],
+                writes.get(k + 1),
+            ),
+            _ => return Err(unsupported()),
         };
-        let Some(acc) = acc.first() else {
-            let (covered, done) = init_part.ok_or_else(unsupported)?;
-            return Ok(V::ite(&(covered & done), &full, &initial));
-        };
-        if let Some(w) = init.first() {
-            if w.path >= acc.path {
-                return Err(unsupported());
-            }
-        }
         let reds = acc.reduction_loops();
         if reds.len() != 1 {
             return Err(Unsupported(format!(
@@ -246,27 +264,37 @@ impl<'a> Exec<'a> {
             )));
         }
         let rho = reds[0];
-        let (covered, x) = self.coverage(acc, e)?;
         let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
             Unsupported(format!(
                 "the reduction loop `{}` ends at `{}`, not at a size parameter",
                 acc.loops[rho].iter, acc.loops[rho].end
             ))
         })?;
+        let (acc_covered, x) = self.coverage(acc, e)?;
         let t = self.done_count(acc, &x, frames, rho)?;
         let mut cut = Truncation::new();
         cut.insert(size, t);
-        let partial = self.lifted.output(name, e, &cut)?;
-        let started = match &init_part {
-            Some((c, d)) => c.clone() & d.clone(),
-            None => Bool::from_bool(true),
+        // With a post statement the accumulator holds the matching
+        // reduction alone; without, the whole lifted element.
+        let partial = if post.is_some() {
+            self.lifted.first_reduction(Some(name), e, &cut, &acc.reads)?
+        } else {
+            self.lifted.output(name, e, &cut)?
         };
-        let in_acc = V::ite(&started, &partial, &initial);
-        let outside = match init_part {
-            Some((c, d)) => V::ite(&(c & d), &full, &initial),
-            None => initial,
+        let mut v = match init {
+            Some(w) => {
+                let (covered, x) = self.coverage(w, e)?;
+                let done = self.done(w, &x, frames, None)?;
+                V::ite(&(covered & done), &partial, &initial)
+            }
+            None => V::ite(&acc_covered, &partial, &initial),
         };
-        Ok(V::ite(&covered, &in_acc, &outside))
+        if let Some(w) = post {
+            let (covered, x) = self.coverage(w, e)?;
+            let done = self.done(w, &x, frames, None)?;
+            v = V::ite(&(covered & done), &full, &v);
+        }
+        Ok(v)
     }
 
     /// Whether statement `w` writes element `e` at all, and the values of
@@ -425,29 +453,40 @@ impl<'a> Exec<'a> {
     /// The partial value an accumulating local holds at the head of loop
     /// `l` when its counter is `c`: the lifted value it flows into, with
     /// the reduction over the loop's size cut at `c`.
-    fn accumulator(&self, local: &str, l: &Loop, rest: &[Stmt], counter: &Int, frames: &[Frame]) -> Result<V, Unsupported> {
+    fn accumulator(&self, local: &str, l: &Loop, rest: &[Stmt], counter: &Int, frames: &[Frame]) -> Result<Accumulator, Unsupported> {
         let size = single_size(&l.end).ok_or_else(|| {
             Unsupported(format!("the accumulating loop `{}` ends at `{}`, not at a size parameter", l.iter, l.end))
         })?;
         let mut cut = Truncation::new();
         cut.insert(size, counter.clone());
         let iters = Self::frame_iters(frames);
+        let mut reads = Vec::new();
+        shape::local_reads(&l.body, local, &mut reads);
         for stmt in rest {
             match stmt {
-                Stmt::Assign { target: LValue::Element { array, index, .. }, value, .. } if shape::reads(value, local) => {
+                Stmt::Assign { target: LValue::Element { array, index, ty }, value, .. } if shape::reads(value, local) => {
                     let idx = index.iter().map(|a| self.affine(a, &iters)).collect::<Result<Vec<_>, _>>()?;
-                    return if is_plain(value, local) {
-                        self.lifted.output(array, &idx, &cut)
+                    let mut stored = Vec::new();
+                    shape::loads(value, &mut stored);
+                    return Ok(if is_plain(value, local) {
+                        Accumulator::Value(self.lifted.output(array, &idx, &cut)?)
+                    } else if stored.contains(array) {
+                        Accumulator::Relation(Relation {
+                            consumer: value.clone(),
+                            elem: *ty,
+                            frames: frames.to_vec(),
+                            target: self.lifted.output(array, &idx, &cut)?,
+                        })
                     } else {
-                        self.lifted.first_reduction(Some(array), &idx, &cut)
-                    };
+                        Accumulator::Value(self.lifted.first_reduction(Some(array), &idx, &cut, &reads)?)
+                    });
                 }
                 Stmt::Return { value, .. } if shape::reads(value, local) => {
-                    return if is_plain(value, local) {
-                        self.lifted.returned(&cut)
+                    return Ok(Accumulator::Value(if is_plain(value, local) {
+                        self.lifted.returned(&cut)?
                     } else {
-                        self.lifted.first_reduction(None, &[], &cut)
-                    };
+                        self.lifted.first_reduction(None, &[], &cut, &reads)?
+                    }));
                 }
                 Stmt::Assign { value, .. } if shape::reads(value, local) => {
                     return Err(Unsupported(format!("the accumulator `{local}` flows into another local")));
@@ -481,7 +520,8 @@ impl<'a> Exec<'a> {
             described.push(format!("{a} = the lifted reduction it feeds, cut at {}", l.iter));
         }
         self.invariants.push(format!("{label}: {}", if described.is_empty() { "nothing changes".to_string() } else { described.join("; ") }));
-        let at = |this: &mut Self, state: &State, counter: &Int| -> Result<State, Unsupported> {
+        let at = |this: &mut Self, state: &State, counter: &Int| -> Result<(State, Vec<Bool>), Unsupported> {
+            let mut facts = Vec::new();
             let mut frames = ctx.frames.clone();
             frames.push(Frame { info: info.clone(), counter: counter.clone() });
             let frames = Rc::new(frames);
@@ -490,8 +530,18 @@ impl<'a> Exec<'a> {
                 s.arrays.insert(a.clone(), ArrayState { base: Base::Piece(frames.clone()), writes: Vec::new() });
             }
             for v in &locals {
+                s.relations.remove(v);
                 let value = if accumulators.contains(v) {
-                    this.accumulator(v, l, rest, counter, &ctx.frames)?
+                    match this.accumulator(v, l, rest, counter, &ctx.frames)? {
+                        Accumulator::Value(x) => x,
+                        Accumulator::Relation(rel) => {
+                            let ty = this.local_ty(v);
+                            let x = fresh_value(this, v, ty);
+                            facts.push(this.relation_holds(v, &rel, &x, &s)?);
+                            s.relations.insert(v.clone(), rel);
+                            x
+                        }
+                    }
                 } else {
                     let ty = this.local_ty(v);
                     let name = format!("{v}_dead");
@@ -499,15 +549,15 @@ impl<'a> Exec<'a> {
                 };
                 s.locals.insert(v.clone(), value);
             }
-            Ok(s)
+            Ok((s, facts))
         };
         // Initiation.
-        let head = at(self, &entry, &start)?;
+        let (head, _) = at(self, &entry, &start)?;
         let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
         self.conditions.push(Condition { name: format!("initiation of {label}"), hyps: [ctx.hyps.clone(), goal.1].concat(), goal: goal.0 });
         // Preservation.
         let counter = self.fresh_int(&l.iter);
-        let head = at(self, &entry, &counter)?;
+        let (head, facts) = at(self, &entry, &counter)?;
         let mut inner = Ctx {
             frames: ctx.frames.clone(),
             hyps: ctx.hyps.clone(),
@@ -515,13 +565,30 @@ impl<'a> Exec<'a> {
         };
         inner.frames.push(Frame { info: info.clone(), counter: counter.clone() });
         inner.hyps.push(counter.ge(&start) & counter.lt(&end));
+        inner.hyps.extend(facts);
         let after_body = self.block(&l.body, path, head, &mut inner)?;
-        let next = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
+        let (next, _) = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
         let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
         self.conditions.push(Condition { name: format!("preservation of {label}"), hyps: [inner.hyps, goal.1].concat(), goal: goal.0 });
         // Exit.
         let last = start.le(&end).ite(&end, &start);
-        at(self, &entry, &last)
+        let (exit, facts) = at(self, &entry, &last)?;
+        ctx.hyps.extend(facts);
+        Ok(exit)
+    }
+
+    /// Whether accumulator `local` holding `value` satisfies `rel` in
+    /// `state`.
+    fn relation_holds(&self, local: &str, rel: &Relation, value: &V, state: &State) -> Result<Bool, Unsupported> {
+        let mut s = state.clone();
+        s.locals.insert(local.to_string(), value.clone());
+        let ctx = Ctx {
+            frames: rel.frames.clone(),
+            hyps: Vec::new(),
+            guard: Bool::from_bool(true),
+        };
+        let stored = convert(&self.expr(&rel.consumer, &s, &ctx)?, rel.elem);
+        Ok(stored.equal(&rel.target))
     }
 
     /// `actual` agrees with `expected` on a fresh element of every array in
@@ -536,7 +603,9 @@ impl<'a> Exec<'a> {
             goal &= self.read(actual, a, &e)?.equal(&self.read(expected, a, &e)?);
         }
         for v in accumulators {
-            if let (Some(x), Some(y)) = (actual.locals.get(v), expected.locals.get(v)) {
+            if let (Some(x), Some(rel)) = (actual.locals.get(v), expected.relations.get(v)) {
+                goal &= self.relation_holds(v, rel, x, actual)?;
+            } else if let (Some(x), Some(y)) = (actual.locals.get(v), expected.locals.get(v)) {
                 goal &= x.equal(y);
             } else {
                 return Err(Unsupported(format!("the accumulator `{v}` has no value before its loop")));
@@ -652,7 +721,8 @@ fn convert(v: &V, ty: ScalarType) -> V {
     match ty {
         ScalarType::Bool => V::B(v.as_bool()),
         t if t.is_float() => V::R(v.as_real()),
-        t if t.bits() >= 64 => V::I(v.as_int()),
+        // C's signed overflow is undefined, so 32/64-bit results are exact.
+        t if t.bits() >= 32 => V::I(v.as_int()),
         t => {
             if matches!(v, V::I(_) | V::B(_)) || v.is_real() {
                 V::I(value::wrap(&v.as_int(), t.bits(), t.is_signed()))
