@@ -14,8 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt,
-    UnaryOp,
+    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
 };
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
@@ -106,7 +105,10 @@ impl Symbols {
 }
 
 fn key_of(idx: &[Int]) -> String {
-    idx.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+    idx.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 impl<'a> Lifted<'a> {
@@ -199,10 +201,7 @@ impl<'a> Lifted<'a> {
             }
             Some(n) => match self.final_env.get(n).map(|b| (**b).clone()) {
                 Some(Binding::Store {
-                    region,
-                    value,
-                    env,
-                    ..
+                    region, value, env, ..
                 }) => {
                     let inner = match region {
                         None => idx.to_vec(),
@@ -294,7 +293,11 @@ impl<'a> Lifted<'a> {
 
     /// Whether element `idx` of an array lies in `items`, and its index in
     /// the stored value.
-    fn region_index(&self, items: &[SliceItem], idx: &[Int]) -> Result<(Bool, Vec<Int>), Unsupported> {
+    fn region_index(
+        &self,
+        items: &[SliceItem],
+        idx: &[Int],
+    ) -> Result<(Bool, Vec<Int>), Unsupported> {
         let mut inside = Bool::from_bool(true);
         let mut inner = Vec::new();
         for (k, e) in idx.iter().enumerate() {
@@ -383,7 +386,11 @@ impl<'a> Lifted<'a> {
                 let a = pointwise(0)?;
                 match op {
                     UnaryOp::Neg => value::sub(&zero_like(real), &a),
-                    UnaryOp::Abs => V::ite(&value::lt(&a, &zero_like(real)), &value::sub(&zero_like(real), &a), &a),
+                    UnaryOp::Abs => V::ite(
+                        &value::lt(&a, &zero_like(real)),
+                        &value::sub(&zero_like(real), &a),
+                        &a,
+                    ),
                     UnaryOp::Not => V::B(a.as_bool().not()),
                     UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh => {
                         math(op_name(*op), &[a])
@@ -393,7 +400,12 @@ impl<'a> Lifted<'a> {
             Op::Binary(op) => {
                 let a = pointwise(0)?;
                 let b = pointwise(1)?;
-                binary(*op, &a, &b, args.first().map(|x| x.dtype()).unwrap_or(DType::F64))?
+                binary(
+                    *op,
+                    &a,
+                    &b,
+                    args.first().map(|x| x.dtype()).unwrap_or(DType::F64),
+                )?
             }
             Op::Where => {
                 let c = pointwise(0)?;
@@ -417,7 +429,9 @@ impl<'a> Lifted<'a> {
                 let mut next = idx.iter();
                 for k in 0..a.shape().len() {
                     match items.get(k).unwrap_or(&SliceItem::Full) {
-                        SliceItem::Full => sub.push(next.next().cloned().unwrap_or_else(|| Int::from_i64(0))),
+                        SliceItem::Full => {
+                            sub.push(next.next().cloned().unwrap_or_else(|| Int::from_i64(0)))
+                        }
                         SliceItem::Index(d) => sub.push(self.dim(d)?),
                         SliceItem::Range { start, step, .. } => {
                             let i = next.next().cloned().unwrap_or_else(|| Int::from_i64(0));
@@ -467,7 +481,9 @@ impl<'a> Lifted<'a> {
                     for k in 0..shape.len() {
                         match axes.iter().position(|a| *a == k) {
                             Some(p) => sub.push(rs[p].clone()),
-                            None => sub.push(free.next().cloned().unwrap_or_else(|| Int::from_i64(0))),
+                            None => {
+                                sub.push(free.next().cloned().unwrap_or_else(|| Int::from_i64(0)))
+                            }
                         }
                     }
                     self.elem(operand, &sub, cut, env)
@@ -476,20 +492,41 @@ impl<'a> Lifted<'a> {
             }
             Op::Matmul => {
                 let (a, b) = (&args[0], &args[1]);
-                let k = a.shape().last().cloned().ok_or_else(|| Unsupported("matmul of a scalar".into()))?;
+                let k = a
+                    .shape()
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| Unsupported("matmul of a scalar".into()))?;
                 let extent = self.extent(&k, cut)?;
                 let (ra, rb) = (a.shape().len(), b.shape().len());
                 let body = |rs: &[Int]| -> Result<V, Unsupported> {
                     let r = rs[0].clone();
-                    let ai: Vec<Int> = if ra == 2 { vec![idx[0].clone(), r.clone()] } else { vec![r.clone()] };
+                    let ai: Vec<Int> = if ra == 2 {
+                        vec![idx[0].clone(), r.clone()]
+                    } else {
+                        vec![r.clone()]
+                    };
                     let bi: Vec<Int> = if rb == 2 {
                         vec![r.clone(), idx[idx.len() - 1].clone()]
                     } else {
                         vec![r.clone()]
                     };
-                    Ok(value::mul(&self.elem(a, &ai, cut, env)?, &self.elem(b, &bi, cut, env)?))
+                    Ok(value::mul(
+                        &self.elem(a, &ai, cut, env)?,
+                        &self.elem(b, &bi, cut, env)?,
+                    ))
                 };
-                self.reduce(ReduceKind::Sum, real, e, idx, cut, env, &[extent], &[], &body)?
+                self.reduce(
+                    ReduceKind::Sum,
+                    real,
+                    e,
+                    idx,
+                    cut,
+                    env,
+                    &[extent],
+                    &[],
+                    &body,
+                )?
             }
             Op::Einsum(spec) => {
                 let mut summed: Vec<(char, Int)> = Vec::new();
@@ -522,7 +559,17 @@ impl<'a> Lifted<'a> {
                     }
                     product.ok_or_else(|| Unsupported("einsum without operands".into()))
                 };
-                self.reduce(ReduceKind::Sum, real, e, idx, cut, env, &extents, &[], &body)?
+                self.reduce(
+                    ReduceKind::Sum,
+                    real,
+                    e,
+                    idx,
+                    cut,
+                    env,
+                    &extents,
+                    &[],
+                    &body,
+                )?
             }
             Op::Tensordot { .. } => {
                 return Err(Unsupported("tensordot has no unfold lemma here yet".into()))
@@ -613,16 +660,32 @@ impl<'a> Lifted<'a> {
             match kind {
                 ReduceKind::Sum | ReduceKind::Prod => {
                     let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
-                    let id = if real { V::R(real_num(identity as i32)) } else { V::int(identity as i64) };
+                    let id = if real {
+                        V::R(real_num(identity))
+                    } else {
+                        V::int(identity as i64)
+                    };
                     lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
-                    lemmas.push(h.ge(&one).implies(at.equal(&combine(&apply(&before), &level(&before)?))));
-                    lemmas.push(h.ge(Int::from_i64(0)).implies(apply(&after).equal(&combine(&at, &level(&h)?))));
+                    lemmas.push(
+                        h.ge(&one)
+                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                    );
+                    lemmas.push(
+                        h.ge(Int::from_i64(0))
+                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
+                    );
                 }
                 ReduceKind::Max | ReduceKind::Min => {
                     let zero = Int::from_i64(0);
                     lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
-                    lemmas.push(h.ge(Int::from_i64(2)).implies(at.equal(&combine(&apply(&before), &level(&before)?))));
-                    lemmas.push(h.ge(&one).implies(apply(&after).equal(&combine(&at, &level(&h)?))));
+                    lemmas.push(
+                        h.ge(Int::from_i64(2))
+                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                    );
+                    lemmas.push(
+                        h.ge(&one)
+                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
+                    );
                 }
             }
             self.lemmas.borrow_mut().extend(lemmas);
@@ -759,7 +822,10 @@ pub(crate) fn cast(a: &V, to: DType) -> V {
 
 fn binary(op: BinaryOp, a: &V, b: &V, operand: DType) -> Result<V, Unsupported> {
     let wrap_int = |v: V| -> V {
-        match (&v, operand.is_float() || operand == DType::Bool || operand.bits() >= 32) {
+        match (
+            &v,
+            operand.is_float() || operand == DType::Bool || operand.bits() >= 32,
+        ) {
             (V::I(i), false) => V::I(value::wrap(i, operand.bits(), operand.is_signed_int())),
             _ => v,
         }

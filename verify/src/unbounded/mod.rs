@@ -60,6 +60,7 @@ pub enum UnboundedResult {
 pub(crate) struct Unsupported(pub String);
 
 mod lifted;
+mod relevance;
 mod shape;
 mod value;
 mod vcgen;
@@ -69,7 +70,7 @@ use std::time::Duration;
 
 use tenslift_frontend::ir::{Kernel, ParamKind as CParam};
 use tenslift_targets::{ParamKind as TParam, Program};
-use z3::ast::{Bool, Int, Real};
+use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Params, SatResult, Solver, Sort};
 
 use lifted::{Lifted, Symbols};
@@ -112,8 +113,13 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             reason,
         };
     }
-    let lemmas: Vec<Bool> = lifted.lemmas.borrow().clone();
-    let facts: Vec<Bool> = symbols.facts.borrow().clone();
+    let all_facts: Vec<(Bool, std::collections::HashSet<String>)> = lifted
+        .lemmas
+        .borrow()
+        .iter()
+        .chain(symbols.facts.borrow().iter())
+        .map(|f| (f.clone(), relevance::fresh_constants(f)))
+        .collect();
     let timeout = Duration::from_millis(options.timeout_ms.max(1));
     for condition in &exec.conditions {
         let solver = Solver::new();
@@ -123,10 +129,18 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
         );
         solver.set_params(&params);
-        for h in condition.hyps.iter().chain(&lemmas).chain(&facts) {
-            solver.assert(h);
+        let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
+        roots.push(&condition.goal);
+        for h in condition
+            .hyps
+            .iter()
+            .chain(relevance::relevant(&roots, &all_facts))
+        {
+            solver.assert(h.simplify());
         }
-        solver.assert(condition.goal.not());
+        // Z3's simplifier normalises the polynomials on both sides first,
+        // which decides most of these conditions before any search.
+        solver.assert(condition.goal.not().simplify());
         match solver.check() {
             SatResult::Unsat => {}
             SatResult::Sat => {
@@ -176,7 +190,11 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
 
 /// Runs the bounded checker at two small size tuples; the sizes when it
 /// passes at both.
-fn bounded_passes(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> Option<String> {
+fn bounded_passes(
+    kernel: &Kernel,
+    program: &Program,
+    options: &UnboundedOptions,
+) -> Option<String> {
     let mut names: Vec<String> = program
         .params
         .iter()
@@ -212,9 +230,10 @@ fn is_size(program: &Program, kernel: &Kernel, name: &str) -> bool {
     program
         .param(name)
         .is_some_and(|p| matches!(p.kind, TParam::Size))
-        || kernel.params.iter().any(|p| {
-            p.name == name && matches!(p.kind, CParam::Scalar { is_size: true, .. })
-        })
+        || kernel
+            .params
+            .iter()
+            .any(|p| p.name == name && matches!(p.kind, CParam::Scalar { is_size: true, .. }))
 }
 
 /// The arithmetic the proof holds in.

@@ -150,11 +150,7 @@ pub(crate) fn written_locals(body: &[Stmt], out: &mut Vec<String>) {
             Stmt::Assign {
                 target: LValue::Scalar { name, .. },
                 ..
-            } => {
-                if !out.contains(name) {
-                    out.push(name.clone());
-                }
-            }
+            } if !out.contains(name) => out.push(name.clone()),
             _ => {}
         }
     }
@@ -207,9 +203,9 @@ pub(crate) fn live_on_entry(body: &[Stmt], name: &str) -> bool {
 
 /// Whether `body` assigns local `name` on every path at its top level.
 fn defines(body: &[Stmt], name: &str) -> bool {
-    body.iter().any(|s| {
-        matches!(s, Stmt::Assign { target: LValue::Scalar { name: n, .. }, .. } if n == name)
-    })
+    body.iter().any(
+        |s| matches!(s, Stmt::Assign { target: LValue::Scalar { name: n, .. }, .. } if n == name),
+    )
 }
 
 pub(crate) fn reads(e: &tenslift_frontend::ir::Expr, name: &str) -> bool {

@@ -112,7 +112,9 @@ pub(crate) fn real_literal(v: f64) -> Result<Real, Unsupported> {
         den *= 2;
     }
     if num.fract() != 0.0 || num.abs() > 1e30 {
-        return Err(Unsupported(format!("the constant {v} has no short exact form")));
+        return Err(Unsupported(format!(
+            "the constant {v} has no short exact form"
+        )));
     }
     Real::from_rational_str(&format!("{}", num as i128), &den.to_string())
         .ok_or_else(|| Unsupported(format!("Z3 rejected the constant {v}")))

@@ -137,7 +137,11 @@ impl<'a> Exec<'a> {
                 let (e, bounds) = self.element(&p.name, shape)?;
                 let c_side = self.read(&end, &p.name, &e)?;
                 let lifted = self.lifted.output(&p.name, &e, &Truncation::new())?;
-                goals.push((format!("postcondition of `{}`", p.name), bounds, c_side.equal(&lifted)));
+                goals.push((
+                    format!("postcondition of `{}`", p.name),
+                    bounds,
+                    c_side.equal(&lifted),
+                ));
             }
         }
         if program.ret.is_some() {
@@ -146,7 +150,11 @@ impl<'a> Exec<'a> {
                 .clone()
                 .ok_or_else(|| Unsupported("the program returns a value the C does not".into()))?;
             let lifted = self.lifted.returned(&Truncation::new())?;
-            goals.push(("postcondition of the returned value".to_string(), Vec::new(), c_side.equal(&lifted)));
+            goals.push((
+                "postcondition of the returned value".to_string(),
+                Vec::new(),
+                c_side.equal(&lifted),
+            ));
         }
         for (name, bounds, goal) in goals {
             let mut hyps = ctx.hyps.clone();
@@ -162,7 +170,11 @@ impl<'a> Exec<'a> {
     }
 
     /// A fresh element of array `name` and its bounds.
-    fn element(&mut self, name: &str, shape: &[tenslift_targets::Dim]) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
+    fn element(
+        &mut self,
+        name: &str,
+        shape: &[tenslift_targets::Dim],
+    ) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
         let mut idx = Vec::new();
         let mut bounds = Vec::new();
         for (k, d) in shape.iter().enumerate() {
@@ -213,7 +225,9 @@ impl<'a> Exec<'a> {
                     Some(V::I(i)) => Some(i.clone()),
                     _ => None,
                 })
-                .ok_or_else(|| Unsupported(format!("`{name}` in `{a}` is neither a loop nor a size")))?;
+                .ok_or_else(|| {
+                    Unsupported(format!("`{name}` in `{a}` is neither a loop nor a size"))
+                })?;
             t += Int::from_i64(*c) * v;
         }
         Ok(t)
@@ -271,13 +285,22 @@ impl<'a> Exec<'a> {
             ))
         })?;
         let (acc_covered, x) = self.coverage(acc, e)?;
-        let t = self.done_count(acc, &x, frames, rho)?;
+        // The count gets a name: the unfold lemmas instantiated at it stay
+        // small (a definitional equation, valid everywhere).
+        let count = self.done_count(acc, &x, frames, rho)?;
+        let t = {
+            let mut facts = self.symbols.facts.borrow_mut();
+            let t = Int::new_const(format!("done_{name}!{}", facts.len()));
+            facts.push(t.eq(&count));
+            t
+        };
         let mut cut = Truncation::new();
         cut.insert(size, t);
         // With a post statement the accumulator holds the matching
         // reduction alone; without, the whole lifted element.
         let partial = if post.is_some() {
-            self.lifted.first_reduction(Some(name), e, &cut, &acc.reads)?
+            self.lifted
+                .first_reduction(Some(name), e, &cut, &acc.reads)?
         } else {
             self.lifted.output(name, e, &cut)?
         };
@@ -320,7 +343,10 @@ impl<'a> Exec<'a> {
             }
         }
         for (p, a) in w.index.iter().enumerate() {
-            if a.terms.keys().all(|n| iters.contains_key(n) || self.symbols.size(n).is_some()) {
+            if a.terms
+                .keys()
+                .all(|n| iters.contains_key(n) || self.symbols.size(n).is_some())
+            {
                 covered &= e[p].eq(self.affine(a, &iters)?);
             }
         }
@@ -342,11 +368,20 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn done(&self, w: &Write, x: &[Option<Int>], frames: &[Frame], _r: Option<Int>) -> Result<Bool, Unsupported> {
+    fn done(
+        &self,
+        w: &Write,
+        x: &[Option<Int>],
+        frames: &[Frame],
+        _r: Option<Int>,
+    ) -> Result<Bool, Unsupported> {
         let (q, equal_done) = self.common(w, frames);
         let xs: Vec<Int> = x[..q]
             .iter()
-            .map(|v| v.clone().ok_or_else(|| Unsupported("reduction loop in an init write".into())))
+            .map(|v| {
+                v.clone()
+                    .ok_or_else(|| Unsupported("reduction loop in an init write".into()))
+            })
             .collect::<Result<_, _>>()?;
         let cs: Vec<Int> = frames[..q].iter().map(|f| f.counter.clone()).collect();
         if frames.is_empty() {
@@ -357,7 +392,13 @@ impl<'a> Exec<'a> {
 
     /// How many iterations of reduction loop `rho` of `w` have been applied
     /// to the element at the current point.
-    fn done_count(&self, w: &Write, x: &[Option<Int>], frames: &[Frame], rho: usize) -> Result<Int, Unsupported> {
+    fn done_count(
+        &self,
+        w: &Write,
+        x: &[Option<Int>],
+        frames: &[Frame],
+        rho: usize,
+    ) -> Result<Int, Unsupported> {
         let mut iters = HashMap::new();
         for (l, v) in w.loops.iter().zip(x) {
             if let Some(v) = v {
@@ -371,7 +412,11 @@ impl<'a> Exec<'a> {
         let cs: Vec<Int> = frames.iter().map(|f| f.counter.clone()).collect();
         if rho >= q {
             let xs: Vec<Int> = (0..q).map(xv).collect();
-            let done = if frames.is_empty() { Bool::from_bool(true) } else { lex(&xs, &cs[..q], equal_done) };
+            let done = if frames.is_empty() {
+                Bool::from_bool(true)
+            } else {
+                lex(&xs, &cs[..q], equal_done)
+            };
             return Ok(done.ite(&hi, &lo));
         }
         let before: Vec<Int> = (0..rho).map(xv).collect();
@@ -386,7 +431,13 @@ impl<'a> Exec<'a> {
         Ok(lt.ite(&hi, &eq.ite(&current, &lo)))
     }
 
-    fn block(&mut self, stmts: &[Stmt], prefix: &[usize], mut state: State, ctx: &mut Ctx) -> Result<State, Unsupported> {
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        prefix: &[usize],
+        mut state: State,
+        ctx: &mut Ctx,
+    ) -> Result<State, Unsupported> {
         for (k, stmt) in stmts.iter().enumerate() {
             state = match stmt {
                 Stmt::Loop(l) => {
@@ -419,8 +470,18 @@ impl<'a> Exec<'a> {
                     }
                     state
                 }
-                Stmt::If { cond, then_body, else_body, kind, .. } => {
-                    if contains_loop(then_body) || contains_loop(else_body) || contains_return(then_body) || contains_return(else_body) {
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    kind,
+                    ..
+                } => {
+                    if contains_loop(then_body)
+                        || contains_loop(else_body)
+                        || contains_return(then_body)
+                        || contains_return(else_body)
+                    {
                         return Err(Unsupported("a loop or return under an `if`".into()));
                     }
                     let _ = kind == &IfKind::Guard;
@@ -453,9 +514,19 @@ impl<'a> Exec<'a> {
     /// The partial value an accumulating local holds at the head of loop
     /// `l` when its counter is `c`: the lifted value it flows into, with
     /// the reduction over the loop's size cut at `c`.
-    fn accumulator(&self, local: &str, l: &Loop, rest: &[Stmt], counter: &Int, frames: &[Frame]) -> Result<Accumulator, Unsupported> {
+    fn accumulator(
+        &self,
+        local: &str,
+        l: &Loop,
+        rest: &[Stmt],
+        counter: &Int,
+        frames: &[Frame],
+    ) -> Result<Accumulator, Unsupported> {
         let size = single_size(&l.end).ok_or_else(|| {
-            Unsupported(format!("the accumulating loop `{}` ends at `{}`, not at a size parameter", l.iter, l.end))
+            Unsupported(format!(
+                "the accumulating loop `{}` ends at `{}`, not at a size parameter",
+                l.iter, l.end
+            ))
         })?;
         let mut cut = Truncation::new();
         cut.insert(size, counter.clone());
@@ -464,8 +535,15 @@ impl<'a> Exec<'a> {
         shape::local_reads(&l.body, local, &mut reads);
         for stmt in rest {
             match stmt {
-                Stmt::Assign { target: LValue::Element { array, index, ty }, value, .. } if shape::reads(value, local) => {
-                    let idx = index.iter().map(|a| self.affine(a, &iters)).collect::<Result<Vec<_>, _>>()?;
+                Stmt::Assign {
+                    target: LValue::Element { array, index, ty },
+                    value,
+                    ..
+                } if shape::reads(value, local) => {
+                    let idx = index
+                        .iter()
+                        .map(|a| self.affine(a, &iters))
+                        .collect::<Result<Vec<_>, _>>()?;
                     let mut stored = Vec::new();
                     shape::loads(value, &mut stored);
                     return Ok(if is_plain(value, local) {
@@ -478,7 +556,12 @@ impl<'a> Exec<'a> {
                             target: self.lifted.output(array, &idx, &cut)?,
                         })
                     } else {
-                        Accumulator::Value(self.lifted.first_reduction(Some(array), &idx, &cut, &reads)?)
+                        Accumulator::Value(self.lifted.first_reduction(
+                            Some(array),
+                            &idx,
+                            &cut,
+                            &reads,
+                        )?)
                     });
                 }
                 Stmt::Return { value, .. } if shape::reads(value, local) => {
@@ -489,17 +572,32 @@ impl<'a> Exec<'a> {
                     }));
                 }
                 Stmt::Assign { value, .. } if shape::reads(value, local) => {
-                    return Err(Unsupported(format!("the accumulator `{local}` flows into another local")));
+                    return Err(Unsupported(format!(
+                        "the accumulator `{local}` flows into another local"
+                    )));
                 }
                 _ => {}
             }
         }
-        Err(Unsupported(format!("the accumulator `{local}` of loop `{}` is not stored or returned after it", l.iter)))
+        Err(Unsupported(format!(
+            "the accumulator `{local}` of loop `{}` is not stored or returned after it",
+            l.iter
+        )))
     }
 
-    fn for_loop(&mut self, l: &Loop, path: &[usize], rest: &[Stmt], entry: State, ctx: &mut Ctx) -> Result<State, Unsupported> {
+    fn for_loop(
+        &mut self,
+        l: &Loop,
+        path: &[usize],
+        rest: &[Stmt],
+        entry: State,
+        ctx: &mut Ctx,
+    ) -> Result<State, Unsupported> {
         if l.step != 1 {
-            return Err(Unsupported(format!("loop `{}` steps by {}", l.iter, l.step)));
+            return Err(Unsupported(format!(
+                "loop `{}` steps by {}",
+                l.iter, l.step
+            )));
         }
         let info = shape::loop_info(l, path);
         let label = format!("loop {} (line {})", l.iter, l.loc.line);
@@ -511,23 +609,49 @@ impl<'a> Exec<'a> {
         collect_arrays(&l.body, &mut arrays);
         let mut locals = Vec::new();
         shape::written_locals(&l.body, &mut locals);
-        let accumulators: Vec<String> = locals.iter().filter(|n| shape::live_on_entry(&l.body, n)).cloned().collect();
+        let accumulators: Vec<String> = locals
+            .iter()
+            .filter(|n| shape::live_on_entry(&l.body, n))
+            .cloned()
+            .collect();
         let mut described = Vec::new();
         for a in &arrays {
             described.push(format!("{a}: elements whose writes precede the point equal the lifted {a} (reductions cut at the iterations done), the rest are unchanged"));
         }
         for a in &accumulators {
-            described.push(format!("{a} = the lifted reduction it feeds, cut at {}", l.iter));
+            described.push(format!(
+                "{a} = the lifted reduction it feeds, cut at {}",
+                l.iter
+            ));
         }
-        self.invariants.push(format!("{label}: {}", if described.is_empty() { "nothing changes".to_string() } else { described.join("; ") }));
-        let at = |this: &mut Self, state: &State, counter: &Int| -> Result<(State, Vec<Bool>), Unsupported> {
+        self.invariants.push(format!(
+            "{label}: {}",
+            if described.is_empty() {
+                "nothing changes".to_string()
+            } else {
+                described.join("; ")
+            }
+        ));
+        let at = |this: &mut Self,
+                  state: &State,
+                  counter: &Int|
+         -> Result<(State, Vec<Bool>), Unsupported> {
             let mut facts = Vec::new();
             let mut frames = ctx.frames.clone();
-            frames.push(Frame { info: info.clone(), counter: counter.clone() });
+            frames.push(Frame {
+                info: info.clone(),
+                counter: counter.clone(),
+            });
             let frames = Rc::new(frames);
             let mut s = state.clone();
             for a in &arrays {
-                s.arrays.insert(a.clone(), ArrayState { base: Base::Piece(frames.clone()), writes: Vec::new() });
+                s.arrays.insert(
+                    a.clone(),
+                    ArrayState {
+                        base: Base::Piece(frames.clone()),
+                        writes: Vec::new(),
+                    },
+                );
             }
             for v in &locals {
                 s.relations.remove(v);
@@ -554,7 +678,11 @@ impl<'a> Exec<'a> {
         // Initiation.
         let (head, _) = at(self, &entry, &start)?;
         let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
-        self.conditions.push(Condition { name: format!("initiation of {label}"), hyps: [ctx.hyps.clone(), goal.1].concat(), goal: goal.0 });
+        self.conditions.push(Condition {
+            name: format!("initiation of {label}"),
+            hyps: [ctx.hyps.clone(), goal.1].concat(),
+            goal: goal.0,
+        });
         // Preservation.
         let counter = self.fresh_int(&l.iter);
         let (head, facts) = at(self, &entry, &counter)?;
@@ -563,13 +691,20 @@ impl<'a> Exec<'a> {
             hyps: ctx.hyps.clone(),
             guard: Bool::from_bool(true),
         };
-        inner.frames.push(Frame { info: info.clone(), counter: counter.clone() });
+        inner.frames.push(Frame {
+            info: info.clone(),
+            counter: counter.clone(),
+        });
         inner.hyps.push(counter.ge(&start) & counter.lt(&end));
         inner.hyps.extend(facts);
         let after_body = self.block(&l.body, path, head, &mut inner)?;
         let (next, _) = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
         let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
-        self.conditions.push(Condition { name: format!("preservation of {label}"), hyps: [inner.hyps, goal.1].concat(), goal: goal.0 });
+        self.conditions.push(Condition {
+            name: format!("preservation of {label}"),
+            hyps: [inner.hyps, goal.1].concat(),
+            goal: goal.0,
+        });
         // Exit.
         let last = start.le(&end).ite(&end, &start);
         let (exit, facts) = at(self, &entry, &last)?;
@@ -579,7 +714,13 @@ impl<'a> Exec<'a> {
 
     /// Whether accumulator `local` holding `value` satisfies `rel` in
     /// `state`.
-    fn relation_holds(&self, local: &str, rel: &Relation, value: &V, state: &State) -> Result<Bool, Unsupported> {
+    fn relation_holds(
+        &self,
+        local: &str,
+        rel: &Relation,
+        value: &V,
+        state: &State,
+    ) -> Result<Bool, Unsupported> {
         let mut s = state.clone();
         s.locals.insert(local.to_string(), value.clone());
         let ctx = Ctx {
@@ -593,14 +734,22 @@ impl<'a> Exec<'a> {
 
     /// `actual` agrees with `expected` on a fresh element of every array in
     /// `arrays` and on every accumulator.
-    fn matches(&mut self, actual: &State, expected: &State, arrays: &[String], accumulators: &[String]) -> Result<(Bool, Vec<Bool>), Unsupported> {
+    fn matches(
+        &mut self,
+        actual: &State,
+        expected: &State,
+        arrays: &[String],
+        accumulators: &[String],
+    ) -> Result<(Bool, Vec<Bool>), Unsupported> {
         let mut goal = Bool::from_bool(true);
         let mut hyps = Vec::new();
         for a in arrays {
             let shape = self.array_shape(a)?;
             let (e, bounds) = self.element(a, &shape)?;
             hyps.extend(bounds);
-            goal &= self.read(actual, a, &e)?.equal(&self.read(expected, a, &e)?);
+            goal &= self
+                .read(actual, a, &e)?
+                .equal(&self.read(expected, a, &e)?);
         }
         for v in accumulators {
             if let (Some(x), Some(rel)) = (actual.locals.get(v), expected.relations.get(v)) {
@@ -608,7 +757,9 @@ impl<'a> Exec<'a> {
             } else if let (Some(x), Some(y)) = (actual.locals.get(v), expected.locals.get(v)) {
                 goal &= x.equal(y);
             } else {
-                return Err(Unsupported(format!("the accumulator `{v}` has no value before its loop")));
+                return Err(Unsupported(format!(
+                    "the accumulator `{v}` has no value before its loop"
+                )));
             }
         }
         Ok((goal, hyps))
@@ -641,21 +792,35 @@ impl<'a> Exec<'a> {
                 } else if let Some(s) = self.symbols.size(name) {
                     V::I(s)
                 } else {
-                    return Err(Unsupported(format!("`{name}` is read before it has a value")));
+                    return Err(Unsupported(format!(
+                        "`{name}` is read before it has a value"
+                    )));
                 }
             }
             ExprKind::Load { array, index } => {
                 let iters = Self::frame_iters(&ctx.frames);
-                let idx = index.iter().map(|a| self.affine(a, &iters)).collect::<Result<Vec<_>, _>>()?;
+                let idx = index
+                    .iter()
+                    .map(|a| self.affine(a, &iters))
+                    .collect::<Result<Vec<_>, _>>()?;
                 if self.kernel.locals.iter().any(|l| &l.name == array) {
-                    return Err(Unsupported(format!("the local array `{array}` has no invariant yet")));
+                    return Err(Unsupported(format!(
+                        "the local array `{array}` has no invariant yet"
+                    )));
                 }
                 self.read(state, array, &idx)?
             }
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg, state, ctx)?;
                 match op {
-                    UnaryOp::Neg => value::sub(&if float { V::R(value::real_num(0)) } else { V::int(0) }, &a),
+                    UnaryOp::Neg => value::sub(
+                        &if float {
+                            V::R(value::real_num(0))
+                        } else {
+                            V::int(0)
+                        },
+                        &a,
+                    ),
                     UnaryOp::Not => V::B(a.as_bool().not()),
                 }
             }
@@ -666,7 +831,9 @@ impl<'a> Exec<'a> {
                     BinaryOp::Add => value::add(&a, &b),
                     BinaryOp::Sub => value::sub(&a, &b),
                     BinaryOp::Mul => value::mul(&a, &b),
-                    BinaryOp::Div if float || a.is_real() || b.is_real() => V::R(a.as_real() / b.as_real()),
+                    BinaryOp::Div if float || a.is_real() || b.is_real() => {
+                        V::R(a.as_real() / b.as_real())
+                    }
                     BinaryOp::Div => V::I(value::trunc_div(&a.as_int(), &b.as_int())),
                     BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
                     BinaryOp::Lt => V::B(value::lt(&a, &b)),
@@ -679,14 +846,29 @@ impl<'a> Exec<'a> {
                     BinaryOp::Or => V::B(a.as_bool() | b.as_bool()),
                 }
             }
-            ExprKind::Select { cond, then_value, else_value } => {
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
                 let c = self.expr(cond, state, ctx)?.as_bool();
-                V::ite(&c, &self.expr(then_value, state, ctx)?, &self.expr(else_value, state, ctx)?)
+                V::ite(
+                    &c,
+                    &self.expr(then_value, state, ctx)?,
+                    &self.expr(else_value, state, ctx)?,
+                )
             }
             ExprKind::Cast { arg } => convert(&self.expr(arg, state, ctx)?, e.ty),
             ExprKind::Call { func, args } => {
-                let vs = args.iter().map(|a| self.expr(a, state, ctx)).collect::<Result<Vec<_>, _>>()?;
-                let arg = |k: usize| vs.get(k).cloned().ok_or_else(|| Unsupported("missing argument".into()));
+                let vs = args
+                    .iter()
+                    .map(|a| self.expr(a, state, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let arg = |k: usize| {
+                    vs.get(k)
+                        .cloned()
+                        .ok_or_else(|| Unsupported("missing argument".into()))
+                };
                 match func {
                     MathFn::Sqrt => math("sqrt", &[arg(0)?]),
                     MathFn::Exp => math("exp", &[arg(0)?]),
@@ -695,7 +877,11 @@ impl<'a> Exec<'a> {
                     MathFn::Pow => math("pow", &[arg(0)?, arg(1)?]),
                     MathFn::Abs => {
                         let a = arg(0)?;
-                        let zero = if a.is_real() { V::R(value::real_num(0)) } else { V::int(0) };
+                        let zero = if a.is_real() {
+                            V::R(value::real_num(0))
+                        } else {
+                            V::int(0)
+                        };
                         V::ite(&value::lt(&a, &zero), &value::sub(&zero, &a), &a)
                     }
                     MathFn::Max => value::max_v(&arg(0)?, &arg(1)?),
@@ -767,15 +953,18 @@ fn collect_arrays(body: &[Stmt], out: &mut Vec<String>) {
     for s in body {
         match s {
             Stmt::Loop(l) => collect_arrays(&l.body, out),
-            Stmt::If { then_body, else_body, .. } => {
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
                 collect_arrays(then_body, out);
                 collect_arrays(else_body, out);
             }
-            Stmt::Assign { target: LValue::Element { array, .. }, .. } => {
-                if !out.contains(array) {
-                    out.push(array.clone());
-                }
-            }
+            Stmt::Assign {
+                target: LValue::Element { array, .. },
+                ..
+            } if !out.contains(array) => out.push(array.clone()),
             _ => {}
         }
     }
@@ -784,7 +973,11 @@ fn collect_arrays(body: &[Stmt], out: &mut Vec<String>) {
 fn contains_loop(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Loop(_) => true,
-        Stmt::If { then_body, else_body, .. } => contains_loop(then_body) || contains_loop(else_body),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => contains_loop(then_body) || contains_loop(else_body),
         _ => false,
     })
 }
@@ -793,7 +986,11 @@ fn contains_return(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Return { .. } => true,
         Stmt::Loop(l) => contains_return(&l.body),
-        Stmt::If { then_body, else_body, .. } => contains_return(then_body) || contains_return(else_body),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => contains_return(then_body) || contains_return(else_body),
         _ => false,
     })
 }
