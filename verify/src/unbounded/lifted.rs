@@ -23,7 +23,7 @@ use super::value::{self, dim_term, real_literal, real_num, V};
 use super::Unsupported;
 
 /// Size parameters replaced inside reduction extents.
-pub(crate) type Truncation = HashMap<String, Int>;
+pub(crate) type Truncation = std::collections::BTreeMap<String, Int>;
 
 /// What a name stands for at one point of the program.
 #[derive(Clone)]
@@ -57,7 +57,7 @@ pub(crate) struct Lifted<'a> {
 
 /// Symbols both sides share, by C/TensIR name.
 pub(crate) struct Symbols {
-    pub sizes: HashMap<String, Int>,
+    pub sizes: std::collections::BTreeMap<String, Int>,
     pub scalars: HashMap<String, V>,
     /// Initial array contents: a function of the indices, and whether the
     /// elements are integers (with their width) or reals.

@@ -136,10 +136,10 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             .iter()
             .chain(relevance::relevant(&roots, &all_facts))
         {
-            solver.assert(h.simplify());
+            solver.assert(h);
         }
-        // Z3's simplifier normalises the polynomials on both sides first,
-        // which decides most of these conditions before any search.
+        // Z3's simplifier normalises the polynomials of the goal first
+        // (simplifying the hypotheses too was measured to hurt).
         solver.assert(condition.goal.not().simplify());
         match solver.check() {
             SatResult::Unsat => {}
@@ -251,7 +251,7 @@ fn arithmetic(program: &Program) -> String {
 
 /// The symbols both sides share: sizes, data scalars, initial arrays.
 fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
-    let mut sizes = HashMap::new();
+    let mut sizes = std::collections::BTreeMap::new();
     let mut scalars = HashMap::new();
     let mut arrays = HashMap::new();
     for p in &program.params {
@@ -281,6 +281,20 @@ fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
                 let f = FuncDecl::new(format!("{name}0"), &domain, &range);
                 arrays.insert(name, (f, kind));
             }
+        }
+    }
+    // C local arrays start with unknown contents.
+    for l in &kernel.locals {
+        if let tenslift_frontend::ir::LocalKind::Array(info) = &l.kind {
+            let int = Sort::int();
+            let domain: Vec<&Sort> = info.dims.iter().map(|_| &int).collect();
+            let (range, kind) = if info.elem.is_float() {
+                (Sort::real(), None)
+            } else {
+                (Sort::int(), Some((info.elem.bits(), info.elem.is_signed())))
+            };
+            let f = FuncDecl::new(format!("{}0", l.name), &domain, &range);
+            arrays.entry(l.name.clone()).or_insert((f, kind));
         }
     }
     for p in &kernel.params {

@@ -31,6 +31,8 @@ pub(crate) struct Write {
     pub roles: Vec<Option<(usize, i64)>>,
     /// The other arrays the assigned value reads.
     pub reads: Vec<String>,
+    pub value: tenslift_frontend::ir::Expr,
+    pub elem: tenslift_frontend::ir::ScalarType,
 }
 
 impl Write {
@@ -74,7 +76,7 @@ fn walk(
                 }
             }
             Stmt::Assign {
-                target: LValue::Element { array, index, .. },
+                target: LValue::Element { array, index, ty },
                 value,
                 ..
             } => {
@@ -91,6 +93,8 @@ fn walk(
                     index: index.clone(),
                     roles,
                     reads,
+                    value: value.clone(),
+                    elem: *ty,
                 });
             }
             _ => {}

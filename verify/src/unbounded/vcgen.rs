@@ -40,6 +40,8 @@ struct Frame {
 #[derive(Clone)]
 enum Base {
     Initial,
+    /// A local array whose writes are all done (its C definition).
+    Closed,
     /// The invariant's description at the head of the innermost frame.
     Piece(Rc<Vec<Frame>>),
 }
@@ -134,7 +136,11 @@ impl<'a> Exec<'a> {
                 if !access.is_written() {
                     continue;
                 }
-                let (e, bounds) = self.element(&p.name, shape)?;
+                let extents = shape
+                    .iter()
+                    .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (e, bounds) = self.element(&p.name, &extents)?;
                 let c_side = self.read(&end, &p.name, &e)?;
                 let lifted = self.lifted.output(&p.name, &e, &Truncation::new())?;
                 goals.push((
@@ -170,29 +176,187 @@ impl<'a> Exec<'a> {
     }
 
     /// A fresh element of array `name` and its bounds.
-    fn element(
-        &mut self,
-        name: &str,
-        shape: &[tenslift_targets::Dim],
-    ) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
+    fn element(&mut self, name: &str, shape: &[Int]) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
         let mut idx = Vec::new();
         let mut bounds = Vec::new();
-        for (k, d) in shape.iter().enumerate() {
+        for (k, extent) in shape.iter().enumerate() {
             let e = self.fresh_int(&format!("{name}_e{k}"));
-            let extent = value::dim_term(d, &|s| self.symbols.size(s))?;
-            bounds.push(e.ge(Int::from_i64(0)) & e.lt(&extent));
+            bounds.push(e.ge(Int::from_i64(0)) & e.lt(extent));
             idx.push(e);
         }
         Ok((idx, bounds))
     }
 
-    fn array_shape(&self, name: &str) -> Result<Vec<tenslift_targets::Dim>, Unsupported> {
-        match self.lifted.program().param(name).map(|p| &p.kind) {
-            Some(TParam::Array { shape, .. }) => Ok(shape.clone()),
-            _ => Err(Unsupported(format!(
-                "the C array `{name}` is not an array parameter of the lifted program (local arrays have no invariant yet)"
+    /// The extents of a parameter array (from the lifted program) or of a
+    /// local array (from its C declaration).
+    fn array_shape(&self, name: &str) -> Result<Vec<Int>, Unsupported> {
+        if let Some(TParam::Array { shape, .. }) =
+            self.lifted.program().param(name).map(|p| &p.kind)
+        {
+            return shape
+                .iter()
+                .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                .collect();
+        }
+        match self.local_array(name) {
+            Some(info) => info
+                .dims
+                .iter()
+                .map(|d| {
+                    d.as_ref()
+                        .ok_or_else(|| Unsupported(format!("the local array `{name}` has an unknown extent")))
+                        .and_then(|a| self.affine(a, &HashMap::new()))
+                })
+                .collect(),
+            None => Err(Unsupported(format!(
+                "the C array `{name}` is neither an array parameter of the lifted program nor a local array"
             ))),
         }
+    }
+
+    fn local_array(&self, name: &str) -> Option<&tenslift_frontend::ir::ArrayInfo> {
+        self.kernel.locals.iter().find_map(|l| match &l.kind {
+            tenslift_frontend::ir::LocalKind::Array(info) if l.name == name => Some(info),
+            _ => None,
+        })
+    }
+
+    /// Element `e` of what array `name` holds once its writes are done
+    /// (reductions cut by `cut`): the lifted program for parameters; for a
+    /// local array (a temporary the lifted program does not have) its
+    /// definition read off the C: a plain write, or an init plus an
+    /// accumulation `X[idx] = X[idx] + body` (a sum over the C's own body,
+    /// with its unfold lemmas).
+    fn lifted_elem(&self, name: &str, e: &[Int], cut: &Truncation) -> Result<V, Unsupported> {
+        if self.local_array(name).is_none() {
+            return self.lifted.output(name, e, cut);
+        }
+        let writes = self.writes.get(name).cloned().unwrap_or_default();
+        let plain = |w: &Write, extra: Option<(usize, Int)>| -> Result<V, Unsupported> {
+            let mut frames = Vec::new();
+            for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
+                let counter = match (role, &extra) {
+                    (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
+                    (None, Some((rho, r))) if *rho == m => r.clone(),
+                    _ => {
+                        return Err(Unsupported(format!(
+                            "`{name}` is rewritten in loop `{}`",
+                            l.iter
+                        )))
+                    }
+                };
+                frames.push(Frame {
+                    info: l.clone(),
+                    counter,
+                });
+            }
+            let ctx = Ctx {
+                frames,
+                hyps: Vec::new(),
+                guard: Bool::from_bool(true),
+            };
+            let mut state = State {
+                locals: HashMap::new(),
+                arrays: HashMap::new(),
+                returned: None,
+                relations: HashMap::new(),
+            };
+            for l in &self.kernel.locals {
+                if matches!(l.kind, tenslift_frontend::ir::LocalKind::Array(_)) {
+                    state.arrays.insert(
+                        l.name.clone(),
+                        ArrayState {
+                            base: Base::Closed,
+                            writes: Vec::new(),
+                        },
+                    );
+                }
+            }
+            Ok((state, ctx))
+                .and_then(|(state, ctx)| self.expr(&w.value, &state, &ctx))
+                .map(|v| convert(&v, w.elem))
+        };
+        match writes.as_slice() {
+            [w] if w.reduction_loops().is_empty() => plain(w, None),
+            [init, acc] if init.reduction_loops().is_empty() && acc.reduction_loops().len() == 1 => {
+                let rho = acc.reduction_loops()[0];
+                let body = accumulated_body(&acc.value, name, &acc.index).ok_or_else(|| {
+                    Unsupported(format!("the accumulation into `{name}` is not `{name}[..] + body`"))
+                })?;
+                let start = init_value(self, init, &plain)?;
+                let mut iters = HashMap::new();
+                for (l, role) in acc.loops.iter().zip(&acc.roles) {
+                    if let Some((p, c)) = role {
+                        iters.insert(l.iter.clone(), e[*p].clone() - Int::from_i64(*c));
+                    }
+                }
+                let lo = self.affine(&acc.loops[rho].start, &iters)?;
+                let hi = match single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
+                    Some(h) => h,
+                    None => self.affine(&acc.loops[rho].end, &iters)?,
+                };
+                let summand = |r: &Int| -> Result<V, Unsupported> {
+                    let w = Write { value: body.clone(), ..acc.clone() };
+                    plain(&w, Some((rho, r.clone())))
+                };
+                let real = acc.elem.is_float();
+                let sum = self.local_sum(name, e, real, &lo, &hi, &summand)?;
+                Ok(value::add(&start, &sum))
+            }
+            _ => Err(Unsupported(format!(
+                "the local array `{name}` is written by {} statements in a shape without a definition",
+                writes.len()
+            ))),
+        }
+    }
+
+    /// `sum over r in [lo, hi) of summand(r)` for local array `name` at
+    /// `e`: a range function with its unfold lemmas at `hi`.
+    fn local_sum(
+        &self,
+        name: &str,
+        e: &[Int],
+        real: bool,
+        lo: &Int,
+        hi: &Int,
+        summand: &dyn Fn(&Int) -> Result<V, Unsupported>,
+    ) -> Result<V, Unsupported> {
+        let int = z3::Sort::int();
+        let domain: Vec<&z3::Sort> = (0..=e.len()).map(|_| &int).collect();
+        let range = if real {
+            z3::Sort::real()
+        } else {
+            z3::Sort::int()
+        };
+        let f = z3::FuncDecl::new(format!("local_sum_{name}"), &domain, &range);
+        let apply = |h: &Int| -> V {
+            let mut args: Vec<&dyn z3::ast::Ast> = vec![h];
+            args.extend(e.iter().map(|i| i as &dyn z3::ast::Ast));
+            let v = f.apply(&args);
+            match (v.as_real(), v.as_int()) {
+                (Some(r), _) => V::R(r),
+                (_, Some(i)) => V::I(i),
+                _ => V::int(0),
+            }
+        };
+        let at = apply(hi);
+        let zero = if real {
+            V::R(value::real_num(0))
+        } else {
+            V::int(0)
+        };
+        let one = Int::from_i64(1);
+        let before = hi.clone() - one.clone();
+        let after = hi.clone() + one;
+        let lemmas = [
+            hi.le(lo).implies(at.equal(&zero)),
+            hi.gt(lo)
+                .implies(at.equal(&value::add(&apply(&before), &summand(&before)?))),
+            hi.ge(lo)
+                .implies(apply(&after).equal(&value::add(&at, &summand(hi)?))),
+        ];
+        self.lifted.lemmas.borrow_mut().extend(lemmas);
+        Ok(at)
     }
 
     fn read(&self, state: &State, name: &str, idx: &[Int]) -> Result<V, Unsupported> {
@@ -203,6 +367,7 @@ impl<'a> Exec<'a> {
         let mut v = match base {
             Base::Initial => self.symbols.initial(name, idx)?,
             Base::Piece(frames) => self.piece(name, &frames, idx)?,
+            Base::Closed => self.lifted_elem(name, idx, &Truncation::new())?,
         };
         for (w, val, guard) in writes {
             let mut hit = guard.clone();
@@ -256,7 +421,7 @@ impl<'a> Exec<'a> {
             .filter(|k| !writes[*k].reduction_loops().is_empty())
             .collect();
         let initial = self.symbols.initial(name, e)?;
-        let full = self.lifted.output(name, e, &Truncation::new())?;
+        let full = self.lifted_elem(name, e, &Truncation::new())?;
         let (init, acc, post) = match acc_at.as_slice() {
             [] if writes.len() == 1 => {
                 let (covered, x) = self.coverage(&writes[0], e)?;
@@ -285,15 +450,7 @@ impl<'a> Exec<'a> {
             ))
         })?;
         let (acc_covered, x) = self.coverage(acc, e)?;
-        // The count gets a name: the unfold lemmas instantiated at it stay
-        // small (a definitional equation, valid everywhere).
-        let count = self.done_count(acc, &x, frames, rho)?;
-        let t = {
-            let mut facts = self.symbols.facts.borrow_mut();
-            let t = Int::new_const(format!("done_{name}!{}", facts.len()));
-            facts.push(t.eq(&count));
-            t
-        };
+        let t = self.done_count(acc, &x, frames, rho)?;
         let mut cut = Truncation::new();
         cut.insert(size, t);
         // With a post statement the accumulator holds the matching
@@ -302,7 +459,7 @@ impl<'a> Exec<'a> {
             self.lifted
                 .first_reduction(Some(name), e, &cut, &acc.reads)?
         } else {
-            self.lifted.output(name, e, &cut)?
+            self.lifted_elem(name, e, &cut)?
         };
         let mut v = match init {
             Some(w) => {
@@ -547,13 +704,13 @@ impl<'a> Exec<'a> {
                     let mut stored = Vec::new();
                     shape::loads(value, &mut stored);
                     return Ok(if is_plain(value, local) {
-                        Accumulator::Value(self.lifted.output(array, &idx, &cut)?)
+                        Accumulator::Value(self.lifted_elem(array, &idx, &cut)?)
                     } else if stored.contains(array) {
                         Accumulator::Relation(Relation {
                             consumer: value.clone(),
                             elem: *ty,
                             frames: frames.to_vec(),
-                            target: self.lifted.output(array, &idx, &cut)?,
+                            target: self.lifted_elem(array, &idx, &cut)?,
                         })
                     } else {
                         Accumulator::Value(self.lifted.first_reduction(
@@ -803,11 +960,6 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|a| self.affine(a, &iters))
                     .collect::<Result<Vec<_>, _>>()?;
-                if self.kernel.locals.iter().any(|l| &l.name == array) {
-                    return Err(Unsupported(format!(
-                        "the local array `{array}` has no invariant yet"
-                    )));
-                }
                 self.read(state, array, &idx)?
             }
             ExprKind::Unary { op, arg } => {
@@ -993,4 +1145,32 @@ fn contains_return(body: &[Stmt]) -> bool {
         } => contains_return(then_body) || contains_return(else_body),
         _ => false,
     })
+}
+
+/// The init statement's value at the element.
+/// Evaluates a write's value at an element (and reduction index).
+type PlainWrite<'f> = dyn Fn(&Write, Option<(usize, Int)>) -> Result<V, Unsupported> + 'f;
+
+fn init_value(_exec: &Exec, init: &Write, plain: &PlainWrite) -> Result<V, Unsupported> {
+    plain(init, None)
+}
+
+/// `body` when `value` is `X[idx] + body` or `body + X[idx]`.
+fn accumulated_body(value: &Expr, array: &str, index: &[Affine]) -> Option<Expr> {
+    let ExprKind::Binary {
+        op: BinaryOp::Add,
+        lhs,
+        rhs,
+    } = &value.kind
+    else {
+        return None;
+    };
+    let is_self = |e: &Expr| matches!(&e.kind, ExprKind::Load { array: a, index: i } if a == array && i == index);
+    if is_self(lhs) {
+        Some((**rhs).clone())
+    } else if is_self(rhs) {
+        Some((**lhs).clone())
+    } else {
+        None
+    }
 }
