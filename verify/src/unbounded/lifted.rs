@@ -172,6 +172,47 @@ impl<'a> Lifted<'a> {
         self.binding(&b, idx, cut)
     }
 
+    /// When output `name` is stored whole as `op(a, b)` and one operand at
+    /// `idx` is the very term `other`, the other operand at `idx`: the
+    /// lifted value before a final step the C does as a separate statement
+    /// (`B = alpha * B`, `x = x + z`).
+    pub fn strip_step(
+        &self,
+        name: &str,
+        idx: &[Int],
+        cut: &Truncation,
+        op: BinaryOp,
+        other: &V,
+    ) -> Result<Option<V>, Unsupported> {
+        let Some(Binding::Store {
+            region: None,
+            value,
+            env,
+            ..
+        }) = self.final_env.get(name).map(|b| (**b).clone())
+        else {
+            return Ok(None);
+        };
+        if value.op() != &Op::Binary(op) || value.args().len() != 2 {
+            return Ok(None);
+        }
+        let operand = |k: usize| -> Result<V, Unsupported> {
+            let a = &value.args()[k];
+            let sub = self.broadcast_index(a.shape(), value.shape(), idx);
+            self.elem(a, &sub, cut, &env)
+        };
+        let same = |v: &V| format!("{v:?}") == format!("{other:?}");
+        let (a, b) = (operand(0)?, operand(1)?);
+        let commutes = matches!(op, BinaryOp::Add | BinaryOp::Mul);
+        Ok(if same(&b) {
+            Some(a)
+        } else if commutes && same(&a) {
+            Some(b)
+        } else {
+            None
+        })
+    }
+
     /// The returned scalar, truncated by `cut`.
     pub fn returned(&self, cut: &Truncation) -> Result<V, Unsupported> {
         let (e, env) = self

@@ -455,11 +455,21 @@ impl<'a> Exec<'a> {
         cut.insert(size, t);
         // With a post statement the accumulator holds the matching
         // reduction alone; without, the whole lifted element.
-        let partial = if post.is_some() {
-            self.lifted
-                .first_reduction(Some(name), e, &cut, &acc.reads)?
-        } else {
-            self.lifted_elem(name, e, &cut)?
+        // With a post statement (`X[i] = X[i] + z[i]`, `X[i] /= n`) the
+        // accumulation stage holds what the post statement maps onto the
+        // cut lifted element: its inverse applied to it; failing that, the
+        // matching reduction alone.
+        let partial = match post {
+            Some(w) => {
+                let target = self.lifted_elem(name, e, &cut)?;
+                match self.invert_post(w, name, e, &cut, &target)? {
+                    Some(v) => v,
+                    None => self
+                        .lifted
+                        .first_reduction(Some(name), e, &cut, &acc.reads)?,
+                }
+            }
+            None => self.lifted_elem(name, e, &cut)?,
         };
         let mut v = match init {
             Some(w) => {
@@ -475,6 +485,75 @@ impl<'a> Exec<'a> {
             v = V::ite(&(covered & done), &full, &v);
         }
         Ok(v)
+    }
+
+    /// The value `v` with `post(v) = target` when the post statement `w`
+    /// is `X[i] ± g`, `g + X[i]`, `X[i] * g`, `g * X[i]` or `X[i] / g` (the
+    /// last three for reals only); `None` otherwise.
+    fn invert_post(
+        &self,
+        w: &Write,
+        name: &str,
+        e: &[Int],
+        cut: &Truncation,
+        target: &V,
+    ) -> Result<Option<V>, Unsupported> {
+        let ExprKind::Binary { op, lhs, rhs } = &strip_casts(&w.value).kind else {
+            return Ok(None);
+        };
+        let is_self = |x: &Expr| matches!(&strip_casts(x).kind, ExprKind::Load { array, index } if array == name && index == &w.index);
+        let (self_left, g) = if is_self(lhs) {
+            (true, rhs)
+        } else if is_self(rhs) {
+            (false, lhs)
+        } else {
+            return Ok(None);
+        };
+        let mut frames = Vec::new();
+        for (l, role) in w.loops.iter().zip(&w.roles) {
+            let Some((p, c)) = role else { return Ok(None) };
+            frames.push(Frame {
+                info: l.clone(),
+                counter: e[*p].clone() - Int::from_i64(*c),
+            });
+        }
+        let ctx = Ctx {
+            frames,
+            hyps: Vec::new(),
+            guard: Bool::from_bool(true),
+        };
+        let state = State {
+            locals: HashMap::new(),
+            arrays: HashMap::new(),
+            returned: None,
+            relations: HashMap::new(),
+        };
+        let g = self.expr(g, &state, &ctx)?;
+        let step = match op {
+            BinaryOp::Add | BinaryOp::Mul => Some(*op),
+            BinaryOp::Sub | BinaryOp::Div if self_left => Some(*op),
+            _ => None,
+        };
+        if let Some(step) = step {
+            let lifted_op = match step {
+                BinaryOp::Add => tenslift_targets::BinaryOp::Add,
+                BinaryOp::Mul => tenslift_targets::BinaryOp::Mul,
+                BinaryOp::Sub => tenslift_targets::BinaryOp::Sub,
+                _ => tenslift_targets::BinaryOp::Div,
+            };
+            if let Some(v) = self.lifted.strip_step(name, e, cut, lifted_op, &g)? {
+                return Ok(Some(v));
+            }
+        }
+        let real = target.is_real() || g.is_real();
+        Ok(match (op, self_left) {
+            (BinaryOp::Add, _) => Some(value::sub(target, &g)),
+            (BinaryOp::Sub, true) => Some(value::add(target, &g)),
+            (BinaryOp::Sub, false) => Some(value::sub(&g, target)),
+            (BinaryOp::Mul, _) if real => Some(V::R(target.as_real() / g.as_real())),
+            (BinaryOp::Div, true) if real => Some(value::mul(target, &g)),
+            _ => None,
+        })
     }
 
     /// Whether statement `w` writes element `e` at all, and the values of
@@ -1172,5 +1251,12 @@ fn accumulated_body(value: &Expr, array: &str, index: &[Affine]) -> Option<Expr>
         Some((**lhs).clone())
     } else {
         None
+    }
+}
+
+fn strip_casts(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { arg } => strip_casts(arg),
+        _ => e,
     }
 }
