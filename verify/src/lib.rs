@@ -25,7 +25,9 @@ mod program_eval;
 mod replay;
 pub mod report;
 mod symbolic;
+pub mod unbounded;
 
 pub use bounded::{check, BoundedOptions};
 pub use error::VerifyError;
 pub use report::{ArrayValue, BoundedResult, Counterexample, Difference, Replay, Stats, Value};
+pub use unbounded::{prove, UnboundedOptions, UnboundedResult};
