@@ -13,6 +13,7 @@
 pub mod cost;
 pub mod library;
 pub mod search;
+pub mod select;
 pub mod signature;
 
 use std::collections::HashMap;

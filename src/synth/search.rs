@@ -179,6 +179,12 @@ impl Search<'_> {
                 return Ok(best);
             }
         }
+        if let Some(found) = super::select::sketches(self, target, dtype, depth, limit(&best))? {
+            consider(&mut best, found);
+            if self.first {
+                return Ok(best);
+            }
+        }
         for (hole, op, stub_index, hole_first) in self.algebraic_sketches(target, dtype)? {
             self.check_time()?;
             let stub = &self.library.stubs[stub_index];
