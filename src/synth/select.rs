@@ -69,8 +69,11 @@ pub fn sketches(
     consider(&mut best, found);
     let found = application_split(search, target, dtype, depth, limit(&best))?;
     consider(&mut best, found);
-    let found = region_sketch(search, target, dtype, depth, limit(&best))?;
-    consider(&mut best, found);
+    // A region is a property of a whole output, not of the holes below it.
+    if depth == search.top_depth {
+        let found = region_sketch(search, target, dtype, limit(&best))?;
+        consider(&mut best, found);
+    }
     Ok(best)
 }
 
@@ -433,7 +436,6 @@ fn region_sketch(
     search: &mut Search<'_>,
     target: &Tensor,
     dtype: DType,
-    _depth: u32,
     bound: f64,
 ) -> Result<Option<Found>, Timeout> {
     let [n, m] = target.shape() else {
@@ -580,12 +582,17 @@ fn masked_solve(
         if stub.expr.dtype() != dtype || stub.depth > 1 {
             continue;
         }
-        if !stub.vars.iter().all(|v| part_vars.binary_search(v).is_ok()) {
-            continue;
-        }
         let s = if stub.value.shape() == target.shape() {
-            masked(&stub.value, mask)
+            let s = masked(&stub.value, mask);
+            // Only the inputs the stub reads inside the region count.
+            if !s.vars().iter().all(|v| part_vars.binary_search(v).is_ok()) {
+                continue;
+            }
+            s
         } else if stub.value.shape().is_empty() {
+            if !stub.vars.iter().all(|v| part_vars.binary_search(v).is_ok()) {
+                continue;
+            }
             let v = stub.value.elems()[0].clone();
             masked(&part.map(|_| v.clone()), mask)
         } else {
@@ -595,7 +602,9 @@ fn masked_solve(
         if let Ok(h) = part.zip_with(&s, |t, s| t - s) {
             candidates.push((h, tenslift_targets::BinaryOp::Add));
         }
-        if dtype.is_float() {
+        // Scale factors (`alpha * ?h`) are scalars; dividing by every
+        // tensor stub would dominate the time for nothing.
+        if dtype.is_float() && stub.value.shape().is_empty() {
             let quotient: Option<Vec<Value>> = part
                 .elems()
                 .iter()
