@@ -185,7 +185,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     let views = |name: &str| views_of(kernel, name);
                     let library = Library::build(
                         &mut evaluator,
-                        leaves(&params, &views, &written),
+                        leaves(&params, &views, &written)
+                            .into_iter()
+                            .chain(select::triangle_leaves(&params, &out.value))
+                            .collect(),
                         &sizes,
                         deadline,
                         options.library_limit,

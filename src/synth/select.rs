@@ -18,11 +18,15 @@
 //!   the application and the rest are separate subproblems (the
 //!   arithmetic sketches cannot take it apart, as no stub alone lowers the
 //!   number of inputs the hole reads);
+//! * triangular operands: a square input read only on or below (above) a
+//!   diagonal enters the library as `tril(A, k)` (`triu(A, k)`) and, read
+//!   on a whole triangle with its diagonal, as the symmetric matrix that
+//!   triangle stores (PolyBench's `symm`, `trmm`);
 //! * a constant fill (`x[i] = 1`): a literal of the target's type.
 
 use std::time::Instant;
 
-use tenslift_targets::{build, DType, Expr, Lit};
+use tenslift_targets::{build, DType, Expr, Lit, Param, ParamKind};
 
 use super::search::{Found, Search, Timeout};
 use crate::algebra::{Expr as Value, Func, Rat, Tensor};
@@ -669,6 +673,60 @@ fn constant_on(part: &Tensor, mask: &[bool], dtype: DType) -> Option<Found> {
         expr: literal(&c, dtype)?,
         cost: 1.0,
     })
+}
+
+/// The diagonal offsets `q - p` of the elements `A[p, q]` the target
+/// reads from each 2-D input, as (least, greatest).
+fn read_offsets(target: &Tensor, name: &str) -> Option<(i64, i64)> {
+    let offsets: Vec<i64> = target
+        .vars()
+        .iter()
+        .filter(|v| !v.is_hole() && v.name() == name)
+        .filter_map(|v| match v.index() {
+            [p, q] => Some(i64::from(*q) - i64::from(*p)),
+            _ => None,
+        })
+        .collect();
+    Some((*offsets.iter().min()?, *offsets.iter().max()?))
+}
+
+/// Extra library leaves for square float inputs the target reads only on
+/// one triangle: the triangle itself, and when the triangle includes the
+/// diagonal, the symmetric matrix it stores. Without them the library's
+/// view of such an input reads elements the target never mentions, and is
+/// discarded.
+pub fn triangle_leaves(params: &[Param], target: &Tensor) -> Vec<Expr> {
+    let mut out = Vec::new();
+    for p in params {
+        let ParamKind::Array { dtype, shape, .. } = &p.kind else {
+            continue;
+        };
+        if shape.len() != 2 || shape[0] != shape[1] || !dtype.is_float() {
+            continue;
+        }
+        let Some((least, greatest)) = read_offsets(target, &p.name) else {
+            continue;
+        };
+        let var = Expr::var(&p.name, p.ty());
+        let symmetric = |keep: fn(Expr, i64) -> Result<Expr, _>, mirror: i64| {
+            let triangle = keep(var.clone(), 0).ok()?;
+            let strict = keep(var.clone(), mirror).ok()?;
+            build::add(triangle, build::transpose(strict, &[1, 0]).ok()?).ok()
+        };
+        if greatest <= 0 {
+            out.extend(build::tril(var.clone(), greatest).ok());
+            if greatest == 0 {
+                out.extend(symmetric(build::tril, -1));
+            }
+        }
+        if least >= 0 {
+            out.extend(build::triu(var.clone(), least).ok());
+            if least == 0 {
+                out.extend(symmetric(build::triu, 1));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
