@@ -517,11 +517,7 @@ fn square_pair(x: Expr, y: Expr) -> Option<(Expr, Expr)> {
 fn agrees_on(value: &Tensor, target: &Tensor, mask: &[bool]) -> bool {
     if value.shape().is_empty() {
         let v = &value.elems()[0];
-        return target
-            .elems()
-            .iter()
-            .zip(mask)
-            .all(|(t, &m)| !m || t == v);
+        return target.elems().iter().zip(mask).all(|(t, &m)| !m || t == v);
     }
     value.shape() == target.shape()
         && value
@@ -614,7 +610,13 @@ fn masked_solve(
                 .iter()
                 .zip(s.elems())
                 .zip(mask)
-                .map(|((t, s), &m)| if m { t.div(s).ok() } else { Some(Value::zero()) })
+                .map(|((t, s), &m)| {
+                    if m {
+                        t.div(s).ok()
+                    } else {
+                        Some(Value::zero())
+                    }
+                })
                 .collect();
             if let Some(q) = quotient.and_then(|q| Tensor::new(part.shape().to_vec(), q).ok()) {
                 candidates.push((q, tenslift_targets::BinaryOp::Mul));
@@ -746,11 +748,20 @@ mod tests {
 
     #[test]
     fn a_triangle_split_needs_two_distinct_formulas() {
-        let x = Value::symbol(&crate::algebra::Symbol::new(crate::algebra::SymbolKind::Input, "x", &[0]));
+        let x = Value::symbol(&crate::algebra::Symbol::new(
+            crate::algebra::SymbolKind::Input,
+            "x",
+            &[0],
+        ));
         let lower = Triangle { k: 0 }.lower_mask(2);
         let split = Tensor::new(
             vec![2, 2],
-            vec![x.add(&Value::one()), x.clone(), x.add(&Value::one()), x.add(&Value::one())],
+            vec![
+                x.add(&Value::one()),
+                x.clone(),
+                x.add(&Value::one()),
+                x.add(&Value::one()),
+            ],
         )
         .expect("tensor");
         assert!(splits_by_formula(&split, &lower));
@@ -763,7 +774,9 @@ mod tests {
         let fill = Tensor::from_fn(&[3], |_| Value::int(1));
         let found = constant_fill(&fill, DType::I32).expect("a literal");
         assert_eq!(found.expr, Expr::lit(Lit::int(1, DType::I32)));
-        let half = Tensor::from_fn(&[2], |_| Value::constant(Rat::new(1, 3).expect("a rational")));
+        let half = Tensor::from_fn(&[2], |_| {
+            Value::constant(Rat::new(1, 3).expect("a rational"))
+        });
         assert!(constant_fill(&half, DType::I32).is_none());
         assert!(constant_fill(&half, DType::F64).is_none());
     }
