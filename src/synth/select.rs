@@ -22,6 +22,10 @@
 //!   diagonal enters the library as `tril(A, k)` (`triu(A, k)`) and, read
 //!   on a whole triangle with its diagonal, as the symmetric matrix that
 //!   triangle stores (PolyBench's `symm`, `trmm`);
+//! * an integer product `g · stub · ?q`: an integer polynomial with a
+//!   common integer factor `g` and a stub dividing it exactly
+//!   (`2*(255 - a)*(255 - b)`); the search's own product sketch is for
+//!   floats only, as integer quotients are rarely polynomials;
 //! * a constant fill (`x[i] = 1`): a literal of the target's type.
 
 use std::time::Instant;
@@ -72,6 +76,8 @@ pub fn sketches(
     let found = division_sketch(search, target, dtype, depth, limit(&best))?;
     consider(&mut best, found);
     let found = application_split(search, target, dtype, depth, limit(&best))?;
+    consider(&mut best, found);
+    let found = integer_product(search, target, dtype, depth, limit(&best))?;
     consider(&mut best, found);
     // A region is a property of a whole output, not of the holes below it.
     if depth == search.top_depth {
@@ -368,11 +374,13 @@ fn application_split(
     if step >= bound {
         return Ok(None);
     }
-    let Some(rest) = solve_value(search, &rests, dtype, depth - 1, bound - step)? else {
+    // Like a where's branches, both parts are strictly smaller problems
+    // (fewer terms), not a nesting: they keep the depth.
+    let Some(rest) = solve_value(search, &rests, dtype, depth, bound - step)? else {
         search.stats.backtracks += 1;
         return Ok(None);
     };
-    let Some(app) = search.solve(&apps, dtype, depth - 1, bound - step - rest.cost)? else {
+    let Some(app) = search.solve(&apps, dtype, depth, bound - step - rest.cost)? else {
         search.stats.backtracks += 1;
         return Ok(None);
     };
@@ -391,6 +399,115 @@ fn application_split(
         expr,
         cost: step + rest.cost + app.cost,
     }))
+}
+
+/// Stub divisors an integer product sketch tries, simplest quotient first.
+const PRODUCT_CANDIDATES: usize = 16;
+
+/// The greatest common divisor of the integer coefficients of every term
+/// of every element (positive), when all coefficients are integers.
+fn integer_content(target: &Tensor) -> Option<i64> {
+    let mut g: i64 = 0;
+    for e in target.elems() {
+        for t in e.terms() {
+            let c = t.coeff.to_i64()?;
+            g = num_integer::Integer::gcd(&g, &c);
+        }
+    }
+    (g > 0).then_some(g)
+}
+
+/// `g * (stub * ?q)` for an integer target of degree ≥ 2 whose elements
+/// share the integer factor `g` and are divided exactly, as polynomials,
+/// by a library stub's elements.
+fn integer_product(
+    search: &mut Search<'_>,
+    target: &Tensor,
+    dtype: DType,
+    depth: u32,
+    bound: f64,
+) -> Result<Option<Found>, Timeout> {
+    if !dtype.is_int() {
+        return Ok(None);
+    }
+    let nonlinear = target
+        .elems()
+        .iter()
+        .all(|e| e.terms().iter().any(|t| t.mono.degree() >= 2));
+    if !nonlinear {
+        return Ok(None);
+    }
+    let Some(g) = integer_content(target) else {
+        return Ok(None);
+    };
+    let Some(g_rat) = Rat::new(1, g) else {
+        return Ok(None);
+    };
+    let reduced = target.map(|e| e.scale(&g_rat));
+    let target_vars = reduced.vars();
+    let mut candidates = Vec::new();
+    for (index, stub) in search.library.stubs.iter().enumerate() {
+        if Instant::now() > search.deadline {
+            return Err(Timeout);
+        }
+        if stub.expr.dtype() != dtype || stub.depth > 1 || stub.value.shape() != target.shape() {
+            continue;
+        }
+        if !stub.vars.iter().all(|v| target_vars.binary_search(v).is_ok()) {
+            continue;
+        }
+        let quotient: Option<Vec<Value>> = reduced
+            .elems()
+            .iter()
+            .zip(stub.value.elems())
+            .map(|(t, s)| {
+                if s.as_constant().is_some() {
+                    return None;
+                }
+                let q = t.divide_polynomial(s)?;
+                q.terms()
+                    .iter()
+                    .all(|t| t.coeff.is_integer() && t.mono.factors().iter().all(|(_, e)| *e > 0))
+                    .then_some(q)
+            })
+            .collect();
+        if let Some(q) = quotient.and_then(|q| Tensor::new(target.shape().to_vec(), q).ok()) {
+            candidates.push((q.complexity(), q, index));
+        }
+    }
+    candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    candidates.truncate(PRODUCT_CANDIDATES);
+    let step = step_cost(target) * if g > 1 { 2.0 } else { 1.0 };
+    let mut best: Option<Found> = None;
+    for (_, quotient, index) in candidates {
+        let stub = &search.library.stubs[index];
+        let (stub_expr, stub_cost) = (stub.expr.clone(), stub.cost);
+        let limit = best.as_ref().map_or(bound, |b| b.cost) - step - stub_cost;
+        if limit <= 0.0 {
+            continue;
+        }
+        let Some(q) = solve_value(search, &quotient, dtype, depth - 1, limit)? else {
+            search.stats.backtracks += 1;
+            continue;
+        };
+        let product = build::mul(stub_expr, q.expr);
+        let expr = if g > 1 {
+            product.and_then(|p| build::mul(Expr::lit(Lit::int(g, dtype)), p))
+        } else {
+            product
+        };
+        if let Ok(expr) = expr {
+            search.stats.pattern_matched += 1;
+            best = Some(Found {
+                expr,
+                cost: step + stub_cost + q.cost,
+            });
+            if search.first {
+                break;
+            }
+        }
+    }
+    Ok(best)
 }
 
 /// A triangle of a square matrix: the elements with `j - i <= k`
