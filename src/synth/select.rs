@@ -453,7 +453,11 @@ fn integer_product(
         if stub.expr.dtype() != dtype || stub.depth > 1 || stub.value.shape() != target.shape() {
             continue;
         }
-        if !stub.vars.iter().all(|v| target_vars.binary_search(v).is_ok()) {
+        if !stub
+            .vars
+            .iter()
+            .all(|v| target_vars.binary_search(v).is_ok())
+        {
             continue;
         }
         let quotient: Option<Vec<Value>> = reduced
@@ -851,6 +855,144 @@ pub fn triangle_leaves(params: &[Param], target: &Tensor) -> Vec<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Sizes;
+    use crate::synth::library::{Evaluator, Library};
+    use crate::synth::search::Stats;
+    use std::time::Duration;
+    use tenslift_targets::{print_expr, Access, Dim};
+
+    fn array(name: &str, dtype: DType, rank: usize) -> Param {
+        let dims = ["n", "n"];
+        Param {
+            name: name.into(),
+            kind: ParamKind::Array {
+                dtype,
+                shape: dims[..rank].iter().map(|d| Dim::sym(d)).collect(),
+                access: Access::In,
+            },
+        }
+    }
+
+    fn element(name: &str, index: &[u32]) -> Value {
+        Value::symbol(&crate::algebra::Symbol::element(name, index))
+    }
+
+    /// Searches `target` over a library built from `params` (with their
+    /// triangle leaves, as `lift_kernel` builds it) at `n = 3`, with the
+    /// search's default depth.
+    fn solve(params: Vec<Param>, target: &Tensor, dtype: DType) -> Option<Expr> {
+        let sizes: Sizes = [("n".to_string(), 3)].into_iter().collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), Vec::new());
+        let leaves: Vec<Expr> = super::super::library::leaves(&params, &|_| vec![None], &[])
+            .into_iter()
+            .chain(triangle_leaves(&params, target))
+            .collect();
+        let library = Library::build(
+            &mut evaluator,
+            leaves,
+            &sizes,
+            deadline,
+            20_000,
+            &target.vars(),
+        )
+        .ok()?;
+        let mut search = Search {
+            library: &library,
+            deadline,
+            first: false,
+            stats: Stats::default(),
+            banned: &[],
+            top_depth: 3,
+        };
+        search
+            .solve(target, dtype, 3, f64::INFINITY)
+            .ok()?
+            .map(|f| f.expr)
+    }
+
+    #[test]
+    fn a_data_dependent_select_becomes_a_where_over_its_branches() {
+        // out[i] = a[i] != 0 ? b[i] / a[i] : 7   (C int division)
+        let target = Tensor::from_fn(&[3], |i| {
+            let (a, b) = (element("a", &[i[0] as u32]), element("b", &[i[0] as u32]));
+            Value::select(&a, &Value::trunc_div(&b, &a), &Value::int(7))
+        });
+        let params = vec![array("a", DType::I32, 1), array("b", DType::I32, 1)];
+        let expr = solve(params, &target, DType::I32).expect("a program");
+        assert_eq!(
+            print_expr(&expr),
+            "where(ne(a, 0i32), trunc_div(b, a), 7i32)"
+        );
+    }
+
+    #[test]
+    fn an_ordering_condition_keeps_its_constant_as_the_compared_literal() {
+        // out[i] = a[i] < 5 ? a[i] : b[i]
+        let target = Tensor::from_fn(&[3], |i| {
+            let (a, b) = (element("a", &[i[0] as u32]), element("b", &[i[0] as u32]));
+            Value::select(&Value::lt(&a, &Value::int(5)), &a, &b)
+        });
+        let params = vec![array("a", DType::I32, 1), array("b", DType::I32, 1)];
+        let expr = solve(params, &target, DType::I32).expect("a program");
+        assert_eq!(print_expr(&expr), "where(lt(a, 5i32), a, b)");
+    }
+
+    #[test]
+    fn two_formulas_split_by_the_diagonal_become_tril_plus_triu() {
+        // out[i][j] = j <= i ? a[i][j] + b[i][j] : a[i][j] * b[i][j]
+        let target = Tensor::from_fn(&[3, 3], |i| {
+            let (r, c) = (i[0] as u32, i[1] as u32);
+            let (a, b) = (element("a", &[r, c]), element("b", &[r, c]));
+            if c <= r {
+                a.add(&b)
+            } else {
+                a.mul(&b)
+            }
+        });
+        let params = vec![array("a", DType::F64, 2), array("b", DType::F64, 2)];
+        let expr = solve(params, &target, DType::F64).expect("a program");
+        let text = print_expr(&expr);
+        assert!(
+            text == "add(tril(add(a, b), k=0), triu(mul(a, b), k=1))"
+                || text == "add(tril(add(a, b), k=0), triu(mul(b, a), k=1))",
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_square_input_read_on_its_lower_triangle_gets_tril_and_symmetric_leaves() {
+        let params = vec![array("A", DType::F64, 2)];
+        let lower = Tensor::from_fn(&[2], |i| element("A", &[1, i[0] as u32]));
+        let leaves: Vec<String> = triangle_leaves(&params, &lower)
+            .iter()
+            .map(print_expr)
+            .collect();
+        assert_eq!(
+            leaves,
+            vec![
+                "tril(A, k=0)".to_string(),
+                "add(tril(A, k=0), transpose(tril(A, k=-1), perm=[1, 0]))".to_string()
+            ]
+        );
+        let strictly_lower = Tensor::scalar(element("A", &[1, 0]));
+        let leaves = triangle_leaves(&params, &strictly_lower);
+        assert_eq!(leaves.len(), 1);
+        assert_eq!(print_expr(&leaves[0]), "tril(A, k=-1)");
+    }
+
+    #[test]
+    fn an_integer_product_with_a_common_factor_is_factored() {
+        // out[i] = 2 * (a[i] - b[i]) * b[i]
+        let target = Tensor::from_fn(&[3], |i| {
+            let (a, b) = (element("a", &[i[0] as u32]), element("b", &[i[0] as u32]));
+            a.sub(&b).mul(&b).scale(&Rat::from(2))
+        });
+        let params = vec![array("a", DType::I32, 1), array("b", DType::I32, 1)];
+        let expr = solve(params, &target, DType::I32).expect("a program");
+        let text = print_expr(&expr);
+        assert!(text.starts_with("mul(2i32, mul("), "{text}");
+    }
 
     #[test]
     fn lower_triangle_masks_follow_the_diagonal_offset() {
