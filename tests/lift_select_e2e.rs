@@ -179,6 +179,15 @@ fn dissolve_blend_lifts_to_a_where_and_matches_c() {
     numpy_matches_compiled_c("dissolve_blend_8", "benchmarks/blend/dissolve_blend_8.c");
 }
 
+/// Two branches that each divide by 255, one of them a factored product
+/// `2 * (255 - b) * (255 - a)`.
+#[test]
+fn overlay_blend_lifts_to_a_where_and_matches_c() {
+    let program = lifted_program("benchmarks/blend/overlay_blend_8.c");
+    assert!(program.contains("where(lt("), "{program}");
+    numpy_matches_compiled_c("overlay_blend_8", "benchmarks/blend/overlay_blend_8.c");
+}
+
 #[test]
 fn color_dodge_and_screen_blends_match_c() {
     numpy_matches_compiled_c("color_dodge_8", "benchmarks/blend/color_dodge_8.c");

@@ -90,6 +90,10 @@ pub fn sketches(
 /// The literal of `dtype` equal to `value`, when it has one.
 fn literal(value: &Rat, dtype: DType) -> Option<Expr> {
     if dtype.is_int() {
+        // Only values the type holds: a literal never wraps.
+        if value.wrap_int(dtype.bits(), dtype.is_signed_int()).as_ref() != Some(value) {
+            return None;
+        }
         Some(Expr::lit(Lit::int(value.to_i64()?, dtype)))
     } else if dtype.is_float() {
         let v = value.to_f64();
