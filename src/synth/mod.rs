@@ -17,6 +17,7 @@ pub mod cost;
 pub mod library;
 pub mod rewrite;
 pub mod search;
+pub mod select;
 pub mod signature;
 
 use std::collections::HashMap;
@@ -245,7 +246,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             .mul_f64(LIBRARY_SHARE);
                     let mut library = Library::build(
                         &mut evaluator,
-                        leaves(&params, &views, &written),
+                        leaves(&params, &views, &written)
+                            .into_iter()
+                            .chain(select::triangle_leaves(&params, &out.value))
+                            .collect(),
                         &sizes,
                         library_deadline,
                         options.library_limit,

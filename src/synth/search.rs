@@ -415,6 +415,16 @@ impl Search<'_> {
             Ok(None) => {}
             Err(Timeout) => return self.at_deadline(best),
         }
+        match super::select::sketches(self, target, dtype, depth, limit(&best)) {
+            Ok(Some(found)) => {
+                consider(&mut best, found);
+                if self.first {
+                    return Ok(best);
+                }
+            }
+            Ok(None) => {}
+            Err(Timeout) => return self.at_deadline(best),
+        }
         let sketches = match self.algebraic_sketches(target, dtype) {
             Ok(s) => s,
             Err(Timeout) => return self.at_deadline(best),
