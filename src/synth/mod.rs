@@ -10,6 +10,7 @@
 //! ([`check_program_at_both_sizes`]), so a program fitted to one size tuple
 //! is never returned. Costs come from the analytic model in [`cost`].
 
+pub mod contraction;
 pub mod cost;
 pub mod library;
 pub mod search;
@@ -225,6 +226,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     stats.backtracks += s.backtracks;
                     stats.pattern_matched += s.pattern_matched;
                     stats.solved_algebraically += s.solved_algebraically;
+                    stats.solved_by_coefficients += s.solved_by_coefficients;
                     match found {
                         Some((f, region)) => {
                             chosen.insert(out.name.clone(), f.expr.clone());

@@ -33,6 +33,9 @@ pub struct Stats {
     pub pattern_matched: u64,
     /// Sketches whose hole value was solved algebraically.
     pub solved_algebraically: u64,
+    /// Contraction sketches whose tensor hole was solved by coefficient
+    /// extraction (see `contraction`).
+    pub solved_by_coefficients: u64,
 }
 
 /// The search ran past its deadline.
@@ -174,6 +177,12 @@ impl Search<'_> {
         }
         let limit = |best: &Option<Found>| best.as_ref().map_or(bound, |b| b.cost);
         if let Some(found) = self.pattern(target, dtype, depth, limit(&best))? {
+            consider(&mut best, found);
+            if self.first {
+                return Ok(best);
+            }
+        }
+        if let Some(found) = self.contraction(target, dtype, depth, limit(&best))? {
             consider(&mut best, found);
             if self.first {
                 return Ok(best);
