@@ -16,10 +16,10 @@
 use std::time::Instant;
 
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{build, DType, Dim, Expr};
+use tenslift_targets::{build, BinaryOp, DType, Dim, Expr};
 
 use super::search::{Found, Search, Timeout};
-use crate::algebra::{Expr as Value, Symbol, Tensor};
+use crate::algebra::{simp_score, Expr as Value, Symbol, Tensor};
 
 /// Holes bigger than this many elements per target element are not
 /// searched: they would be sparse tensors no library stub computes.
@@ -47,6 +47,9 @@ pub struct Extraction {
     target_labels: Vec<char>,
     /// The hole's required value.
     pub hole: Tensor,
+    /// The part of the target free of the operand (`target = einsum + rest`);
+    /// all zeros for a pure contraction.
+    pub rest: Tensor,
 }
 
 /// One non-zero coefficient: target offset, operand index, coefficient.
@@ -70,8 +73,8 @@ fn symbol_elements(operand: &Tensor) -> Option<Vec<Symbol>> {
 }
 
 /// The non-zero coefficients of `operand`'s symbols in `target`, when every
-/// element is linear and homogeneous in them.
-fn coefficient_pairs(target: &Tensor, operand: &Tensor) -> Option<Vec<Pair>> {
+/// element is linear in them, and the part of the target free of them.
+fn coefficient_pairs(target: &Tensor, operand: &Tensor) -> Option<(Vec<Pair>, Tensor)> {
     let symbols = symbol_elements(operand)?;
     let mut by_symbol: Vec<(Symbol, usize)> = symbols
         .iter()
@@ -82,12 +85,17 @@ fn coefficient_pairs(target: &Tensor, operand: &Tensor) -> Option<Vec<Pair>> {
     by_symbol.sort();
     let wrt: Vec<Symbol> = by_symbol.iter().map(|(s, _)| s.clone()).collect();
     let mut pairs = Vec::new();
+    let mut rest = vec![Value::zero(); target.len()];
     for (offset, elem) in target.elems().iter().enumerate() {
         if elem.is_zero() {
             continue;
         }
         let index = target.index_of(offset);
         for (mono, coeff) in elem.coefficients(&wrt).ok()? {
+            if mono.is_one() {
+                rest[offset] = coeff;
+                continue;
+            }
             let [(atom, 1)] = mono.factors() else {
                 return None;
             };
@@ -100,7 +108,8 @@ fn coefficient_pairs(target: &Tensor, operand: &Tensor) -> Option<Vec<Pair>> {
             });
         }
     }
-    (!pairs.is_empty()).then_some(pairs)
+    let rest = Tensor::new(target.shape().to_vec(), rest).ok()?;
+    (!pairs.is_empty()).then_some((pairs, rest))
 }
 
 /// The role of each operand axis: kept as the first unused target axis
@@ -146,7 +155,14 @@ impl Extraction {
         if operand.shape().is_empty() || target.shape().len() + operand.shape().len() > 20 {
             return None;
         }
-        let pairs = coefficient_pairs(target, operand)?;
+        let (pairs, rest) = coefficient_pairs(target, operand)?;
+        // A scalar hole is an element-wise scaling, the arithmetic
+        // sketches' business.
+        if pairs.iter().all(|p| p.operand == pairs[0].operand) && operand.len() > 1 {
+            return None;
+        }
+        let linear = target.zip_with(&rest, |t, r| t - r).ok()?;
+        let target = &linear;
         let roles = axis_roles(&pairs, operand.shape(), target.shape());
         let target_rank = target.shape().len();
         let mut operand_labels = Vec::new();
@@ -191,8 +207,11 @@ impl Extraction {
                 &operand_labels,
                 &summed,
             );
-            if extraction.is_some() {
-                return extraction;
+            if let Some(extraction) = extraction {
+                return Some(Extraction {
+                    rest: rest.clone(),
+                    ..extraction
+                });
             }
         }
         None
@@ -215,6 +234,9 @@ impl Extraction {
             HoleAxis::Operand(a) => operand.shape()[*a],
         };
         let hole_shape: Vec<usize> = hole_axes.iter().map(extent).collect();
+        if hole_shape.is_empty() {
+            return None;
+        }
         let hole_len: usize = hole_shape.iter().product();
         if hole_len > MAX_HOLE_GROWTH * target.len().max(operand.len()) {
             return None;
@@ -294,6 +316,7 @@ impl Extraction {
             operand_labels: operand_labels.to_vec(),
             hole_labels,
             target_labels: (0..target_rank).map(target_label).collect(),
+            rest: Tensor::from_fn(target.shape(), |_| Value::zero()),
             hole,
         };
         Some(extraction.with_input_layout())
@@ -377,11 +400,7 @@ impl Extraction {
     /// `einsum` otherwise.
     pub fn rebuild(&self, operand: &Expr, extents: &[usize], hole: Expr) -> Option<Expr> {
         let x = self.operand_view(operand, extents)?;
-        let (xl, hl, tl) = (
-            &self.operand_labels,
-            &self.hole_labels,
-            &self.target_labels,
-        );
+        let (xl, hl, tl) = (&self.operand_labels, &self.hole_labels, &self.target_labels);
         for (left, ll, right, rl) in [(&x, xl, &hole, hl), (&hole, hl, &x, xl)] {
             if is_matmul(ll, rl, tl) {
                 if let Ok(e) = build::matmul(left.clone(), right.clone()) {
@@ -445,9 +464,11 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 }
 
 impl Search<'_> {
-    /// `einsum(X, ?h)` sketches over every library leaf `X` that is an
-    /// array of distinct input symbols, with the hole solved by coefficient
-    /// extraction; holes are searched simplest first (Simp score).
+    /// `einsum(X, ?h)` and `einsum(X, ?h) + ?r` sketches over every library
+    /// leaf `X` that is an array of distinct input symbols, with `?h` solved
+    /// by coefficient extraction and `?r` the part of the target free of
+    /// `X`; holes are searched simplest first (Simp score). A target that is
+    /// a leaf read at its first or last coordinates is that slice.
     pub fn contraction(
         &mut self,
         target: &Tensor,
@@ -455,7 +476,13 @@ impl Search<'_> {
         depth: u32,
         bound: f64,
     ) -> Result<Option<Found>, Timeout> {
-        if target.elems().iter().all(|e| e.is_zero()) || depth == 0 {
+        if target.elems().iter().all(|e| e.is_zero()) {
+            return Ok(None);
+        }
+        if let Some(found) = self.sliced_leaf(target, dtype, bound) {
+            return Ok(Some(found));
+        }
+        if depth == 0 {
             return Ok(None);
         }
         let target_vars = target.vars();
@@ -475,7 +502,8 @@ impl Search<'_> {
                 return Err(Timeout);
             }
             if let Some(extraction) = Extraction::solve(target, &stub.value) {
-                candidates.push((extraction.hole.complexity(), i, extraction));
+                let score = simp_score(&[extraction.hole.clone(), extraction.rest.clone()]);
+                candidates.push((score, i, extraction));
             }
         }
         candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -483,28 +511,97 @@ impl Search<'_> {
         for (_, i, extraction) in candidates {
             let stub = &self.library.stubs[i];
             let (operand, extents) = (stub.expr.clone(), stub.value.shape().to_vec());
-            let op_cost = stub.cost + target.len() as f64 * 2.0 * contracted_len(&extraction);
+            let mut op_cost = stub.cost + target.len() as f64 * 2.0 * contracted_len(&extraction);
+            let has_rest = !extraction.rest.elems().iter().all(|e| e.is_zero());
+            if has_rest {
+                op_cost += target.len() as f64;
+            }
             let limit = best.as_ref().map_or(bound, |b| b.cost);
             if op_cost >= limit {
                 continue;
             }
             self.stats.solved_by_coefficients += 1;
-            match self.solve(&extraction.hole, dtype, depth - 1, limit - op_cost)? {
-                Some(h) => {
-                    if let Some(expr) = extraction.rebuild(&operand, &extents, h.expr) {
-                        best = Some(Found {
-                            expr,
-                            cost: op_cost + h.cost,
-                        });
-                        if self.first {
-                            return Ok(best);
-                        }
-                    }
+            let Some(h) = self.solve(&extraction.hole, dtype, depth - 1, limit - op_cost)? else {
+                self.stats.backtracks += 1;
+                continue;
+            };
+            let Some(mut expr) = extraction.rebuild(&operand, &extents, h.expr) else {
+                continue;
+            };
+            let mut cost = op_cost + h.cost;
+            if has_rest {
+                let Some(r) = self.solve(&extraction.rest, dtype, depth - 1, limit - cost)? else {
+                    self.stats.backtracks += 1;
+                    continue;
+                };
+                let Ok(sum) = Expr::binary(BinaryOp::Add, expr, r.expr) else {
+                    continue;
+                };
+                expr = sum;
+                cost += r.cost;
+            }
+            if cost < limit {
+                best = Some(Found { expr, cost });
+                if self.first {
+                    return Ok(best);
                 }
-                None => self.stats.backtracks += 1,
             }
         }
         Ok(best)
+    }
+
+    /// A leaf (any readable array, also one holding more inputs than the
+    /// target mentions) read at fixed first or last coordinates of its
+    /// leading axes: `A[n - 1, m - 1, :]` is what a scratch array left by
+    /// the last iteration holds.
+    fn sliced_leaf(&self, target: &Tensor, dtype: DType, bound: f64) -> Option<Found> {
+        let rank = target.shape().len();
+        let first = target.elems().first()?;
+        for stub in self.library.leaves_all() {
+            let shape = stub.value.shape();
+            if stub.expr.dtype() != dtype
+                || shape.len() <= rank
+                || shape[shape.len() - rank..] != *target.shape()
+                || stub.cost >= bound
+            {
+                continue;
+            }
+            let lead = shape.len() - rank;
+            let block: usize = target.shape().iter().product();
+            for (at, e) in stub.value.elems().iter().enumerate().step_by(block.max(1)) {
+                if e != first {
+                    continue;
+                }
+                let index = stub.value.index_of(at);
+                let same =
+                    (0..block).all(|k| stub.value.elems().get(at + k) == target.elems().get(k));
+                if !same {
+                    continue;
+                }
+                let mut items = Vec::with_capacity(shape.len());
+                for (axis, &c) in index.iter().take(lead).enumerate() {
+                    let dim = stub.expr.shape()[axis].clone();
+                    items.push(if c == 0 {
+                        SliceItem::Index(Dim::constant(0))
+                    } else if c + 1 == shape[axis] {
+                        SliceItem::Index(dim.add(&Dim::constant(-1)).ok()?)
+                    } else {
+                        break;
+                    });
+                }
+                if items.len() != lead {
+                    continue;
+                }
+                items.extend((0..rank).map(|_| SliceItem::Full));
+                if let Ok(expr) = build::slice(stub.expr.clone(), items) {
+                    return Some(Found {
+                        expr,
+                        cost: stub.cost,
+                    });
+                }
+            }
+        }
+        None
     }
 }
 
@@ -562,7 +659,9 @@ mod tests {
         let a = Tensor::of_symbols("A", &[2, 3], false);
         let b = Tensor::of_symbols("B", &[2, 3], false);
         let bt = Tensor::from_fn(&[3, 2], |i| {
-            b.get(&[i[1], i[0]]).expect("b").scale(&crate::algebra::Rat::int(2))
+            b.get(&[i[1], i[0]])
+                .expect("b")
+                .scale(&crate::algebra::Rat::int(2))
         });
         let target = matmul_target(&a, &bt);
         let found = Extraction::solve(&target, &a).expect("solved");
@@ -591,11 +690,15 @@ mod tests {
     }
 
     #[test]
-    fn a_target_with_a_term_free_of_the_operand_is_not_a_contraction() {
+    fn a_term_free_of_the_operand_is_the_rest_and_a_quadratic_one_no_contraction() {
         let a = Tensor::of_symbols("A", &[2, 3], false);
         let b = Tensor::of_symbols("B", &[3, 2], false);
-        let target = matmul_target(&a, &b).map(|e| e.add(&sym("C", &[0, 0])));
-        assert!(Extraction::solve(&target, &a).is_none());
+        let c = Tensor::of_symbols("C", &[2, 2], false);
+        let product = matmul_target(&a, &b);
+        let target = product.zip_with(&c, |p, c| p + c).expect("same shape");
+        let found = Extraction::solve(&target, &a).expect("solved");
+        assert_eq!(found.hole, b);
+        assert_eq!(found.rest, c);
         // Quadratic in the operand: A·Aᵀ is no contraction with a known hole.
         let at = Tensor::from_fn(&[3, 2], |i| a.get(&[i[1], i[0]]).expect("a").clone());
         let square = matmul_target(&a, &at);

@@ -189,7 +189,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         &sizes,
                         deadline,
                         options.library_limit,
-                        &out.value.vars(),
+                        &out.value,
                     )
                     .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
                     stats.stubs += library.stubs.len();
