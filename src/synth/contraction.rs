@@ -186,6 +186,11 @@ impl Extraction {
             })
             .collect();
         let free: Vec<usize> = (0..target_rank).filter(|b| !kept.contains(b)).collect();
+        // Nothing summed and nothing added: an element-wise product, the
+        // arithmetic sketches' business.
+        if summed.is_empty() && free.is_empty() {
+            return None;
+        }
         // Without the shared labels first (the hole does not depend on them),
         // then with them (a batched contraction).
         for batched in [false, true] {
@@ -621,10 +626,6 @@ fn contracted_len(extraction: &Extraction) -> f64 {
 mod tests {
     use super::*;
     use crate::algebra::Expr as V;
-
-    fn sym(name: &str, index: &[u32]) -> V {
-        V::symbol(&Symbol::element(name, index))
-    }
 
     /// `T[i, j] = Σ_k A[i, k] · B[k, j]` at sizes 2×3 · 3×2.
     fn matmul_target(a: &Tensor, b: &Tensor) -> Tensor {

@@ -140,16 +140,15 @@ impl Library {
             .collect();
         let is_widest =
             |s: &Stub, name: String| widest.get(&(name, s.expr.dtype())) == Some(&s.vars.len());
-        // Column counts the other arrays' widest views span: a view of the
+        // Column counts the other arrays' widest reads span: a view of the
         // whole-read array with one of them is a candidate store region.
-        let spans: HashSet<usize> = self
+        let spans: Vec<(String, usize)> = self
             .stubs
             .iter()
             .filter_map(|s| {
                 let name = array_of(s)?;
-                (!whole.contains(&(name.clone(), s.expr.dtype())) && is_widest(s, name))
-                    .then(|| s.value.shape().last().copied())
-                    .flatten()
+                let last = s.value.shape().last().copied()?;
+                is_widest(s, name.clone()).then_some((name, last))
             })
             .collect();
         let kept: Vec<Stub> = self
@@ -159,7 +158,11 @@ impl Library {
                 array_of(s).is_none_or(|name| {
                     if whole.contains(&(name.clone(), s.expr.dtype())) {
                         matches!(s.expr.op(), Op::Var(_))
-                            || s.value.shape().last().is_some_and(|c| spans.contains(c))
+                            || s.value.shape().last().is_some_and(|c| {
+                                spans
+                                    .iter()
+                                    .any(|(other, last)| *other != name && last == c)
+                            })
                     } else {
                         is_widest(s, name)
                     }
@@ -275,7 +278,8 @@ impl Library {
         }
         let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
         // Stubs reading no input are numbers (sizes, constants); numbers
-        // built from numbers two levels deep only flood the library.
+        // built from sizes two levels deep only flood the library (a
+        // constant like 5 = 2 + 2 + 1 is still built from literals).
         let numbers: HashSet<Expr> = lib
             .stubs
             .iter()
@@ -292,7 +296,11 @@ impl Library {
         }
         for a in &level1 {
             for b in &level0 {
-                if level0.contains(a) || (numbers.contains(a) && numbers.contains(b)) {
+                if level0.contains(a)
+                    || (numbers.contains(a)
+                        && numbers.contains(b)
+                        && (reads_a_size(a) || reads_a_size(b)))
+                {
                     continue;
                 }
                 for c in binary_stubs(a, b, &divisors)
@@ -381,6 +389,12 @@ impl TargetTraits {
             _ => true,
         }
     }
+}
+
+/// Whether `e` reads a size parameter (through a cast).
+fn reads_a_size(e: &Expr) -> bool {
+    matches!(e.op(), Op::Cast(_)) && matches!(e.args().first().map(Expr::op), Some(Op::Var(_)))
+        || e.args().iter().any(reads_a_size)
 }
 
 /// Whether `e` is a contraction (matmul, outer product, einsum).

