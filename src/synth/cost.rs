@@ -264,16 +264,38 @@ pub fn cost_of(exprs: &[&Expr], sizes: &Sizes) -> f64 {
     CostModel::Analytic.cost_of(exprs, sizes)
 }
 
-/// The expressions a program evaluates.
-fn program_exprs(program: &Program) -> Vec<&Expr> {
-    program
-        .body
-        .iter()
+/// The analytic cost of running `program` once at `sizes`. A kept loop
+/// costs its body (priced with the loop variable at the middle of its
+/// range, as triangular bodies average there) times its trip count.
+pub fn program_cost(program: &Program, sizes: &Sizes) -> f64 {
+    statements_cost(&program.body, sizes)
+}
+
+fn statements_cost(body: &[Stmt], sizes: &Sizes) -> f64 {
+    body.iter()
         .map(|s| match s {
-            Stmt::Let { value, .. } | Stmt::Store { value, .. } => value,
-            Stmt::Return(e) => e,
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } => cost_of(&[value], sizes),
+            Stmt::Return(e) => cost_of(&[e], sizes),
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => {
+                let lookup = |name: &str| sizes.get(name).copied();
+                let (Ok(lo), Ok(hi)) = (start.eval(&lookup), stop.eval(&lookup)) else {
+                    return 0.0;
+                };
+                let trips = (hi - lo).max(0);
+                if trips == 0 {
+                    return 0.0;
+                }
+                let mut inner = sizes.clone();
+                inner.insert(var.to_string(), lo + trips / 2);
+                trips as f64 * statements_cost(body, &inner)
+            }
         })
-        .collect()
+        .sum()
 }
 
 /// The asymptotic complexity of `program`: the degree of the leading term
@@ -293,9 +315,8 @@ pub fn complexity_degree(program: &Program) -> Option<u32> {
     // The ratio of costs at 2N and N tends to 2^degree; at N = 2^12 lower
     // terms move it by well under half a degree.
     let at = |n: i64| -> Sizes { names.iter().map(|s| (s.to_string(), n)).collect() };
-    let exprs = program_exprs(program);
-    let small = cost_of(&exprs, &at(1 << 12));
-    let large = cost_of(&exprs, &at(1 << 13));
+    let small = program_cost(program, &at(1 << 12));
+    let large = program_cost(program, &at(1 << 13));
     if small <= 0.0 {
         return Some(0);
     }

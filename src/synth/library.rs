@@ -9,14 +9,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use tenslift_targets::ops::SliceItem;
+use tenslift_targets::ops::{Op, SliceItem};
 use tenslift_targets::{
     build, Access, BinaryOp, DType, Expr, Lit, Meta, Param, ParamKind, Program, ReduceKind, Stmt,
     UnaryOp,
 };
 
 use super::cost::cost_of;
-use crate::algebra::{Symbol, Tensor};
+use crate::algebra::{AtomKind, Func, Symbol, Tensor};
 use crate::spec::tensir::{canonical_extrema, Executor};
 use crate::spec::Sizes;
 
@@ -84,6 +84,10 @@ pub struct Stub {
 pub struct Library {
     pub stubs: Vec<Stub>,
     by_value: HashMap<(DType, Tensor), usize>,
+    /// Leaves reading inputs the target never mentions: never combined into
+    /// stubs, but a slice of one may still be the target (a scratch array's
+    /// last row).
+    wide_leaves: Vec<Stub>,
     /// Whether the deadline stopped the enumeration early (the stubs built
     /// until then are kept: a smaller library, not a failure).
     pub truncated: bool,
@@ -99,6 +103,79 @@ impl Library {
         self.by_value
             .get(&(dtype, value.clone()))
             .map(|&i| &self.stubs[i])
+    }
+
+    /// Every leaf: the depth-0 stubs, then the wide leaves.
+    pub fn leaves_all(&self) -> impl Iterator<Item = &Stub> {
+        self.stubs
+            .iter()
+            .filter(|s| s.depth == 0)
+            .chain(&self.wide_leaves)
+    }
+
+    /// Of the leaves reading one array through different views, keeps
+    /// those reading the most of the inputs the target mentions (`A[:, 0:k]`
+    /// when the target reads `k` columns, not also `A[:, 0:n]` for a smaller
+    /// `n`): a narrower view's stubs multiply the library for nothing the
+    /// search cannot reach through the wider one's coefficients.
+    fn keep_widest_views(&mut self) {
+        let array_of = |s: &Stub| -> Option<String> {
+            let first = s.vars.first()?.name().to_string();
+            (s.depth == 0 && !s.value.shape().is_empty())
+                .then_some(())
+                .filter(|_| s.vars.iter().all(|v| v.name() == first))
+                .map(|_| first)
+        };
+        let mut widest: HashMap<(String, DType), usize> = HashMap::new();
+        for s in &self.stubs {
+            if let Some(name) = array_of(s) {
+                let w = widest.entry((name, s.expr.dtype())).or_default();
+                *w = (*w).max(s.vars.len());
+            }
+        }
+        // An array the target reads whole (the output's own old value) keeps
+        // every view: the store's region is one of them.
+        let whole: HashSet<(String, DType)> = self
+            .stubs
+            .iter()
+            .filter(|s| matches!(s.expr.op(), Op::Var(_)))
+            .filter_map(|s| array_of(s).map(|name| (name, s.expr.dtype())))
+            .collect();
+        let is_widest =
+            |s: &Stub, name: String| widest.get(&(name, s.expr.dtype())) == Some(&s.vars.len());
+        // Column counts the other arrays' widest reads span: a view of the
+        // whole-read array with one of them is a candidate store region.
+        let spans: Vec<(String, usize)> = self
+            .stubs
+            .iter()
+            .filter_map(|s| {
+                let name = array_of(s)?;
+                let last = s.value.shape().last().copied()?;
+                is_widest(s, name.clone()).then_some((name, last))
+            })
+            .collect();
+        let kept: Vec<Stub> = self
+            .stubs
+            .drain(..)
+            .filter(|s| {
+                array_of(s).is_none_or(|name| {
+                    if whole.contains(&(name.clone(), s.expr.dtype())) {
+                        matches!(s.expr.op(), Op::Var(_))
+                            || s.value.shape().last().is_some_and(|c| {
+                                spans
+                                    .iter()
+                                    .any(|(other, last)| *other != name && last == c)
+                            })
+                    } else {
+                        is_widest(s, name)
+                    }
+                })
+            })
+            .collect();
+        self.by_value.clear();
+        for s in kept {
+            self.insert(s);
+        }
     }
 
     fn insert(&mut self, stub: Stub) -> bool {
@@ -127,18 +204,21 @@ impl Library {
         sizes: &Sizes,
         deadline: Instant,
         limit: usize,
-        allowed: &[Symbol],
+        target: &Tensor,
     ) -> Result<Library, OutOfTime> {
+        let allowed = &target.vars()[..];
+        let traits = TargetTraits::of(target);
         let mut lib = Library {
             stubs: Vec::new(),
             by_value: HashMap::new(),
+            wide_leaves: Vec::new(),
             truncated: false,
         };
         let mut add = |lib: &mut Library, e: Expr, depth: u8| -> Result<(), OutOfTime> {
             if Instant::now() > deadline {
                 return Err(OutOfTime);
             }
-            if lib.stubs.len() >= limit {
+            if lib.stubs.len() >= limit || !traits.admits(&e) {
                 return Ok(());
             }
             if let Some(value) = evaluator.value(&e) {
@@ -150,12 +230,21 @@ impl Library {
                     return Ok(());
                 }
                 let vars = value.vars();
+                let cost = cost_of(&[&e], sizes);
                 // A stub reading an input the target never mentions cannot
                 // be part of it (exact algebra: nothing cancels it).
                 if !vars.iter().all(|v| allowed.binary_search(v).is_ok()) {
+                    if depth == 0 {
+                        lib.wide_leaves.push(Stub {
+                            expr: e,
+                            value,
+                            cost,
+                            depth,
+                            vars,
+                        });
+                    }
                     return Ok(());
                 }
-                let cost = cost_of(&[&e], sizes);
                 lib.insert(Stub {
                     expr: e,
                     value,
@@ -170,6 +259,7 @@ impl Library {
             for leaf in &leaves {
                 add(&mut lib, leaf.clone(), 0)?;
             }
+            lib.keep_widest_views();
             let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
             // Dividing by a polynomial makes reciprocal atoms, slow to normalise
             // and rare in kernels: divisors are leaves whose elements are
@@ -193,20 +283,41 @@ impl Library {
                 }
             }
             let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
-            for e in level1.iter().filter(|e| !level0.contains(e)) {
+            // Stubs reading no input are numbers (sizes, constants); numbers
+            // built from sizes two levels deep only flood the library (a
+            // constant like 5 = 2 + 2 + 1 is still built from literals).
+            let numbers: HashSet<Expr> = lib
+                .stubs
+                .iter()
+                .filter(|s| s.vars.is_empty())
+                .map(|s| s.expr.clone())
+                .collect();
+            for e in level1
+                .iter()
+                .filter(|e| !level0.contains(e) && !numbers.contains(*e))
+            {
                 for u in unary_stubs(e) {
                     add(&mut lib, u, 2)?;
                 }
             }
             for a in &level1 {
                 for b in &level0 {
-                    if level0.contains(a) {
+                    if level0.contains(a)
+                        || (numbers.contains(a)
+                            && numbers.contains(b)
+                            && (reads_a_size(a) || reads_a_size(b)))
+                    {
                         continue;
                     }
                     for c in binary_stubs(a, b, &divisors)
                         .into_iter()
                         .chain(binary_stubs(b, a, &divisors))
                     {
+                        // Products of products are contraction sketches, solved
+                        // by coefficient extraction instead of enumerated.
+                        if is_contraction(&c) {
+                            continue;
+                        }
                         add(&mut lib, c, 2)?;
                     }
                 }
@@ -221,6 +332,91 @@ impl Library {
         }
         Ok(lib)
     }
+}
+
+/// The functions a target's elements apply. A stub applying one the target
+/// never does cannot be part of it (exact algebra: no cancellation brings a
+/// `sqrt` or a `max` back out), so it is not evaluated at all.
+#[derive(Default)]
+struct TargetTraits {
+    sqrt: bool,
+    exp: bool,
+    abs: bool,
+    extrema: bool,
+    division: bool,
+}
+
+impl TargetTraits {
+    fn of(target: &Tensor) -> TargetTraits {
+        let mut traits = TargetTraits::default();
+        for e in target.elems() {
+            traits.visit(e);
+        }
+        traits
+    }
+
+    fn visit(&mut self, e: &crate::algebra::Expr) {
+        for term in e.terms() {
+            if !term.coeff.is_integer() {
+                self.division = true;
+            }
+            for (atom, exp) in term.mono.factors() {
+                if *exp < 0 {
+                    self.division = true;
+                }
+                match atom.kind() {
+                    AtomKind::Sym { .. } => {}
+                    AtomKind::Recip(q) => {
+                        self.division = true;
+                        self.visit(q);
+                    }
+                    AtomKind::App { func, args } => {
+                        match func {
+                            Func::Sqrt => self.sqrt = true,
+                            Func::Exp => self.exp = true,
+                            Func::Abs => self.abs = true,
+                            Func::Max | Func::Min | Func::Select | Func::Lt0 => self.extrema = true,
+                            Func::TruncDiv | Func::Pow => self.division = true,
+                            _ => {}
+                        }
+                        for a in args.iter() {
+                            self.visit(a);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the outermost operation of `e` may occur in the target.
+    fn admits(&self, e: &Expr) -> bool {
+        match e.op() {
+            Op::Unary(UnaryOp::Sqrt) => self.sqrt,
+            Op::Unary(UnaryOp::Exp) => self.exp,
+            Op::Unary(UnaryOp::Abs) => self.abs,
+            Op::Binary(BinaryOp::Maximum | BinaryOp::Minimum) => self.extrema,
+            Op::Reduce {
+                kind: ReduceKind::Max | ReduceKind::Min,
+                ..
+            } => self.extrema,
+            Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv) => self.division,
+            _ => true,
+        }
+    }
+}
+
+/// Whether `e` reads a size parameter (through a cast).
+fn reads_a_size(e: &Expr) -> bool {
+    matches!(e.op(), Op::Cast(_)) && matches!(e.args().first().map(Expr::op), Some(Op::Var(_)))
+        || e.args().iter().any(reads_a_size)
+}
+
+/// Whether `e` is a contraction (matmul, outer product, einsum).
+fn is_contraction(e: &Expr) -> bool {
+    matches!(
+        e.op(),
+        Op::Matmul | Op::Outer | Op::Einsum(_) | Op::Tensordot { .. }
+    )
 }
 
 /// One-operand stubs: element-wise functions, reductions, transposes,

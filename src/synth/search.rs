@@ -39,6 +39,9 @@ pub struct Stats {
     pub pattern_matched: u64,
     /// Sketches whose hole value was solved algebraically.
     pub solved_algebraically: u64,
+    /// Contraction sketches whose tensor hole was solved by coefficient
+    /// extraction (see `contraction`).
+    pub solved_by_coefficients: u64,
     /// Seconds spent enumerating libraries.
     pub library_s: f64,
     /// Seconds spent in the top-down search.
@@ -58,6 +61,7 @@ impl Stats {
         self.backtracks += other.backtracks;
         self.pattern_matched += other.pattern_matched;
         self.solved_algebraically += other.solved_algebraically;
+        self.solved_by_coefficients += other.solved_by_coefficients;
         self.library_s += other.library_s;
         self.search_s += other.search_s;
         self.deadline_hit |= other.deadline_hit;
@@ -72,12 +76,33 @@ pub struct Counters {
     backtracks: AtomicU64,
     pattern_matched: AtomicU64,
     solved_algebraically: AtomicU64,
+    solved_by_coefficients: AtomicU64,
     deadline_hit: AtomicBool,
 }
 
 impl Counters {
     fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One exploration step (a target visited).
+    pub(crate) fn step(&self) {
+        Self::bump(&self.steps);
+    }
+
+    /// A sketch or hole that led nowhere.
+    pub(crate) fn backtrack(&self) {
+        Self::bump(&self.backtracks);
+    }
+
+    /// A sketch whose holes were filled by pattern matching.
+    pub(crate) fn pattern_match(&self) {
+        Self::bump(&self.pattern_matched);
+    }
+
+    /// A contraction sketch solved by coefficient extraction.
+    pub(crate) fn coefficient_solve(&self) {
+        Self::bump(&self.solved_by_coefficients);
     }
 
     /// The counters as plain numbers.
@@ -87,6 +112,7 @@ impl Counters {
             backtracks: self.backtracks.load(Ordering::Relaxed),
             pattern_matched: self.pattern_matched.load(Ordering::Relaxed),
             solved_algebraically: self.solved_algebraically.load(Ordering::Relaxed),
+            solved_by_coefficients: self.solved_by_coefficients.load(Ordering::Relaxed),
             deadline_hit: self.deadline_hit.load(Ordering::Relaxed),
             ..Stats::default()
         }
@@ -416,6 +442,16 @@ impl Search<'_> {
             Err(Timeout) => return self.at_deadline(best),
         }
         match super::select::sketches(self, target, dtype, depth, limit(&best)) {
+            Ok(Some(found)) => {
+                consider(&mut best, found);
+                if self.first {
+                    return Ok(best);
+                }
+            }
+            Ok(None) => {}
+            Err(Timeout) => return self.at_deadline(best),
+        }
+        match self.contraction(target, dtype, depth, limit(&best)) {
             Ok(Some(found)) => {
                 consider(&mut best, found);
                 if self.first {

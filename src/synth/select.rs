@@ -49,7 +49,7 @@ fn step_cost(target: &Tensor) -> f64 {
 /// Every sketch of this module that applies to `target`, the cheapest
 /// solution below `bound`.
 pub fn sketches(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -168,7 +168,7 @@ fn compare_dtypes(dtype: DType) -> Vec<DType> {
 /// Solves a value either exactly (a literal when uniform and constant) or
 /// through the search.
 fn solve_value(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -186,7 +186,7 @@ fn solve_value(
 /// `lt(x - 128, 0)`). The branches keep the sketch's depth: each is a
 /// strictly smaller subproblem, not a nesting.
 fn where_sketch(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -257,19 +257,19 @@ fn where_sketch(
         }
     }
     let Some((cond, cond_cost)) = condition else {
-        search.stats.backtracks += 1;
+        search.stats.backtrack();
         return Ok(None);
     };
     let Some(then) = solve_value(search, &thens, dtype, depth, bound - cond_cost - step)? else {
-        search.stats.backtracks += 1;
+        search.stats.backtrack();
         return Ok(None);
     };
     let rest = bound - cond_cost - step - then.cost;
     let Some(otherwise) = solve_value(search, &elses, dtype, depth, rest)? else {
-        search.stats.backtracks += 1;
+        search.stats.backtrack();
         return Ok(None);
     };
-    search.stats.pattern_matched += 1;
+    search.stats.pattern_match();
     Ok(build::select(cond, then.expr, otherwise.expr)
         .ok()
         .map(|expr| Found {
@@ -283,7 +283,7 @@ fn where_sketch(
 /// literal. (Division by one shared constant is also the search's own
 /// pattern; it is left to it.)
 fn division_sketch(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -305,18 +305,18 @@ fn division_sketch(
         }
         let step = step_cost(target);
         let Some(d) = solve_value(search, &den, dtype, depth - 1, bound - step)? else {
-            search.stats.backtracks += 1;
+            search.stats.backtrack();
             return Ok(None);
         };
         let Some(n) = search.solve(&num, dtype, depth - 1, bound - step - d.cost)? else {
-            search.stats.backtracks += 1;
+            search.stats.backtrack();
             return Ok(None);
         };
         let expr = match func {
             Func::TruncDiv => build::trunc_div(n.expr, d.expr),
             _ => build::rem(n.expr, d.expr),
         };
-        search.stats.pattern_matched += 1;
+        search.stats.pattern_match();
         return Ok(expr.ok().map(|expr| Found {
             expr,
             cost: step + n.cost + d.cost,
@@ -328,7 +328,7 @@ fn division_sketch(
 /// `?p + c·?x` for targets whose every element is a polynomial plus one
 /// term `c·f(…)` (the same function `f` and coefficient `c` throughout).
 fn application_split(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -381,11 +381,11 @@ fn application_split(
     // Like a where's branches, both parts are strictly smaller problems
     // (fewer terms), not a nesting: they keep the depth.
     let Some(rest) = solve_value(search, &rests, dtype, depth, bound - step)? else {
-        search.stats.backtracks += 1;
+        search.stats.backtrack();
         return Ok(None);
     };
     let Some(app) = search.solve(&apps, dtype, depth, bound - step - rest.cost)? else {
-        search.stats.backtracks += 1;
+        search.stats.backtrack();
         return Ok(None);
     };
     let expr = if coeff.is_one() {
@@ -398,7 +398,7 @@ fn application_split(
         };
         build::mul(c, app.expr).and_then(|scaled| build::add(rest.expr, scaled))
     };
-    search.stats.pattern_matched += 1;
+    search.stats.pattern_match();
     Ok(expr.ok().map(|expr| Found {
         expr,
         cost: step + rest.cost + app.cost,
@@ -425,7 +425,7 @@ fn integer_content(target: &Tensor) -> Option<i64> {
 /// share the integer factor `g` and are divided exactly, as polynomials,
 /// by a library stub's elements.
 fn integer_product(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     depth: u32,
@@ -495,7 +495,7 @@ fn integer_product(
             continue;
         }
         let Some(q) = solve_value(search, &quotient, dtype, depth - 1, limit)? else {
-            search.stats.backtracks += 1;
+            search.stats.backtrack();
             continue;
         };
         let product = build::mul(stub_expr, q.expr);
@@ -505,7 +505,7 @@ fn integer_product(
             product
         };
         if let Ok(expr) = expr {
-            search.stats.pattern_matched += 1;
+            search.stats.pattern_match();
             best = Some(Found {
                 expr,
                 cost: step + stub_cost + q.cost,
@@ -562,7 +562,7 @@ fn splits_by_formula(target: &Tensor, mask: &[bool]) -> bool {
 /// triangles follow different formulas; each hole is solved on its own
 /// triangle only.
 fn region_sketch(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     dtype: DType,
     bound: f64,
@@ -590,7 +590,7 @@ fn region_sketch(
         }
         let Some(x) = masked_solve(search, target, &lower, dtype, MASKED_DEPTH, limit - step)?
         else {
-            search.stats.backtracks += 1;
+            search.stats.backtrack();
             continue;
         };
         let Some(y) = masked_solve(
@@ -602,14 +602,14 @@ fn region_sketch(
             limit - step - x.cost,
         )?
         else {
-            search.stats.backtracks += 1;
+            search.stats.backtrack();
             continue;
         };
         let expr = square_pair(x.expr, y.expr).and_then(|(x, y)| {
             build::add(build::tril(x, k).ok()?, build::triu(y, k + 1).ok()?).ok()
         });
         if let Some(expr) = expr {
-            search.stats.pattern_matched += 1;
+            search.stats.pattern_match();
             best = Some(Found {
                 expr,
                 cost: step + x.cost + y.cost,
@@ -669,7 +669,7 @@ fn masked(target: &Tensor, mask: &[bool]) -> Tensor {
 /// `op(stub, ?h)` sketch whose hole is solved on the same elements,
 /// simplest holes first, within `depth`.
 fn masked_solve(
-    search: &mut Search<'_>,
+    search: &Search<'_>,
     target: &Tensor,
     mask: &[bool],
     dtype: DType,
@@ -679,7 +679,7 @@ fn masked_solve(
     if Instant::now() > search.deadline {
         return Err(Timeout);
     }
-    search.stats.steps += 1;
+    search.stats.step();
     let part = masked(target, mask);
     if let Some(found) = constant_on(&part, mask, dtype) {
         return Ok((found.cost < bound).then_some(found));
@@ -861,7 +861,8 @@ mod tests {
     use super::*;
     use crate::spec::Sizes;
     use crate::synth::library::{Evaluator, Library};
-    use crate::synth::search::Stats;
+    use crate::synth::cost::CostModel;
+    use crate::synth::search::{Counters, Reductions};
     use std::time::Duration;
     use tenslift_targets::{print_expr, Access, Dim};
 
@@ -898,14 +899,19 @@ mod tests {
             &sizes,
             deadline,
             20_000,
-            &target.vars(),
+            target,
         )
         .ok()?;
-        let mut search = Search {
+        let reductions = Reductions::build(&library, target.shape(), deadline);
+        let model = CostModel::Analytic;
+        let search = Search {
             library: &library,
+            reductions: &reductions,
+            model: &model,
+            sizes: &sizes,
             deadline,
             first: false,
-            stats: Stats::default(),
+            stats: Counters::default(),
             banned: &[],
             top_depth: 3,
         };

@@ -140,11 +140,16 @@ impl<'a> Lifted<'a> {
                     returned = Some((e.clone(), env.clone()));
                     continue;
                 }
+                Stmt::Loop { var, .. } => {
+                    return Err(Unsupported(format!(
+                        "the lifted program keeps loop `{var}` (partial lift): no invariant is derived for TensIR loops yet"
+                    )))
+                }
             };
             let name = match stmt {
                 Stmt::Let { name, .. } => name.clone(),
                 Stmt::Store { target, .. } => target.clone(),
-                Stmt::Return(_) => continue,
+                Stmt::Return(_) | Stmt::Loop { .. } => continue,
             };
             let mut map = (*env).clone();
             map.insert(name, Arc::new(next));
