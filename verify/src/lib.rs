@@ -1,7 +1,8 @@
 //! Verification: proves a lifted TensIR program equal to the C loop nest it
 //! came from. Takes the frontend's loop IR and a TensIR program; hands on a
-//! verdict per check (Z3 bounded today; Z3 unbounded with loop invariants
-//! and differential testing against compiled C are to come) with
+//! verdict per check (Z3 bounded at concrete sizes; Z3 unbounded with loop
+//! invariants derived from the lifted program, [`unbounded::prove`];
+//! differential testing against compiled C is to come) with
 //! counterexamples and reasons.
 //!
 //! [`bounded::check`] interprets both sides over Z3 terms at concrete sizes
