@@ -11,6 +11,7 @@ pub mod emit;
 pub mod extract;
 pub mod lift;
 pub mod spec;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,9 @@ pub const EXIT_NO_KERNEL: i32 = 3;
 pub const EXIT_SPEC: i32 = 4;
 /// `lift` ran, but some kernel was not lifted (failed, or only partially).
 pub const EXIT_NOT_LIFTED: i32 = 5;
+/// `verify` (or `lift --verify`) found the program wrong: a counterexample,
+/// a mismatch against the compiled C, or a disproof. Nothing is written.
+pub const EXIT_VERIFY_FAILED: i32 = 6;
 
 /// Lifts C loop nests into verified tensor programs.
 #[derive(Debug, Parser)]
@@ -46,6 +50,9 @@ pub enum Command {
     Emit(emit::EmitArgs),
     /// Search a tensor program equal to each kernel and emit it.
     Lift(lift::LiftArgs),
+    /// Check a lifted (or given) program: Z3 bounded, unbounded, and
+    /// differential runs against the compiled C.
+    Verify(verify::VerifyArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -84,5 +91,6 @@ pub fn main() -> i32 {
         Command::Spec(args) => spec::run(args),
         Command::Emit(args) => emit::run(args),
         Command::Lift(args) => lift::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }

@@ -51,6 +51,11 @@ impl DifferentialError {
     }
 }
 
+/// A fresh scratch directory for one differential run, removed when dropped.
+pub fn scratch_dir() -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("tenslift-verify-").tempdir()
+}
+
 /// What the compiled C did on one set of inputs.
 #[derive(Clone, Debug)]
 pub struct CReference {
