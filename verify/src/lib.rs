@@ -27,7 +27,9 @@ mod replay;
 pub mod report;
 pub mod reports;
 mod symbolic;
+pub mod unbounded;
 
 pub use bounded::{check, BoundedOptions};
 pub use error::VerifyError;
+pub use unbounded::{prove, UnboundedOptions, UnboundedResult};
 pub use report::{ArrayValue, BoundedResult, Counterexample, Difference, Replay, Stats, Value};
