@@ -20,14 +20,14 @@ use tenslift_targets::{parse_program, print_program, Program, Target};
 use tenslift_verify::bounded::{check, BoundedOptions};
 use tenslift_verify::differential::cdriver::{run_generated, CompileFlags};
 use tenslift_verify::differential::{
-    compare, manifest, scratch_dir, CReference, DifferentialResult, Verdict,
+    compare, manifest, scratch_dir, CReference, DifferentialError, DifferentialResult, Verdict,
 };
 use tenslift_verify::reports::{
     render_json, write_reports, BoundedRun, KernelVerification, Status, UnboundedSummary,
     BOUNDED_ARITHMETIC,
 };
 use tenslift_verify::report::sizes_text;
-use tenslift_verify::{BoundedResult, VerifyError};
+use tenslift_verify::{prove, BoundedResult, UnboundedOptions, UnboundedResult, VerifyError};
 
 use super::cflags::CFlags;
 use super::{
@@ -186,7 +186,7 @@ pub fn run(args: VerifyArgs) -> i32 {
                     .as_ref()
                     .map(|e| e.to_string())
                     .unwrap_or_else(|| "no program".to_string());
-                (lifted.program, format!("lifted ({why})"))
+                (lifted.program, format!("not lifted: {why}"))
             }
         };
         let origin = match (&args.program, &program) {
@@ -266,7 +266,7 @@ pub fn verify_kernel(
         reason: String::new(),
     };
     let Some(program) = program else {
-        v.reason = format!("not lifted: {origin}");
+        v.reason = origin.to_string();
         v.differential = DifferentialResult::skipped("no program");
         return v;
     };
@@ -310,9 +310,40 @@ pub fn verify_kernel(
     v
 }
 
-/// The unbounded prover's verdict.
-fn unbounded_summary(_kernel: &Kernel, _program: &Program, _setup: &VerifySetup) -> UnboundedSummary {
-    UnboundedSummary::not_run("the unbounded prover is not available in this build")
+/// The unbounded prover's verdict, in report form.
+fn unbounded_summary(kernel: &Kernel, program: &Program, setup: &VerifySetup) -> UnboundedSummary {
+    let options = UnboundedOptions {
+        timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    match prove(kernel, program, &options) {
+        UnboundedResult::Proved {
+            invariants,
+            conditions,
+            arithmetic,
+        } => UnboundedSummary {
+            status: "proved".to_string(),
+            detail: format!("proved for all sizes ({conditions} verification conditions)"),
+            invariants,
+            conditions,
+            arithmetic,
+        },
+        UnboundedResult::Unknown { condition, reason } => UnboundedSummary {
+            status: "unknown".to_string(),
+            detail: format!("{condition}: {reason}"),
+            ..UnboundedSummary::not_run("")
+        },
+        UnboundedResult::Failed {
+            condition,
+            counterexample,
+        } => UnboundedSummary {
+            status: "fail".to_string(),
+            detail: match counterexample {
+                Some(c) => format!("{condition} fails: {c}"),
+                None => format!("{condition} fails"),
+            },
+            ..UnboundedSummary::not_run("")
+        },
+    }
 }
 
 /// Why the kernel is not (fully) verified: failures first, then unknowns.
@@ -369,6 +400,14 @@ fn differential(
     };
     let references = match c_references(setup, kernel, program, first, workspace, &python, workdir.path()) {
         Ok(r) => r,
+        // The generated module cannot even take the C's arguments.
+        Err(e @ DifferentialError::Interface(_)) => {
+            return DifferentialResult {
+                verdict: Verdict::Fail,
+                reason: e.to_string(),
+                runs: Vec::new(),
+            }
+        }
         Err(e) => return DifferentialResult::skipped(format!("the C reference did not run: {e}")),
     };
     compare(kernel, program, &references, &setup.targets, &python, workdir.path())
@@ -385,10 +424,8 @@ fn c_references(
     workspace: &Path,
     python: &Path,
     workdir: &Path,
-) -> Result<Vec<CReference>, String> {
-    if let Some(entry) =
-        manifest::find(workspace, &setup.file, &kernel.name).map_err(|e| e.to_string())?
-    {
+) -> Result<Vec<CReference>, DifferentialError> {
+    if let Some(entry) = manifest::find(workspace, &setup.file, &kernel.name)? {
         let datasets: Vec<&str> = ["MINI", "SMALL"]
             .into_iter()
             .filter(|d| entry.sizes.contains_key(*d))
@@ -397,12 +434,13 @@ fn c_references(
             return datasets
                 .iter()
                 .map(|d| manifest::run_cref(workspace, python, &entry, d, 0, workdir))
-                .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string());
+                .collect();
         }
     }
     let Some(small) = first else {
-        return Err("no valid size tuple for the kernel".to_string());
+        return Err(DifferentialError::Tool(
+            "no valid size tuple for the kernel".to_string(),
+        ));
     };
     let mut tuples = vec![("small", small.clone())];
     if let Some(moderate) = moderate_sizes(kernel, small) {
@@ -422,7 +460,6 @@ fn c_references(
                 workdir,
                 label,
             )
-            .map_err(|e| e.to_string())
         })
         .collect()
 }
