@@ -41,20 +41,32 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn gemm_passes_bounded_and_differential_on_every_target() {
-    let out = tenslift(&["verify", "benchmarks/polybench/gemm.c", "--json", "--timeout", "60"]);
+    let out = tenslift(&[
+        "verify",
+        "benchmarks/polybench/gemm.c",
+        "--json",
+        "--timeout",
+        "60",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = &records(&out)[0];
     assert_eq!(r["function"], "kernel_gemm");
     assert_eq!(r["bounded"], "pass", "{r}");
     assert_eq!(r["differential"], "pass", "{r}");
-    let runs = r["details"]["differential"]["runs"].as_array().cloned().unwrap_or_default();
+    let runs = r["details"]["differential"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for target in ["numpy", "jax", "pytorch", "hlo"] {
         let mine: Vec<&Value> = runs.iter().filter(|x| x["target"] == target).collect();
         // The manifest's MINI and SMALL datasets, each agreeing with gcc.
         assert_eq!(mine.len(), 2, "{target}: {r}");
         assert!(mine.iter().all(|x| x["verdict"] == "pass"), "{target}: {r}");
     }
-    let sizes = r["details"]["sizes_checked"].as_array().cloned().unwrap_or_default();
+    let sizes = r["details"]["sizes_checked"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(sizes.len(), 2, "two size tuples checked symbolically");
     assert_ne!(sizes[0], sizes[1]);
 }
@@ -62,24 +74,52 @@ fn gemm_passes_bounded_and_differential_on_every_target() {
 #[test]
 fn a_file_outside_the_manifest_goes_through_the_generated_driver() {
     let out = tenslift(&[
-        "verify", OWN, "--function", "matvec", "--function", "quarter", "--function",
-        "log_ratio", "--targets", "numpy,jax", "--json", "--timeout", "30",
+        "verify",
+        OWN,
+        "--function",
+        "matvec",
+        "--function",
+        "quarter",
+        "--function",
+        "log_ratio",
+        "--targets",
+        "numpy,jax",
+        "--json",
+        "--timeout",
+        "30",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rs = records(&out);
     assert_eq!(rs.len(), 3);
     for r in &rs {
         assert_eq!(r["differential"], "pass", "{r}");
-        let runs = r["details"]["differential"]["runs"].as_array().cloned().unwrap_or_default();
-        let labels: Vec<&str> = runs.iter().filter_map(|x| x["reference"].as_str()).collect();
-        assert!(labels.contains(&"small") && labels.contains(&"moderate"), "{r}");
-        let small = &runs.iter().find(|x| x["reference"] == "small").unwrap_or(&Value::Null)["sizes"];
-        let moderate =
-            &runs.iter().find(|x| x["reference"] == "moderate").unwrap_or(&Value::Null)["sizes"];
+        let runs = r["details"]["differential"]["runs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let labels: Vec<&str> = runs
+            .iter()
+            .filter_map(|x| x["reference"].as_str())
+            .collect();
+        assert!(
+            labels.contains(&"small") && labels.contains(&"moderate"),
+            "{r}"
+        );
+        let small = &runs
+            .iter()
+            .find(|x| x["reference"] == "small")
+            .unwrap_or(&Value::Null)["sizes"];
+        let moderate = &runs
+            .iter()
+            .find(|x| x["reference"] == "moderate")
+            .unwrap_or(&Value::Null)["sizes"];
         assert_ne!(small, moderate, "two different size tuples");
     }
     // Integers are compared exactly.
-    let quarter = rs.iter().find(|r| r["function"] == "quarter").unwrap_or(&Value::Null);
+    let quarter = rs
+        .iter()
+        .find(|r| r["function"] == "quarter")
+        .unwrap_or(&Value::Null);
     assert_eq!(quarter["bounded"], "pass");
     let first = &quarter["details"]["differential"]["runs"][0]["outputs"][0];
     assert_eq!(first["tolerance"], 0.0);
@@ -89,14 +129,21 @@ fn a_file_outside_the_manifest_goes_through_the_generated_driver() {
 #[test]
 fn inputs_outside_the_c_domain_skip_the_differential_run_with_a_reason() {
     let out = tenslift(&[
-        "verify", "tests/fixtures/verify/domain.c", "--program",
-        "tests/fixtures/verify/shifted_sqrt.tensir", "--targets", "numpy", "--json",
+        "verify",
+        "tests/fixtures/verify/domain.c",
+        "--program",
+        "tests/fixtures/verify/shifted_sqrt.tensir",
+        "--targets",
+        "numpy",
+        "--json",
     ]);
     // Not a failure: the symbolic check still passes over the reals.
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = &records(&out)[0];
     assert_eq!(r["differential"], "skipped", "{r}");
-    let reason = r["details"]["differential"]["reason"].as_str().unwrap_or("");
+    let reason = r["details"]["differential"]["reason"]
+        .as_str()
+        .unwrap_or("");
     assert!(reason.contains("NaN"), "{reason}");
 }
 
@@ -111,27 +158,49 @@ fn injected_wrong_lifts_are_caught_by_bounded_and_differential() {
     ] {
         let path = format!("tests/fixtures/verify/{program}.tensir");
         let out = tenslift(&[
-            "verify", OWN, "--function", function, "--program", &path, "--targets", "numpy",
-            "--json", "--timeout", "30",
+            "verify",
+            OWN,
+            "--function",
+            function,
+            "--program",
+            &path,
+            "--targets",
+            "numpy",
+            "--json",
+            "--timeout",
+            "30",
         ]);
         assert_eq!(out.status.code(), Some(6), "{program}: {}", stderr(&out));
         let r = &records(&out)[0];
         assert_eq!(r["bounded"], "fail", "{program}: {r}");
         assert_eq!(r["differential"], "fail", "{program}: {r}");
         assert_eq!(r["verified"], false);
-        assert!(stderr(&out).contains("fail"), "{program}: summary names the failure");
+        assert!(
+            stderr(&out).contains("fail"),
+            "{program}: summary names the failure"
+        );
     }
 }
 
 #[test]
 fn the_correct_program_for_the_same_kernel_passes() {
     let out = tenslift(&[
-        "verify", OWN, "--function", "forward_diff", "--program",
-        "tests/fixtures/verify/forward_diff_ok.tensir", "--targets", "numpy", "--json",
+        "verify",
+        OWN,
+        "--function",
+        "forward_diff",
+        "--program",
+        "tests/fixtures/verify/forward_diff_ok.tensir",
+        "--targets",
+        "numpy",
+        "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = &records(&out)[0];
-    assert_eq!((r["bounded"].as_str(), r["differential"].as_str()), (Some("pass"), Some("pass")));
+    assert_eq!(
+        (r["bounded"].as_str(), r["differential"].as_str()),
+        (Some("pass"), Some("pass"))
+    );
 }
 
 #[test]
@@ -139,17 +208,33 @@ fn the_markdown_report_shows_source_program_checks_and_errors() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let report = dir.path().join("reports");
     let out = tenslift(&[
-        "verify", OWN, "--function", "quarter", "--targets", "numpy", "--report",
-        &report.to_string_lossy(), "--timeout", "30",
+        "verify",
+        OWN,
+        "--function",
+        "quarter",
+        "--targets",
+        "numpy",
+        "--report",
+        &report.to_string_lossy(),
+        "--timeout",
+        "30",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for name in ["index.md", "index.html", "index.json", "own_kernels-quarter.html", "own_kernels-quarter.json"] {
+    for name in [
+        "index.md",
+        "index.html",
+        "index.json",
+        "own_kernels-quarter.html",
+        "own_kernels-quarter.json",
+    ] {
         assert!(report.join(name).is_file(), "{name} written");
     }
     let md = std::fs::read_to_string(report.join("own_kernels-quarter.md")).unwrap_or_default();
     insta::assert_snapshot!("verify_report_quarter", stable(&md));
     let html = std::fs::read_to_string(report.join("own_kernels-quarter.html")).unwrap_or_default();
-    assert!(html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("http"));
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("http")
+    );
 }
 
 /// The report without what changes from run to run (solver times) or with
@@ -189,7 +274,13 @@ fn a_report_directory_that_cannot_be_made_leaves_no_files_and_fails() {
     let blocker = dir.path().join("file");
     std::fs::write(&blocker, "x").unwrap_or_else(|e| panic!("{e}"));
     let out = tenslift(&[
-        "verify", OWN, "--function", "quarter", "--targets", "numpy", "--report",
+        "verify",
+        OWN,
+        "--function",
+        "quarter",
+        "--targets",
+        "numpy",
+        "--report",
         &blocker.join("sub").to_string_lossy(),
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -201,12 +292,24 @@ fn lift_verify_records_the_verdict_in_the_module_header() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let module = dir.path().join("matvec.py");
     let out = tenslift(&[
-        "lift", OWN, "--function", "matvec", "--target", "numpy", "--verify", "-o",
-        &module.to_string_lossy(), "--timeout", "30",
+        "lift",
+        OWN,
+        "--function",
+        "matvec",
+        "--target",
+        "numpy",
+        "--verify",
+        "-o",
+        &module.to_string_lossy(),
+        "--timeout",
+        "30",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let code = std::fs::read_to_string(&module).unwrap_or_default();
-    let header = code.lines().find(|l| l.starts_with("# verification:")).unwrap_or("");
+    let header = code
+        .lines()
+        .find(|l| l.starts_with("# verification:"))
+        .unwrap_or("");
     assert!(
         header.contains("bounded+differential") || header.contains("proved"),
         "{header}"

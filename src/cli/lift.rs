@@ -2,12 +2,14 @@
 //! [-o OUT] [--timeout S] [--search best|first] [--json] [--verify]`:
 //! extracts each kernel, searches a TensIR program equal to its spec at two
 //! size tuples, and emits it; with `--verify` also runs `tenslift verify`'s
-//! checks and writes the verdict into the module's header. One summary line per kernel on stderr (or one JSON object
-//! per kernel on stdout with `--json`).
+//! checks and writes the verdict into the module's header. One summary line
+//! per kernel on stderr (or one JSON object per kernel on stdout with
+//! `--json`).
 //!
 //! Exit codes: 0 every kernel lifted; 1 the C was rejected (diagnostics on
 //! stderr); 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted
-//! (failed, partial); 6 `--verify` found a program wrong. `-o` is written only when every kernel lifted, via a
+//! (failed, partial); 6 `--verify` found a program wrong. `-o` is written
+//! only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
 use std::path::{Path, PathBuf};

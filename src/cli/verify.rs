@@ -18,15 +18,15 @@ use tenslift_frontend::ExtractError;
 use tenslift_targets::runner::python_interpreter;
 use tenslift_targets::{parse_program, print_program, Program, Target};
 use tenslift_verify::bounded::{check, BoundedOptions};
-use tenslift_verify::differential::cdriver::{run_generated, CompileFlags};
+use tenslift_verify::differential::cdriver::{run_generated, CompileFlags, DriverSetup};
 use tenslift_verify::differential::{
     compare, manifest, scratch_dir, CReference, DifferentialError, DifferentialResult, Verdict,
 };
+use tenslift_verify::report::sizes_text;
 use tenslift_verify::reports::{
     render_json, write_reports, BoundedRun, KernelVerification, Status, UnboundedSummary,
     BOUNDED_ARITHMETIC,
 };
-use tenslift_verify::report::sizes_text;
 use tenslift_verify::{prove, BoundedResult, UnboundedOptions, UnboundedResult, VerifyError};
 
 use super::cflags::CFlags;
@@ -151,7 +151,10 @@ pub fn run(args: VerifyArgs) -> i32 {
     };
     for wanted in &args.function {
         if !unit.kernels.iter().any(|k| &k.name == wanted) {
-            print_err(&format!("{}: error: no kernel `{wanted}`\n", path.display()));
+            print_err(&format!(
+                "{}: error: no kernel `{wanted}`\n",
+                path.display()
+            ));
             return EXIT_NO_KERNEL;
         }
     }
@@ -205,11 +208,17 @@ pub fn run(args: VerifyArgs) -> i32 {
     }
     if let Some(dir) = &args.report {
         if let Err(e) = write_reports(dir, &results) {
-            print_err(&format!("error: cannot write reports into {}: {e}\n", dir.display()));
+            print_err(&format!(
+                "error: cannot write reports into {}: {e}\n",
+                dir.display()
+            ));
             return EXIT_USAGE;
         }
     }
-    if results.iter().any(|r| r.program_text.is_some() && r.failed()) {
+    if results
+        .iter()
+        .any(|r| r.program_text.is_some() && r.failed())
+    {
         EXIT_VERIFY_FAILED
     } else if not_lifted {
         EXIT_NOT_LIFTED
@@ -351,11 +360,7 @@ fn reason(v: &KernelVerification) -> String {
     let mut failures = Vec::new();
     let mut open = Vec::new();
     for b in &v.bounded {
-        let text = format!(
-            "bounded at {}: {}",
-            sizes_text(&b.sizes),
-            b.detail
-        );
+        let text = format!("bounded at {}: {}", sizes_text(&b.sizes), b.detail);
         match b.status {
             Status::Fail => failures.push(text),
             Status::Unknown => open.push(text),
@@ -368,12 +373,8 @@ fn reason(v: &KernelVerification) -> String {
         _ => {}
     }
     match v.differential.verdict {
-        Verdict::Fail => {
-            failures.push(format!("differential: {}", v.differential.reason))
-        }
-        Verdict::Skipped => {
-            open.push(format!("differential skipped: {}", v.differential.reason))
-        }
+        Verdict::Fail => failures.push(format!("differential: {}", v.differential.reason)),
+        Verdict::Skipped => open.push(format!("differential skipped: {}", v.differential.reason)),
         Verdict::Pass => {}
     }
     if !failures.is_empty() {
@@ -398,7 +399,15 @@ fn differential(
         Ok(d) => d,
         Err(e) => return DifferentialResult::skipped(format!("no temporary directory: {e}")),
     };
-    let references = match c_references(setup, kernel, program, first, workspace, &python, workdir.path()) {
+    let references = match c_references(
+        setup,
+        kernel,
+        program,
+        first,
+        workspace,
+        &python,
+        workdir.path(),
+    ) {
         Ok(r) => r,
         // The generated module cannot even take the C's arguments.
         Err(e @ DifferentialError::Interface(_)) => {
@@ -410,7 +419,14 @@ fn differential(
         }
         Err(e) => return DifferentialResult::skipped(format!("the C reference did not run: {e}")),
     };
-    compare(kernel, program, &references, &setup.targets, &python, workdir.path())
+    compare(
+        kernel,
+        program,
+        &references,
+        &setup.targets,
+        &python,
+        workdir.path(),
+    )
 }
 
 /// The compiled C's outputs at two size tuples: the manifest's MINI and
@@ -446,21 +462,15 @@ fn c_references(
     if let Some(moderate) = moderate_sizes(kernel, small) {
         tuples.push(("moderate", moderate));
     }
+    let driver = DriverSetup {
+        source: &setup.file,
+        flags: &setup.compile,
+        workdir,
+    };
     tuples
         .iter()
         .enumerate()
-        .map(|(i, (label, sizes))| {
-            run_generated(
-                &setup.file,
-                kernel,
-                program,
-                sizes,
-                &setup.compile,
-                i as u64,
-                workdir,
-                label,
-            )
-        })
+        .map(|(i, (label, sizes))| run_generated(&driver, kernel, program, sizes, i as u64, label))
         .collect()
 }
 

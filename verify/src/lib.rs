@@ -31,5 +31,5 @@ pub mod unbounded;
 
 pub use bounded::{check, BoundedOptions};
 pub use error::VerifyError;
-pub use unbounded::{prove, UnboundedOptions, UnboundedResult};
 pub use report::{ArrayValue, BoundedResult, Counterexample, Difference, Replay, Stats, Value};
+pub use unbounded::{prove, UnboundedOptions, UnboundedResult};

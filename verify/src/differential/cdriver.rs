@@ -30,17 +30,26 @@ pub struct CompileFlags {
     pub defines: Vec<String>,
 }
 
-/// Builds and runs the generated driver at `sizes`; `label` names the run.
+/// Where the generated driver's C comes from and where it is built.
+pub struct DriverSetup<'a> {
+    /// The user's C file (included by the driver).
+    pub source: &'a Path,
+    pub flags: &'a CompileFlags,
+    /// Scratch space; each run gets its own subdirectory.
+    pub workdir: &'a Path,
+}
+
+/// Builds and runs the generated driver at `sizes`; `label` names the run
+/// and `seed` picks the random inputs.
 pub fn run_generated(
-    source: &Path,
+    setup: &DriverSetup,
     kernel: &Kernel,
     program: &Program,
     sizes: &BTreeMap<String, i64>,
-    flags: &CompileFlags,
     seed: u64,
-    workdir: &Path,
     label: &str,
 ) -> Result<CReference, DifferentialError> {
+    let (source, flags, workdir) = (setup.source, setup.flags, setup.workdir);
     let iface = interface::build(kernel, program, sizes)
         .map_err(|e| DifferentialError::Interface(e.to_string()))?;
     let positive = positive_inputs(kernel);
@@ -289,7 +298,9 @@ fn driver_source(
     let _ = writeln!(c, "#define main tenslift_user_main");
     let _ = writeln!(c, "#include {}", c_string(&absolute.to_string_lossy()));
     let _ = writeln!(c, "#undef main");
-    c.push_str("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n");
+    c.push_str(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n",
+    );
     c.push_str(NPY_HELPERS);
     c.push_str("int main(int argc, char **argv) {\n");
     c.push_str("    if (argc != 3) { fprintf(stderr, \"usage: driver IN OUT\\n\"); return 2; }\n");
@@ -338,7 +349,11 @@ fn driver_source(
         }
     }
     let mut call_args = Vec::new();
-    for p in kernel.params.iter().filter(|p| p.origin == Origin::Argument) {
+    for p in kernel
+        .params
+        .iter()
+        .filter(|p| p.origin == Origin::Argument)
+    {
         let slot = slots.iter().find(|s| match s {
             Slot::Size { name, .. } | Slot::Scalar { name, .. } | Slot::Array { name, .. } => {
                 name == &p.name

@@ -53,7 +53,9 @@ impl DifferentialError {
 
 /// A fresh scratch directory for one differential run, removed when dropped.
 pub fn scratch_dir() -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix("tenslift-verify-").tempdir()
+    tempfile::Builder::new()
+        .prefix("tenslift-verify-")
+        .tempdir()
 }
 
 /// What the compiled C did on one set of inputs.
@@ -178,14 +180,19 @@ pub fn compare(
                 outputs: Vec::new(),
             };
             let outcome = match &results {
-                Err(RunnerError::Python { stderr, .. }) if missing_module(stderr) => {
-                    Err((Verdict::Skipped, format!("{} is not installed", target.name())))
-                }
-                Err(e) => Err((Verdict::Fail, format!("the generated code did not run: {e}"))),
+                Err(RunnerError::Python { stderr, .. }) if missing_module(stderr) => Err((
+                    Verdict::Skipped,
+                    format!("{} is not installed", target.name()),
+                )),
+                Err(e) => Err((
+                    Verdict::Fail,
+                    format!("the generated code did not run: {e}"),
+                )),
                 Ok(per_case) => match &per_case[i] {
-                    Err(text) if missing_module(text) => {
-                        Err((Verdict::Skipped, format!("{} is not installed", target.name())))
-                    }
+                    Err(text) if missing_module(text) => Err((
+                        Verdict::Skipped,
+                        format!("{} is not installed", target.name()),
+                    )),
                     Err(text) => Err((Verdict::Fail, format!("the generated code raised: {text}"))),
                     Ok(o) => Ok(o),
                 },
@@ -296,7 +303,9 @@ fn program_args(program: &Program, r: &CReference) -> Result<HashMap<String, Arr
             ParamKind::Array { dtype, .. } => (*dtype, p.name.to_string()),
         };
         let Some(value) = r.inputs.get(&name) else {
-            return Err(format!("the C has no argument `{name}` that the program takes"));
+            return Err(format!(
+                "the C has no argument `{name}` that the program takes"
+            ));
         };
         if value.dtype != dtype {
             return Err(format!(
@@ -320,12 +329,7 @@ fn mismatch_text(err: &OutputError) -> String {
 }
 
 /// Compares one output element-wise.
-fn measure(
-    name: &str,
-    c: &Array,
-    p: &Array,
-    reduction_length: u64,
-) -> Result<OutputError, String> {
+fn measure(name: &str, c: &Array, p: &Array, reduction_length: u64) -> Result<OutputError, String> {
     if c.len() != p.len() {
         return Err(format!(
             "`{name}` has {} elements in the C but {} in the program (shapes {:?} and {:?})",

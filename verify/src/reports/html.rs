@@ -27,7 +27,11 @@ fn escape(text: &str) -> String {
 
 fn badge(status: &str) -> String {
     let class = status.split_whitespace().next().unwrap_or("unknown");
-    format!("<span class=\"{}\">{}</span>", escape(class), escape(status))
+    format!(
+        "<span class=\"{}\">{}</span>",
+        escape(class),
+        escape(status)
+    )
 }
 
 fn page(title: &str, body: &str) -> String {
@@ -39,43 +43,96 @@ fn page(title: &str, body: &str) -> String {
 
 pub fn render_html(k: &KernelVerification) -> String {
     let mut b = String::new();
-    let _ = writeln!(b, "<h1>Verification of <code>{}</code> ({})</h1>", escape(&k.function), escape(&k.file));
+    let _ = writeln!(
+        b,
+        "<h1>Verification of <code>{}</code> ({})</h1>",
+        escape(&k.function),
+        escape(&k.file)
+    );
     let _ = writeln!(b, "<table><tr><th>check</th><th>result</th></tr>");
-    let _ = writeln!(b, "<tr><td>bounded (Z3)</td><td>{}</td></tr>", badge(k.bounded_status().name()));
-    let _ = writeln!(b, "<tr><td>unbounded (Z3, invariants)</td><td>{}</td></tr>", badge(k.unbounded_status()));
-    let _ = writeln!(b, "<tr><td>differential</td><td>{}</td></tr>", badge(k.differential.verdict.name()));
-    let _ = writeln!(b, "<tr><td>header status</td><td>{}</td></tr></table>", escape(&k.header_status()));
+    let _ = writeln!(
+        b,
+        "<tr><td>bounded (Z3)</td><td>{}</td></tr>",
+        badge(k.bounded_status().name())
+    );
+    let _ = writeln!(
+        b,
+        "<tr><td>unbounded (Z3, invariants)</td><td>{}</td></tr>",
+        badge(k.unbounded_status())
+    );
+    let _ = writeln!(
+        b,
+        "<tr><td>differential</td><td>{}</td></tr>",
+        badge(k.differential.verdict.name())
+    );
+    let _ = writeln!(
+        b,
+        "<tr><td>header status</td><td>{}</td></tr></table>",
+        escape(&k.header_status())
+    );
     if !k.reason.is_empty() {
         let _ = writeln!(b, "<p>Reason: {}</p>", escape(&k.reason));
     }
     let (file, start, end) = &k.source_range;
-    let _ = writeln!(b, "<h2>C source ({}:{start}-{end})</h2><pre>{}</pre>", escape(file), escape(&k.source_text));
+    let _ = writeln!(
+        b,
+        "<h2>C source ({}:{start}-{end})</h2><pre>{}</pre>",
+        escape(file),
+        escape(&k.source_text)
+    );
     let _ = writeln!(
         b,
         "<h2>Program ({})</h2><pre>{}</pre>",
         escape(&k.program_origin),
         escape(k.program_text.as_deref().unwrap_or("No program."))
     );
-    let _ = writeln!(b, "<h2>Arithmetic model</h2><p>{}</p>", escape(&k.arithmetic));
+    let _ = writeln!(
+        b,
+        "<h2>Arithmetic model</h2><p>{}</p>",
+        escape(&k.arithmetic)
+    );
     let _ = writeln!(b, "<h2>Bounded check</h2>");
     for run in &k.bounded {
-        let _ = writeln!(b, "<h3>sizes {}: {}</h3>", escape(&sizes_text(&run.sizes)), badge(run.status.name()));
+        let _ = writeln!(
+            b,
+            "<h3>sizes {}: {}</h3>",
+            escape(&sizes_text(&run.sizes)),
+            badge(run.status.name())
+        );
         if run.status != Status::Pass || !run.detail.is_empty() {
             let _ = writeln!(b, "<pre>{}</pre>", escape(&run.detail));
         }
     }
-    let _ = writeln!(b, "<h2>Unbounded proof: {}</h2>", badge(&k.unbounded.status));
+    let _ = writeln!(
+        b,
+        "<h2>Unbounded proof: {}</h2>",
+        badge(&k.unbounded.status)
+    );
     if !k.unbounded.detail.is_empty() {
         let _ = writeln!(b, "<p>{}</p>", escape(&k.unbounded.detail));
     }
     if !k.unbounded.arithmetic.is_empty() {
-        let _ = writeln!(b, "<p>Arithmetic: {}; {} verification conditions.</p>", escape(&k.unbounded.arithmetic), k.unbounded.conditions);
+        let _ = writeln!(
+            b,
+            "<p>Arithmetic: {}; {} verification conditions.</p>",
+            escape(&k.unbounded.arithmetic),
+            k.unbounded.conditions
+        );
     }
     if !k.unbounded.invariants.is_empty() {
-        let _ = writeln!(b, "<pre>{}</pre>", escape(&k.unbounded.invariants.join("\n")));
+        let _ = writeln!(
+            b,
+            "<pre>{}</pre>",
+            escape(&k.unbounded.invariants.join("\n"))
+        );
     }
     let d = &k.differential;
-    let _ = writeln!(b, "<h2>Differential runs: {}</h2><p>{}</p>", badge(d.verdict.name()), escape(&d.reason));
+    let _ = writeln!(
+        b,
+        "<h2>Differential runs: {}</h2><p>{}</p>",
+        badge(d.verdict.name()),
+        escape(&d.reason)
+    );
     if !d.runs.is_empty() {
         b.push_str("<table><tr><th>target</th><th>inputs</th><th>sizes</th><th>output</th><th>max abs</th><th>max rel</th><th>tolerance</th><th>result</th></tr>\n");
         for r in &d.runs {

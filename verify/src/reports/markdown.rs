@@ -22,8 +22,16 @@ pub fn render_markdown(k: &KernelVerification) -> String {
     let _ = writeln!(out, "# Verification of `{}` ({})\n", k.function, k.file);
     let _ = writeln!(out, "| check | result |\n|---|---|");
     let _ = writeln!(out, "| bounded (Z3) | {} |", k.bounded_status().name());
-    let _ = writeln!(out, "| unbounded (Z3, invariants) | {} |", k.unbounded_status());
-    let _ = writeln!(out, "| differential (gcc vs generated code) | {} |", k.differential.verdict.name());
+    let _ = writeln!(
+        out,
+        "| unbounded (Z3, invariants) | {} |",
+        k.unbounded_status()
+    );
+    let _ = writeln!(
+        out,
+        "| differential (gcc vs generated code) | {} |",
+        k.differential.verdict.name()
+    );
     let _ = writeln!(out, "| header status | {} |\n", k.header_status());
     if !k.reason.is_empty() {
         let _ = writeln!(out, "Reason: {}\n", k.reason);
@@ -42,7 +50,12 @@ pub fn render_markdown(k: &KernelVerification) -> String {
         out.push_str("Not run.\n\n");
     }
     for b in &k.bounded {
-        let _ = writeln!(out, "### sizes {}: {}\n", sizes_text(&b.sizes), b.status.name());
+        let _ = writeln!(
+            out,
+            "### sizes {}: {}\n",
+            sizes_text(&b.sizes),
+            b.status.name()
+        );
         if b.status != Status::Pass || !b.detail.is_empty() {
             fence(&mut out, "", &b.detail);
         }
@@ -63,7 +76,12 @@ pub fn render_markdown(k: &KernelVerification) -> String {
         fence(&mut out, "", &k.unbounded.invariants.join("\n"));
     }
     let d = &k.differential;
-    let _ = writeln!(out, "## Differential runs: {}\n\n{}\n", d.verdict.name(), d.reason);
+    let _ = writeln!(
+        out,
+        "## Differential runs: {}\n\n{}\n",
+        d.verdict.name(),
+        d.reason
+    );
     if !d.runs.is_empty() {
         let _ = writeln!(
             out,

@@ -89,7 +89,8 @@ pub struct KernelVerification {
 }
 
 /// The arithmetic model of the bounded check, stated once for reports.
-pub const BOUNDED_ARITHMETIC: &str = "floats as exact reals (no rounding), integers exact with C's \
+pub const BOUNDED_ARITHMETIC: &str =
+    "floats as exact reals (no rounding), integers exact with C's \
 truncating division, wrap-around conversions and undefined behaviour as preconditions; \
 sqrt/exp/log/tanh/pow uninterpreted functions shared by both sides";
 
