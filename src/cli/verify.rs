@@ -237,7 +237,7 @@ fn summary_line(path: &Path, v: &KernelVerification, seconds: f64) -> String {
         v.differential.verdict.name(),
         v.header_status()
     );
-    if !v.reason.is_empty() && v.failed() {
+    if !v.reason.is_empty() && !v.verified() {
         for l in v.reason.lines() {
             line.push_str(&format!("  {l}\n"));
         }

@@ -22,7 +22,7 @@ pub fn render_json(k: &KernelVerification) -> Value {
         "bounded": k.bounded_status().name(),
         "unbounded": k.unbounded_status(),
         "differential": k.differential.verdict.name(),
-        "verified": !k.failed(),
+        "verified": k.verified(),
         "status": k.header_status(),
         "reason": k.reason,
         "details": {

@@ -117,15 +117,27 @@ impl KernelVerification {
         }
     }
 
+    /// Whether a check found the program wrong (a kernel without a program
+    /// has nothing to fail).
     pub fn failed(&self) -> bool {
         self.bounded_status() == Status::Fail
             || self.unbounded_status() == "fail"
             || self.differential.verdict == Verdict::Fail
-            || self.program_text.is_none()
+    }
+
+    /// Whether some check passed and none failed.
+    pub fn verified(&self) -> bool {
+        !self.failed()
+            && (self.bounded_status() == Status::Pass
+                || self.unbounded_status() == "proved"
+                || self.differential.verdict == Verdict::Pass)
     }
 
     /// The status line for a generated module's header.
     pub fn header_status(&self) -> String {
+        if self.program_text.is_none() {
+            return first_line(&self.reason);
+        }
         if self.failed() {
             return format!("failed: {}", first_line(&self.reason));
         }
