@@ -31,18 +31,20 @@ def verify(binary: str, kernel: dict, timeout: float, targets: str) -> dict:
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     record = {"bounded": "-", "unbounded": "-", "differential": "-", "status": "", "reason": "",
               "exit": done.returncode, "time": time.monotonic() - start}
+    found = False
     for line in done.stdout.splitlines():
         try:
             obj = json.loads(line)
         except json.JSONDecodeError:
             continue
         if obj.get("function") == kernel["function"]:
+            found = True
             record.update({k: obj.get(k, "") for k in
                            ("bounded", "unbounded", "differential", "status", "reason")})
             if (obj.get("details") or {}).get("program") is None:
                 # Not lifted: no check ran.
                 record.update(bounded="-", unbounded="-", differential="-")
-    if record["bounded"] == "-":
+    if not found:
         first = done.stderr.strip().splitlines()[:1]
         record["status"] = "rejected" if done.returncode == 1 else "error"
         record["reason"] = first[0] if first else f"exit {done.returncode}"

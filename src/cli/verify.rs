@@ -228,6 +228,14 @@ pub fn run(args: VerifyArgs) -> i32 {
 }
 
 fn summary_line(path: &Path, v: &KernelVerification, seconds: f64) -> String {
+    if v.program_text.is_none() {
+        return format!(
+            "{}: {}: {} ({seconds:.1} s)\n",
+            path.display(),
+            v.function,
+            v.header_status()
+        );
+    }
     let mut line = format!(
         "{}: {}: bounded {}, unbounded {}, differential {} -> {} ({seconds:.1} s)\n",
         path.display(),
