@@ -55,15 +55,264 @@ pub enum UnboundedResult {
     },
 }
 
-/// Proves `program` equal to `kernel` for all sizes.
-pub fn prove(
-    kernel: &tenslift_frontend::ir::Kernel,
-    program: &tenslift_targets::Program,
+/// Why a kernel or program is outside what the encoding covers.
+#[derive(Clone, Debug)]
+pub(crate) struct Unsupported(pub String);
+
+mod lifted;
+mod relevance;
+mod shape;
+mod value;
+mod vcgen;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tenslift_frontend::ir::{Kernel, ParamKind as CParam};
+use tenslift_targets::{ParamKind as TParam, Program};
+use z3::ast::{Ast, Bool, Int, Real};
+use z3::{FuncDecl, Params, SatResult, Solver, Sort};
+
+use lifted::{Lifted, Symbols};
+use value::V;
+
+/// Proves `program` equal to `kernel` for all sizes: every output array
+/// element and the returned value, over real arithmetic for floats and
+/// exact integers (C truncating division, wrap-around of narrow types)
+/// otherwise.
+pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
+    let symbols = symbols(kernel, program);
+    let arithmetic = arithmetic(program);
+    let lifted = match Lifted::new(program, &symbols) {
+        Ok(l) => l,
+        Err(Unsupported(reason)) => {
+            return UnboundedResult::Unknown {
+                condition: "encoding the lifted program".to_string(),
+                reason,
+            }
+        }
+    };
+    let mut exec = match vcgen::Exec::new(kernel, &lifted, &symbols) {
+        Ok(e) => e,
+        Err(Unsupported(reason)) => {
+            return UnboundedResult::Unknown {
+                condition: "the loop nest's shape".to_string(),
+                reason,
+            }
+        }
+    };
+    let base: Vec<Bool> = symbols
+        .sizes
+        .iter()
+        .filter(|(n, _)| is_size(program, kernel, n))
+        .map(|(_, s)| s.ge(Int::from_i64(1)))
+        .collect();
+    if let Err(Unsupported(reason)) = exec.run(base) {
+        return UnboundedResult::Unknown {
+            condition: "generating the verification conditions".to_string(),
+            reason,
+        };
+    }
+    let all_facts: Vec<(Bool, std::collections::HashSet<String>)> = lifted
+        .lemmas
+        .borrow()
+        .iter()
+        .chain(symbols.facts.borrow().iter())
+        .map(|f| (f.clone(), relevance::fresh_constants(f)))
+        .collect();
+    let timeout = Duration::from_millis(options.timeout_ms.max(1));
+    for condition in &exec.conditions {
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32(
+            "timeout",
+            u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
+        );
+        solver.set_params(&params);
+        let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
+        roots.push(&condition.goal);
+        for h in condition
+            .hyps
+            .iter()
+            .chain(relevance::relevant(&roots, &all_facts))
+        {
+            solver.assert(h);
+        }
+        // Z3's simplifier normalises the polynomials of the goal first
+        // (simplifying the hypotheses too was measured to hurt).
+        solver.assert(condition.goal.not().simplify());
+        match solver.check() {
+            SatResult::Unsat => {}
+            SatResult::Sat => {
+                let model = solver.get_model().map(|m| {
+                    let text = m.to_string();
+                    if text.len() > 2000 {
+                        format!("{}…", &text[..text.floor_char_boundary(2000)])
+                    } else {
+                        text
+                    }
+                });
+                // A derived invariant can be too weak for a correct program;
+                // only a program that also fails a bounded check is wrong.
+                if let Some(sizes) = bounded_passes(kernel, program, options) {
+                    return UnboundedResult::Unknown {
+                        condition: condition.name.clone(),
+                        reason: format!(
+                            "the condition fails with the invariant derived from the lifted program (too weak for this loop shape), yet the bounded check passes at {sizes}"
+                        ),
+                    };
+                }
+                return UnboundedResult::Failed {
+                    condition: condition.name.clone(),
+                    counterexample: model,
+                };
+            }
+            SatResult::Unknown => {
+                return UnboundedResult::Unknown {
+                    condition: condition.name.clone(),
+                    reason: format!(
+                        "Z3 gave up ({}) within {} ms",
+                        solver
+                            .get_reason_unknown()
+                            .unwrap_or_else(|| "no reason given".to_string()),
+                        options.timeout_ms
+                    ),
+                }
+            }
+        }
+    }
+    UnboundedResult::Proved {
+        invariants: exec.invariants.clone(),
+        conditions: exec.conditions.len(),
+        arithmetic,
+    }
+}
+
+/// Runs the bounded checker at two small size tuples; the sizes when it
+/// passes at both.
+fn bounded_passes(
+    kernel: &Kernel,
+    program: &Program,
     options: &UnboundedOptions,
-) -> UnboundedResult {
-    let _ = (kernel, program, options);
-    UnboundedResult::Unknown {
-        condition: "all".to_string(),
-        reason: "unbounded proofs are being implemented".to_string(),
+) -> Option<String> {
+    let mut names: Vec<String> = program
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, TParam::Size))
+        .map(|p| p.name.to_string())
+        .collect();
+    for p in &kernel.params {
+        if matches!(p.kind, CParam::Scalar { is_size: true, .. }) && !names.contains(&p.name) {
+            names.push(p.name.clone());
+        }
+    }
+    let mut tried = Vec::new();
+    for size in [3i64, 2] {
+        let sizes: std::collections::BTreeMap<String, i64> =
+            names.iter().map(|n| (n.clone(), size)).collect();
+        let bounded = crate::bounded::check(
+            kernel,
+            program,
+            &sizes,
+            &crate::BoundedOptions {
+                timeout_ms: options.timeout_ms,
+            },
+        );
+        match bounded {
+            Ok(r) if r.is_pass() => tried.push(format!("all sizes = {size}")),
+            _ => return None,
+        }
+    }
+    Some(tried.join(" and "))
+}
+
+fn is_size(program: &Program, kernel: &Kernel, name: &str) -> bool {
+    program
+        .param(name)
+        .is_some_and(|p| matches!(p.kind, TParam::Size))
+        || kernel
+            .params
+            .iter()
+            .any(|p| p.name == name && matches!(p.kind, CParam::Scalar { is_size: true, .. }))
+}
+
+/// The arithmetic the proof holds in.
+fn arithmetic(program: &Program) -> String {
+    let float = program.params.iter().any(|p| match &p.kind {
+        TParam::Array { dtype, .. } | TParam::Scalar(dtype) => dtype.is_float(),
+        TParam::Size => false,
+    }) || program.ret.is_some_and(|d| d.is_float());
+    if float {
+        "reals (floats are proved over real arithmetic, as Tenspiler and TENSORIZE do; libm functions uninterpreted)".to_string()
+    } else {
+        "integers (exact; C truncating division and remainder; narrow types wrap; no overflow of 32/64-bit intermediates)".to_string()
+    }
+}
+
+/// The symbols both sides share: sizes, data scalars, initial arrays.
+fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
+    let mut sizes = std::collections::BTreeMap::new();
+    let mut scalars = HashMap::new();
+    let mut arrays = HashMap::new();
+    for p in &program.params {
+        let name = p.name.to_string();
+        match &p.kind {
+            TParam::Size => {
+                sizes.insert(name.clone(), Int::new_const(name));
+            }
+            TParam::Scalar(d) => {
+                let v = if d.is_float() {
+                    V::R(Real::new_const(name.clone()))
+                } else {
+                    V::I(Int::new_const(name.clone()))
+                };
+                scalars.insert(name, v);
+            }
+            TParam::Array { dtype, shape, .. } => {
+                let int = Sort::int();
+                let domain: Vec<&Sort> = shape.iter().map(|_| &int).collect();
+                let (range, kind) = if dtype.is_float() {
+                    (Sort::real(), None)
+                } else if *dtype == tenslift_targets::DType::Bool {
+                    (Sort::int(), Some((1, false)))
+                } else {
+                    (Sort::int(), Some((dtype.bits(), dtype.is_signed_int())))
+                };
+                let f = FuncDecl::new(format!("{name}0"), &domain, &range);
+                arrays.insert(name, (f, kind));
+            }
+        }
+    }
+    // C local arrays start with unknown contents.
+    for l in &kernel.locals {
+        if let tenslift_frontend::ir::LocalKind::Array(info) = &l.kind {
+            let int = Sort::int();
+            let domain: Vec<&Sort> = info.dims.iter().map(|_| &int).collect();
+            let (range, kind) = if info.elem.is_float() {
+                (Sort::real(), None)
+            } else {
+                (Sort::int(), Some((info.elem.bits(), info.elem.is_signed())))
+            };
+            let f = FuncDecl::new(format!("{}0", l.name), &domain, &range);
+            arrays.entry(l.name.clone()).or_insert((f, kind));
+        }
+    }
+    for p in &kernel.params {
+        if let CParam::Scalar { ty, .. } = &p.kind {
+            if sizes.contains_key(&p.name) || scalars.contains_key(&p.name) {
+                continue;
+            }
+            if ty.is_float() {
+                scalars.insert(p.name.clone(), V::R(Real::new_const(p.name.clone())));
+            } else {
+                sizes.insert(p.name.clone(), Int::new_const(p.name.clone()));
+            }
+        }
+    }
+    Symbols {
+        sizes,
+        scalars,
+        arrays,
+        facts: std::cell::RefCell::new(Vec::new()),
     }
 }

@@ -1,0 +1,893 @@
+//! The lifted program, element by element: for symbolic indices and sizes,
+//! the Z3 term of one element of any TensIR expression. Reductions (sum,
+//! prod, max, min, and the sums inside matmul and einsum) become
+//! uninterpreted range functions `F(hi)` over `[0, hi)`, pinned down by the
+//! ground instances of their definition around each use: `F(0) = identity`,
+//! `F(h + 1) = F(h) ⊕ body(h)` (Tenspiler's unfold lemma, Figure 4).
+//!
+//! A truncation maps size parameters to terms inside reduction extents
+//! only: the program "with the reduction over `k` cut at the loop counter"
+//! is how loop invariants are derived from the lifted program.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use tenslift_targets::{
+    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+};
+use z3::ast::{Ast, Bool, Int, Real};
+use z3::{FuncDecl, Sort};
+
+use super::value::{self, dim_term, real_literal, real_num, V};
+use super::Unsupported;
+
+/// Size parameters replaced inside reduction extents.
+pub(crate) type Truncation = std::collections::BTreeMap<String, Int>;
+
+/// What a name stands for at one point of the program.
+#[derive(Clone)]
+enum Binding {
+    /// An array parameter's value on entry.
+    Initial(Arc<str>),
+    Let(Expr, Env),
+    Store {
+        previous: Arc<Binding>,
+        region: Option<Vec<SliceItem>>,
+        value: Expr,
+        env: Env,
+    },
+}
+
+type Env = Arc<HashMap<Arc<str>, Arc<Binding>>>;
+
+/// Encodes one program; shared symbols (sizes, scalars, initial arrays)
+/// come from [`Symbols`] so the C side reads the same ones.
+pub(crate) struct Lifted<'a> {
+    program: &'a Program,
+    symbols: &'a Symbols,
+    /// Bindings after the last statement.
+    final_env: Env,
+    returned: Option<(Expr, Env)>,
+    functions: RefCell<HashMap<String, std::rc::Rc<FuncDecl>>>,
+    unfolded: RefCell<HashSet<String>>,
+    /// Ground lemma instances every condition may assume.
+    pub lemmas: RefCell<Vec<Bool>>,
+}
+
+/// Symbols both sides share, by C/TensIR name.
+pub(crate) struct Symbols {
+    pub sizes: std::collections::BTreeMap<String, Int>,
+    pub scalars: HashMap<String, V>,
+    /// Initial array contents: a function of the indices, and whether the
+    /// elements are integers (with their width) or reals.
+    pub arrays: HashMap<String, (FuncDecl, Option<(u32, bool)>)>,
+    /// Range facts of integer elements read so far.
+    pub facts: RefCell<Vec<Bool>>,
+}
+
+impl Symbols {
+    /// Element `idx` of array `name` as it was on entry.
+    pub fn initial(&self, name: &str, idx: &[Int]) -> Result<V, Unsupported> {
+        let (f, int) = self
+            .arrays
+            .get(name)
+            .ok_or_else(|| Unsupported(format!("array `{name}` is unknown to the proof")))?;
+        let args: Vec<&dyn Ast> = idx.iter().map(|i| i as &dyn Ast).collect();
+        let v = f.apply(&args);
+        Ok(match int {
+            Some((bits, signed)) => {
+                let i = v
+                    .as_int()
+                    .ok_or_else(|| Unsupported("integer array sort".into()))?;
+                if *bits < 64 {
+                    let (lo, hi) = if *signed {
+                        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                    } else {
+                        (0, (1i64 << bits) - 1)
+                    };
+                    self.facts
+                        .borrow_mut()
+                        .push(i.ge(Int::from_i64(lo)) & i.le(Int::from_i64(hi)));
+                }
+                V::I(i)
+            }
+            None => V::R(
+                v.as_real()
+                    .ok_or_else(|| Unsupported("real array sort".into()))?,
+            ),
+        })
+    }
+
+    pub fn size(&self, name: &str) -> Option<Int> {
+        self.sizes.get(name).cloned()
+    }
+}
+
+fn key_of(idx: &[Int]) -> String {
+    idx.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl<'a> Lifted<'a> {
+    pub fn new(program: &'a Program, symbols: &'a Symbols) -> Result<Lifted<'a>, Unsupported> {
+        let mut env: HashMap<Arc<str>, Arc<Binding>> = HashMap::new();
+        for p in &program.params {
+            if matches!(p.kind, ParamKind::Array { .. }) {
+                env.insert(p.name.clone(), Arc::new(Binding::Initial(p.name.clone())));
+            }
+        }
+        let mut env: Env = Arc::new(env);
+        let mut returned = None;
+        for stmt in &program.body {
+            let next = match stmt {
+                Stmt::Let { value, .. } => Binding::Let(value.clone(), env.clone()),
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => Binding::Store {
+                    previous: env.get(target).cloned().ok_or_else(|| {
+                        Unsupported(format!("store to `{target}`, which is no array parameter"))
+                    })?,
+                    region: region.clone(),
+                    value: value.clone(),
+                    env: env.clone(),
+                },
+                Stmt::Return(e) => {
+                    returned = Some((e.clone(), env.clone()));
+                    continue;
+                }
+            };
+            let name = match stmt {
+                Stmt::Let { name, .. } => name.clone(),
+                Stmt::Store { target, .. } => target.clone(),
+                Stmt::Return(_) => continue,
+            };
+            let mut map = (*env).clone();
+            map.insert(name, Arc::new(next));
+            env = Arc::new(map);
+        }
+        Ok(Lifted {
+            program,
+            symbols,
+            final_env: env,
+            returned,
+            functions: RefCell::new(HashMap::new()),
+            unfolded: RefCell::new(HashSet::new()),
+            lemmas: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Element `idx` of output `name` after the program, with reductions
+    /// truncated by `cut`.
+    pub fn output(&self, name: &str, idx: &[Int], cut: &Truncation) -> Result<V, Unsupported> {
+        let b = self
+            .final_env
+            .get(name)
+            .ok_or_else(|| Unsupported(format!("the program has no array `{name}`")))?
+            .clone();
+        self.binding(&b, idx, cut)
+    }
+
+    /// When output `name` is stored whole as `op(a, b)` and one operand at
+    /// `idx` is the very term `other`, the other operand at `idx`: the
+    /// lifted value before a final step the C does as a separate statement
+    /// (`B = alpha * B`, `x = x + z`).
+    pub fn strip_step(
+        &self,
+        name: &str,
+        idx: &[Int],
+        cut: &Truncation,
+        op: BinaryOp,
+        other: &V,
+    ) -> Result<Option<V>, Unsupported> {
+        let Some(Binding::Store {
+            region: None,
+            value,
+            env,
+            ..
+        }) = self.final_env.get(name).map(|b| (**b).clone())
+        else {
+            return Ok(None);
+        };
+        if value.op() != &Op::Binary(op) || value.args().len() != 2 {
+            return Ok(None);
+        }
+        let operand = |k: usize| -> Result<V, Unsupported> {
+            let a = &value.args()[k];
+            let sub = self.broadcast_index(a.shape(), value.shape(), idx);
+            self.elem(a, &sub, cut, &env)
+        };
+        let same = |v: &V| format!("{v:?}") == format!("{other:?}");
+        let (a, b) = (operand(0)?, operand(1)?);
+        let commutes = matches!(op, BinaryOp::Add | BinaryOp::Mul);
+        Ok(if same(&b) {
+            Some(a)
+        } else if commutes && same(&a) {
+            Some(b)
+        } else {
+            None
+        })
+    }
+
+    /// The returned scalar, truncated by `cut`.
+    pub fn returned(&self, cut: &Truncation) -> Result<V, Unsupported> {
+        let (e, env) = self
+            .returned
+            .as_ref()
+            .ok_or_else(|| Unsupported("the program returns nothing".into()))?;
+        self.elem(e, &[], cut, env)
+    }
+
+    /// The first reduction met in output `name` (or the returned value when
+    /// `name` is `None`) at `idx`, truncated: the partial value a scalar
+    /// accumulator of the C holds.
+    pub fn first_reduction(
+        &self,
+        name: Option<&str>,
+        idx: &[Int],
+        cut: &Truncation,
+        reads: &[String],
+    ) -> Result<V, Unsupported> {
+        let (e, env, idx) = match name {
+            None => {
+                let (e, env) = self
+                    .returned
+                    .clone()
+                    .ok_or_else(|| Unsupported("the program returns nothing".into()))?;
+                (e, env, idx.to_vec())
+            }
+            Some(n) => match self.final_env.get(n).map(|b| (**b).clone()) {
+                Some(Binding::Store {
+                    region, value, env, ..
+                }) => {
+                    let inner = match region {
+                        None => idx.to_vec(),
+                        Some(items) => self.region_index(&items, idx)?.1,
+                    };
+                    (value, env, inner)
+                }
+                _ => return Err(Unsupported(format!("`{n}` is not stored by the program"))),
+            },
+        };
+        // The reduction reading the same arrays as the C's accumulation,
+        // else the first one.
+        if let Some(v) = self.find_reduction(&e, &idx, cut, &env, Some(reads))? {
+            return Ok(v);
+        }
+        self.find_reduction(&e, &idx, cut, &env, None)?
+            .ok_or_else(|| Unsupported("no reduction to match the accumulator".into()))
+    }
+
+    fn find_reduction(
+        &self,
+        e: &Expr,
+        idx: &[Int],
+        cut: &Truncation,
+        env: &Env,
+        reads: Option<&[String]>,
+    ) -> Result<Option<V>, Unsupported> {
+        match e.op() {
+            Op::Reduce { .. } | Op::Matmul | Op::Einsum(_) => {
+                if let Some(want) = reads {
+                    let mut have = Vec::new();
+                    array_names(e, env, &mut have);
+                    let mut want = want.to_vec();
+                    want.sort();
+                    want.dedup();
+                    have.sort();
+                    have.dedup();
+                    if want != have {
+                        return Ok(None);
+                    }
+                }
+                self.elem(e, idx, cut, env).map(Some)
+            }
+            Op::Unary(_) | Op::Binary(_) | Op::Cast(_) | Op::Where => {
+                for a in e.args() {
+                    let sub = self.broadcast_index(a.shape(), e.shape(), idx);
+                    if let Some(v) = self.find_reduction(a, &sub, cut, env, reads)? {
+                        return Ok(Some(v));
+                    }
+                }
+                Ok(None)
+            }
+            Op::Var(name) => match env.get(name).map(|b| (**b).clone()) {
+                Some(Binding::Let(inner, inner_env)) => {
+                    self.find_reduction(&inner, idx, cut, &inner_env, reads)
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    fn binding(&self, b: &Binding, idx: &[Int], cut: &Truncation) -> Result<V, Unsupported> {
+        match b {
+            Binding::Initial(name) => self.symbols.initial(name, idx),
+            Binding::Let(e, env) => self.elem(e, idx, cut, env),
+            Binding::Store {
+                previous,
+                region: None,
+                value,
+                env,
+            } => {
+                let _ = previous;
+                self.elem(value, idx, cut, env)
+            }
+            Binding::Store {
+                previous,
+                region: Some(items),
+                value,
+                env,
+            } => {
+                let earlier = self.binding(previous, idx, cut)?;
+                let (inside, inner) = self.region_index(items, idx)?;
+                let here = self.elem(value, &inner, cut, env)?;
+                Ok(V::ite(&inside, &here, &earlier))
+            }
+        }
+    }
+
+    /// Whether element `idx` of an array lies in `items`, and its index in
+    /// the stored value.
+    fn region_index(
+        &self,
+        items: &[SliceItem],
+        idx: &[Int],
+    ) -> Result<(Bool, Vec<Int>), Unsupported> {
+        let mut inside = Bool::from_bool(true);
+        let mut inner = Vec::new();
+        for (k, e) in idx.iter().enumerate() {
+            match items.get(k).unwrap_or(&SliceItem::Full) {
+                SliceItem::Full => inner.push(e.clone()),
+                SliceItem::Index(d) => inside &= e.eq(self.dim(d)?),
+                SliceItem::Range { start, stop, step } => {
+                    let s = self.dim(start)?;
+                    let t = self.dim(stop)?;
+                    let offset = e.clone() - s.clone();
+                    inside &= e.ge(&s) & e.lt(&t);
+                    if *step != 1 {
+                        let st = Int::from_i64(*step);
+                        inside &= offset.modulo(&st).eq(Int::from_i64(0));
+                        inner.push(offset.div(&st));
+                    } else {
+                        inner.push(offset);
+                    }
+                }
+            }
+        }
+        Ok((inside, inner))
+    }
+
+    fn dim(&self, d: &Dim) -> Result<Int, Unsupported> {
+        dim_term(d, &|s| self.symbols.size(s))
+    }
+
+    fn extent(&self, d: &Dim, cut: &Truncation) -> Result<Int, Unsupported> {
+        dim_term(d, &|s| cut.get(s).cloned().or_else(|| self.symbols.size(s)))
+    }
+
+    /// NumPy broadcasting: the operand index for a result index.
+    fn broadcast_index(&self, operand: &[Dim], result: &[Dim], idx: &[Int]) -> Vec<Int> {
+        let shift = result.len().saturating_sub(operand.len());
+        operand
+            .iter()
+            .enumerate()
+            .map(|(a, d)| {
+                let r = a + shift;
+                if d.as_const() == Some(1) && result.get(r).and_then(|x| x.as_const()) != Some(1) {
+                    Int::from_i64(0)
+                } else {
+                    idx.get(r).cloned().unwrap_or_else(|| Int::from_i64(0))
+                }
+            })
+            .collect()
+    }
+
+    fn elem(&self, e: &Expr, idx: &[Int], cut: &Truncation, env: &Env) -> Result<V, Unsupported> {
+        let args = e.args();
+        let arg = |k: usize, sub: &[Int]| -> Result<V, Unsupported> {
+            let a = args
+                .get(k)
+                .ok_or_else(|| Unsupported("missing operand".into()))?;
+            self.elem(a, sub, cut, env)
+        };
+        let pointwise = |k: usize| -> Result<V, Unsupported> {
+            let a = args
+                .get(k)
+                .ok_or_else(|| Unsupported("missing operand".into()))?;
+            let sub = self.broadcast_index(a.shape(), e.shape(), idx);
+            self.elem(a, &sub, cut, env)
+        };
+        let real = e.dtype().is_float();
+        Ok(match e.op() {
+            Op::Var(name) => {
+                if let Some(b) = env.get(name) {
+                    let cut_here = match **b {
+                        Binding::Let(..) => cut.clone(),
+                        _ => Truncation::new(),
+                    };
+                    return self.binding(b, idx, &cut_here);
+                }
+                if let Some(v) = self.symbols.scalars.get(&**name) {
+                    return Ok(v.clone());
+                }
+                if let Some(s) = self.symbols.size(name) {
+                    return Ok(V::I(s));
+                }
+                return Err(Unsupported(format!("unknown name `{name}`")));
+            }
+            Op::Lit(l) | Op::Full { value: l, .. } => literal(l)?,
+            Op::Cast(to) => cast(&pointwise(0)?, *to),
+            Op::Unary(op) => {
+                let a = pointwise(0)?;
+                match op {
+                    UnaryOp::Neg => value::sub(&zero_like(real), &a),
+                    UnaryOp::Abs => V::ite(
+                        &value::lt(&a, &zero_like(real)),
+                        &value::sub(&zero_like(real), &a),
+                        &a,
+                    ),
+                    UnaryOp::Not => V::B(a.as_bool().not()),
+                    UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh => {
+                        math(op_name(*op), &[a])
+                    }
+                }
+            }
+            Op::Binary(op) => {
+                let a = pointwise(0)?;
+                let b = pointwise(1)?;
+                binary(
+                    *op,
+                    &a,
+                    &b,
+                    args.first().map(|x| x.dtype()).unwrap_or(DType::F64),
+                )?
+            }
+            Op::Where => {
+                let c = pointwise(0)?;
+                let a = pointwise(1)?;
+                let b = pointwise(2)?;
+                V::ite(&c.as_bool(), &a, &b)
+            }
+            Op::Broadcast(_) => pointwise(0)?,
+            Op::Transpose(perm) => {
+                let mut sub = vec![Int::from_i64(0); perm.len()];
+                for (i, p) in perm.iter().enumerate() {
+                    if let (Some(slot), Some(v)) = (sub.get_mut(*p), idx.get(i)) {
+                        *slot = v.clone();
+                    }
+                }
+                arg(0, &sub)?
+            }
+            Op::Slice(items) => {
+                let a = &args[0];
+                let mut sub = Vec::new();
+                let mut next = idx.iter();
+                for k in 0..a.shape().len() {
+                    match items.get(k).unwrap_or(&SliceItem::Full) {
+                        SliceItem::Full => {
+                            sub.push(next.next().cloned().unwrap_or_else(|| Int::from_i64(0)))
+                        }
+                        SliceItem::Index(d) => sub.push(self.dim(d)?),
+                        SliceItem::Range { start, step, .. } => {
+                            let i = next.next().cloned().unwrap_or_else(|| Int::from_i64(0));
+                            sub.push(self.dim(start)? + Int::from_i64(*step) * i);
+                        }
+                    }
+                }
+                arg(0, &sub)?
+            }
+            Op::Triu(k) | Op::Tril(k) => {
+                let n = idx.len();
+                if n < 2 {
+                    return Err(Unsupported("triu/tril of a vector".into()));
+                }
+                let diff = idx[n - 1].clone() - idx[n - 2].clone();
+                let keep = match e.op() {
+                    Op::Triu(_) => diff.ge(Int::from_i64(*k)),
+                    _ => diff.le(Int::from_i64(*k)),
+                };
+                V::ite(&keep, &arg(0, idx)?, &zero_like(real))
+            }
+            Op::Diag => {
+                if args[0].shape().len() == 1 {
+                    let v = arg(0, &idx[..1])?;
+                    V::ite(&idx[0].eq(&idx[1]), &v, &zero_like(real))
+                } else {
+                    arg(0, &[idx[0].clone(), idx[0].clone()])?
+                }
+            }
+            Op::Concat { axis } => {
+                let len0 = self.dim(&args[0].shape()[*axis])?;
+                let mut shifted = idx.to_vec();
+                shifted[*axis] = idx[*axis].clone() - len0.clone();
+                V::ite(&idx[*axis].lt(&len0), &arg(0, idx)?, &arg(1, &shifted)?)
+            }
+            Op::Outer => value::mul(&arg(0, &idx[..1])?, &arg(1, &idx[1..2])?),
+            Op::Reduce { kind, axes } => {
+                let operand = &args[0];
+                let shape = operand.shape();
+                let extents: Vec<Int> = axes
+                    .iter()
+                    .map(|a| self.extent(&shape[*a], cut))
+                    .collect::<Result<_, _>>()?;
+                let body = |rs: &[Int]| -> Result<V, Unsupported> {
+                    let mut sub = Vec::new();
+                    let mut free = idx.iter();
+                    for k in 0..shape.len() {
+                        match axes.iter().position(|a| *a == k) {
+                            Some(p) => sub.push(rs[p].clone()),
+                            None => {
+                                sub.push(free.next().cloned().unwrap_or_else(|| Int::from_i64(0)))
+                            }
+                        }
+                    }
+                    self.elem(operand, &sub, cut, env)
+                };
+                self.reduce(*kind, real, e, idx, cut, env, &extents, &[], &body)?
+            }
+            Op::Matmul => {
+                let (a, b) = (&args[0], &args[1]);
+                let k = a
+                    .shape()
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| Unsupported("matmul of a scalar".into()))?;
+                let extent = self.extent(&k, cut)?;
+                let (ra, rb) = (a.shape().len(), b.shape().len());
+                let body = |rs: &[Int]| -> Result<V, Unsupported> {
+                    let r = rs[0].clone();
+                    let ai: Vec<Int> = if ra == 2 {
+                        vec![idx[0].clone(), r.clone()]
+                    } else {
+                        vec![r.clone()]
+                    };
+                    let bi: Vec<Int> = if rb == 2 {
+                        vec![r.clone(), idx[idx.len() - 1].clone()]
+                    } else {
+                        vec![r.clone()]
+                    };
+                    Ok(value::mul(
+                        &self.elem(a, &ai, cut, env)?,
+                        &self.elem(b, &bi, cut, env)?,
+                    ))
+                };
+                self.reduce(
+                    ReduceKind::Sum,
+                    real,
+                    e,
+                    idx,
+                    cut,
+                    env,
+                    &[extent],
+                    &[],
+                    &body,
+                )?
+            }
+            Op::Einsum(spec) => {
+                let mut summed: Vec<(char, Int)> = Vec::new();
+                for (labels, a) in spec.inputs.iter().zip(args) {
+                    for (l, d) in labels.iter().zip(a.shape()) {
+                        if !spec.output.contains(l) && !summed.iter().any(|(s, _)| s == l) {
+                            summed.push((*l, self.extent(d, cut)?));
+                        }
+                    }
+                }
+                let extents: Vec<Int> = summed.iter().map(|(_, x)| x.clone()).collect();
+                let body = |rs: &[Int]| -> Result<V, Unsupported> {
+                    let label = |l: &char| -> Int {
+                        match spec.output.iter().position(|o| o == l) {
+                            Some(p) => idx[p].clone(),
+                            None => {
+                                let p = summed.iter().position(|(s, _)| s == l).unwrap_or(0);
+                                rs[p].clone()
+                            }
+                        }
+                    };
+                    let mut product: Option<V> = None;
+                    for (labels, a) in spec.inputs.iter().zip(args) {
+                        let sub: Vec<Int> = labels.iter().map(label).collect();
+                        let v = self.elem(a, &sub, cut, env)?;
+                        product = Some(match product {
+                            None => v,
+                            Some(p) => value::mul(&p, &v),
+                        });
+                    }
+                    product.ok_or_else(|| Unsupported("einsum without operands".into()))
+                };
+                self.reduce(
+                    ReduceKind::Sum,
+                    real,
+                    e,
+                    idx,
+                    cut,
+                    env,
+                    &extents,
+                    &[],
+                    &body,
+                )?
+            }
+            Op::Tensordot { .. } => {
+                return Err(Unsupported("tensordot has no unfold lemma here yet".into()))
+            }
+        })
+    }
+
+    /// A reduction over the box `extents` (outermost first), as nested
+    /// range functions with their unfold lemmas instantiated at the use.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce(
+        &self,
+        kind: ReduceKind,
+        real: bool,
+        node: &Expr,
+        idx: &[Int],
+        cut: &Truncation,
+        env: &Env,
+        extents: &[Int],
+        outer: &[Int],
+        body: &dyn Fn(&[Int]) -> Result<V, Unsupported>,
+    ) -> Result<V, Unsupported> {
+        let Some((first, rest)) = extents.split_first() else {
+            return body(outer);
+        };
+        let level = |r: &Int| -> Result<V, Unsupported> {
+            let mut o = outer.to_vec();
+            o.push(r.clone());
+            self.reduce(kind, real, node, idx, cut, env, rest, &o, body)
+        };
+        // One function per reduction node and nesting level; the element
+        // index and the outer reduction indices are arguments, so two uses
+        // at equal indices are equal by congruence.
+        let mut sizes = Vec::new();
+        nested_sizes(node, env, &mut sizes);
+        let cut_key = cut_key(cut, &sizes);
+        let key = format!(
+            "red_{:x}_{}|{:p}|{}",
+            node.hash_value(),
+            outer.len(),
+            Arc::as_ptr(env),
+            cut_key
+        );
+        let arity = 1 + idx.len() + outer.len();
+        let f = {
+            let mut fs = self.functions.borrow_mut();
+            let n = fs.len();
+            fs.entry(key.clone())
+                .or_insert_with(|| {
+                    let range = if real { Sort::real() } else { Sort::int() };
+                    let int = Sort::int();
+                    let domain: Vec<&Sort> = (0..arity).map(|_| &int).collect();
+                    std::rc::Rc::new(FuncDecl::new(
+                        format!("{}_{n}", reduce_name(kind)),
+                        &domain,
+                        &range,
+                    ))
+                })
+                .clone()
+        };
+        let apply = |h: &Int| -> V {
+            let mut args: Vec<&dyn Ast> = vec![h as &dyn Ast];
+            args.extend(idx.iter().map(|i| i as &dyn Ast));
+            args.extend(outer.iter().map(|i| i as &dyn Ast));
+            let v = f.apply(&args);
+            match (v.as_real(), v.as_int()) {
+                (Some(r), _) => V::R(r),
+                (_, Some(i)) => V::I(i),
+                _ => V::R(real_num(0)),
+            }
+        };
+        let h = first.clone();
+        let at = apply(&h);
+        let lemma_key = format!("{key}@{h}|{}|{}", key_of(idx), key_of(outer));
+        if self.unfolded.borrow_mut().insert(lemma_key) {
+            let one = Int::from_i64(1);
+            let combine = |a: &V, b: &V| -> V {
+                match kind {
+                    ReduceKind::Sum => value::add(a, b),
+                    ReduceKind::Prod => value::mul(a, b),
+                    ReduceKind::Max => value::max_v(a, b),
+                    ReduceKind::Min => value::min_v(a, b),
+                }
+            };
+            let before = h.clone() - one.clone();
+            let after = h.clone() + one.clone();
+            let mut lemmas = Vec::new();
+            match kind {
+                ReduceKind::Sum | ReduceKind::Prod => {
+                    let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
+                    let id = if real {
+                        V::R(real_num(identity))
+                    } else {
+                        V::int(identity as i64)
+                    };
+                    lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
+                    lemmas.push(
+                        h.ge(&one)
+                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                    );
+                    lemmas.push(
+                        h.ge(Int::from_i64(0))
+                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
+                    );
+                }
+                ReduceKind::Max | ReduceKind::Min => {
+                    let zero = Int::from_i64(0);
+                    lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
+                    lemmas.push(
+                        h.ge(Int::from_i64(2))
+                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                    );
+                    lemmas.push(
+                        h.ge(&one)
+                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
+                    );
+                }
+            }
+            self.lemmas.borrow_mut().extend(lemmas);
+        }
+        Ok(at)
+    }
+
+    pub fn program(&self) -> &Program {
+        self.program
+    }
+}
+
+/// The size parameters in the extents of reductions nested inside the
+/// operands of `node` (following `let`s): a truncation of those changes the
+/// body, so it is part of the range function's name; a truncation of the
+/// node's own extent is an argument instead.
+fn nested_sizes(node: &Expr, env: &Env, out: &mut Vec<String>) {
+    for a in node.args() {
+        collect_sizes(a, env, out);
+    }
+}
+
+fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
+    let mut dims: Vec<&Dim> = Vec::new();
+    match e.op() {
+        Op::Reduce { axes, .. } => {
+            if let Some(a) = e.args().first() {
+                dims.extend(axes.iter().filter_map(|k| a.shape().get(*k)));
+            }
+        }
+        Op::Matmul | Op::Einsum(_) => {
+            for a in e.args() {
+                dims.extend(a.shape().iter());
+            }
+        }
+        Op::Var(name) => {
+            if let Some(Binding::Let(inner, inner_env)) = env.get(name).map(|b| &**b) {
+                collect_sizes(inner, inner_env, out);
+            }
+        }
+        _ => {}
+    }
+    for d in dims {
+        for s in d.symbols() {
+            if !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    for a in e.args() {
+        collect_sizes(a, env, out);
+    }
+}
+
+/// The arrays an expression reads, through `let`s.
+fn array_names(e: &Expr, env: &Env, out: &mut Vec<String>) {
+    if let Op::Var(name) = e.op() {
+        match env.get(name).map(|b| &**b) {
+            Some(Binding::Let(inner, inner_env)) => array_names(inner, inner_env, out),
+            Some(_) => out.push(name.to_string()),
+            None => {}
+        }
+    }
+    for a in e.args() {
+        array_names(a, env, out);
+    }
+}
+
+fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
+    let mut entries: Vec<String> = cut
+        .iter()
+        .filter(|(k, _)| sizes.contains(k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    entries.sort();
+    entries.join(",")
+}
+
+fn reduce_name(kind: ReduceKind) -> &'static str {
+    match kind {
+        ReduceKind::Sum => "sum",
+        ReduceKind::Prod => "prod",
+        ReduceKind::Max => "max",
+        ReduceKind::Min => "min",
+    }
+}
+
+fn op_name(op: UnaryOp) -> &'static str {
+    op.name()
+}
+
+fn zero_like(real: bool) -> V {
+    if real {
+        V::R(real_num(0))
+    } else {
+        V::int(0)
+    }
+}
+
+/// A libm function: uninterpreted, the same symbol on both sides.
+pub(crate) fn math(name: &str, args: &[V]) -> V {
+    let real = Sort::real();
+    let domain: Vec<&Sort> = args.iter().map(|_| &real).collect();
+    let f = FuncDecl::new(name, &domain, &real);
+    let reals: Vec<Real> = args.iter().map(|a| a.as_real()).collect();
+    let refs: Vec<&dyn Ast> = reals.iter().map(|r| r as &dyn Ast).collect();
+    V::R(f.apply(&refs).as_real().unwrap_or_else(|| real_num(0)))
+}
+
+fn literal(l: &Lit) -> Result<V, Unsupported> {
+    Ok(match l {
+        Lit::Bool(b) => V::B(Bool::from_bool(*b)),
+        Lit::Int(v, _) => V::int(*v),
+        Lit::Float(bits, _) => V::R(real_literal(f64::from_bits(*bits))?),
+    })
+}
+
+/// TensIR `cast` (C conversion rules).
+pub(crate) fn cast(a: &V, to: DType) -> V {
+    if to == DType::Bool {
+        return V::B(a.as_bool());
+    }
+    if to.is_float() {
+        return V::R(a.as_real());
+    }
+    let i = a.as_int();
+    // Exact at 32 and 64 bits, as on the C side (see `arithmetic`).
+    if to.bits() >= 32 {
+        V::I(i)
+    } else {
+        V::I(value::wrap(&i, to.bits(), to.is_signed_int()))
+    }
+}
+
+fn binary(op: BinaryOp, a: &V, b: &V, operand: DType) -> Result<V, Unsupported> {
+    let wrap_int = |v: V| -> V {
+        match (
+            &v,
+            operand.is_float() || operand == DType::Bool || operand.bits() >= 32,
+        ) {
+            (V::I(i), false) => V::I(value::wrap(i, operand.bits(), operand.is_signed_int())),
+            _ => v,
+        }
+    };
+    Ok(match op {
+        BinaryOp::Add => wrap_int(value::add(a, b)),
+        BinaryOp::Sub => wrap_int(value::sub(a, b)),
+        BinaryOp::Mul => wrap_int(value::mul(a, b)),
+        BinaryOp::Div => V::R(a.as_real() / b.as_real()),
+        BinaryOp::TruncDiv => wrap_int(V::I(value::trunc_div(&a.as_int(), &b.as_int()))),
+        BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
+        BinaryOp::Pow => math("pow", &[a.clone(), b.clone()]),
+        BinaryOp::Maximum => value::max_v(a, b),
+        BinaryOp::Minimum => value::min_v(a, b),
+        BinaryOp::Lt => V::B(value::lt(a, b)),
+        BinaryOp::Le => V::B(value::ge(b, a)),
+        BinaryOp::Gt => V::B(value::lt(b, a)),
+        BinaryOp::Ge => V::B(value::ge(a, b)),
+        BinaryOp::Eq => V::B(a.equal(b)),
+        BinaryOp::Ne => V::B(a.equal(b).not()),
+        BinaryOp::And => V::B(a.as_bool() & b.as_bool()),
+        BinaryOp::Or => V::B(a.as_bool() | b.as_bool()),
+    })
+}

@@ -1,0 +1,1262 @@
+//! Verification conditions from the C loop nest: symbolic execution of the
+//! loop IR in which every loop is replaced by its invariant. At a loop the
+//! state is described element by element ([`Exec::piece`]): an element
+//! whose writes have all happened equals the lifted program there, one
+//! whose accumulation is under way equals the lifted program with that
+//! reduction cut at the number of iterations done, and one not reached yet
+//! is as on entry. Scalar accumulators equal the matching lifted reduction
+//! cut at the counter. Each loop yields an initiation and a preservation
+//! condition; the end of the kernel yields the postconditions.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use tenslift_frontend::ir::{
+    Affine, BinaryOp, Expr, ExprKind, IfKind, Kernel, LValue, Loop, MathFn, ScalarType, Stmt,
+    UnaryOp,
+};
+use tenslift_targets::ParamKind as TParam;
+use z3::ast::{Bool, Int};
+
+use super::lifted::{math, Lifted, Symbols, Truncation};
+use super::shape::{self, LoopInfo, Write};
+use super::value::{self, real_literal, V};
+use super::Unsupported;
+
+/// One condition to discharge: `hyps ⇒ goal`.
+pub(crate) struct Condition {
+    pub name: String,
+    pub hyps: Vec<Bool>,
+    pub goal: Bool,
+}
+
+/// A loop around the current point and its counter's value there.
+#[derive(Clone)]
+struct Frame {
+    info: LoopInfo,
+    counter: Int,
+}
+
+#[derive(Clone)]
+enum Base {
+    Initial,
+    /// A local array whose writes are all done (its C definition).
+    Closed,
+    /// The invariant's description at the head of the innermost frame.
+    Piece(Rc<Vec<Frame>>),
+}
+
+#[derive(Clone)]
+struct ArrayState {
+    base: Base,
+    writes: Vec<(Vec<Int>, V, Bool)>,
+}
+
+#[derive(Clone)]
+struct State {
+    locals: HashMap<String, V>,
+    arrays: HashMap<String, ArrayState>,
+    returned: Option<V>,
+    /// Accumulators described by how the statement after their loop uses
+    /// them rather than by a value.
+    relations: HashMap<String, Relation>,
+}
+
+/// "Storing the accumulator as the C does after the loop would give the
+/// lifted element, with the reduction cut at the counter": the invariant
+/// of an accumulator that is combined with the array it is stored to
+/// (`C[i][j] += acc`), so scale factors inside the sum need no lemma.
+#[derive(Clone)]
+struct Relation {
+    consumer: Expr,
+    elem: ScalarType,
+    frames: Vec<Frame>,
+    target: V,
+}
+
+/// The invariant of an accumulating local.
+enum Accumulator {
+    Value(V),
+    Relation(Relation),
+}
+
+struct Ctx {
+    frames: Vec<Frame>,
+    hyps: Vec<Bool>,
+    guard: Bool,
+}
+
+pub(crate) struct Exec<'a> {
+    kernel: &'a Kernel,
+    lifted: &'a Lifted<'a>,
+    symbols: &'a Symbols,
+    writes: HashMap<String, Vec<Write>>,
+    pub conditions: Vec<Condition>,
+    pub invariants: Vec<String>,
+    fresh: usize,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(
+        kernel: &'a Kernel,
+        lifted: &'a Lifted<'a>,
+        symbols: &'a Symbols,
+    ) -> Result<Exec<'a>, Unsupported> {
+        Ok(Exec {
+            kernel,
+            lifted,
+            symbols,
+            writes: shape::array_writes(&kernel.body)?,
+            conditions: Vec::new(),
+            invariants: Vec::new(),
+            fresh: 0,
+        })
+    }
+
+    /// Generates every condition, given the size hypotheses.
+    pub fn run(&mut self, base_hyps: Vec<Bool>) -> Result<(), Unsupported> {
+        let state = State {
+            locals: HashMap::new(),
+            arrays: HashMap::new(),
+            returned: None,
+            relations: HashMap::new(),
+        };
+        let mut ctx = Ctx {
+            frames: Vec::new(),
+            hyps: base_hyps,
+            guard: Bool::from_bool(true),
+        };
+        let body = self.kernel.body.clone();
+        let end = self.block(&body, &[], state, &mut ctx)?;
+        // Postconditions: every output equals the lifted program.
+        let mut goals = Vec::new();
+        let program = self.lifted.program();
+        for p in &program.params {
+            if let TParam::Array { shape, access, .. } = &p.kind {
+                if !access.is_written() {
+                    continue;
+                }
+                let extents = shape
+                    .iter()
+                    .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (e, bounds) = self.element(&p.name, &extents)?;
+                let c_side = self.read(&end, &p.name, &e)?;
+                let lifted = self.lifted.output(&p.name, &e, &Truncation::new())?;
+                goals.push((
+                    format!("postcondition of `{}`", p.name),
+                    bounds,
+                    c_side.equal(&lifted),
+                ));
+            }
+        }
+        if program.ret.is_some() {
+            let c_side = end
+                .returned
+                .clone()
+                .ok_or_else(|| Unsupported("the program returns a value the C does not".into()))?;
+            let lifted = self.lifted.returned(&Truncation::new())?;
+            goals.push((
+                "postcondition of the returned value".to_string(),
+                Vec::new(),
+                c_side.equal(&lifted),
+            ));
+        }
+        for (name, bounds, goal) in goals {
+            let mut hyps = ctx.hyps.clone();
+            hyps.extend(bounds);
+            self.conditions.push(Condition { name, hyps, goal });
+        }
+        Ok(())
+    }
+
+    fn fresh_int(&mut self, base: &str) -> Int {
+        self.fresh += 1;
+        Int::new_const(format!("{base}!{}", self.fresh))
+    }
+
+    /// A fresh element of array `name` and its bounds.
+    fn element(&mut self, name: &str, shape: &[Int]) -> Result<(Vec<Int>, Vec<Bool>), Unsupported> {
+        let mut idx = Vec::new();
+        let mut bounds = Vec::new();
+        for (k, extent) in shape.iter().enumerate() {
+            let e = self.fresh_int(&format!("{name}_e{k}"));
+            bounds.push(e.ge(Int::from_i64(0)) & e.lt(extent));
+            idx.push(e);
+        }
+        Ok((idx, bounds))
+    }
+
+    /// The extents of a parameter array (from the lifted program) or of a
+    /// local array (from its C declaration).
+    fn array_shape(&self, name: &str) -> Result<Vec<Int>, Unsupported> {
+        if let Some(TParam::Array { shape, .. }) =
+            self.lifted.program().param(name).map(|p| &p.kind)
+        {
+            return shape
+                .iter()
+                .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                .collect();
+        }
+        match self.local_array(name) {
+            Some(info) => info
+                .dims
+                .iter()
+                .map(|d| {
+                    d.as_ref()
+                        .ok_or_else(|| Unsupported(format!("the local array `{name}` has an unknown extent")))
+                        .and_then(|a| self.affine(a, &HashMap::new()))
+                })
+                .collect(),
+            None => Err(Unsupported(format!(
+                "the C array `{name}` is neither an array parameter of the lifted program nor a local array"
+            ))),
+        }
+    }
+
+    fn local_array(&self, name: &str) -> Option<&tenslift_frontend::ir::ArrayInfo> {
+        self.kernel.locals.iter().find_map(|l| match &l.kind {
+            tenslift_frontend::ir::LocalKind::Array(info) if l.name == name => Some(info),
+            _ => None,
+        })
+    }
+
+    /// Element `e` of what array `name` holds once its writes are done
+    /// (reductions cut by `cut`): the lifted program for parameters; for a
+    /// local array (a temporary the lifted program does not have) its
+    /// definition read off the C: a plain write, or an init plus an
+    /// accumulation `X[idx] = X[idx] + body` (a sum over the C's own body,
+    /// with its unfold lemmas).
+    fn lifted_elem(&self, name: &str, e: &[Int], cut: &Truncation) -> Result<V, Unsupported> {
+        if self.local_array(name).is_none() {
+            return self.lifted.output(name, e, cut);
+        }
+        let writes = self.writes.get(name).cloned().unwrap_or_default();
+        let plain = |w: &Write, extra: Option<(usize, Int)>| -> Result<V, Unsupported> {
+            let mut frames = Vec::new();
+            for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
+                let counter = match (role, &extra) {
+                    (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
+                    (None, Some((rho, r))) if *rho == m => r.clone(),
+                    _ => {
+                        return Err(Unsupported(format!(
+                            "`{name}` is rewritten in loop `{}`",
+                            l.iter
+                        )))
+                    }
+                };
+                frames.push(Frame {
+                    info: l.clone(),
+                    counter,
+                });
+            }
+            let ctx = Ctx {
+                frames,
+                hyps: Vec::new(),
+                guard: Bool::from_bool(true),
+            };
+            let mut state = State {
+                locals: HashMap::new(),
+                arrays: HashMap::new(),
+                returned: None,
+                relations: HashMap::new(),
+            };
+            for l in &self.kernel.locals {
+                if matches!(l.kind, tenslift_frontend::ir::LocalKind::Array(_)) {
+                    state.arrays.insert(
+                        l.name.clone(),
+                        ArrayState {
+                            base: Base::Closed,
+                            writes: Vec::new(),
+                        },
+                    );
+                }
+            }
+            Ok((state, ctx))
+                .and_then(|(state, ctx)| self.expr(&w.value, &state, &ctx))
+                .map(|v| convert(&v, w.elem))
+        };
+        match writes.as_slice() {
+            [w] if w.reduction_loops().is_empty() => plain(w, None),
+            [init, acc] if init.reduction_loops().is_empty() && acc.reduction_loops().len() == 1 => {
+                let rho = acc.reduction_loops()[0];
+                let body = accumulated_body(&acc.value, name, &acc.index).ok_or_else(|| {
+                    Unsupported(format!("the accumulation into `{name}` is not `{name}[..] + body`"))
+                })?;
+                let start = init_value(self, init, &plain)?;
+                let mut iters = HashMap::new();
+                for (l, role) in acc.loops.iter().zip(&acc.roles) {
+                    if let Some((p, c)) = role {
+                        iters.insert(l.iter.clone(), e[*p].clone() - Int::from_i64(*c));
+                    }
+                }
+                let lo = self.affine(&acc.loops[rho].start, &iters)?;
+                let hi = match single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
+                    Some(h) => h,
+                    None => self.affine(&acc.loops[rho].end, &iters)?,
+                };
+                let summand = |r: &Int| -> Result<V, Unsupported> {
+                    let w = Write { value: body.clone(), ..acc.clone() };
+                    plain(&w, Some((rho, r.clone())))
+                };
+                let real = acc.elem.is_float();
+                let sum = self.local_sum(name, e, real, &lo, &hi, &summand)?;
+                Ok(value::add(&start, &sum))
+            }
+            _ => Err(Unsupported(format!(
+                "the local array `{name}` is written by {} statements in a shape without a definition",
+                writes.len()
+            ))),
+        }
+    }
+
+    /// `sum over r in [lo, hi) of summand(r)` for local array `name` at
+    /// `e`: a range function with its unfold lemmas at `hi`.
+    fn local_sum(
+        &self,
+        name: &str,
+        e: &[Int],
+        real: bool,
+        lo: &Int,
+        hi: &Int,
+        summand: &dyn Fn(&Int) -> Result<V, Unsupported>,
+    ) -> Result<V, Unsupported> {
+        let int = z3::Sort::int();
+        let domain: Vec<&z3::Sort> = (0..=e.len()).map(|_| &int).collect();
+        let range = if real {
+            z3::Sort::real()
+        } else {
+            z3::Sort::int()
+        };
+        let f = z3::FuncDecl::new(format!("local_sum_{name}"), &domain, &range);
+        let apply = |h: &Int| -> V {
+            let mut args: Vec<&dyn z3::ast::Ast> = vec![h];
+            args.extend(e.iter().map(|i| i as &dyn z3::ast::Ast));
+            let v = f.apply(&args);
+            match (v.as_real(), v.as_int()) {
+                (Some(r), _) => V::R(r),
+                (_, Some(i)) => V::I(i),
+                _ => V::int(0),
+            }
+        };
+        let at = apply(hi);
+        let zero = if real {
+            V::R(value::real_num(0))
+        } else {
+            V::int(0)
+        };
+        let one = Int::from_i64(1);
+        let before = hi.clone() - one.clone();
+        let after = hi.clone() + one;
+        let lemmas = [
+            hi.le(lo).implies(at.equal(&zero)),
+            hi.gt(lo)
+                .implies(at.equal(&value::add(&apply(&before), &summand(&before)?))),
+            hi.ge(lo)
+                .implies(apply(&after).equal(&value::add(&at, &summand(hi)?))),
+        ];
+        self.lifted.lemmas.borrow_mut().extend(lemmas);
+        Ok(at)
+    }
+
+    fn read(&self, state: &State, name: &str, idx: &[Int]) -> Result<V, Unsupported> {
+        let (base, writes) = match state.arrays.get(name) {
+            Some(a) => (a.base.clone(), a.writes.as_slice()),
+            None => (Base::Initial, &[][..]),
+        };
+        let mut v = match base {
+            Base::Initial => self.symbols.initial(name, idx)?,
+            Base::Piece(frames) => self.piece(name, &frames, idx)?,
+            Base::Closed => self.lifted_elem(name, idx, &Truncation::new())?,
+        };
+        for (w, val, guard) in writes {
+            let mut hit = guard.clone();
+            for (a, b) in w.iter().zip(idx) {
+                hit &= a.eq(b);
+            }
+            v = V::ite(&hit, val, &v);
+        }
+        Ok(v)
+    }
+
+    fn affine(&self, a: &Affine, iters: &HashMap<String, Int>) -> Result<Int, Unsupported> {
+        let mut t = Int::from_i64(a.constant);
+        for (name, c) in &a.terms {
+            let v = iters
+                .get(name)
+                .cloned()
+                .or_else(|| self.symbols.size(name))
+                .or_else(|| match self.symbols.scalars.get(name) {
+                    Some(V::I(i)) => Some(i.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    Unsupported(format!("`{name}` in `{a}` is neither a loop nor a size"))
+                })?;
+            t += Int::from_i64(*c) * v;
+        }
+        Ok(t)
+    }
+
+    fn frame_iters(frames: &[Frame]) -> HashMap<String, Int> {
+        frames
+            .iter()
+            .map(|f| (f.info.iter.clone(), f.counter.clone()))
+            .collect()
+    }
+
+    /// The invariant's value of element `e` of `name` at the head of the
+    /// innermost of `frames`.
+    fn piece(&self, name: &str, frames: &[Frame], e: &[Int]) -> Result<V, Unsupported> {
+        let writes = self.writes.get(name).cloned().unwrap_or_default();
+        let unsupported = || {
+            Unsupported(format!(
+                "`{name}` is written by {} statements in a shape without a derived invariant",
+                writes.len()
+            ))
+        };
+        // Supported shapes: one plain write; or an accumulation with at most
+        // one plain write before it (the init) and one after (the post).
+        let acc_at: Vec<usize> = (0..writes.len())
+            .filter(|k| !writes[*k].reduction_loops().is_empty())
+            .collect();
+        let initial = self.symbols.initial(name, e)?;
+        let full = self.lifted_elem(name, e, &Truncation::new())?;
+        let (init, acc, post) = match acc_at.as_slice() {
+            [] if writes.len() == 1 => {
+                let (covered, x) = self.coverage(&writes[0], e)?;
+                let done = self.done(&writes[0], &x, frames, None)?;
+                return Ok(V::ite(&(covered & done), &full, &initial));
+            }
+            [k] if *k <= 1 && writes.len() - k <= 2 => (
+                k.checked_sub(1).map(|p| &writes[p]),
+                &writes[*k],
+                writes.get(k + 1),
+            ),
+            _ => return Err(unsupported()),
+        };
+        let reds = acc.reduction_loops();
+        if reds.len() != 1 {
+            return Err(Unsupported(format!(
+                "`{name}` accumulates over {} loops at once",
+                reds.len()
+            )));
+        }
+        let rho = reds[0];
+        let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
+            Unsupported(format!(
+                "the reduction loop `{}` ends at `{}`, not at a size parameter",
+                acc.loops[rho].iter, acc.loops[rho].end
+            ))
+        })?;
+        let (acc_covered, x) = self.coverage(acc, e)?;
+        let t = self.done_count(acc, &x, frames, rho)?;
+        let mut cut = Truncation::new();
+        cut.insert(size, t);
+        // With a post statement the accumulator holds the matching
+        // reduction alone; without, the whole lifted element.
+        // With a post statement (`X[i] = X[i] + z[i]`, `X[i] /= n`) the
+        // accumulation stage holds what the post statement maps onto the
+        // cut lifted element: its inverse applied to it; failing that, the
+        // matching reduction alone.
+        let partial = match post {
+            Some(w) => {
+                let target = self.lifted_elem(name, e, &cut)?;
+                match self.invert_post(w, name, e, &cut, &target)? {
+                    Some(v) => v,
+                    None => self
+                        .lifted
+                        .first_reduction(Some(name), e, &cut, &acc.reads)?,
+                }
+            }
+            None => self.lifted_elem(name, e, &cut)?,
+        };
+        let mut v = match init {
+            Some(w) => {
+                let (covered, x) = self.coverage(w, e)?;
+                let done = self.done(w, &x, frames, None)?;
+                V::ite(&(covered & done), &partial, &initial)
+            }
+            None => V::ite(&acc_covered, &partial, &initial),
+        };
+        if let Some(w) = post {
+            let (covered, x) = self.coverage(w, e)?;
+            let done = self.done(w, &x, frames, None)?;
+            v = V::ite(&(covered & done), &full, &v);
+        }
+        Ok(v)
+    }
+
+    /// The value `v` with `post(v) = target` when the post statement `w`
+    /// is `X[i] ± g`, `g + X[i]`, `X[i] * g`, `g * X[i]` or `X[i] / g` (the
+    /// last three for reals only); `None` otherwise.
+    fn invert_post(
+        &self,
+        w: &Write,
+        name: &str,
+        e: &[Int],
+        cut: &Truncation,
+        target: &V,
+    ) -> Result<Option<V>, Unsupported> {
+        let ExprKind::Binary { op, lhs, rhs } = &strip_casts(&w.value).kind else {
+            return Ok(None);
+        };
+        let is_self = |x: &Expr| matches!(&strip_casts(x).kind, ExprKind::Load { array, index } if array == name && index == &w.index);
+        let (self_left, g) = if is_self(lhs) {
+            (true, rhs)
+        } else if is_self(rhs) {
+            (false, lhs)
+        } else {
+            return Ok(None);
+        };
+        let mut frames = Vec::new();
+        for (l, role) in w.loops.iter().zip(&w.roles) {
+            let Some((p, c)) = role else { return Ok(None) };
+            frames.push(Frame {
+                info: l.clone(),
+                counter: e[*p].clone() - Int::from_i64(*c),
+            });
+        }
+        let ctx = Ctx {
+            frames,
+            hyps: Vec::new(),
+            guard: Bool::from_bool(true),
+        };
+        let state = State {
+            locals: HashMap::new(),
+            arrays: HashMap::new(),
+            returned: None,
+            relations: HashMap::new(),
+        };
+        let g = self.expr(g, &state, &ctx)?;
+        let step = match op {
+            BinaryOp::Add | BinaryOp::Mul => Some(*op),
+            BinaryOp::Sub | BinaryOp::Div if self_left => Some(*op),
+            _ => None,
+        };
+        if let Some(step) = step {
+            let lifted_op = match step {
+                BinaryOp::Add => tenslift_targets::BinaryOp::Add,
+                BinaryOp::Mul => tenslift_targets::BinaryOp::Mul,
+                BinaryOp::Sub => tenslift_targets::BinaryOp::Sub,
+                _ => tenslift_targets::BinaryOp::Div,
+            };
+            if let Some(v) = self.lifted.strip_step(name, e, cut, lifted_op, &g)? {
+                return Ok(Some(v));
+            }
+        }
+        let real = target.is_real() || g.is_real();
+        Ok(match (op, self_left) {
+            (BinaryOp::Add, _) => Some(value::sub(target, &g)),
+            (BinaryOp::Sub, true) => Some(value::add(target, &g)),
+            (BinaryOp::Sub, false) => Some(value::sub(&g, target)),
+            (BinaryOp::Mul, _) if real => Some(V::R(target.as_real() / g.as_real())),
+            (BinaryOp::Div, true) if real => Some(value::mul(target, &g)),
+            _ => None,
+        })
+    }
+
+    /// Whether statement `w` writes element `e` at all, and the values of
+    /// its parallel loops for `e` (reduction loops get `None`).
+    fn coverage(&self, w: &Write, e: &[Int]) -> Result<(Bool, Vec<Option<Int>>), Unsupported> {
+        let mut x: Vec<Option<Int>> = Vec::new();
+        let mut iters = HashMap::new();
+        for (l, role) in w.loops.iter().zip(&w.roles) {
+            let v = role.map(|(p, c)| e[p].clone() - Int::from_i64(c));
+            if let Some(v) = &v {
+                iters.insert(l.iter.clone(), v.clone());
+            }
+            x.push(v);
+        }
+        let mut covered = Bool::from_bool(true);
+        for (m, (l, v)) in w.loops.iter().zip(&x).enumerate() {
+            if let Some(v) = v {
+                let lo = self.affine(&l.start, &iters)?;
+                let hi = self.affine(&l.end, &iters)?;
+                covered &= v.ge(&lo) & v.lt(&hi);
+            } else if w.loops[..m].iter().any(|_| false) {
+                unreachable!()
+            }
+        }
+        for (p, a) in w.index.iter().enumerate() {
+            if a.terms
+                .keys()
+                .all(|n| iters.contains_key(n) || self.symbols.size(n).is_some())
+            {
+                covered &= e[p].eq(self.affine(a, &iters)?);
+            }
+        }
+        Ok((covered, x))
+    }
+
+    /// How many loops `w` shares with the current point, and whether an
+    /// instance with equal shared counters is already done.
+    fn common(&self, w: &Write, frames: &[Frame]) -> (usize, bool) {
+        let q = frames
+            .iter()
+            .zip(&w.loops)
+            .take_while(|(f, l)| f.info.path == l.path)
+            .count();
+        if q == frames.len() {
+            (q, false)
+        } else {
+            (q, w.path < frames[q].info.path)
+        }
+    }
+
+    fn done(
+        &self,
+        w: &Write,
+        x: &[Option<Int>],
+        frames: &[Frame],
+        _r: Option<Int>,
+    ) -> Result<Bool, Unsupported> {
+        let (q, equal_done) = self.common(w, frames);
+        let xs: Vec<Int> = x[..q]
+            .iter()
+            .map(|v| {
+                v.clone()
+                    .ok_or_else(|| Unsupported("reduction loop in an init write".into()))
+            })
+            .collect::<Result<_, _>>()?;
+        let cs: Vec<Int> = frames[..q].iter().map(|f| f.counter.clone()).collect();
+        if frames.is_empty() {
+            return Ok(Bool::from_bool(true));
+        }
+        Ok(lex(&xs, &cs, equal_done))
+    }
+
+    /// How many iterations of reduction loop `rho` of `w` have been applied
+    /// to the element at the current point.
+    fn done_count(
+        &self,
+        w: &Write,
+        x: &[Option<Int>],
+        frames: &[Frame],
+        rho: usize,
+    ) -> Result<Int, Unsupported> {
+        let mut iters = HashMap::new();
+        for (l, v) in w.loops.iter().zip(x) {
+            if let Some(v) = v {
+                iters.insert(l.iter.clone(), v.clone());
+            }
+        }
+        let lo = self.affine(&w.loops[rho].start, &iters)?;
+        let hi = self.affine(&w.loops[rho].end, &iters)?;
+        let (q, equal_done) = self.common(w, frames);
+        let xv = |m: usize| x[m].clone().unwrap_or_else(|| Int::from_i64(0));
+        let cs: Vec<Int> = frames.iter().map(|f| f.counter.clone()).collect();
+        if rho >= q {
+            let xs: Vec<Int> = (0..q).map(xv).collect();
+            let done = if frames.is_empty() {
+                Bool::from_bool(true)
+            } else {
+                lex(&xs, &cs[..q], equal_done)
+            };
+            return Ok(done.ite(&hi, &lo));
+        }
+        let before: Vec<Int> = (0..rho).map(xv).collect();
+        let after: Vec<Int> = (rho + 1..q).map(xv).collect();
+        let lt = lex(&before, &cs[..rho], false);
+        let mut eq = Bool::from_bool(true);
+        for (a, b) in before.iter().zip(&cs[..rho]) {
+            eq &= a.eq(b);
+        }
+        let rest = lex(&after, &cs[rho + 1..q], equal_done);
+        let current = cs[rho].clone() + rest.ite(&Int::from_i64(1), &Int::from_i64(0));
+        Ok(lt.ite(&hi, &eq.ite(&current, &lo)))
+    }
+
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        prefix: &[usize],
+        mut state: State,
+        ctx: &mut Ctx,
+    ) -> Result<State, Unsupported> {
+        for (k, stmt) in stmts.iter().enumerate() {
+            state = match stmt {
+                Stmt::Loop(l) => {
+                    let path = [prefix, &[k]].concat();
+                    self.for_loop(l, &path, &stmts[k + 1..], state, ctx)?
+                }
+                Stmt::Assign { target, value, .. } => {
+                    let v = self.expr(value, &state, ctx)?;
+                    let v = convert(&v, target_ty(target));
+                    match target {
+                        LValue::Scalar { name, .. } => {
+                            let merged = match state.locals.get(name) {
+                                Some(old) => V::ite(&ctx.guard, &v, old),
+                                None => v,
+                            };
+                            state.locals.insert(name.clone(), merged);
+                        }
+                        LValue::Element { array, index, .. } => {
+                            let iters = Self::frame_iters(&ctx.frames);
+                            let idx = index
+                                .iter()
+                                .map(|a| self.affine(a, &iters))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            let entry = state.arrays.entry(array.clone()).or_insert(ArrayState {
+                                base: Base::Initial,
+                                writes: Vec::new(),
+                            });
+                            entry.writes.push((idx, v, ctx.guard.clone()));
+                        }
+                    }
+                    state
+                }
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    kind,
+                    ..
+                } => {
+                    if contains_loop(then_body)
+                        || contains_loop(else_body)
+                        || contains_return(then_body)
+                        || contains_return(else_body)
+                    {
+                        return Err(Unsupported("a loop or return under an `if`".into()));
+                    }
+                    let _ = kind == &IfKind::Guard;
+                    let c = self.expr(cond, &state, ctx)?.as_bool();
+                    let outer = ctx.guard.clone();
+                    ctx.guard = outer.clone() & c.clone();
+                    let s = self.block(then_body, &[prefix, &[k, 0]].concat(), state, ctx)?;
+                    ctx.guard = outer.clone() & c.not();
+                    let s = self.block(else_body, &[prefix, &[k, 1]].concat(), s, ctx)?;
+                    ctx.guard = outer;
+                    s
+                }
+                Stmt::Return { value, .. } => {
+                    if !ctx.frames.is_empty() {
+                        return Err(Unsupported("a return inside a loop".into()));
+                    }
+                    let v = self.expr(value, &state, ctx)?;
+                    let v = match self.kernel.returns {
+                        Some(ty) => convert(&v, ty),
+                        None => v,
+                    };
+                    state.returned = Some(v);
+                    state
+                }
+            };
+        }
+        Ok(state)
+    }
+
+    /// The partial value an accumulating local holds at the head of loop
+    /// `l` when its counter is `c`: the lifted value it flows into, with
+    /// the reduction over the loop's size cut at `c`.
+    fn accumulator(
+        &self,
+        local: &str,
+        l: &Loop,
+        rest: &[Stmt],
+        counter: &Int,
+        frames: &[Frame],
+    ) -> Result<Accumulator, Unsupported> {
+        let size = single_size(&l.end).ok_or_else(|| {
+            Unsupported(format!(
+                "the accumulating loop `{}` ends at `{}`, not at a size parameter",
+                l.iter, l.end
+            ))
+        })?;
+        let mut cut = Truncation::new();
+        cut.insert(size, counter.clone());
+        let iters = Self::frame_iters(frames);
+        let mut reads = Vec::new();
+        shape::local_reads(&l.body, local, &mut reads);
+        for stmt in rest {
+            match stmt {
+                Stmt::Assign {
+                    target: LValue::Element { array, index, ty },
+                    value,
+                    ..
+                } if shape::reads(value, local) => {
+                    let idx = index
+                        .iter()
+                        .map(|a| self.affine(a, &iters))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let mut stored = Vec::new();
+                    shape::loads(value, &mut stored);
+                    return Ok(if is_plain(value, local) {
+                        Accumulator::Value(self.lifted_elem(array, &idx, &cut)?)
+                    } else if stored.contains(array) {
+                        Accumulator::Relation(Relation {
+                            consumer: value.clone(),
+                            elem: *ty,
+                            frames: frames.to_vec(),
+                            target: self.lifted_elem(array, &idx, &cut)?,
+                        })
+                    } else {
+                        Accumulator::Value(self.lifted.first_reduction(
+                            Some(array),
+                            &idx,
+                            &cut,
+                            &reads,
+                        )?)
+                    });
+                }
+                Stmt::Return { value, .. } if shape::reads(value, local) => {
+                    return Ok(Accumulator::Value(if is_plain(value, local) {
+                        self.lifted.returned(&cut)?
+                    } else {
+                        self.lifted.first_reduction(None, &[], &cut, &reads)?
+                    }));
+                }
+                Stmt::Assign { value, .. } if shape::reads(value, local) => {
+                    return Err(Unsupported(format!(
+                        "the accumulator `{local}` flows into another local"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Err(Unsupported(format!(
+            "the accumulator `{local}` of loop `{}` is not stored or returned after it",
+            l.iter
+        )))
+    }
+
+    fn for_loop(
+        &mut self,
+        l: &Loop,
+        path: &[usize],
+        rest: &[Stmt],
+        entry: State,
+        ctx: &mut Ctx,
+    ) -> Result<State, Unsupported> {
+        if l.step != 1 {
+            return Err(Unsupported(format!(
+                "loop `{}` steps by {}",
+                l.iter, l.step
+            )));
+        }
+        let info = shape::loop_info(l, path);
+        let label = format!("loop {} (line {})", l.iter, l.loc.line);
+        let iters = Self::frame_iters(&ctx.frames);
+        let start = self.affine(&l.start, &iters)?;
+        let end = self.affine(&l.end, &iters)?;
+        // What the loop changes.
+        let mut arrays: Vec<String> = Vec::new();
+        collect_arrays(&l.body, &mut arrays);
+        let mut locals = Vec::new();
+        shape::written_locals(&l.body, &mut locals);
+        let accumulators: Vec<String> = locals
+            .iter()
+            .filter(|n| shape::live_on_entry(&l.body, n))
+            .cloned()
+            .collect();
+        let mut described = Vec::new();
+        for a in &arrays {
+            described.push(format!("{a}: elements whose writes precede the point equal the lifted {a} (reductions cut at the iterations done), the rest are unchanged"));
+        }
+        for a in &accumulators {
+            described.push(format!(
+                "{a} = the lifted reduction it feeds, cut at {}",
+                l.iter
+            ));
+        }
+        self.invariants.push(format!(
+            "{label}: {}",
+            if described.is_empty() {
+                "nothing changes".to_string()
+            } else {
+                described.join("; ")
+            }
+        ));
+        let at = |this: &mut Self,
+                  state: &State,
+                  counter: &Int|
+         -> Result<(State, Vec<Bool>), Unsupported> {
+            let mut facts = Vec::new();
+            let mut frames = ctx.frames.clone();
+            frames.push(Frame {
+                info: info.clone(),
+                counter: counter.clone(),
+            });
+            let frames = Rc::new(frames);
+            let mut s = state.clone();
+            for a in &arrays {
+                s.arrays.insert(
+                    a.clone(),
+                    ArrayState {
+                        base: Base::Piece(frames.clone()),
+                        writes: Vec::new(),
+                    },
+                );
+            }
+            for v in &locals {
+                s.relations.remove(v);
+                let value = if accumulators.contains(v) {
+                    match this.accumulator(v, l, rest, counter, &ctx.frames)? {
+                        Accumulator::Value(x) => x,
+                        Accumulator::Relation(rel) => {
+                            let ty = this.local_ty(v);
+                            let x = fresh_value(this, v, ty);
+                            facts.push(this.relation_holds(v, &rel, &x, &s)?);
+                            s.relations.insert(v.clone(), rel);
+                            x
+                        }
+                    }
+                } else {
+                    let ty = this.local_ty(v);
+                    let name = format!("{v}_dead");
+                    fresh_value(this, &name, ty)
+                };
+                s.locals.insert(v.clone(), value);
+            }
+            Ok((s, facts))
+        };
+        // Initiation.
+        let (head, _) = at(self, &entry, &start)?;
+        let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
+        self.conditions.push(Condition {
+            name: format!("initiation of {label}"),
+            hyps: [ctx.hyps.clone(), goal.1].concat(),
+            goal: goal.0,
+        });
+        // Preservation.
+        let counter = self.fresh_int(&l.iter);
+        let (head, facts) = at(self, &entry, &counter)?;
+        let mut inner = Ctx {
+            frames: ctx.frames.clone(),
+            hyps: ctx.hyps.clone(),
+            guard: Bool::from_bool(true),
+        };
+        inner.frames.push(Frame {
+            info: info.clone(),
+            counter: counter.clone(),
+        });
+        inner.hyps.push(counter.ge(&start) & counter.lt(&end));
+        inner.hyps.extend(facts);
+        let after_body = self.block(&l.body, path, head, &mut inner)?;
+        let (next, _) = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
+        let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
+        self.conditions.push(Condition {
+            name: format!("preservation of {label}"),
+            hyps: [inner.hyps, goal.1].concat(),
+            goal: goal.0,
+        });
+        // Exit.
+        let last = start.le(&end).ite(&end, &start);
+        let (exit, facts) = at(self, &entry, &last)?;
+        ctx.hyps.extend(facts);
+        Ok(exit)
+    }
+
+    /// Whether accumulator `local` holding `value` satisfies `rel` in
+    /// `state`.
+    fn relation_holds(
+        &self,
+        local: &str,
+        rel: &Relation,
+        value: &V,
+        state: &State,
+    ) -> Result<Bool, Unsupported> {
+        let mut s = state.clone();
+        s.locals.insert(local.to_string(), value.clone());
+        let ctx = Ctx {
+            frames: rel.frames.clone(),
+            hyps: Vec::new(),
+            guard: Bool::from_bool(true),
+        };
+        let stored = convert(&self.expr(&rel.consumer, &s, &ctx)?, rel.elem);
+        Ok(stored.equal(&rel.target))
+    }
+
+    /// `actual` agrees with `expected` on a fresh element of every array in
+    /// `arrays` and on every accumulator.
+    fn matches(
+        &mut self,
+        actual: &State,
+        expected: &State,
+        arrays: &[String],
+        accumulators: &[String],
+    ) -> Result<(Bool, Vec<Bool>), Unsupported> {
+        let mut goal = Bool::from_bool(true);
+        let mut hyps = Vec::new();
+        for a in arrays {
+            let shape = self.array_shape(a)?;
+            let (e, bounds) = self.element(a, &shape)?;
+            hyps.extend(bounds);
+            goal &= self
+                .read(actual, a, &e)?
+                .equal(&self.read(expected, a, &e)?);
+        }
+        for v in accumulators {
+            if let (Some(x), Some(rel)) = (actual.locals.get(v), expected.relations.get(v)) {
+                goal &= self.relation_holds(v, rel, x, actual)?;
+            } else if let (Some(x), Some(y)) = (actual.locals.get(v), expected.locals.get(v)) {
+                goal &= x.equal(y);
+            } else {
+                return Err(Unsupported(format!(
+                    "the accumulator `{v}` has no value before its loop"
+                )));
+            }
+        }
+        Ok((goal, hyps))
+    }
+
+    fn local_ty(&self, name: &str) -> ScalarType {
+        self.kernel
+            .locals
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| match &l.kind {
+                tenslift_frontend::ir::LocalKind::Scalar { ty } => Some(*ty),
+                _ => None,
+            })
+            .unwrap_or(ScalarType::F64)
+    }
+
+    fn expr(&self, e: &Expr, state: &State, ctx: &Ctx) -> Result<V, Unsupported> {
+        let float = e.ty.is_float();
+        Ok(match &e.kind {
+            ExprKind::IntLit { value } => V::int(*value),
+            ExprKind::FloatLit { value, .. } => V::R(real_literal(*value)?),
+            ExprKind::Var { name, .. } => {
+                if let Some(f) = ctx.frames.iter().rev().find(|f| &f.info.iter == name) {
+                    V::I(f.counter.clone())
+                } else if let Some(v) = state.locals.get(name) {
+                    v.clone()
+                } else if let Some(v) = self.symbols.scalars.get(name) {
+                    v.clone()
+                } else if let Some(s) = self.symbols.size(name) {
+                    V::I(s)
+                } else {
+                    return Err(Unsupported(format!(
+                        "`{name}` is read before it has a value"
+                    )));
+                }
+            }
+            ExprKind::Load { array, index } => {
+                let iters = Self::frame_iters(&ctx.frames);
+                let idx = index
+                    .iter()
+                    .map(|a| self.affine(a, &iters))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.read(state, array, &idx)?
+            }
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(arg, state, ctx)?;
+                match op {
+                    UnaryOp::Neg => value::sub(
+                        &if float {
+                            V::R(value::real_num(0))
+                        } else {
+                            V::int(0)
+                        },
+                        &a,
+                    ),
+                    UnaryOp::Not => V::B(a.as_bool().not()),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.expr(lhs, state, ctx)?;
+                let b = self.expr(rhs, state, ctx)?;
+                match op {
+                    BinaryOp::Add => value::add(&a, &b),
+                    BinaryOp::Sub => value::sub(&a, &b),
+                    BinaryOp::Mul => value::mul(&a, &b),
+                    BinaryOp::Div if float || a.is_real() || b.is_real() => {
+                        V::R(a.as_real() / b.as_real())
+                    }
+                    BinaryOp::Div => V::I(value::trunc_div(&a.as_int(), &b.as_int())),
+                    BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
+                    BinaryOp::Lt => V::B(value::lt(&a, &b)),
+                    BinaryOp::Le => V::B(value::ge(&b, &a)),
+                    BinaryOp::Gt => V::B(value::lt(&b, &a)),
+                    BinaryOp::Ge => V::B(value::ge(&a, &b)),
+                    BinaryOp::Eq => V::B(a.equal(&b)),
+                    BinaryOp::Ne => V::B(a.equal(&b).not()),
+                    BinaryOp::And => V::B(a.as_bool() & b.as_bool()),
+                    BinaryOp::Or => V::B(a.as_bool() | b.as_bool()),
+                }
+            }
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                let c = self.expr(cond, state, ctx)?.as_bool();
+                V::ite(
+                    &c,
+                    &self.expr(then_value, state, ctx)?,
+                    &self.expr(else_value, state, ctx)?,
+                )
+            }
+            ExprKind::Cast { arg } => convert(&self.expr(arg, state, ctx)?, e.ty),
+            ExprKind::Call { func, args } => {
+                let vs = args
+                    .iter()
+                    .map(|a| self.expr(a, state, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let arg = |k: usize| {
+                    vs.get(k)
+                        .cloned()
+                        .ok_or_else(|| Unsupported("missing argument".into()))
+                };
+                match func {
+                    MathFn::Sqrt => math("sqrt", &[arg(0)?]),
+                    MathFn::Exp => math("exp", &[arg(0)?]),
+                    MathFn::Log => math("log", &[arg(0)?]),
+                    MathFn::Tanh => math("tanh", &[arg(0)?]),
+                    MathFn::Pow => math("pow", &[arg(0)?, arg(1)?]),
+                    MathFn::Abs => {
+                        let a = arg(0)?;
+                        let zero = if a.is_real() {
+                            V::R(value::real_num(0))
+                        } else {
+                            V::int(0)
+                        };
+                        V::ite(&value::lt(&a, &zero), &value::sub(&zero, &a), &a)
+                    }
+                    MathFn::Max => value::max_v(&arg(0)?, &arg(1)?),
+                    MathFn::Min => value::min_v(&arg(0)?, &arg(1)?),
+                }
+            }
+        })
+    }
+}
+
+fn fresh_value(exec: &mut Exec, name: &str, ty: ScalarType) -> V {
+    exec.fresh += 1;
+    let n = format!("{name}!{}", exec.fresh);
+    if ty.is_float() {
+        V::R(z3::ast::Real::new_const(n))
+    } else {
+        V::I(Int::new_const(n))
+    }
+}
+
+/// C conversion to `ty` (also applied on assignment).
+fn convert(v: &V, ty: ScalarType) -> V {
+    match ty {
+        ScalarType::Bool => V::B(v.as_bool()),
+        t if t.is_float() => V::R(v.as_real()),
+        // C's signed overflow is undefined, so 32/64-bit results are exact.
+        t if t.bits() >= 32 => V::I(v.as_int()),
+        t => {
+            if matches!(v, V::I(_) | V::B(_)) || v.is_real() {
+                V::I(value::wrap(&v.as_int(), t.bits(), t.is_signed()))
+            } else {
+                v.clone()
+            }
+        }
+    }
+}
+
+fn target_ty(t: &LValue) -> ScalarType {
+    match t {
+        LValue::Scalar { ty, .. } | LValue::Element { ty, .. } => *ty,
+    }
+}
+
+/// `a` is exactly one size parameter.
+fn single_size(a: &Affine) -> Option<String> {
+    (a.constant == 0 && a.terms.len() == 1)
+        .then(|| a.terms.iter().next())
+        .flatten()
+        .and_then(|(n, c)| (*c == 1).then(|| n.clone()))
+}
+
+fn is_plain(e: &Expr, local: &str) -> bool {
+    match &e.kind {
+        ExprKind::Var { name, .. } => name == local,
+        ExprKind::Cast { arg } => is_plain(arg, local),
+        _ => false,
+    }
+}
+
+/// Lexicographic `xs < cs` (or `<=` with `or_equal`).
+fn lex(xs: &[Int], cs: &[Int], or_equal: bool) -> Bool {
+    match (xs.split_first(), cs.split_first()) {
+        (Some((x, xr)), Some((c, cr))) => x.lt(c) | (x.eq(c) & lex(xr, cr, or_equal)),
+        _ => Bool::from_bool(or_equal),
+    }
+}
+
+fn collect_arrays(body: &[Stmt], out: &mut Vec<String>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => collect_arrays(&l.body, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                collect_arrays(then_body, out);
+                collect_arrays(else_body, out);
+            }
+            Stmt::Assign {
+                target: LValue::Element { array, .. },
+                ..
+            } if !out.contains(array) => out.push(array.clone()),
+            _ => {}
+        }
+    }
+}
+
+fn contains_loop(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Loop(_) => true,
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => contains_loop(then_body) || contains_loop(else_body),
+        _ => false,
+    })
+}
+
+fn contains_return(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Return { .. } => true,
+        Stmt::Loop(l) => contains_return(&l.body),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => contains_return(then_body) || contains_return(else_body),
+        _ => false,
+    })
+}
+
+/// The init statement's value at the element.
+/// Evaluates a write's value at an element (and reduction index).
+type PlainWrite<'f> = dyn Fn(&Write, Option<(usize, Int)>) -> Result<V, Unsupported> + 'f;
+
+fn init_value(_exec: &Exec, init: &Write, plain: &PlainWrite) -> Result<V, Unsupported> {
+    plain(init, None)
+}
+
+/// `body` when `value` is `X[idx] + body` or `body + X[idx]`.
+fn accumulated_body(value: &Expr, array: &str, index: &[Affine]) -> Option<Expr> {
+    let ExprKind::Binary {
+        op: BinaryOp::Add,
+        lhs,
+        rhs,
+    } = &value.kind
+    else {
+        return None;
+    };
+    let is_self = |e: &Expr| matches!(&e.kind, ExprKind::Load { array: a, index: i } if a == array && i == index);
+    if is_self(lhs) {
+        Some((**rhs).clone())
+    } else if is_self(rhs) {
+        Some((**lhs).clone())
+    } else {
+        None
+    }
+}
+
+fn strip_casts(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { arg } => strip_casts(arg),
+        _ => e,
+    }
+}
