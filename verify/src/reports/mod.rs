@@ -143,10 +143,11 @@ impl KernelVerification {
         }
         let mut parts = Vec::new();
         if self.unbounded_status() == "proved" {
-            let arithmetic = if self.unbounded.arithmetic.is_empty() {
-                "reals".to_string()
-            } else {
-                self.unbounded.arithmetic.clone()
+            // The prover's arithmetic reads "reals (floats are proved over
+            // …)"; the header keeps the short name.
+            let arithmetic = match self.unbounded.arithmetic.split(" (").next() {
+                Some(short) if !short.trim().is_empty() => short.trim().to_string(),
+                _ => "reals".to_string(),
             };
             return format!("proved (unbounded, {arithmetic})");
         }
