@@ -1,13 +1,15 @@
 //! `tenslift lift FILE.c [--function F]... --target numpy|jax|pytorch|hlo
 //! [-o OUT] [--timeout S] [--search best|first] [--cost-table FILE.json]
-//! [--json]`: extracts each
-//! kernel, searches a TensIR program equal to its spec at two size tuples,
-//! and emits it. One summary line per kernel on stderr (or one JSON object
-//! per kernel on stdout with `--json`).
+//! [--json] [--verify]`: extracts each kernel, searches a TensIR program
+//! equal to its spec at two size tuples, and emits it; with `--verify` also
+//! runs `tenslift verify`'s checks and writes the verdict into the module's
+//! header. One summary line per kernel on stderr (or one JSON object per
+//! kernel on stdout with `--json`).
 //!
 //! Exit codes: 0 every kernel lifted; 1 the C was rejected (diagnostics on
 //! stderr); 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted
-//! (failed, partial). `-o` is written only when every kernel lifted, via a
+//! (failed, partial); 6 `--verify` found a program wrong. `-o` is written
+//! only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
 use std::path::{Path, PathBuf};
@@ -16,11 +18,14 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tenslift_frontend::ExtractError;
 use tenslift_targets::{emit, print_program, EmitOptions, Target};
+use tenslift_verify::reports::render_json;
 
 use super::cflags::CFlags;
 use super::emit::TargetArg;
+use super::verify::{verify_kernel, VerifySetup};
 use super::{
     print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+    EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{CostModel, CostTable};
 use crate::synth::{lift_kernel, SynthError, SynthOptions};
@@ -63,6 +68,11 @@ pub struct LiftArgs {
     /// `--size n=1024`.
     #[arg(long = "size", value_name = "NAME=VALUE", value_parser = parse_size)]
     pub sizes: Vec<(String, i64)>,
+    /// Verify each program (Z3 bounded, unbounded, differential against
+    /// the compiled C with this target) and record the verdict in the
+    /// module's header; a failed verification writes nothing (exit 6).
+    #[arg(long)]
+    pub verify: bool,
     #[command(flatten)]
     pub cflags: CFlags,
 }
@@ -145,9 +155,25 @@ pub fn run(args: LiftArgs) -> i32 {
     };
     let mut code = String::new();
     let mut all_lifted = true;
+    let mut verification_failed = false;
+    let verify_setup = VerifySetup::new(
+        path,
+        &args.cflags,
+        vec![target],
+        Duration::from_secs_f64(args.timeout),
+    );
     for kernel in &unit.kernels {
         let start = Instant::now();
-        let lifted = lift_kernel(kernel, &synth_options);
+        let mut lifted = lift_kernel(kernel, &synth_options);
+        let mut verification = None;
+        if args.verify {
+            if let Some(program) = lifted.program.as_mut() {
+                let v = verify_kernel(&verify_setup, kernel, Some(program), "lifted");
+                program.meta.status = v.header_status();
+                verification_failed |= v.failed();
+                verification = Some(v);
+            }
+        }
         let seconds = start.elapsed().as_secs_f64();
         let emitted = lifted
             .program
@@ -182,6 +208,19 @@ pub fn run(args: LiftArgs) -> i32 {
             ),
         };
         print_err(&summary);
+        if let Some(v) = &verification {
+            print_err(&format!(
+                "{}: {}: verification: {}\n",
+                path.display(),
+                kernel.name,
+                v.header_status()
+            ));
+            if v.failed() {
+                for line in v.reason.lines() {
+                    print_err(&format!("  {line}\n"));
+                }
+            }
+        }
         if args.json {
             let record = json!({
                 "file": path.display().to_string(),
@@ -195,9 +234,13 @@ pub fn run(args: LiftArgs) -> i32 {
                 "search": match args.search { SearchMode::Best => "best", SearchMode::First => "first" },
                 "stats": lifted.stats,
                 "message": detail,
+                "verification": verification.as_ref().map(render_json),
             });
             print_out(&format!("{record}\n"));
         }
+    }
+    if verification_failed {
+        return EXIT_VERIFY_FAILED;
     }
     if !all_lifted {
         return EXIT_NOT_LIFTED;

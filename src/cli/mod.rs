@@ -12,6 +12,7 @@ pub mod emit;
 pub mod extract;
 pub mod lift;
 pub mod spec;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,9 @@ pub const EXIT_NO_KERNEL: i32 = 3;
 pub const EXIT_SPEC: i32 = 4;
 /// `lift` ran, but some kernel was not lifted (failed, or only partially).
 pub const EXIT_NOT_LIFTED: i32 = 5;
+/// `verify` (or `lift --verify`) found the program wrong: a counterexample,
+/// a mismatch against the compiled C, or a disproof. Nothing is written.
+pub const EXIT_VERIFY_FAILED: i32 = 6;
 
 /// Lifts C loop nests into verified tensor programs.
 #[derive(Debug, Parser)]
@@ -50,6 +54,9 @@ pub enum Command {
     /// Time each tensor operation kind in this machine's NumPy and write a
     /// cost table for `lift --cost-table`.
     Calibrate(calibrate::CalibrateArgs),
+    /// Check a lifted (or given) program: Z3 bounded, unbounded, and
+    /// differential runs against the compiled C.
+    Verify(verify::VerifyArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -89,5 +96,6 @@ pub fn main() -> i32 {
         Command::Emit(args) => emit::run(args),
         Command::Lift(args) => lift::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }

@@ -2,8 +2,9 @@
 //! came from. Takes the frontend's loop IR and a TensIR program; hands on a
 //! verdict per check (Z3 bounded at concrete sizes; Z3 unbounded with loop
 //! invariants derived from the lifted program, [`unbounded::prove`];
-//! differential testing against compiled C is to come) with
-//! counterexamples and reasons.
+//! differential runs of the generated code against gcc-compiled C in
+//! [`differential`]) with counterexamples and reasons; [`reports`] renders
+//! them as JSON, Markdown and HTML.
 //!
 //! [`bounded::check`] interprets both sides over Z3 terms at concrete sizes
 //! and asks, output element by output element, whether any input makes
@@ -18,6 +19,7 @@
 
 pub mod bounded;
 pub mod concrete;
+pub mod differential;
 mod domain;
 mod error;
 mod interface;
@@ -25,6 +27,7 @@ mod kernel_eval;
 mod program_eval;
 mod replay;
 pub mod report;
+pub mod reports;
 mod symbolic;
 pub mod unbounded;
 

@@ -316,7 +316,8 @@ impl fmt::Display for BoundedResult {
     }
 }
 
-pub(crate) fn sizes_text(sizes: &BTreeMap<String, i64>) -> String {
+/// `n=3, m=4`, or `(none)`.
+pub fn sizes_text(sizes: &BTreeMap<String, i64>) -> String {
     let parts: Vec<String> = sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
     if parts.is_empty() {
         "(none)".to_string()

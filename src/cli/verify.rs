@@ -1,0 +1,510 @@
+//! `tenslift verify FILE.c [--function F]... [--program P.tensir]
+//! [--targets numpy,jax,pytorch,hlo] [--timeout S] [--json] [--report DIR]`:
+//! lifts each kernel (or takes the given program) and checks it three ways:
+//! Z3 bounded equivalence at two size tuples, the unbounded prover, and
+//! differential runs of the generated code against the gcc-compiled C. One
+//! summary line per kernel on stderr, or one JSON object per kernel on
+//! stdout with `--json`; `--report DIR` writes Markdown, HTML and JSON.
+//!
+//! Exit codes: 0 nothing failed; 1 the C was rejected; 2 usage or I/O;
+//! 3 no such kernel; 5 some kernel was not lifted; 6 a check failed (a
+//! counterexample, a mismatch against the C, a disproof).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tenslift_frontend::ir::Kernel;
+use tenslift_frontend::ExtractError;
+use tenslift_targets::runner::python_interpreter;
+use tenslift_targets::{parse_program, print_program, Program, Target};
+use tenslift_verify::bounded::{check, BoundedOptions};
+use tenslift_verify::differential::cdriver::{run_generated, CompileFlags, DriverSetup};
+use tenslift_verify::differential::{
+    compare, manifest, scratch_dir, CReference, DifferentialError, DifferentialResult, Verdict,
+};
+use tenslift_verify::report::sizes_text;
+use tenslift_verify::reports::{
+    render_json, write_reports, BoundedRun, KernelVerification, Status, UnboundedSummary,
+    BOUNDED_ARITHMETIC,
+};
+use tenslift_verify::{prove, BoundedResult, UnboundedOptions, UnboundedResult, VerifyError};
+
+use super::cflags::CFlags;
+use super::{
+    print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+    EXIT_VERIFY_FAILED,
+};
+use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
+use crate::synth::{lift_kernel, SynthOptions};
+
+/// The repository the binary was built from: the manifest, `scripts/cref.py`
+/// and the default Python environment live here.
+pub const WORKSPACE_ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// The C file.
+    pub file: PathBuf,
+    /// Verify only these kernels (repeatable); default: every kernel.
+    #[arg(long)]
+    pub function: Vec<String>,
+    /// Check this TensIR program instead of lifting (needs one kernel).
+    #[arg(long)]
+    pub program: Option<PathBuf>,
+    /// Targets for the differential runs (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "numpy,jax,pytorch,hlo")]
+    pub targets: Vec<String>,
+    /// Seconds per kernel for the search and for each Z3 check.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Print one JSON object per kernel on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write Markdown, HTML and JSON reports into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub cflags: CFlags,
+}
+
+/// What every check needs besides the kernel and the program.
+pub struct VerifySetup {
+    pub file: PathBuf,
+    pub targets: Vec<Target>,
+    pub timeout: Duration,
+    pub compile: CompileFlags,
+}
+
+impl VerifySetup {
+    pub fn new(file: &Path, cflags: &CFlags, targets: Vec<Target>, timeout: Duration) -> Self {
+        VerifySetup {
+            file: file.to_path_buf(),
+            targets,
+            timeout,
+            compile: CompileFlags {
+                include_dirs: cflags.include_dirs.clone(),
+                defines: cflags.defines.clone(),
+            },
+        }
+    }
+}
+
+/// Parses `--targets`.
+pub fn parse_targets(names: &[String]) -> Result<Vec<Target>, String> {
+    names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            Target::from_name(n)
+                .ok_or_else(|| format!("unknown target `{n}` (numpy, jax, pytorch, hlo)"))
+        })
+        .collect()
+}
+
+pub fn run(args: VerifyArgs) -> i32 {
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        print_err("error: --timeout must be a positive number of seconds\n");
+        return EXIT_USAGE;
+    }
+    let targets = match parse_targets(&args.targets) {
+        Ok(t) => t,
+        Err(message) => {
+            print_err(&format!("error: {message}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let path = args.file.as_path();
+    let options = match args.cflags.options(path, args.function.clone()) {
+        Ok(o) => o,
+        Err(message) => {
+            print_err(&format!("error: {message}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    let given = match &args.program {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => match parse_program(&p.to_string_lossy(), &text) {
+                Ok(program) => Some(program),
+                Err(d) => {
+                    print_err(&format!("{d}\n"));
+                    return EXIT_USAGE;
+                }
+            },
+            Err(e) => {
+                print_err(&format!("error: cannot read {}: {e}\n", p.display()));
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    let unit = match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
+        Ok(unit) => unit,
+        Err(ExtractError::Rejected(diagnostics)) => {
+            print_err(&diagnostics.render());
+            return EXIT_REJECTED;
+        }
+        Err(other) => {
+            print_err(&format!("error: {other}\n"));
+            return EXIT_USAGE;
+        }
+    };
+    for wanted in &args.function {
+        if !unit.kernels.iter().any(|k| &k.name == wanted) {
+            print_err(&format!(
+                "{}: error: no kernel `{wanted}`\n",
+                path.display()
+            ));
+            return EXIT_NO_KERNEL;
+        }
+    }
+    if unit.kernels.is_empty() {
+        print_err(&format!("{}: error: no kernel found\n", path.display()));
+        return EXIT_NO_KERNEL;
+    }
+    if given.is_some() && unit.kernels.len() != 1 {
+        print_err("error: --program checks one kernel; choose it with --function\n");
+        return EXIT_USAGE;
+    }
+    let setup = VerifySetup::new(
+        path,
+        &args.cflags,
+        targets,
+        Duration::from_secs_f64(args.timeout),
+    );
+    let mut results = Vec::new();
+    let mut not_lifted = false;
+    for kernel in &unit.kernels {
+        let start = Instant::now();
+        let (program, origin) = match &given {
+            Some(p) => (Some(p.clone()), "given".to_string()),
+            None => {
+                let synth = SynthOptions {
+                    timeout: setup.timeout,
+                    ..SynthOptions::default()
+                };
+                let lifted = lift_kernel(kernel, &synth);
+                let why = lifted
+                    .error
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "no program".to_string());
+                (lifted.program, format!("not lifted: {why}"))
+            }
+        };
+        let origin = match (&args.program, &program) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(_)) => "lifted".to_string(),
+            (None, None) => origin,
+        };
+        not_lifted |= program.is_none();
+        let verification = verify_kernel(&setup, kernel, program.as_ref(), &origin);
+        let seconds = start.elapsed().as_secs_f64();
+        print_err(&summary_line(path, &verification, seconds));
+        if args.json {
+            print_out(&format!("{}\n", render_json(&verification)));
+        }
+        results.push(verification);
+    }
+    if let Some(dir) = &args.report {
+        if let Err(e) = write_reports(dir, &results) {
+            print_err(&format!(
+                "error: cannot write reports into {}: {e}\n",
+                dir.display()
+            ));
+            return EXIT_USAGE;
+        }
+    }
+    if results
+        .iter()
+        .any(|r| r.program_text.is_some() && r.failed())
+    {
+        EXIT_VERIFY_FAILED
+    } else if not_lifted {
+        EXIT_NOT_LIFTED
+    } else {
+        EXIT_OK
+    }
+}
+
+fn summary_line(path: &Path, v: &KernelVerification, seconds: f64) -> String {
+    if v.program_text.is_none() {
+        return format!(
+            "{}: {}: {} ({seconds:.1} s)\n",
+            path.display(),
+            v.function,
+            v.header_status()
+        );
+    }
+    let mut line = format!(
+        "{}: {}: bounded {}, unbounded {}, differential {} -> {} ({seconds:.1} s)\n",
+        path.display(),
+        v.function,
+        v.bounded_status().name(),
+        v.unbounded_status(),
+        v.differential.verdict.name(),
+        v.header_status()
+    );
+    if !v.reason.is_empty() && !v.verified() {
+        for l in v.reason.lines() {
+            line.push_str(&format!("  {l}\n"));
+        }
+    }
+    line
+}
+
+/// Runs every check of `program` against `kernel` (`None`: lifting failed,
+/// only the source is reported).
+pub fn verify_kernel(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: Option<&Program>,
+    origin: &str,
+) -> KernelVerification {
+    let mut v = KernelVerification {
+        file: setup.file.display().to_string(),
+        function: kernel.name.clone(),
+        source_range: (
+            kernel.range.file.clone(),
+            kernel.range.start_line,
+            kernel.range.end_line,
+        ),
+        source_text: source_lines(
+            Path::new(&kernel.range.file),
+            kernel.range.start_line,
+            kernel.range.end_line,
+        ),
+        program_text: program.map(print_program),
+        program_origin: origin.to_string(),
+        bounded: Vec::new(),
+        unbounded: UnboundedSummary::not_run("the unbounded prover is not available in this build"),
+        differential: DifferentialResult::skipped("not run"),
+        arithmetic: BOUNDED_ARITHMETIC.to_string(),
+        reason: String::new(),
+    };
+    let Some(program) = program else {
+        v.reason = origin.to_string();
+        v.differential = DifferentialResult::skipped("no program");
+        return v;
+    };
+    let first = choose_sizes(kernel, &Sizes::new());
+    let second = first
+        .as_ref()
+        .ok()
+        .and_then(|f| choose_second_sizes(kernel, f).ok());
+    let mut tuples = Vec::new();
+    match &first {
+        Ok(f) => tuples.push(f.clone()),
+        Err(e) => v.reason = format!("no valid size tuple: {e}"),
+    }
+    tuples.extend(second);
+    let bounded_options = BoundedOptions {
+        timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    for sizes in &tuples {
+        let started = Instant::now();
+        let (status, detail) = match check(kernel, program, sizes, &bounded_options) {
+            Ok(result @ BoundedResult::Pass { .. }) => (Status::Pass, result.to_string()),
+            Ok(result @ BoundedResult::Fail { .. }) => (Status::Fail, result.to_string()),
+            Ok(result @ BoundedResult::Unknown { .. }) => (Status::Unknown, result.to_string()),
+            // A program that does not fit the C's interface, or cannot run
+            // where the C can, is wrong, not undecided.
+            Err(e @ (VerifyError::Interface(_) | VerifyError::Program(_))) => {
+                (Status::Fail, e.to_string())
+            }
+            Err(e) => (Status::Unknown, e.to_string()),
+        };
+        v.bounded.push(BoundedRun {
+            sizes: sizes.clone(),
+            status,
+            detail,
+            elapsed_ms: started.elapsed().as_millis(),
+        });
+    }
+    v.unbounded = unbounded_summary(kernel, program, setup);
+    v.differential = differential(setup, kernel, program, tuples.first());
+    v.reason = reason(&v);
+    v
+}
+
+/// The unbounded prover's verdict, in report form.
+fn unbounded_summary(kernel: &Kernel, program: &Program, setup: &VerifySetup) -> UnboundedSummary {
+    let options = UnboundedOptions {
+        timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    match prove(kernel, program, &options) {
+        UnboundedResult::Proved {
+            invariants,
+            conditions,
+            arithmetic,
+        } => UnboundedSummary {
+            status: "proved".to_string(),
+            detail: format!("proved for all sizes ({conditions} verification conditions)"),
+            invariants,
+            conditions,
+            arithmetic,
+        },
+        UnboundedResult::Unknown { condition, reason } => UnboundedSummary {
+            status: "unknown".to_string(),
+            detail: format!("{condition}: {reason}"),
+            ..UnboundedSummary::not_run("")
+        },
+        UnboundedResult::Failed {
+            condition,
+            counterexample,
+        } => UnboundedSummary {
+            status: "fail".to_string(),
+            detail: match counterexample {
+                Some(c) => format!("{condition} fails: {c}"),
+                None => format!("{condition} fails"),
+            },
+            ..UnboundedSummary::not_run("")
+        },
+    }
+}
+
+/// Why the kernel is not (fully) verified: failures first, then unknowns.
+fn reason(v: &KernelVerification) -> String {
+    let mut failures = Vec::new();
+    let mut open = Vec::new();
+    for b in &v.bounded {
+        let text = format!("bounded at {}: {}", sizes_text(&b.sizes), b.detail);
+        match b.status {
+            Status::Fail => failures.push(text),
+            Status::Unknown => open.push(text),
+            Status::Pass => {}
+        }
+    }
+    match v.unbounded_status() {
+        "fail" => failures.push(format!("unbounded: {}", v.unbounded.detail)),
+        "unknown" => open.push(format!("unbounded: {}", v.unbounded.detail)),
+        _ => {}
+    }
+    match v.differential.verdict {
+        Verdict::Fail => failures.push(format!("differential: {}", v.differential.reason)),
+        Verdict::Skipped => open.push(format!("differential skipped: {}", v.differential.reason)),
+        Verdict::Pass => {}
+    }
+    if !failures.is_empty() {
+        failures.join("\n")
+    } else {
+        open.join("\n")
+    }
+}
+
+fn differential(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: &Program,
+    first: Option<&Sizes>,
+) -> DifferentialResult {
+    if setup.targets.is_empty() {
+        return DifferentialResult::skipped("no targets chosen");
+    }
+    let workspace = Path::new(WORKSPACE_ROOT);
+    let python = python_interpreter(workspace);
+    let workdir = match scratch_dir() {
+        Ok(d) => d,
+        Err(e) => return DifferentialResult::skipped(format!("no temporary directory: {e}")),
+    };
+    let references = match c_references(
+        setup,
+        kernel,
+        program,
+        first,
+        workspace,
+        &python,
+        workdir.path(),
+    ) {
+        Ok(r) => r,
+        // The generated module cannot even take the C's arguments.
+        Err(e @ DifferentialError::Interface(_)) => {
+            return DifferentialResult {
+                verdict: Verdict::Fail,
+                reason: e.to_string(),
+                runs: Vec::new(),
+            }
+        }
+        Err(e) => return DifferentialResult::skipped(format!("the C reference did not run: {e}")),
+    };
+    compare(
+        kernel,
+        program,
+        &references,
+        &setup.targets,
+        &python,
+        workdir.path(),
+    )
+}
+
+/// The compiled C's outputs at two size tuples: the manifest's MINI and
+/// SMALL datasets through `cref.py`, or the generated driver at the
+/// checked sizes and a moderate tuple about four times larger.
+fn c_references(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: &Program,
+    first: Option<&Sizes>,
+    workspace: &Path,
+    python: &Path,
+    workdir: &Path,
+) -> Result<Vec<CReference>, DifferentialError> {
+    if let Some(entry) = manifest::find(workspace, &setup.file, &kernel.name)? {
+        let datasets: Vec<&str> = ["MINI", "SMALL"]
+            .into_iter()
+            .filter(|d| entry.sizes.contains_key(*d))
+            .collect();
+        if !datasets.is_empty() {
+            return datasets
+                .iter()
+                .map(|d| manifest::run_cref(workspace, python, &entry, d, 0, workdir))
+                .collect();
+        }
+    }
+    let Some(small) = first else {
+        return Err(DifferentialError::Tool(
+            "no valid size tuple for the kernel".to_string(),
+        ));
+    };
+    let mut tuples = vec![("small", small.clone())];
+    if let Some(moderate) = moderate_sizes(kernel, small) {
+        tuples.push(("moderate", moderate));
+    }
+    let driver = DriverSetup {
+        source: &setup.file,
+        flags: &setup.compile,
+        workdir,
+    };
+    tuples
+        .iter()
+        .enumerate()
+        .map(|(i, (label, sizes))| run_generated(&driver, kernel, program, sizes, i as u64, label))
+        .collect()
+}
+
+/// A valid tuple a few times larger than `small` (each size scaled by 4,
+/// else 2), else any other valid tuple.
+fn moderate_sizes(kernel: &Kernel, small: &Sizes) -> Option<Sizes> {
+    if small.is_empty() {
+        return None;
+    }
+    for factor in [4, 2] {
+        let scaled: Sizes = small.iter().map(|(k, v)| (k.clone(), v * factor)).collect();
+        if let Ok(sizes) = choose_sizes(kernel, &scaled) {
+            return Some(sizes);
+        }
+    }
+    choose_second_sizes(kernel, small).ok()
+}
+
+/// Lines `start..=end` of `file` (empty when it cannot be read).
+fn source_lines(file: &Path, start: u32, end: u32) -> String {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return String::new();
+    };
+    text.lines()
+        .skip(start.saturating_sub(1) as usize)
+        .take((end.saturating_sub(start) + 1) as usize)
+        .collect::<Vec<_>>()
+        .join("\n")
+}

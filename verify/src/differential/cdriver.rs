@@ -1,0 +1,553 @@
+//! A C driver generated from a kernel's loop-IR signature, for any C file
+//! (not only the manifest's): random inputs as `.npy`, a `main` that reads
+//! them, calls the function, and writes every output back as `.npy`,
+//! compiled with `gcc -O2`.
+//!
+//! Memory extents come from the matched interface (the program's shapes at
+//! the run's sizes), so the C sees exactly the memory the program does.
+//! Inputs are uniform in [-1, 1] (floats), [-8, 8] (signed), [0, 15]
+//! (unsigned); arrays and scalars the kernel divides by or passes to
+//! `sqrt`/`log`/`pow` get positive values ([0.5, 2], [1, 8]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tenslift_frontend::ir::{
+    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Stmt,
+};
+use tenslift_targets::interp::Array;
+use tenslift_targets::{npy, DType, Program};
+
+use super::{CReference, DifferentialError};
+use crate::interface::{self, Entry};
+
+/// How to compile the user's file.
+#[derive(Clone, Debug, Default)]
+pub struct CompileFlags {
+    pub include_dirs: Vec<PathBuf>,
+    pub defines: Vec<String>,
+}
+
+/// Where the generated driver's C comes from and where it is built.
+pub struct DriverSetup<'a> {
+    /// The user's C file (included by the driver).
+    pub source: &'a Path,
+    pub flags: &'a CompileFlags,
+    /// Scratch space; each run gets its own subdirectory.
+    pub workdir: &'a Path,
+}
+
+/// Builds and runs the generated driver at `sizes`; `label` names the run
+/// and `seed` picks the random inputs.
+pub fn run_generated(
+    setup: &DriverSetup,
+    kernel: &Kernel,
+    program: &Program,
+    sizes: &BTreeMap<String, i64>,
+    seed: u64,
+    label: &str,
+) -> Result<CReference, DifferentialError> {
+    let (source, flags, workdir) = (setup.source, setup.flags, setup.workdir);
+    let iface = interface::build(kernel, program, sizes)
+        .map_err(|e| DifferentialError::Interface(e.to_string()))?;
+    let positive = positive_inputs(kernel);
+    let dir = workdir.join(format!("c_{label}"));
+    let in_dir = dir.join("in");
+    let out_dir = dir.join("out");
+    for d in [&in_dir, &out_dir] {
+        std::fs::create_dir_all(d).map_err(|e| DifferentialError::io(d, e))?;
+    }
+    let mut rng = SplitMix(seed ^ 0x7465_6e73_6c69_6674);
+    let mut inputs = HashMap::new();
+    let mut slots = Vec::new();
+    for entry in &iface.entries {
+        match entry {
+            Entry::Pinned { name, value } => slots.push(Slot::Size {
+                name: name.clone(),
+                value: *value,
+            }),
+            Entry::Scalar { name, dtype } | Entry::Cell { name, dtype } => {
+                let a = random_array(&mut rng, *dtype, vec![], positive.contains(name));
+                npy::write(&in_dir.join(format!("{name}.npy")), &a)?;
+                inputs.insert(name.clone(), a);
+                slots.push(Slot::Scalar {
+                    name: name.clone(),
+                    dtype: *dtype,
+                    written: matches!(entry, Entry::Cell { .. }),
+                });
+            }
+            Entry::Array {
+                name,
+                dtype,
+                shape,
+                compare,
+                ..
+            } => {
+                let a = random_array(&mut rng, *dtype, shape.clone(), positive.contains(name));
+                npy::write(&in_dir.join(format!("{name}.npy")), &a)?;
+                inputs.insert(name.clone(), a);
+                slots.push(Slot::Array {
+                    name: name.clone(),
+                    dtype: *dtype,
+                    shape: shape.clone(),
+                    written: *compare,
+                });
+            }
+        }
+    }
+    let returns = match (kernel.returns, iface.returns) {
+        (Some(_), Some(d)) => Some(d),
+        _ => None,
+    };
+    let main = driver_source(source, kernel, &slots, returns)?;
+    let main_path = dir.join("driver.c");
+    std::fs::write(&main_path, &main).map_err(|e| DifferentialError::io(&main_path, e))?;
+    let exe = dir.join("driver");
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-O2", "-std=gnu11", "-w"]);
+    if let Some(parent) = source.parent() {
+        cmd.arg(format!("-I{}", parent.display()));
+    }
+    for inc in &flags.include_dirs {
+        cmd.arg(format!("-I{}", inc.display()));
+    }
+    for def in &flags.defines {
+        cmd.arg(format!("-D{def}"));
+    }
+    cmd.arg(&main_path).arg("-o").arg(&exe).arg("-lm");
+    let compiled = cmd
+        .output()
+        .map_err(|e| DifferentialError::Tool(format!("cannot run gcc: {e}")))?;
+    if !compiled.status.success() {
+        return Err(DifferentialError::Compile(
+            String::from_utf8_lossy(&compiled.stderr).into_owned(),
+        ));
+    }
+    let ran = Command::new(&exe)
+        .arg(&in_dir)
+        .arg(&out_dir)
+        .output()
+        .map_err(|e| DifferentialError::Tool(format!("cannot run the C driver: {e}")))?;
+    if !ran.status.success() {
+        return Err(DifferentialError::CRun(format!(
+            "{} {}",
+            ran.status,
+            String::from_utf8_lossy(&ran.stderr).trim()
+        )));
+    }
+    let mut outputs = BTreeMap::new();
+    for slot in &slots {
+        let name = match slot {
+            Slot::Array {
+                name,
+                written: true,
+                ..
+            }
+            | Slot::Scalar {
+                name,
+                written: true,
+                ..
+            } => name,
+            _ => continue,
+        };
+        outputs.insert(
+            name.clone(),
+            npy::read(&out_dir.join(format!("{name}.npy")))?,
+        );
+    }
+    if returns.is_some() {
+        outputs.insert(
+            "return".to_string(),
+            npy::read(&out_dir.join("return.npy"))?,
+        );
+    }
+    Ok(CReference {
+        label: label.to_string(),
+        sizes: sizes.clone(),
+        inputs,
+        outputs,
+    })
+}
+
+/// One kernel parameter as the driver handles it.
+enum Slot {
+    Size {
+        name: String,
+        value: i64,
+    },
+    Scalar {
+        name: String,
+        dtype: DType,
+        written: bool,
+    },
+    Array {
+        name: String,
+        dtype: DType,
+        shape: Vec<usize>,
+        written: bool,
+    },
+}
+
+fn c_type(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "_Bool",
+        DType::I8 => "int8_t",
+        DType::U8 => "uint8_t",
+        DType::I16 => "int16_t",
+        DType::U16 => "uint16_t",
+        DType::I32 => "int32_t",
+        DType::U32 => "uint32_t",
+        DType::I64 => "int64_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+    }
+}
+
+fn npy_descr(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "|b1",
+        DType::I8 => "|i1",
+        DType::U8 => "|u1",
+        DType::I16 => "<i2",
+        DType::U16 => "<u2",
+        DType::I32 => "<i4",
+        DType::U32 => "<u4",
+        DType::I64 => "<i8",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+    }
+}
+
+/// Reads and writes `.npy` (version 1, little-endian, C order) and nothing
+/// else; the Rust side writes the inputs, so only sizes are checked.
+const NPY_HELPERS: &str = r#"
+static void *tl_read(const char *dir, const char *name, size_t bytes) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) { fprintf(stderr, "cannot open %s\n", path); exit(3); }
+    unsigned char head[10];
+    if (fread(head, 1, 10, f) != 10 || memcmp(head, "\x93NUMPY", 6) != 0) {
+        fprintf(stderr, "%s is not .npy\n", path); exit(3);
+    }
+    size_t skip = (size_t)head[8] | ((size_t)head[9] << 8);
+    if (head[6] != 1) {
+        unsigned char more[2];
+        if (fread(more, 1, 2, f) != 2) { fprintf(stderr, "short %s\n", path); exit(3); }
+        skip |= ((size_t)more[0] << 16) | ((size_t)more[1] << 24);
+    }
+    if (fseek(f, (long)skip, SEEK_CUR) != 0) { fprintf(stderr, "short %s\n", path); exit(3); }
+    void *data = calloc(bytes ? bytes : 1, 1);
+    if (!data) { fprintf(stderr, "out of memory\n"); exit(3); }
+    if (fread(data, 1, bytes, f) != bytes) { fprintf(stderr, "short %s\n", path); exit(3); }
+    fclose(f);
+    return data;
+}
+
+static void tl_write(const char *dir, const char *name, const char *descr,
+                     const long *shape, int rank, const void *data, size_t bytes) {
+    char path[4096], dims[512] = "", dict[1024];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    for (int i = 0; i < rank; i++) {
+        char one[32];
+        snprintf(one, sizeof one, "%ld,%s", shape[i], (rank > 1 && i + 1 < rank) ? " " : "");
+        strncat(dims, one, sizeof dims - strlen(dims) - 1);
+    }
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                     descr, dims);
+    int total = 10 + n + 1;
+    int pad = (64 - total % 64) % 64;
+    FILE *f = fopen(path, "wb");
+    if (!f) { fprintf(stderr, "cannot write %s\n", path); exit(4); }
+    unsigned short len = (unsigned short)(n + pad + 1);
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
+    fwrite(head, 1, 10, f);
+    fwrite(dict, 1, (size_t)n, f);
+    for (int i = 0; i < pad; i++) fputc(' ', f);
+    fputc('\n', f);
+    if (fwrite(data, 1, bytes, f) != bytes) { fprintf(stderr, "cannot write %s\n", path); exit(4); }
+    fclose(f);
+}
+"#;
+
+fn c_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in text.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn driver_source(
+    source: &Path,
+    kernel: &Kernel,
+    slots: &[Slot],
+    returns: Option<DType>,
+) -> Result<String, DifferentialError> {
+    let absolute = std::fs::canonicalize(source).map_err(|e| DifferentialError::io(source, e))?;
+    let mut c = String::new();
+    // The user's file may have its own `main`; rename it out of the way.
+    let _ = writeln!(c, "#define main tenslift_user_main");
+    let _ = writeln!(c, "#include {}", c_string(&absolute.to_string_lossy()));
+    let _ = writeln!(c, "#undef main");
+    c.push_str(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <stdint.h>\n",
+    );
+    c.push_str(NPY_HELPERS);
+    c.push_str("int main(int argc, char **argv) {\n");
+    c.push_str("    if (argc != 3) { fprintf(stderr, \"usage: driver IN OUT\\n\"); return 2; }\n");
+    let origin_of = |name: &str| {
+        kernel
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.origin)
+    };
+    for slot in slots {
+        match slot {
+            Slot::Size { name, value } => {
+                if origin_of(name) == Some(Origin::Global) {
+                    let _ = writeln!(c, "    {name} = {value};");
+                }
+            }
+            Slot::Scalar { name, dtype, .. } => {
+                let t = c_type(*dtype);
+                let _ = writeln!(
+                    c,
+                    "    {t} tl_arg_{name} = *({t} *)tl_read(argv[1], {}, sizeof({t}));",
+                    c_string(name)
+                );
+                if origin_of(name) == Some(Origin::Global) {
+                    let _ = writeln!(c, "    {name} = tl_arg_{name};");
+                }
+            }
+            Slot::Array {
+                name, dtype, shape, ..
+            } => {
+                let count: usize = shape.iter().product();
+                let bytes = format!("(size_t){count} * sizeof({})", c_type(*dtype));
+                let _ = writeln!(
+                    c,
+                    "    void *tl_arg_{name} = tl_read(argv[1], {}, {bytes});",
+                    c_string(name)
+                );
+                if origin_of(name) == Some(Origin::Global) {
+                    let _ = writeln!(
+                        c,
+                        "    if (sizeof({name}) < {bytes}) {{ fprintf(stderr, \"global {name} is smaller than its shape\\n\"); return 5; }}\n    memcpy((void *){name}, tl_arg_{name}, {bytes});"
+                    );
+                }
+            }
+        }
+    }
+    let mut call_args = Vec::new();
+    for p in kernel
+        .params
+        .iter()
+        .filter(|p| p.origin == Origin::Argument)
+    {
+        let slot = slots.iter().find(|s| match s {
+            Slot::Size { name, .. } | Slot::Scalar { name, .. } | Slot::Array { name, .. } => {
+                name == &p.name
+            }
+        });
+        match (slot, &p.kind) {
+            (Some(Slot::Size { value, .. }), _) => call_args.push(value.to_string()),
+            (Some(Slot::Scalar { name, .. }), _) => call_args.push(format!("tl_arg_{name}")),
+            (Some(Slot::Array { name, .. }), _) => call_args.push(format!("(void *)tl_arg_{name}")),
+            (None, CParamKind::Scalar { .. }) => call_args.push("0".to_string()),
+            (None, CParamKind::Array(_)) => {
+                return Err(DifferentialError::Interface(format!(
+                    "the array argument `{}` has no extent at these sizes",
+                    p.name
+                )))
+            }
+        }
+    }
+    let call = format!("{}({})", kernel.name, call_args.join(", "));
+    match returns {
+        Some(d) => {
+            let t = c_type(d);
+            let _ = writeln!(c, "    {t} tl_result = ({t}){call};");
+            let _ = writeln!(
+                c,
+                "    tl_write(argv[2], \"return\", \"{}\", NULL, 0, &tl_result, sizeof tl_result);",
+                npy_descr(d)
+            );
+        }
+        None => {
+            let _ = writeln!(c, "    {call};");
+        }
+    }
+    for slot in slots {
+        match slot {
+            Slot::Array {
+                name,
+                dtype,
+                shape,
+                written: true,
+            } => {
+                let dims: Vec<String> = shape.iter().map(|d| format!("{d}L")).collect();
+                let count: usize = shape.iter().product();
+                let source_buf = if origin_of(name) == Some(Origin::Global) {
+                    format!("(const void *){name}")
+                } else {
+                    format!("tl_arg_{name}")
+                };
+                let _ = writeln!(
+                    c,
+                    "    {{ const long tl_shape[] = {{{}0}}; tl_write(argv[2], {}, \"{}\", tl_shape, {}, {source_buf}, (size_t){count} * sizeof({})); }}",
+                    dims.iter().map(|d| format!("{d}, ")).collect::<String>(),
+                    c_string(name),
+                    npy_descr(*dtype),
+                    shape.len(),
+                    c_type(*dtype)
+                );
+            }
+            Slot::Scalar {
+                name,
+                dtype,
+                written: true,
+            } => {
+                let _ = writeln!(
+                    c,
+                    "    {{ {t} tl_v = {name}; tl_write(argv[2], {}, \"{}\", NULL, 0, &tl_v, sizeof tl_v); }}",
+                    c_string(name),
+                    npy_descr(*dtype),
+                    t = c_type(*dtype)
+                );
+            }
+            _ => {}
+        }
+    }
+    c.push_str("    return 0;\n}\n");
+    Ok(c)
+}
+
+/// Parameters that reach a divisor or the argument of `sqrt`/`log`/`pow`.
+fn positive_inputs(kernel: &Kernel) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    fn loads(e: &Expr, out: &mut BTreeSet<String>) {
+        match &e.kind {
+            ExprKind::Load { array, .. } => {
+                out.insert(array.clone());
+            }
+            ExprKind::Var { name, .. } => {
+                out.insert(name.clone());
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => loads(arg, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                loads(lhs, out);
+                loads(rhs, out);
+            }
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                loads(cond, out);
+                loads(then_value, out);
+                loads(else_value, out);
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(|a| loads(a, out)),
+            _ => {}
+        }
+    }
+    fn visit(e: &Expr, out: &mut BTreeSet<String>) {
+        match &e.kind {
+            ExprKind::Binary { op, lhs, rhs } => {
+                if matches!(op, BinaryOp::Div | BinaryOp::Rem) {
+                    loads(rhs, out);
+                }
+                visit(lhs, out);
+                visit(rhs, out);
+            }
+            ExprKind::Call { func, args } => {
+                if matches!(func, MathFn::Sqrt | MathFn::Log | MathFn::Pow) {
+                    args.iter().for_each(|a| loads(a, out));
+                }
+                args.iter().for_each(|a| visit(a, out));
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => visit(arg, out),
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                visit(cond, out);
+                visit(then_value, out);
+                visit(else_value, out);
+            }
+            _ => {}
+        }
+    }
+    fn stmts(body: &[Stmt], out: &mut BTreeSet<String>) {
+        for s in body {
+            match s {
+                Stmt::Loop(l) => stmts(&l.body, out),
+                Stmt::Assign { value, .. } | Stmt::Return { value, .. } => visit(value, out),
+                Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    visit(cond, out);
+                    stmts(then_body, out);
+                    stmts(else_body, out);
+                }
+            }
+        }
+    }
+    stmts(&kernel.body, &mut names);
+    names
+}
+
+/// A small deterministic generator (SplitMix64), so runs are repeatable.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = (hi - lo + 1) as u64;
+        lo + (self.next() % span) as i64
+    }
+}
+
+fn random_array(rng: &mut SplitMix, dtype: DType, shape: Vec<usize>, positive: bool) -> Array {
+    let count: usize = shape.iter().product();
+    if dtype.is_float() {
+        let (lo, hi) = if positive { (0.5, 2.0) } else { (-1.0, 1.0) };
+        let values = (0..count).map(|_| lo + (hi - lo) * rng.unit()).collect();
+        // Array::from_f64 rounds to the element type, as the C will see it.
+        Array::from_f64(dtype, shape, values)
+    } else {
+        let (lo, hi) = match (dtype, positive) {
+            (DType::Bool, _) => (0, 1),
+            (_, true) => (1, 8),
+            (DType::U8 | DType::U16 | DType::U32, false) => (0, 15),
+            _ => (-8, 8),
+        };
+        let values = (0..count).map(|_| rng.int_in(lo, hi)).collect();
+        Array::from_i64(dtype, shape, values)
+    }
+}

@@ -1,0 +1,134 @@
+//! Manifest kernels (benchmarks/manifest.toml) run through the project's C
+//! reference driver `scripts/cref.py`, so their inputs respect the declared
+//! ranges and structured initialisations (`spd`, `diag_dominant`, …) that
+//! domain-restricted kernels need.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tenslift_targets::npy;
+
+use super::{CReference, DifferentialError};
+
+/// One manifest entry, as far as the differential run needs it.
+#[derive(Clone, Debug)]
+pub struct ManifestKernel {
+    /// The manifest's kernel name (what `cref.py --kernel` takes).
+    pub name: String,
+    /// Output names (`return` for a returned scalar).
+    pub outputs: Vec<String>,
+    /// Size tuples by dataset name.
+    pub sizes: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+/// The manifest entry for `function` in `file`, if there is one.
+pub fn find(
+    workspace: &Path,
+    file: &Path,
+    function: &str,
+) -> Result<Option<ManifestKernel>, DifferentialError> {
+    let manifest_path = workspace.join("benchmarks").join("manifest.toml");
+    let Ok(text) = std::fs::read_to_string(&manifest_path) else {
+        return Ok(None);
+    };
+    let value: toml::Value = toml::from_str(&text)
+        .map_err(|e| DifferentialError::Tool(format!("{}: {e}", manifest_path.display())))?;
+    let Ok(wanted) = std::fs::canonicalize(file) else {
+        return Ok(None);
+    };
+    let kernels = value
+        .get("kernel")
+        .and_then(toml::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for k in kernels {
+        let field = |key: &str| k.get(key).and_then(toml::Value::as_str).unwrap_or("");
+        if field("function") != function {
+            continue;
+        }
+        let path: PathBuf = workspace.join("benchmarks").join(field("file"));
+        if std::fs::canonicalize(&path).ok().as_ref() != Some(&wanted) {
+            continue;
+        }
+        let outputs = k
+            .get("outputs")
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|o| o.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut sizes = BTreeMap::new();
+        if let Some(table) = k.get("sizes").and_then(toml::Value::as_table) {
+            for (dataset, tuple) in table {
+                let tuple: BTreeMap<String, i64> = tuple
+                    .as_table()
+                    .map(|t| {
+                        t.iter()
+                            .filter_map(|(n, v)| v.as_integer().map(|v| (n.clone(), v)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                sizes.insert(dataset.clone(), tuple);
+            }
+        }
+        return Ok(Some(ManifestKernel {
+            name: field("name").to_string(),
+            outputs,
+            sizes,
+        }));
+    }
+    Ok(None)
+}
+
+/// Runs `cref.py run` for `dataset` and reads its inputs and outputs back.
+pub fn run_cref(
+    workspace: &Path,
+    python: &Path,
+    kernel: &ManifestKernel,
+    dataset: &str,
+    seed: u64,
+    workdir: &Path,
+) -> Result<CReference, DifferentialError> {
+    let sizes = kernel.sizes.get(dataset).cloned().ok_or_else(|| {
+        DifferentialError::Tool(format!("kernel {} has no dataset {dataset}", kernel.name))
+    })?;
+    let out = workdir.join(format!("cref_{dataset}"));
+    let script = workspace.join("scripts").join("cref.py");
+    let ran = Command::new(python)
+        .arg(&script)
+        .args(["run", "--kernel", &kernel.name, "--dataset", dataset])
+        .args(["--variant", "gcc", "--seed", &seed.to_string(), "--out"])
+        .arg(&out)
+        .output()
+        .map_err(|e| DifferentialError::Tool(format!("cannot run {}: {e}", python.display())))?;
+    if !ran.status.success() {
+        return Err(DifferentialError::CRun(
+            String::from_utf8_lossy(&ran.stderr).trim().to_string(),
+        ));
+    }
+    let mut inputs = HashMap::new();
+    let in_dir = out.join("inputs");
+    let entries = std::fs::read_dir(&in_dir).map_err(|e| DifferentialError::io(&in_dir, e))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("npy") {
+            continue;
+        }
+        if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+            inputs.insert(stem.to_string(), npy::read(&path)?);
+        }
+    }
+    let mut outputs = BTreeMap::new();
+    for name in &kernel.outputs {
+        outputs.insert(name.clone(), npy::read(&out.join(format!("{name}.npy")))?);
+    }
+    Ok(CReference {
+        label: dataset.to_string(),
+        sizes,
+        inputs,
+        outputs,
+    })
+}

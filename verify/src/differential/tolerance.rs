@@ -1,0 +1,117 @@
+//! How far a floating-point result of a generated module may be from the
+//! compiled C and still count as equal.
+//!
+//! The C adds its terms in loop order; NumPy, XLA and PyTorch add them in
+//! pairwise or blocked order. Both are backward stable, so for an output
+//! element computed by a reduction of length `K` each result is within
+//! `K·u·Σ|terms|` of the exact value (`u` the unit round-off). We do not know
+//! `Σ|terms|` at the element, so the output's largest magnitude stands in
+//! for it, which also covers cancellation. The accepted difference is
+//!
+//! ```text
+//! |program − C| ≤ 16 · (K + 2) · u · (|C| + max|C over the output|)
+//! ```
+//!
+//! with `u = 2⁻²⁴` for `f32` and `2⁻⁵³` for `f64`, and `K` the longest
+//! reduction in the kernel: for each assignment, the product of the trip
+//! counts of its enclosing loops whose iterator does not index the target
+//! (at the sizes of the run). Integers must match exactly.
+
+use std::collections::BTreeMap;
+
+use tenslift_frontend::ir::{Affine, Kernel, LValue, Stmt};
+use tenslift_targets::DType;
+
+/// The unit round-off of a float type (`None` for integers: exact).
+pub fn unit_roundoff(dtype: DType) -> Option<f64> {
+    match dtype {
+        DType::F32 => Some(f64::powi(2.0, -24)),
+        DType::F64 => Some(f64::powi(2.0, -53)),
+        _ => None,
+    }
+}
+
+/// The relative factor `16 · (K + 2) · u` for a reduction of length `k`.
+pub fn relative_factor(dtype: DType, reduction_length: u64) -> Option<f64> {
+    unit_roundoff(dtype).map(|u| 16.0 * (reduction_length as f64 + 2.0) * u)
+}
+
+/// The longest reduction of the kernel at `sizes` (at least 1).
+pub fn reduction_length(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> u64 {
+    let mut longest = 1;
+    walk(&kernel.body, sizes, &mut Vec::new(), &mut longest);
+    longest
+}
+
+/// A loop being walked: its iterator and trip count.
+struct Open {
+    iter: String,
+    trips: u64,
+}
+
+fn trip_count(start: &Affine, end: &Affine, step: i64, sizes: &BTreeMap<String, i64>) -> u64 {
+    // Outer iterators are taken at 0: the count of the first (usually the
+    // longest) instance of a triangular loop.
+    let env = |v: &str| Some(sizes.get(v).copied().unwrap_or(0));
+    let (Some(s), Some(e)) = (start.eval(&env), end.eval(&env)) else {
+        return 1;
+    };
+    let span = if step > 0 { e - s } else { s - e };
+    if span <= 0 || step == 0 {
+        return 0;
+    }
+    let step = step.unsigned_abs();
+    (span.unsigned_abs()).div_ceil(step)
+}
+
+fn walk(body: &[Stmt], sizes: &BTreeMap<String, i64>, open: &mut Vec<Open>, longest: &mut u64) {
+    for stmt in body {
+        match stmt {
+            Stmt::Loop(l) => {
+                open.push(Open {
+                    iter: l.iter.clone(),
+                    trips: trip_count(&l.start, &l.end, l.step, sizes),
+                });
+                walk(&l.body, sizes, open, longest);
+                open.pop();
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                walk(then_body, sizes, open, longest);
+                walk(else_body, sizes, open, longest);
+            }
+            Stmt::Assign { target, .. } => {
+                let indexing: Vec<&str> = match target {
+                    LValue::Element { index, .. } => index
+                        .iter()
+                        .flat_map(|a| a.terms.keys().map(String::as_str))
+                        .collect(),
+                    LValue::Scalar { .. } => Vec::new(),
+                };
+                let length = open
+                    .iter()
+                    .filter(|o| !indexing.contains(&o.iter.as_str()))
+                    .fold(1u64, |acc, o| acc.saturating_mul(o.trips.max(1)));
+                *longest = (*longest).max(length);
+            }
+            Stmt::Return { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_factors_grow_with_the_reduction_and_integers_are_exact() {
+        let short = relative_factor(DType::F32, 1).unwrap_or(0.0);
+        let long = relative_factor(DType::F32, 1000).unwrap_or(0.0);
+        assert!(long > 300.0 * short);
+        assert!(relative_factor(DType::F64, 1000).unwrap_or(1.0) < 1e-11);
+        assert_eq!(relative_factor(DType::I32, 1000), None);
+    }
+}
