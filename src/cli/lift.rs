@@ -4,9 +4,11 @@
 //! and emits it. One summary line per kernel on stderr (or one JSON object
 //! per kernel on stdout with `--json`).
 //!
-//! Exit codes: 0 every kernel lifted; 1 the C was rejected (diagnostics on
-//! stderr); 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted
-//! (failed, partial). `-o` is written only when every kernel lifted, via a
+//! Exit codes: 0 every kernel lifted (whole, or partially: status
+//! `partial` with `kept_loops`, a complete program that keeps the loops
+//! carrying dependencies); 1 the C was rejected (diagnostics on stderr);
+//! 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted (failed,
+//! or only some outputs solved). `-o` is written only when every kernel lifted, via a
 //! temporary file renamed into place, so a failure leaves no file.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +23,8 @@ use super::emit::TargetArg;
 use super::{
     print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
 };
-use crate::synth::{lift_kernel, SynthError, SynthOptions};
+use crate::synth::partial::lift_whole_or_partially;
+use crate::synth::{SynthError, SynthOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchMode {
@@ -130,16 +133,35 @@ pub fn run(args: LiftArgs) -> i32 {
     let mut all_lifted = true;
     for kernel in &unit.kernels {
         let start = Instant::now();
-        let lifted = lift_kernel(kernel, &synth_options);
+        let outcome = lift_whole_or_partially(kernel, &synth_options);
         let seconds = start.elapsed().as_secs_f64();
-        let emitted = lifted
-            .program
+        let (program, cost, stats, kept_loops, vectorised) =
+            match (&outcome.whole, &outcome.partial) {
+                (Some(w), _) if w.program.is_some() => {
+                    (w.program.as_ref(), w.cost, &w.stats, None, None)
+                }
+                (_, Ok(p)) => (
+                    Some(&p.program),
+                    p.cost,
+                    &p.stats,
+                    Some(&p.kept_loops),
+                    Some(p.vectorised),
+                ),
+                (Some(w), Err(_)) => (None, 0.0, &w.stats, None, None),
+                (None, Err(_)) => (None, 0.0, &Default::default(), None, None),
+            };
+        let stats = stats.clone();
+        let (solved, outputs) = outcome
+            .whole
             .as_ref()
-            .map(|p| emit(p, target, &emit_options).map_err(|e| e.to_string()));
-        let (status, detail) = match (&emitted, &lifted.error) {
+            .map_or((0, 0), |w| (w.solved, w.outputs));
+        let emitted = program.map(|p| emit(p, target, &emit_options).map_err(|e| e.to_string()));
+        let error = outcome.error();
+        let (status, detail) = match (&emitted, error) {
+            (Some(Ok(_)), _) if kept_loops.is_some() => ("partial", String::new()),
             (Some(Ok(_)), _) => ("lifted", String::new()),
             (Some(Err(e)), _) => ("failed", format!("emit: {e}")),
-            (None, Some(e)) if lifted.solved > 0 && !matches!(e, SynthError::Rejected(_)) => {
+            (None, Some(e)) if solved > 0 && !matches!(e, SynthError::Rejected(_)) => {
                 ("partial", e.to_string())
             }
             (None, Some(e)) => ("failed", e.to_string()),
@@ -149,19 +171,27 @@ pub fn run(args: LiftArgs) -> i32 {
             Some(Ok(text)) => code.push_str(text),
             _ => all_lifted = false,
         }
-        let summary = match status {
-            "lifted" => format!(
-                "{}: {}: lifted in {seconds:.2} s, cost {:.0}\n",
+        let summary = match (status, kept_loops) {
+            ("lifted", _) => format!(
+                "{}: {}: lifted in {seconds:.2} s, cost {cost:.0}\n",
                 path.display(),
                 kernel.name,
-                lifted.cost
+            ),
+            ("partial", Some(kept)) => format!(
+                "{}: {}: partial in {seconds:.2} s, cost {cost:.0}, loops kept: {}{}\n",
+                path.display(),
+                kernel.name,
+                kept.join(", "),
+                if vectorised == Some(true) {
+                    ""
+                } else {
+                    " (nothing vectorised: every statement stores single elements)"
+                }
             ),
             _ => format!(
-                "{}: {}: {status} after {seconds:.2} s ({}/{} outputs): {detail}\n",
+                "{}: {}: {status} after {seconds:.2} s ({solved}/{outputs} outputs): {detail}\n",
                 path.display(),
                 kernel.name,
-                lifted.solved,
-                lifted.outputs
             ),
         };
         print_err(&summary);
@@ -171,10 +201,12 @@ pub fn run(args: LiftArgs) -> i32 {
                 "function": kernel.name,
                 "status": status,
                 "time_s": seconds,
-                "program": lifted.program.as_ref().map(print_program),
-                "cost": lifted.program.as_ref().map(|_| lifted.cost),
-                "stats": lifted.stats,
+                "program": program.map(print_program),
+                "cost": program.map(|_| cost),
+                "stats": stats,
                 "message": detail,
+                "kept_loops": kept_loops,
+                "vectorised": vectorised,
             });
             print_out(&format!("{record}\n"));
         }

@@ -12,8 +12,10 @@
 
 pub mod cost;
 pub mod library;
+pub mod partial;
 pub mod search;
 pub mod signature;
+pub mod stencil;
 
 use std::collections::HashMap;
 use std::sync::Arc;
