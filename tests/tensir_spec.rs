@@ -147,32 +147,10 @@ fn rewrite(e: &Expr, replace: &dyn Fn(&Expr) -> Option<Expr>) -> Result<Expr, Ty
 /// when the mutation does not apply or leaves an invalid program, so every
 /// variant below really is a different, well-typed program.
 fn mutate(program: &Program, what: &str, replace: &dyn Fn(&Expr) -> Option<Expr>) -> Program {
-    let body = program
-        .body
-        .iter()
-        .map(|s| {
-            let fix = |v: &Expr| {
-                rewrite(v, replace)
-                    .unwrap_or_else(|e| panic!("{}: {what}: ill-typed: {e}", program.name))
-            };
-            match s {
-                Stmt::Let { name, value } => Stmt::Let {
-                    name: name.clone(),
-                    value: fix(value),
-                },
-                Stmt::Store {
-                    target,
-                    region,
-                    value,
-                } => Stmt::Store {
-                    target: target.clone(),
-                    region: region.clone(),
-                    value: fix(value),
-                },
-                Stmt::Return(v) => Stmt::Return(fix(v)),
-            }
-        })
-        .collect();
+    let fix = |v: &Expr| {
+        rewrite(v, replace).unwrap_or_else(|e| panic!("{}: {what}: ill-typed: {e}", program.name))
+    };
+    let body = rebuild_stmts(&program.body, &fix);
     let variant = Program {
         body,
         ..program.clone()
@@ -398,26 +376,7 @@ fn wrong_variants_of_golden_programs_are_caught() {
 
 /// A rebuild with no replacement: must give back an equal program.
 fn mutate_identity(program: &Program) -> Program {
-    let body = program
-        .body
-        .iter()
-        .map(|s| match s {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: rewrite(value, &|_| None).expect("rebuilds"),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: rewrite(value, &|_| None).expect("rebuilds"),
-            },
-            Stmt::Return(v) => Stmt::Return(rewrite(v, &|_| None).expect("rebuilds")),
-        })
-        .collect();
+    let body = rebuild_stmts(&program.body, &|v| rewrite(v, &|_| None).expect("rebuilds"));
     let rebuilt = Program {
         body,
         ..program.clone()
@@ -442,4 +401,38 @@ fn a_difference_report_names_the_element_and_both_expressions() {
     let text = outcome.to_string();
     assert!(text.starts_with("C[0,0] differs"), "{text}");
     assert!(text.contains("alpha"), "{text}");
+}
+
+/// The statements with `fix` applied to every value, loop bodies included.
+fn rebuild_stmts(stmts: &[Stmt], fix: &dyn Fn(&Expr) -> Expr) -> Vec<Stmt> {
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Let { name, value } => Stmt::Let {
+                name: name.clone(),
+                value: fix(value),
+            },
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => Stmt::Store {
+                target: target.clone(),
+                region: region.clone(),
+                value: fix(value),
+            },
+            Stmt::Return(v) => Stmt::Return(fix(v)),
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => Stmt::Loop {
+                var: var.clone(),
+                start: start.clone(),
+                stop: stop.clone(),
+                body: rebuild_stmts(body, fix),
+            },
+        })
+        .collect()
 }

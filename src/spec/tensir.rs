@@ -281,6 +281,11 @@ fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpe
                 let v = machine.eval(value)?;
                 returned = Some((value.dtype(), v));
             }
+            Stmt::Loop { .. } => {
+                return Err(TensirSpecError::Malformed(
+                    "`for` loops are not executed symbolically yet".to_string(),
+                ))
+            }
         }
     }
     let mut outputs = Vec::new();

@@ -293,10 +293,23 @@ pub fn run(
         }
     }
     let mut returned = None;
-    for stmt in &program.body {
+    exec_block(&program.body, &mut env, &mut returned)?;
+    let arrays = program
+        .params
+        .iter()
+        .filter(|p| p.access().is_some_and(|a| a.is_written()))
+        .filter_map(|p| env.values.remove(&*p.name).map(|v| (p.name.to_string(), v)))
+        .collect();
+    Ok(Outcome { arrays, returned })
+}
+
+/// Runs statements in order; a loop runs its body once per value of its
+/// variable, and the body's `let`s are dropped after each iteration.
+fn exec_block(stmts: &[Stmt], env: &mut Env, returned: &mut Option<Array>) -> IResult<()> {
+    for stmt in stmts {
         match stmt {
             Stmt::Let { name, value } => {
-                let v = eval(value, &env)?;
+                let v = eval(value, env)?;
                 env.values.insert(name.to_string(), v);
             }
             Stmt::Store {
@@ -304,7 +317,7 @@ pub fn run(
                 region,
                 value,
             } => {
-                let v = eval(value, &env)?;
+                let v = eval(value, env)?;
                 let dest = env
                     .values
                     .get_mut(&**target)
@@ -317,16 +330,33 @@ pub fn run(
                     }
                 }
             }
-            Stmt::Return(value) => returned = Some(eval(value, &env)?),
+            Stmt::Return(value) => *returned = Some(eval(value, env)?),
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => {
+                let (first, end) = (env.dim(start)?, env.dim(stop)?);
+                for t in first..end {
+                    env.sizes.insert(var.to_string(), t);
+                    env.values.insert(
+                        var.to_string(),
+                        Array::from_i64(DType::I64, vec![], vec![t]),
+                    );
+                    exec_block(body, env, returned)?;
+                    for s in body {
+                        if let Stmt::Let { name, .. } = s {
+                            env.values.remove(&**name);
+                        }
+                    }
+                }
+                env.sizes.remove(&**var);
+                env.values.remove(&**var);
+            }
         }
     }
-    let arrays = program
-        .params
-        .iter()
-        .filter(|p| p.access().is_some_and(|a| a.is_written()))
-        .filter_map(|p| env.values.remove(&*p.name).map(|v| (p.name.to_string(), v)))
-        .collect();
-    Ok(Outcome { arrays, returned })
+    Ok(())
 }
 
 fn store_at(dest: &mut Array, positions: &[usize], v: &Array) {

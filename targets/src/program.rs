@@ -1,5 +1,5 @@
 //! Programs: metadata, the parameter list in C order, and a sequence of
-//! statements (`let`, write-back of a region, `return`).
+//! statements (`let`, write-back of a region, `for` loops, `return`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -103,6 +103,36 @@ pub enum Stmt {
     },
     /// `return value;` — the function's scalar result; last statement.
     Return(Expr),
+    /// `for var in start..stop { body }` with step 1 (no iterations when
+    /// `stop <= start`). Kept for loops that partial lifting cannot
+    /// vectorise (time steps, recurrences): inside `body`, `var` is an
+    /// `i64` scalar in expressions and a size symbol in dims. `let`s in the
+    /// body live for one iteration; stores update the arrays in place.
+    Loop {
+        var: Arc<str>,
+        start: Dim,
+        stop: Dim,
+        body: Vec<Stmt>,
+    },
+}
+
+impl Stmt {
+    /// The statement and every statement nested in it, in pre-order (a
+    /// loop comes before its body) — the numbering [`ProgramError::stmt`]
+    /// uses.
+    pub fn preorder<'a>(&'a self, out: &mut Vec<&'a Stmt>) {
+        out.push(self);
+        if let Stmt::Loop { body, .. } = self {
+            for s in body {
+                s.preorder(out);
+            }
+        }
+    }
+
+    /// Whether the statement is a loop or contains one.
+    pub fn has_loop(&self) -> bool {
+        matches!(self, Stmt::Loop { .. })
+    }
 }
 
 /// A TensIR program.
@@ -116,7 +146,9 @@ pub struct Program {
     pub body: Vec<Stmt>,
 }
 
-/// A rule a program breaks; `stmt` is the index of the offending statement.
+/// A rule a program breaks; `stmt` is the index of the offending statement
+/// in pre-order over the body (see [`Stmt::preorder`]; without loops, the
+/// index in `body`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ProgramError {
@@ -172,48 +204,97 @@ impl Program {
             let readable = p.access() != Some(Access::Out);
             env.insert(&p.name, (p.ty(), readable));
         }
-        for (i, stmt) in self.body.iter().enumerate() {
-            let at = Some(i);
+        let mut checker = BlockChecker {
+            program: self,
+            env,
+            sizes,
+            next_index: 0,
+        };
+        checker.block(&self.body, true)?;
+        if self.ret.is_some() && !matches!(self.body.last(), Some(Stmt::Return(_))) {
+            return fail(
+                None,
+                "the function declares a result but never returns".to_string(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The body in pre-order (see [`Stmt::preorder`]).
+    pub fn statements(&self) -> Vec<&Stmt> {
+        let mut out = Vec::new();
+        for s in &self.body {
+            s.preorder(&mut out);
+        }
+        out
+    }
+
+    /// Whether the body contains a `for` loop.
+    pub fn has_loops(&self) -> bool {
+        self.body.iter().any(Stmt::has_loop)
+    }
+}
+
+/// Walks statements in pre-order with the names in scope; a loop body gets
+/// its own scope (the loop variable, its `let`s) that ends with the loop.
+struct BlockChecker<'a> {
+    program: &'a Program,
+    /// Names in scope: type, and whether the value may be read.
+    env: HashMap<&'a str, (Ty, bool)>,
+    /// Symbols dims may use: size parameters and enclosing loop variables.
+    sizes: Vec<&'a str>,
+    /// Pre-order index of the next statement.
+    next_index: usize,
+}
+
+impl<'a> BlockChecker<'a> {
+    fn block(&mut self, stmts: &'a [Stmt], top_level: bool) -> Result<(), ProgramError> {
+        for (i, stmt) in stmts.iter().enumerate() {
+            let at = Some(self.next_index);
+            self.next_index += 1;
+            let fail = |message: String| Err(ProgramError { stmt: at, message });
             let value = match stmt {
-                Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+                Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
+                    Some(value)
+                }
+                Stmt::Loop { .. } => None,
             };
-            check_expr(value, &env, &sizes, &mut HashSet::new())
-                .map_err(|message| ProgramError { stmt: at, message })?;
+            if let Some(value) = value {
+                check_expr(value, &self.env, &self.sizes, &mut HashSet::new())
+                    .map_err(|message| ProgramError { stmt: at, message })?;
+            }
             match stmt {
                 Stmt::Let { name, value } => {
                     if !is_identifier(name) {
-                        return fail(at, format!("`{name}` is not a valid name"));
+                        return fail(format!("`{name}` is not a valid name"));
                     }
-                    if env.contains_key(&**name) {
-                        return fail(at, format!("`{name}` is already bound"));
+                    if self.env.contains_key(&**name) {
+                        return fail(format!("`{name}` is already bound"));
                     }
-                    env.insert(name, (value.ty().clone(), true));
+                    self.env.insert(name, (value.ty().clone(), true));
                 }
                 Stmt::Store {
                     target,
                     region,
                     value,
                 } => {
-                    let param = self.param(target);
+                    let param = self.program.param(target);
                     let Some(ParamKind::Array {
                         dtype,
                         shape,
                         access,
                     }) = param.map(|p| &p.kind)
                     else {
-                        return fail(at, format!("`{target}` is not an array parameter"));
+                        return fail(format!("`{target}` is not an array parameter"));
                     };
                     if !access.is_written() {
-                        return fail(
-                            at,
-                            format!(
-                                "`{target}` is an input; declare it `out` or `inout` to write it"
-                            ),
-                        );
+                        return fail(format!(
+                            "`{target}` is an input; declare it `out` or `inout` to write it"
+                        ));
                     }
                     let region_shape = match region {
                         Some(items) => {
-                            check_slice_dims(items, &sizes)
+                            check_slice_dims(items, &self.sizes)
                                 .map_err(|message| ProgramError { stmt: at, message })?;
                             slice_shape(shape, items).map_err(|e| ProgramError {
                                 stmt: at,
@@ -224,41 +305,74 @@ impl Program {
                     };
                     let want = Ty::tensor(*dtype, region_shape);
                     if *value.ty() != want {
-                        return fail(
-                            at,
-                            format!("stored value has type {}, the region of `{target}` has type {want}", value.ty()),
-                        );
+                        return fail(format!(
+                            "stored value has type {}, the region of `{target}` has type {want}",
+                            value.ty()
+                        ));
                     }
                     // After a store the array holds defined values.
-                    if let Some(entry) = env.get_mut(&**target) {
+                    if let Some(entry) = self.env.get_mut(&**target) {
                         entry.1 = true;
                     }
                 }
                 Stmt::Return(value) => {
-                    if i + 1 != self.body.len() {
-                        return fail(at, "`return` must be the last statement".to_string());
+                    if !top_level {
+                        return fail("`return` is not allowed inside a loop".to_string());
                     }
-                    match self.ret {
+                    if i + 1 != stmts.len() {
+                        return fail("`return` must be the last statement".to_string());
+                    }
+                    match self.program.ret {
                         Some(d) if *value.ty() == Ty::scalar(d) => {}
                         Some(d) => {
-                            return fail(
-                                at,
-                                format!(
-                                    "returned value has type {}, the function returns {d}",
-                                    value.ty()
-                                ),
-                            )
+                            return fail(format!(
+                                "returned value has type {}, the function returns {d}",
+                                value.ty()
+                            ))
                         }
-                        None => return fail(at, "the function declares no result".to_string()),
+                        None => return fail("the function declares no result".to_string()),
                     }
                 }
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => {
+                    if !is_identifier(var) {
+                        return fail(format!("`{var}` is not a valid loop variable name"));
+                    }
+                    if self.env.contains_key(&**var) {
+                        return fail(format!("loop variable `{var}` is already bound"));
+                    }
+                    check_dims(&[start.clone(), stop.clone()], &self.sizes).map_err(|m| {
+                        ProgramError {
+                            stmt: at,
+                            message: format!("bounds of the loop over `{var}`: {m}"),
+                        }
+                    })?;
+                    let outer_env = self.env.clone();
+                    let outer_sizes = self.sizes.len();
+                    self.env.insert(var, (Ty::scalar(DType::I64), true));
+                    self.sizes.push(var);
+                    self.block(body, false)?;
+                    // Body names go out of scope; what stores made
+                    // readable stays readable.
+                    let readable: Vec<&str> = self
+                        .env
+                        .iter()
+                        .filter(|(_, (_, r))| *r)
+                        .map(|(k, _)| *k)
+                        .collect();
+                    self.env = outer_env;
+                    for name in readable {
+                        if let Some(entry) = self.env.get_mut(name) {
+                            entry.1 = true;
+                        }
+                    }
+                    self.sizes.truncate(outer_sizes);
+                }
             }
-        }
-        if self.ret.is_some() && !matches!(self.body.last(), Some(Stmt::Return(_))) {
-            return fail(
-                None,
-                "the function declares a result but never returns".to_string(),
-            );
         }
         Ok(())
     }

@@ -162,6 +162,9 @@ pub(crate) fn run<D: Domain>(
                 let v = interp.eval(value)?;
                 returned = v.data.into_iter().next();
             }
+            Stmt::Loop { .. } => {
+                return Err(program_error("`for` loops are not encoded yet".to_string()))
+            }
         }
     }
     let arrays = program

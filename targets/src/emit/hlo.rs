@@ -763,6 +763,11 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
                 l.memo.clear();
             }
             Stmt::Return(value) => returned = Some(l.lower(value)?),
+            Stmt::Loop { .. } => {
+                return Err(EmitError::Unsupported(
+                    "`for` loops are not lowered to StableHLO yet".to_string(),
+                ))
+            }
         }
     }
     let mut results: Vec<Val> = p

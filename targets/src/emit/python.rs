@@ -337,6 +337,8 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
     for s in &program.body {
         let value = match s {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+            // Loops are refused by `emit` until the Python emitters lower them.
+            Stmt::Loop { .. } => continue,
         };
         // Shared subtrees are computed once, into temporaries, before the
         // statement: printing them inline could grow exponentially.
@@ -366,7 +368,7 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
                 region: region.as_deref().map(|items| py_slice(items, &names)),
                 value: text,
             },
-            Stmt::Return(_) => PyStmt::Return(text),
+            Stmt::Return(_) | Stmt::Loop { .. } => PyStmt::Return(text),
         });
     }
     let f = PyFunction {

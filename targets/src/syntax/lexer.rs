@@ -18,8 +18,8 @@ pub struct Token {
     pub pos: Pos,
 }
 
-const PUNCTS: [&str; 15] = [
-    "->", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=", "+", "-", "*", "/",
+const PUNCTS: [&str; 16] = [
+    "->", "..", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=", "+", "-", "*", "/",
 ];
 
 /// Tokenizes `text`; on failure returns the position and a message.
@@ -61,6 +61,11 @@ pub fn lex(text: &str) -> Result<Vec<Token>, (Pos, String)> {
                     && chars[start..i]
                         .iter()
                         .all(|x| x.is_ascii_digit() || *x == '.' || *x == 'e' || *x == 'E');
+                // `0..n` is a loop range, not a malformed number.
+                let range_dots = d == '.' && chars.get(i + 1) == Some(&'.');
+                if range_dots {
+                    break;
+                }
                 if d.is_ascii_alphanumeric() || d == '.' || d == '_' || exp_sign {
                     i += 1;
                 } else {

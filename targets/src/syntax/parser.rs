@@ -196,12 +196,8 @@ impl Parser {
         for p in &params {
             self.env.insert(p.name.to_string(), p.ty());
         }
-        let mut body = Vec::new();
         let mut stmt_pos = Vec::new();
-        while !self.eat("}") {
-            stmt_pos.push(self.pos());
-            body.push(self.stmt()?);
-        }
+        let body = self.block(&mut stmt_pos)?;
         if *self.peek() != Tok::Eof {
             return self.fail("end of file");
         }
@@ -356,7 +352,59 @@ impl Parser {
         }
     }
 
-    fn stmt(&mut self) -> PResult<Stmt> {
+    /// Statements up to `}` (consumed); `stmt_pos` gets each statement's
+    /// position in pre-order, the numbering of `ProgramError::stmt`.
+    fn block(&mut self, stmt_pos: &mut Vec<Pos>) -> PResult<Vec<Stmt>> {
+        let mut body = Vec::new();
+        while !self.eat("}") {
+            stmt_pos.push(self.pos());
+            body.push(self.stmt(stmt_pos)?);
+        }
+        Ok(body)
+    }
+
+    /// `for var in start..stop { body }`; the keyword is already consumed.
+    fn for_loop(&mut self, stmt_pos: &mut Vec<Pos>) -> PResult<Stmt> {
+        let pos = self.pos();
+        let var = self.ident("a loop variable")?;
+        if !self.is_keyword("in") {
+            return self.fail("`in`");
+        }
+        self.bump();
+        let start = self.dim()?;
+        self.expect("..")?;
+        let stop = self.dim()?;
+        self.expect("{")?;
+        if self.env.contains_key(&var) {
+            return Err((pos, format!("loop variable `{var}` is already bound")));
+        }
+        // Body `let`s and the loop variable go out of scope after the loop.
+        let outer = self.env.clone();
+        self.env.insert(var.clone(), Ty::scalar(DType::I64));
+        let body = self.block(stmt_pos);
+        self.env = outer;
+        Ok(Stmt::Loop {
+            var: Arc::from(var.as_str()),
+            start,
+            stop,
+            body: body?,
+        })
+    }
+
+    fn stmt(&mut self, stmt_pos: &mut Vec<Pos>) -> PResult<Stmt> {
+        if self.is_keyword("for")
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && matches!(self.peek_at(2), Tok::Ident(s) if s == "in")
+        {
+            self.bump();
+            if self.depth >= MAX_NESTING {
+                return Err((self.pos(), "loops nested too deeply".to_string()));
+            }
+            self.depth += 1;
+            let stmt = self.for_loop(stmt_pos);
+            self.depth -= 1;
+            return stmt;
+        }
         let stmt = if self.is_keyword("let") && matches!(self.peek_at(1), Tok::Ident(_)) {
             self.bump();
             let pos = self.pos();
@@ -377,7 +425,7 @@ impl Parser {
             self.bump();
             Stmt::Return(self.expr()?)
         } else {
-            let target = self.ident("a statement (`let`, a store, or `return`)")?;
+            let target = self.ident("a statement (`let`, a store, `for`, or `return`)")?;
             let region = if self.eat("[") {
                 Some(self.slice_items()?)
             } else {

@@ -127,7 +127,15 @@ pub fn print_program(p: &Program) -> String {
         out.push_str(&format!(" -> {r}"));
     }
     out.push_str(" {\n");
-    for s in &p.body {
+    print_block(&p.body, 1, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+/// Prints statements indented `depth` levels (two spaces each).
+fn print_block(stmts: &[Stmt], depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth);
+    for s in stmts {
         let line = match s {
             Stmt::Let { name, value } => format!("let {name} = {};", print_expr(value)),
             Stmt::Store {
@@ -139,9 +147,18 @@ pub fn print_program(p: &Program) -> String {
                 format!("{target}{r} = {};", print_expr(value))
             }
             Stmt::Return(v) => format!("return {};", print_expr(v)),
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => {
+                out.push_str(&format!("{indent}for {var} in {start}..{stop} {{\n"));
+                print_block(body, depth + 1, out);
+                out.push_str(&format!("{indent}}}\n"));
+                continue;
+            }
         };
-        out.push_str(&format!("  {line}\n"));
+        out.push_str(&format!("{indent}{line}\n"));
     }
-    out.push_str("}\n");
-    out
 }

@@ -1,0 +1,220 @@
+//! `for` loops (kept by partial lifting): syntax, scoping rules, located
+//! errors, and the interpreter's in-place semantics.
+
+use std::collections::HashMap;
+
+use tenslift_targets::interp::{run, Array};
+use tenslift_targets::{parse_program, print_program, DType, Dim, Stmt};
+
+fn error_of(text: &str) -> String {
+    match parse_program("t.tensir", text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(d) => d.to_string(),
+    }
+}
+
+const TRISOLV: &str = "func trisolv(n: size, L: f64[n, n], b: f64[n], x: inout f64[n]) {
+  for i in 0..n {
+    let row = L[i, 0:i];
+    x[i] = div(sub(b[i], dot(row, x[0:i])), L[i, i]);
+  }
+}
+";
+
+#[test]
+fn a_loop_parses_with_its_variable_as_a_dim_symbol() {
+    let p = parse_program("t.tensir", TRISOLV).expect("parses");
+    let [Stmt::Loop {
+        var,
+        start,
+        stop,
+        body,
+    }] = p.body.as_slice()
+    else {
+        panic!("one loop expected: {:?}", p.body)
+    };
+    assert_eq!(&**var, "i");
+    assert_eq!((start, stop), (&Dim::constant(0), &Dim::sym("n")));
+    assert_eq!(body.len(), 2);
+    let Stmt::Let { value, .. } = &body[0] else {
+        panic!("let expected")
+    };
+    assert_eq!(value.shape(), &[Dim::sym("i")]);
+}
+
+#[test]
+fn nested_loops_print_and_parse_back_unchanged() {
+    let text = "func f(tsteps: size, n: size, A: inout f64[n, n]) {
+  for t in 0..tsteps {
+    for i in 1..n - 1 {
+      let left = A[i, 0:i];
+      A[i, 0:i] = add(left, cast(t, f64));
+      A[i, i] = mul(A[i - 1, i], 0.5);
+    }
+  }
+}
+";
+    let p = parse_program("t.tensir", text).expect("parses");
+    let printed = print_program(&p);
+    assert!(printed.contains("  for t in 0..tsteps {\n    for i in 1..n - 1 {\n      let left"));
+    let again = parse_program("printed.tensir", &printed).expect("reparses");
+    assert_eq!(again, p);
+}
+
+#[test]
+fn body_lets_are_scoped_to_one_iteration() {
+    // The same name in two sibling loops and after them is fine.
+    let ok = "func f(n: size, x: inout f64[n]) {
+  for i in 0..n {
+    let v = mul(x[i], 2.0);
+    x[i] = v;
+  }
+  for j in 0..n {
+    let v = add(x[j], 1.0);
+    x[j] = v;
+  }
+  let v = x;
+  x = add(v, v);
+}
+";
+    parse_program("t.tensir", ok).expect("sibling scopes");
+    let e = error_of(
+        "func f(n: size, x: inout f64[n]) {
+  for i in 0..n {
+    let v = x[i];
+  }
+  x = broadcast(v, [n]);
+}
+",
+    );
+    assert!(
+        e.starts_with("t.tensir:5:17: error: `v` is not defined"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_loop_variable_is_out_of_scope_after_the_loop() {
+    let e = error_of(
+        "func f(n: size, x: inout f64[n]) {
+  for i in 0..n {
+    x[i] = 1.0;
+  }
+  x[0:i] = x[0:i];
+}
+",
+    );
+    assert!(
+        e.contains("`i` in dimension `i` is not a size parameter"),
+        "{e}"
+    );
+    assert!(e.starts_with("t.tensir:5:"), "{e}");
+}
+
+#[test]
+fn shadowing_and_return_inside_a_loop_are_rejected_where_they_occur() {
+    let e = error_of(
+        "func f(n: size, x: inout f64[n]) {
+  for n in 0..3 {
+    x[0] = 1.0;
+  }
+}
+",
+    );
+    assert!(e.contains("loop variable `n` is already bound"), "{e}");
+    let e = error_of(
+        "func f(n: size, x: f64[n]) -> f64 {
+  for i in 0..n {
+    return x[i];
+  }
+}
+",
+    );
+    assert!(
+        e.starts_with("t.tensir:3:5: error: `return` is not allowed inside a loop"),
+        "{e}"
+    );
+    let e = error_of(
+        "func f(n: size, x: inout f64[n]) {
+  for i in 0..n {
+    let i = 2;
+  }
+}
+",
+    );
+    assert!(e.contains("`i` is already bound"), "{e}");
+}
+
+#[test]
+fn loop_bounds_may_use_enclosing_loop_variables_only() {
+    parse_program(
+        "t.tensir",
+        "func f(n: size, A: inout f64[n, n]) {
+  for i in 0..n {
+    for j in 0..i {
+      A[i, j] = 0.0;
+    }
+  }
+}
+",
+    )
+    .expect("triangular nest");
+    let e = error_of(
+        "func f(n: size, A: inout f64[n, n]) {
+  for i in 0..m {
+    A[i, 0] = 0.0;
+  }
+}
+",
+    );
+    assert!(
+        e.contains("`m` in dimension `m` is not a size parameter"),
+        "{e}"
+    );
+}
+
+fn vector(values: &[f64]) -> Array {
+    Array::from_f64(DType::F64, vec![values.len()], values.to_vec())
+}
+
+#[test]
+fn the_interpreter_runs_a_recurrence_in_place() {
+    let p = parse_program("t.tensir", TRISOLV).expect("parses");
+    // L = [[2, 0, 0], [1, 4, 0], [3, 2, 5]], b = L @ [1, 2, 3].
+    let l = Array::from_f64(
+        DType::F64,
+        vec![3, 3],
+        vec![2.0, 0.0, 0.0, 1.0, 4.0, 0.0, 3.0, 2.0, 5.0],
+    );
+    let b = vector(&[2.0, 9.0, 22.0]);
+    let args = HashMap::from([
+        ("L".to_string(), l),
+        ("b".to_string(), b),
+        ("x".to_string(), vector(&[0.0, 0.0, 0.0])),
+    ]);
+    let sizes = HashMap::from([("n".to_string(), 3)]);
+    let out = run(&p, &sizes, &args).expect("runs");
+    assert_eq!(out.arrays["x"], vector(&[1.0, 2.0, 3.0]));
+}
+
+#[test]
+fn the_interpreter_iterates_a_time_loop_and_skips_empty_ranges() {
+    let p = parse_program(
+        "t.tensir",
+        "func f(tsteps: size, n: size, x: inout f64[n]) {
+  for t in 0..tsteps {
+    x = add(x, cast(t, f64));
+  }
+  for i in n..1 {
+    x = mul(x, 0.0);
+  }
+}
+",
+    )
+    .expect("parses");
+    let sizes = HashMap::from([("tsteps".to_string(), 4), ("n".to_string(), 2)]);
+    let args = HashMap::from([("x".to_string(), vector(&[1.0, 10.0]))]);
+    let out = run(&p, &sizes, &args).expect("runs");
+    // 0 + 1 + 2 + 3 added; the second loop has no iterations.
+    assert_eq!(out.arrays["x"], vector(&[7.0, 16.0]));
+}
