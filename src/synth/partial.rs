@@ -172,6 +172,30 @@ fn add(a: &Affine, b: &Affine) -> Affine {
     difference(a, &neg)
 }
 
+/// Whether read `r` in the body of loop `iter` sees an element that store
+/// `w` wrote in an earlier iteration: the same array, the store's own
+/// subscripts but a constant step back along `iter`. `None` when the two
+/// are not comparable that simply (an unknown distance).
+fn reads_an_earlier_iteration(w: &Access, r: &Access, iter: &str) -> Option<bool> {
+    if r.array != w.array {
+        return Some(false);
+    }
+    if r.index.len() != w.index.len() {
+        return None;
+    }
+    let mut along = None;
+    let mut elsewhere_same = true;
+    for (a, b) in w.index.iter().zip(&r.index) {
+        let d = difference(b, a).as_constant()?;
+        if a.terms.get(iter) == Some(&1) {
+            along = Some(d);
+        } else if d != 0 {
+            elsewhere_same = false;
+        }
+    }
+    Some(elsewhere_same && along? < 0)
+}
+
 /// Kept loop variables with their ranges, outermost first.
 type Scope = Vec<NestLoop>;
 
@@ -417,6 +441,11 @@ impl Driver<'_> {
             match (direct, stmt) {
                 (Ok(s), _) => out.push(s),
                 (Err(_), CStmt::Loop(l)) if l.step == 1 && scope.len() < MAX_KEPT_DEPTH => {
+                    if let Some(split) = self.lift_recurrence(l, scope) {
+                        self.kept.push(l.iter.clone());
+                        out.extend(split);
+                        continue;
+                    }
                     let (Some(start), Some(stop)) =
                         (stencil::dim_of(&l.start), stencil::dim_of(&l.end))
                     else {
@@ -499,12 +528,126 @@ impl Driver<'_> {
             region: (!full).then_some(region.clone()),
             value,
         };
-        self.check_statement(&store, &skernel, params, scope)?;
+        self.check_statement(vec![store.clone()], &skernel, params, scope)?;
         self.cost += super::cost::cost_of(&[&store_value(&store)], &sizes);
         if is_vectorised(&store_value(&store)) {
             self.vectorised = true;
         }
         Ok(store)
+    }
+
+    /// A loop whose one statement is a linear recurrence along the loop
+    /// (Gauss-Seidel: `A[i][j]` reads the `A[i][j-1]` the previous
+    /// iteration stored) keeps the loop only for the recurrent terms: the
+    /// terms that read elements no earlier iteration wrote are computed
+    /// for every iteration at once into a `let` before the loop.
+    fn lift_recurrence(&mut self, l: &Loop, scope: &Scope) -> Option<Vec<Stmt>> {
+        let [stmt @ CStmt::Assign { .. }] = l.body.as_slice() else {
+            return None;
+        };
+        let accesses = stencil::accesses(stmt).ok()?;
+        let (array, region) = stencil::store_region(&accesses).ok()?;
+        let store = accesses.iter().find(|a| a.is_store)?;
+        let reads: Vec<&Access> = accesses.iter().filter(|a| !a.is_store).collect();
+        let mut recurrent = Vec::with_capacity(reads.len());
+        for r in &reads {
+            recurrent.push(reads_an_earlier_iteration(store, r, &l.iter)?);
+        }
+        if !recurrent.iter().any(|&r| r) || recurrent.iter().all(|&r| r) {
+            return None;
+        }
+        let this = NestLoop {
+            iter: l.iter.clone(),
+            start: l.start.clone(),
+            end: l.end.clone(),
+        };
+        let mut inner_scope = scope.clone();
+        inner_scope.push(this.clone());
+        let written = vec![array.clone()];
+        let inner_kernel = statement_kernel(self.kernel, &inner_scope, stmt, &written);
+        let inner_params = self.statement_params(&inner_scope, &written);
+        let sizes = bind_scope(&inner_scope, &self.second, Pick::Middle)?;
+        let spec = spec_of_kernel(&inner_kernel, &sizes).ok()?;
+        let target = stencil::region_value(&spec.output(&array)?.value, &region, &sizes)?;
+        let dtype = dtype_of(spec.output(&array)?.elem);
+        let slice_leaf = |a: &Access, params: &[Param]| -> Option<Expr> {
+            let p = params.iter().find(|p| *p.name == *a.array)?;
+            tenslift_targets::build::slice(Expr::var(&p.name, p.ty()), stencil::slice_of(a)?).ok()
+        };
+        let scalar_leaves: Vec<Expr> = reads
+            .iter()
+            .map(|r| slice_leaf(r, &inner_params))
+            .collect::<Option<_>>()?;
+        let mut evaluator = Evaluator::new(sizes.clone(), inner_params, Vec::new());
+        let values: Vec<Tensor> = scalar_leaves
+            .iter()
+            .map(|e| evaluator.value(e))
+            .collect::<Option<_>>()?;
+        let linear = stencil::derive_linear_stencil(&target, &values)?;
+        // The hoisted reads run over the whole loop range at once.
+        let outer_params = self.statement_params(scope, &written);
+        let vector_leaves: Vec<Expr> = reads
+            .iter()
+            .map(|r| {
+                let mut swept = (*r).clone();
+                swept.loops.push(this.clone());
+                slice_leaf(&swept, &outer_params)
+            })
+            .collect::<Option<_>>()?;
+        let (rec_terms, rest_terms): (Vec<_>, Vec<_>) = linear
+            .terms
+            .iter()
+            .cloned()
+            .partition(|(k, _)| recurrent[*k]);
+        let rest = stencil::linear_combination(
+            &stencil::LinearStencil {
+                terms: rest_terms,
+                constant: linear.constant.clone(),
+            },
+            &vector_leaves,
+            dtype,
+        )?;
+        let recurrence = stencil::linear_combination(
+            &stencil::LinearStencil {
+                terms: rec_terms,
+                constant: crate::algebra::Rat::int(0),
+            },
+            &scalar_leaves,
+            dtype,
+        )?;
+        let name = format!("{array}_{}_terms", l.iter);
+        let hoisted = Expr::var(
+            &name,
+            tenslift_targets::Ty::tensor(dtype, rest.shape().to_vec()),
+        );
+        let offset = stencil::dim_of(&difference(&Affine::var(l.iter.clone()), &l.start))?;
+        let element =
+            tenslift_targets::build::slice(hoisted, vec![SliceItem::Index(offset)]).ok()?;
+        let value = Expr::binary(tenslift_targets::BinaryOp::Add, recurrence, element).ok()?;
+        let body = vec![
+            Stmt::Let {
+                name: Arc::from(name.as_str()),
+                value: rest,
+            },
+            Stmt::Loop {
+                var: Arc::from(l.iter.as_str()),
+                start: stencil::dim_of(&l.start)?,
+                stop: stencil::dim_of(&l.end)?,
+                body: vec![Stmt::Store {
+                    target: Arc::from(array.as_str()),
+                    region: Some(region),
+                    value,
+                }],
+            },
+        ];
+        let loop_kernel = statement_kernel(self.kernel, scope, &CStmt::Loop(l.clone()), &written);
+        self.check_statement(body.clone(), &loop_kernel, outer_params, scope)
+            .ok()?;
+        for s in &body {
+            self.cost += super::cost::cost_of(&[&store_value(s)], &sizes);
+        }
+        self.vectorised = true;
+        Some(body)
     }
 
     /// Shifted slices of every read, the current store region, scalar
@@ -601,7 +744,7 @@ impl Driver<'_> {
     /// at the second size tuple.
     fn check_statement(
         &self,
-        store: &Stmt,
+        body: Vec<Stmt>,
         skernel: &Kernel,
         params: Vec<Param>,
         scope: &Scope,
@@ -611,7 +754,7 @@ impl Driver<'_> {
             name: Arc::from(skernel.name.as_str()),
             params,
             ret: None,
-            body: vec![store.clone()],
+            body,
         };
         program
             .validate()

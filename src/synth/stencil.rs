@@ -139,11 +139,7 @@ fn collect_expr(e: &CExpr, loops: &[NestLoop], out: &mut Vec<Access>) {
 pub fn float_constants(stmt: &CStmt) -> Vec<f64> {
     fn walk_expr(e: &CExpr, out: &mut Vec<f64>) {
         match &e.kind {
-            ExprKind::FloatLit { value, .. } => {
-                if !out.contains(value) {
-                    out.push(*value);
-                }
-            }
+            ExprKind::FloatLit { value, .. } if !out.contains(value) => out.push(*value),
             ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => walk_expr(arg, out),
             ExprKind::Binary { lhs, rhs, .. } => {
                 walk_expr(lhs, out);
