@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use tenslift_targets::interp::{run, Array};
-use tenslift_targets::{parse_program, print_program, DType, Dim, Stmt};
+use tenslift_targets::{
+    emit, parse_program, print_program, DType, Dim, EmitError, EmitOptions, Stmt, Target,
+};
 
 fn error_of(text: &str) -> String {
     match parse_program("t.tensir", text) {
@@ -217,4 +219,40 @@ fn the_interpreter_iterates_a_time_loop_and_skips_empty_ranges() {
     let out = run(&p, &sizes, &args).expect("runs");
     // 0 + 1 + 2 + 3 added; the second loop has no iterations.
     assert_eq!(out.arrays["x"], vector(&[7.0, 16.0]));
+}
+
+fn emit_at(text: &str, target: Target, sizes: &[(&str, i64)]) -> Result<String, EmitError> {
+    let p = parse_program("t.tensir", text).expect("parses");
+    let sizes = sizes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    emit(&p, target, &EmitOptions { sizes })
+}
+
+#[test]
+fn stablehlo_unrolls_shape_dependent_loops_up_to_a_limit() {
+    let small = emit_at(TRISOLV, Target::Hlo, &[("n", 4)]).expect("unrolls");
+    assert!(!small.contains("stablehlo.while"), "{small}");
+    // Row i of the recurrence reads the first i elements of x.
+    assert!(small.contains("tensor<3xf64>"), "{small}");
+    match emit_at(TRISOLV, Target::Hlo, &[("n", 30_000)]) {
+        Err(EmitError::Unsupported(m)) => {
+            assert!(m.contains("the loop over `i`") && m.contains("limit"), "{m}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn time_loops_become_one_compiled_loop_whatever_the_trip_count() {
+    let text = "func f(tsteps: size, n: size, A: inout f64[n]) {
+  for t in 0..tsteps {
+    A[1:n] = mul(A[0:n - 1], cast(t, f64));
+  }
+}
+";
+    let hlo = emit_at(text, Target::Hlo, &[("tsteps", 1_000_000), ("n", 8)]).expect("emits");
+    assert_eq!(hlo.matches("stablehlo.while").count(), 1, "{hlo}");
+    let jax = emit_at(text, Target::Jax, &[]).expect("emits");
+    assert!(jax.contains("jax.lax.fori_loop(0, tsteps, _loop0_body, (A,))"), "{jax}");
+    let numpy = emit_at(text, Target::Numpy, &[]).expect("emits");
+    assert!(numpy.contains("        for t in range(0, tsteps):\n"), "{numpy}");
 }

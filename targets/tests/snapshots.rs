@@ -16,6 +16,8 @@ const REPRESENTATIVE: &[&str] = &[
     "divmod_i8",
     "strided_writeback",
     "einsum_scaled_rows",
+    "loop_jacobi_1d_time",
+    "loop_trisolv",
 ];
 
 #[test]

@@ -6,7 +6,7 @@
 //! reductions to `stablehlo.reduce` with a region, region writes to
 //! `stablehlo.pad` + `stablehlo.select`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{header_lines, EmitError, Target};
 use crate::dim::Dim;
@@ -101,17 +101,18 @@ fn compare_type(d: DType) -> &'static str {
     }
 }
 
-struct Lowering<'a> {
+struct Lowering {
     lines: Vec<String>,
     next: usize,
-    sizes: &'a BTreeMap<String, i64>,
+    /// Size parameters and the current values of unrolled loop variables.
+    sizes: BTreeMap<String, i64>,
     env: HashMap<String, Val>,
     memo: HashMap<Expr, Val>,
 }
 
 type LResult<T> = Result<T, EmitError>;
 
-impl Lowering<'_> {
+impl Lowering {
     fn fresh(&mut self) -> String {
         self.next += 1;
         format!("%{}", self.next - 1)
@@ -669,6 +670,316 @@ impl Lowering<'_> {
     }
 }
 
+/// Most statements unrolled loops may produce in one function: beyond it
+/// the module is too large to compile in reasonable time.
+const MAX_UNROLLED_STATEMENTS: usize = 20_000;
+
+impl Lowering {
+    /// Lowers statements in order; `unrolled` counts statements produced by
+    /// unrolling, against [`MAX_UNROLLED_STATEMENTS`].
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        returned: &mut Option<Val>,
+        unrolled: &mut usize,
+    ) -> LResult<()> {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Let { name, value } => {
+                    let v = self.lower(value)?;
+                    self.env.insert(name.to_string(), v);
+                }
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => {
+                    let v = self.lower(value)?;
+                    let old = self.env.get(&**target).cloned().ok_or_else(|| {
+                        EmitError::Unsupported(format!("`{target}` is not bound"))
+                    })?;
+                    let new = match region {
+                        None => v,
+                        Some(items) => self.store_region(&old, items, &v)?,
+                    };
+                    self.env.insert(target.to_string(), new);
+                    // Later reads of the array see the stored value: forget
+                    // lowerings that read the old one.
+                    self.memo.clear();
+                }
+                Stmt::Return(value) => *returned = Some(self.lower(value)?),
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => {
+                    let (first, end) = (self.dim(start)?, self.dim(stop)?);
+                    if end <= first || !writes_any(body) {
+                        // No iterations, or none with an effect.
+                        continue;
+                    }
+                    if mentions_in_any_dim(body, var) {
+                        self.unroll(var, first, end, body, returned, unrolled)?;
+                    } else {
+                        self.while_loop(var, first, end, body, unrolled)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A loop whose variable appears in dims: one copy of the body per
+    /// iteration, with the variable a constant in each.
+    fn unroll(
+        &mut self,
+        var: &str,
+        first: i64,
+        end: i64,
+        body: &[Stmt],
+        returned: &mut Option<Val>,
+        unrolled: &mut usize,
+    ) -> LResult<()> {
+        let trips = usize::try_from(end - first).unwrap_or(usize::MAX);
+        let total = trips
+            .saturating_mul(count_statements(body))
+            .saturating_add(*unrolled);
+        if total > MAX_UNROLLED_STATEMENTS {
+            return Err(EmitError::Unsupported(format!(
+                "the loop over `{var}` has shapes or slice offsets that depend on `{var}`, so StableHLO needs it unrolled, \
+                 which would take {total} statements at these sizes (limit {MAX_UNROLLED_STATEMENTS}); \
+                 use a Python target or smaller sizes"
+            )));
+        }
+        *unrolled = total;
+        for t in first..end {
+            self.sizes.insert(var.to_string(), t);
+            // Lowerings that read the variable or its slices are stale.
+            self.memo.clear();
+            self.block(body, returned, unrolled)?;
+            forget_lets(&mut self.env, body);
+        }
+        self.sizes.remove(var);
+        self.memo.clear();
+        Ok(())
+    }
+
+    /// A loop whose variable appears in no dim (at most as a scalar value):
+    /// one `stablehlo.while` carrying a counter and every array and value
+    /// the body uses, so its regions capture nothing implicitly.
+    fn while_loop(
+        &mut self,
+        var: &str,
+        first: i64,
+        end: i64,
+        body: &[Stmt],
+        unrolled: &mut usize,
+    ) -> LResult<()> {
+        let mut used = BTreeSet::new();
+        names_used(body, &mut used);
+        let carried: Vec<(String, Val)> = used
+            .into_iter()
+            .filter_map(|n| self.env.get(&n).cloned().map(|v| (n, v)))
+            .collect();
+        let counter = self.constant(Lit::int(first, DType::I64), &[]);
+        let mut operands = vec![counter.clone()];
+        operands.extend(carried.iter().map(|(_, v)| v.clone()));
+        let types: Vec<String> = operands.iter().map(ty).collect();
+        let types = types.join(", ");
+        let outer_lines = std::mem::take(&mut self.lines);
+        // Values lowered outside the loop are not visible in its regions.
+        self.memo.clear();
+
+        // cond: counter < end
+        let cond_args: Vec<String> = operands.iter().map(|_| self.fresh()).collect();
+        let limit = self.constant(Lit::int(end, DType::I64), &[]);
+        let i64_scalar = tensor(DType::I64, &[]);
+        let less = self.push(
+            format!(
+                "stablehlo.compare LT, {}, {}, SIGNED : ({i64_scalar}, {i64_scalar}) -> tensor<i1>",
+                cond_args[0], limit.ssa
+            ),
+            DType::Bool,
+            vec![],
+        );
+        self.lines.push(format!(
+            "    \"stablehlo.return\"({}) : (tensor<i1>) -> ()",
+            less.ssa
+        ));
+        let cond_lines = std::mem::take(&mut self.lines);
+
+        // body: the statements on the carried values, then counter + 1
+        let body_args: Vec<String> = operands.iter().map(|_| self.fresh()).collect();
+        let outer_env = self.env.clone();
+        let arg = |i: usize, v: &Val| Val {
+            ssa: body_args[i].clone(),
+            dtype: v.dtype,
+            shape: v.shape.clone(),
+        };
+        self.env.insert(var.to_string(), arg(0, &counter));
+        for (i, (name, v)) in carried.iter().enumerate() {
+            self.env.insert(name.clone(), arg(i + 1, v));
+        }
+        let mut no_return = None;
+        self.block(body, &mut no_return, unrolled)?;
+        let one = self.constant(Lit::int(1, DType::I64), &[]);
+        let next = self.push(
+            format!(
+                "stablehlo.add {}, {} : {i64_scalar}",
+                body_args[0], one.ssa
+            ),
+            DType::I64,
+            vec![],
+        );
+        let mut results = vec![next.ssa];
+        for (name, _) in &carried {
+            let v = self.env.get(name).ok_or_else(|| {
+                EmitError::Unsupported(format!("`{name}` is not bound after the loop body"))
+            })?;
+            results.push(v.ssa.clone());
+        }
+        self.lines.push(format!(
+            "    \"stablehlo.return\"({}) : ({types}) -> ()",
+            results.join(", ")
+        ));
+        let body_lines = std::mem::take(&mut self.lines);
+        self.env = outer_env;
+        self.lines = outer_lines;
+        // Lowerings inside the regions are not visible after the loop.
+        self.memo.clear();
+
+        let result = self.fresh();
+        let block_args = |args: &[String]| {
+            args.iter()
+                .zip(&operands)
+                .map(|(a, v)| format!("{a}: {}", ty(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = format!(
+            "    {result}:{} = \"stablehlo.while\"({}) ({{\n    ^bb0({}):\n",
+            operands.len(),
+            operands
+                .iter()
+                .map(|v| v.ssa.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            block_args(&cond_args)
+        );
+        for line in cond_lines {
+            text.push_str(&format!("  {line}\n"));
+        }
+        text.push_str(&format!("    }}, {{\n    ^bb0({}):\n", block_args(&body_args)));
+        for line in body_lines {
+            text.push_str(&format!("  {line}\n"));
+        }
+        text.push_str(&format!("    }}) : ({types}) -> ({types})"));
+        self.lines.push(text);
+        for (i, (name, v)) in carried.iter().enumerate() {
+            self.env.insert(
+                name.clone(),
+                Val {
+                    ssa: format!("{result}#{}", i + 1),
+                    dtype: v.dtype,
+                    shape: v.shape.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Whether any statement in `stmts` stores into an array.
+fn writes_any(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::Store { .. } => true,
+        Stmt::Loop { body, .. } => writes_any(body),
+        Stmt::Let { .. } | Stmt::Return(_) => false,
+    })
+}
+
+/// Statements in `stmts`, loop bodies counted once.
+fn count_statements(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Loop { body, .. } => 1 + count_statements(body),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Removes a loop body's `let`s from the environment (they live for one
+/// iteration).
+fn forget_lets(env: &mut HashMap<String, Val>, body: &[Stmt]) {
+    for s in body {
+        if let Stmt::Let { name, .. } = s {
+            env.remove(&**name);
+        }
+    }
+}
+
+/// Names the statements read or store into.
+fn names_used(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+    let mut read = |e: &Expr| {
+        e.walk(&mut |node| {
+            if let Op::Var(n) = node.op() {
+                out.insert(n.to_string());
+            }
+        })
+    };
+    let mut targets = Vec::new();
+    for s in stmts {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Return(value) => read(value),
+            Stmt::Store { target, value, .. } => {
+                read(value);
+                targets.push(target.to_string());
+            }
+            Stmt::Loop { body, .. } => {
+                let mut inner = BTreeSet::new();
+                names_used(body, &mut inner);
+                targets.extend(inner);
+            }
+        }
+    }
+    out.extend(targets);
+}
+
+/// Whether `var` occurs in any dim of `stmts`: shapes, slices (indices
+/// too: StableHLO slices need constant offsets), nested loop bounds.
+fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
+    let in_dim = |d: &Dim| d.symbols().any(|s| s == var);
+    let in_items = |items: &[SliceItem]| {
+        items.iter().any(|it| match it {
+            SliceItem::Full => false,
+            SliceItem::Index(d) => in_dim(d),
+            SliceItem::Range { start, stop, .. } => in_dim(start) || in_dim(stop),
+        })
+    };
+    let in_expr = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |node| {
+            found |= match node.op() {
+                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Slice(items) => in_items(items),
+                _ => false,
+            }
+        });
+        found
+    };
+    stmts.iter().any(|s| match s {
+        Stmt::Let { value, .. } | Stmt::Return(value) => in_expr(value),
+        Stmt::Store { region, value, .. } => {
+            region.as_deref().is_some_and(in_items) || in_expr(value)
+        }
+        Stmt::Loop {
+            start, stop, body, ..
+        } => in_dim(start) || in_dim(stop) || mentions_in_any_dim(body, var),
+    })
+}
+
 /// The identity of max (`largest == false`) or min (`largest == true`).
 fn extreme(d: DType, largest: bool) -> Lit {
     if d.is_float() {
@@ -717,7 +1028,7 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
     let mut l = Lowering {
         lines: Vec::new(),
         next: 0,
-        sizes: &bound,
+        sizes: bound,
         env: HashMap::new(),
         memo: HashMap::new(),
     };
@@ -737,39 +1048,8 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
         l.env.insert(prm.name.to_string(), v);
     }
     let mut returned = None;
-    for stmt in &p.body {
-        match stmt {
-            Stmt::Let { name, value } => {
-                let v = l.lower(value)?;
-                l.env.insert(name.to_string(), v);
-            }
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => {
-                let v = l.lower(value)?;
-                let old =
-                    l.env.get(&**target).cloned().ok_or_else(|| {
-                        EmitError::Unsupported(format!("`{target}` is not bound"))
-                    })?;
-                let new = match region {
-                    None => v,
-                    Some(items) => l.store_region(&old, items, &v)?,
-                };
-                l.env.insert(target.to_string(), new);
-                // Later reads of the array see the stored value: forget
-                // lowerings that read the old one.
-                l.memo.clear();
-            }
-            Stmt::Return(value) => returned = Some(l.lower(value)?),
-            Stmt::Loop { .. } => {
-                return Err(EmitError::Unsupported(
-                    "`for` loops are not lowered to StableHLO yet".to_string(),
-                ))
-            }
-        }
-    }
+    let mut unrolled = 0usize;
+    l.block(&p.body, &mut returned, &mut unrolled)?;
     let mut results: Vec<Val> = p
         .params
         .iter()

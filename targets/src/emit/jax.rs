@@ -2,7 +2,7 @@
 //! writes them back into the caller's NumPy arrays.
 
 use super::numpy::numpy_name;
-use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::python::{doc_params, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
@@ -156,25 +156,8 @@ impl PyTable for JaxTable {
             }
         }
         let mut returned = "None".to_string();
-        for s in &f.body {
-            match s {
-                PyStmt::Let { name, value } => out.push_str(&format!("    {name} = {value}\n")),
-                PyStmt::Store {
-                    target,
-                    region: None,
-                    value,
-                } => out.push_str(&format!("    {target} = {value}\n")),
-                PyStmt::Store {
-                    target,
-                    region: Some(r),
-                    value,
-                } => out.push_str(&format!("    {target} = {target}.at[{r}].set({value})\n")),
-                PyStmt::Return(v) => {
-                    out.push_str(&format!("    _result = {v}\n"));
-                    returned = "_result".to_string();
-                }
-            }
-        }
+        let mut loops = 0usize;
+        jax_block(&f.body, "    ", &mut loops, &mut returned, &mut out);
         let tuple = match written.len() {
             1 => format!("({},)", written[0]),
             _ => format!("({})", written.join(", ")),
@@ -194,4 +177,73 @@ impl PyTable for JaxTable {
         out.push_str("    return None if _result is None else np.asarray(_result)[()]\n");
         out
     }
+}
+
+/// Renders statements of the jitted function at `indent`. Stores become
+/// functional updates; `loops` numbers the loop body functions.
+fn jax_block(
+    body: &[PyStmt],
+    indent: &str,
+    loops: &mut usize,
+    returned: &mut String,
+    out: &mut String,
+) {
+    if body.is_empty() {
+        out.push_str(&format!("{indent}pass\n"));
+    }
+    for s in body {
+        match s {
+            PyStmt::Let { name, value } => out.push_str(&format!("{indent}{name} = {value}\n")),
+            PyStmt::Store {
+                target,
+                region: None,
+                value,
+            } => out.push_str(&format!("{indent}{target} = {value}\n")),
+            PyStmt::Store {
+                target,
+                region: Some(r),
+                value,
+            } => out.push_str(&format!(
+                "{indent}{target} = {target}.at[{r}].set({value})\n"
+            )),
+            PyStmt::Return(v) => {
+                out.push_str(&format!("{indent}_result = {v}\n"));
+                *returned = "_result".to_string();
+            }
+            PyStmt::Loop(l) if l.shapes_invariant => jax_fori(l, indent, loops, returned, out),
+            PyStmt::Loop(l) => {
+                out.push_str(&format!(
+                    "{indent}# `{}` sets shapes, slice ranges or loop bounds here: a Python loop, unrolled when traced.\n",
+                    l.var
+                ));
+                out.push_str(&format!(
+                    "{indent}for {} in range({}, {}):\n",
+                    l.var, l.start, l.stop
+                ));
+                jax_block(&l.body, &format!("{indent}    "), loops, returned, out);
+            }
+        }
+    }
+}
+
+/// A loop whose shapes do not change between iterations, as one
+/// `jax.lax.fori_loop` carrying the arrays the body writes.
+fn jax_fori(l: &PyLoop, indent: &str, loops: &mut usize, returned: &mut String, out: &mut String) {
+    let body_fn = format!("_loop{}_body", *loops);
+    *loops += 1;
+    let state = py_tuple(&l.written);
+    let unpack = if l.written.is_empty() {
+        "_".to_string()
+    } else {
+        format!("{},", l.written.join(", "))
+    };
+    let inner = format!("{indent}    ");
+    out.push_str(&format!("{indent}def {body_fn}({}, _state):\n", l.var));
+    out.push_str(&format!("{inner}{unpack} = _state\n"));
+    jax_block(&l.body, &inner, loops, returned, out);
+    out.push_str(&format!("{inner}return {state}\n"));
+    out.push_str(&format!(
+        "{indent}{unpack} = jax.lax.fori_loop({}, {}, {body_fn}, {state})\n",
+        l.start, l.stop
+    ));
 }

@@ -84,11 +84,6 @@ pub enum EmitError {
 /// Generates the source text of `program` for `target`.
 pub fn emit(program: &Program, target: Target, opts: &EmitOptions) -> Result<String, EmitError> {
     program.validate()?;
-    if program.has_loops() && target != Target::Hlo {
-        return Err(EmitError::Unsupported(format!(
-            "`for` loops are not lowered to {target} yet"
-        )));
-    }
     match target {
         Target::Numpy => Ok(python::emit_python(program, &numpy::NumpyTable)),
         Target::Jax => Ok(python::emit_python(program, &jax::JaxTable)),

@@ -116,9 +116,9 @@ impl NameMap {
         taken.extend(extra_reserved.iter().cloned());
         let mut names: Vec<&str> = vec![&program.name];
         names.extend(program.params.iter().map(|p| &*p.name));
-        names.extend(program.body.iter().filter_map(|s| match s {
-            Stmt::Let { name, .. } => Some(&**name),
-            _ => None,
+        names.extend(program.statements().into_iter().filter_map(|s| match s {
+            Stmt::Let { name, .. } | Stmt::Loop { var: name, .. } => Some(&**name),
+            Stmt::Store { .. } | Stmt::Return(_) => None,
         }));
         // Names that need no renaming keep their spelling first, so a
         // renamed one never takes an existing name.

@@ -1,6 +1,6 @@
 //! NumPy: one readable function; arrays updated in place.
 
-use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::python::{doc_params, py_value, render_python_block, PyFunction, PyStmt, PyTable};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -121,22 +121,22 @@ impl PyTable for NumpyTable {
         }
         // C wraps integers and divides by zero silently; so do we.
         out.push_str("    with np.errstate(all=\"ignore\"):\n");
-        if f.body.is_empty() {
-            out.push_str("        pass\n");
-        }
-        for s in &f.body {
-            let line = match s {
-                PyStmt::Let { name, value } => format!("{name} = {value}"),
-                PyStmt::Store {
-                    target,
-                    region,
-                    value,
-                } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
-                PyStmt::Return(v) => format!("return {v}"),
-            };
-            out.push_str(&format!("        {line}\n"));
-        }
+        render_python_block(&f.body, "        ", &numpy_line, &mut out);
         out
+    }
+}
+
+/// One NumPy statement (loops are rendered by the caller).
+fn numpy_line(s: &PyStmt) -> String {
+    match s {
+        PyStmt::Let { name, value } => format!("{name} = {value}"),
+        PyStmt::Store {
+            target,
+            region,
+            value,
+        } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
+        PyStmt::Return(v) => format!("return {v}"),
+        PyStmt::Loop(_) => String::new(),
     }
 }
 

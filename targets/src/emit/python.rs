@@ -72,6 +72,24 @@ pub enum PyStmt {
         value: String,
     },
     Return(String),
+    /// `for var in range(start, stop):` over `body`.
+    Loop(PyLoop),
+}
+
+/// A loop in generated spelling, with what a target needs to choose between
+/// a Python loop and a compiled one.
+pub struct PyLoop {
+    pub var: String,
+    pub start: String,
+    pub stop: String,
+    pub body: Vec<PyStmt>,
+    /// Whether the loop variable appears in no shape, slice range or loop
+    /// bound of the body (only as a scalar or a single index), so every
+    /// iteration has the same shapes and the loop can be compiled as one.
+    pub shapes_invariant: bool,
+    /// Arrays the body stores into (generated names, parameter order): the
+    /// state a functional loop carries.
+    pub written: Vec<String>,
 }
 
 /// A Python literal for a constant, without any type wrapper.
@@ -332,45 +350,14 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
         .filter(|p| p.kind == ParamKind::Size)
         .map(|p| &*p.name)
         .collect();
-    let mut body = Vec::new();
-    let mut temps = 0usize;
-    for s in &program.body {
-        let value = match s {
-            Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
-            // Loops are refused by `emit` until the Python emitters lower them.
-            Stmt::Loop { .. } => continue,
-        };
-        // Shared subtrees are computed once, into temporaries, before the
-        // statement: printing them inline could grow exponentially.
-        let mut hoisted = HashMap::new();
-        for shared in shared_subtrees(value) {
-            let text = render_expr(&shared, t, &names, &sizes, &hoisted);
-            let name = format!("_t{temps}");
-            temps += 1;
-            body.push(PyStmt::Let {
-                name: name.clone(),
-                value: text,
-            });
-            hoisted.insert(shared, name);
-        }
-        let text = render_expr(value, t, &names, &sizes, &hoisted);
-        let text = match t.copy_rule() {
-            Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
-            _ => text,
-        };
-        body.push(match s {
-            Stmt::Let { name, .. } => PyStmt::Let {
-                name: names.get(name),
-                value: text,
-            },
-            Stmt::Store { target, region, .. } => PyStmt::Store {
-                target: names.get(target),
-                region: region.as_deref().map(|items| py_slice(items, &names)),
-                value: text,
-            },
-            Stmt::Return(_) | Stmt::Loop { .. } => PyStmt::Return(text),
-        });
-    }
+    let mut sizes: Vec<&str> = sizes;
+    let mut lower = BlockLowering {
+        program,
+        table: t,
+        names: &names,
+        temps: 0,
+    };
+    let body = lower.block(&program.body, &mut sizes);
     let f = PyFunction {
         program,
         names: &names,
@@ -393,6 +380,159 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
     out.push_str("\n\n");
     out.push_str(&function);
     out
+}
+
+/// Turns TensIR statements into [`PyStmt`]s.
+struct BlockLowering<'a> {
+    program: &'a Program,
+    table: &'a dyn PyTable,
+    names: &'a NameMap,
+    /// Temporaries made so far (`_t0`, `_t1`, ...).
+    temps: usize,
+}
+
+impl<'a> BlockLowering<'a> {
+    /// `sizes` holds the size parameters and enclosing loop variables:
+    /// names that are `i64` scalars in expressions.
+    fn block(&mut self, stmts: &'a [Stmt], sizes: &mut Vec<&'a str>) -> Vec<PyStmt> {
+        let (t, names) = (self.table, self.names);
+        let mut body = Vec::new();
+        for s in stmts {
+            let value = match s {
+                Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body: inner,
+                } => {
+                    sizes.push(var);
+                    let lowered = self.block(inner, sizes);
+                    sizes.pop();
+                    let mut written = Vec::new();
+                    stored_arrays(inner, &mut written);
+                    let written = self
+                        .program
+                        .params
+                        .iter()
+                        .filter(|p| written.contains(&&*p.name))
+                        .map(|p| names.get(&p.name))
+                        .collect();
+                    body.push(PyStmt::Loop(PyLoop {
+                        var: names.get(var),
+                        start: py_dim(start, names),
+                        stop: py_dim(stop, names),
+                        body: lowered,
+                        shapes_invariant: !mentions_in_shapes(inner, var),
+                        written,
+                    }));
+                    continue;
+                }
+            };
+            // Shared subtrees are computed once, into temporaries, before the
+            // statement: printing them inline could grow exponentially.
+            let mut hoisted = HashMap::new();
+            for shared in shared_subtrees(value) {
+                let text = render_expr(&shared, t, names, sizes, &hoisted);
+                let name = format!("_t{}", self.temps);
+                self.temps += 1;
+                body.push(PyStmt::Let {
+                    name: name.clone(),
+                    value: text,
+                });
+                hoisted.insert(shared, name);
+            }
+            let text = render_expr(value, t, names, sizes, &hoisted);
+            let text = match t.copy_rule() {
+                Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
+                _ => text,
+            };
+            body.push(match s {
+                Stmt::Let { name, .. } => PyStmt::Let {
+                    name: names.get(name),
+                    value: text,
+                },
+                Stmt::Store { target, region, .. } => PyStmt::Store {
+                    target: names.get(target),
+                    region: region.as_deref().map(|items| py_slice(items, names)),
+                    value: text,
+                },
+                Stmt::Return(_) | Stmt::Loop { .. } => PyStmt::Return(text),
+            });
+        }
+        body
+    }
+}
+
+/// Names of the arrays stored into anywhere in `stmts`.
+fn stored_arrays<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+    for s in stmts {
+        match s {
+            Stmt::Store { target, .. } => out.push(target),
+            Stmt::Loop { body, .. } => stored_arrays(body, out),
+            Stmt::Let { .. } | Stmt::Return(_) => {}
+        }
+    }
+}
+
+/// Whether `var` occurs in a dim of `stmts` other than a single index: a
+/// shape (`full`, `broadcast`), a slice range, or a nested loop's bounds.
+pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
+    let in_dims = |ds: &[&Dim]| ds.iter().any(|d| d.symbols().any(|s| s == var));
+    let in_items = |items: &[SliceItem]| {
+        items.iter().any(|it| match it {
+            SliceItem::Range { start, stop, .. } => in_dims(&[start, stop]),
+            SliceItem::Full | SliceItem::Index(_) => false,
+        })
+    };
+    let in_expr = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |node| {
+            found |= match node.op() {
+                Op::Full { shape, .. } | Op::Broadcast(shape) => {
+                    in_dims(&shape.iter().collect::<Vec<_>>())
+                }
+                Op::Slice(items) => in_items(items),
+                _ => false,
+            }
+        });
+        found
+    };
+    stmts.iter().any(|s| match s {
+        Stmt::Let { value, .. } | Stmt::Return(value) => in_expr(value),
+        Stmt::Store { region, value, .. } => {
+            region.as_deref().is_some_and(in_items) || in_expr(value)
+        }
+        Stmt::Loop {
+            start, stop, body, ..
+        } => in_dims(&[start, stop]) || mentions_in_shapes(body, var),
+    })
+}
+
+/// Renders statements one per line at `indent`, loops as Python `for`
+/// loops over `range` (an empty body gets `pass`); `line` spells the
+/// other statements.
+pub fn render_python_block(
+    body: &[PyStmt],
+    indent: &str,
+    line: &dyn Fn(&PyStmt) -> String,
+    out: &mut String,
+) {
+    if body.is_empty() {
+        out.push_str(&format!("{indent}pass\n"));
+    }
+    for s in body {
+        match s {
+            PyStmt::Loop(l) => {
+                out.push_str(&format!(
+                    "{indent}for {} in range({}, {}):\n",
+                    l.var, l.start, l.stop
+                ));
+                render_python_block(&l.body, &format!("{indent}    "), line, out);
+            }
+            other => out.push_str(&format!("{indent}{}\n", line(other))),
+        }
+    }
 }
 
 /// A docstring line listing the parameters, shared by all Python targets.

@@ -2,7 +2,7 @@
 //! CUDA), arrays updated in place, plus a lazily built `torch.compile`
 //! entry.
 
-use super::python::{doc_params, py_value, PyFunction, PyStmt, PyTable};
+use super::python::{doc_params, py_value, render_python_block, PyFunction, PyStmt, PyTable};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -145,22 +145,27 @@ impl PyTable for TorchTable {
                 ParamKind::Array { .. } => {}
             }
         }
-        for s in &f.body {
-            let line = match s {
-                PyStmt::Let { name, value } => format!("{name} = {value}"),
-                PyStmt::Store {
-                    target,
-                    region,
-                    value,
-                } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
-                PyStmt::Return(v) => format!("return {v}"),
-            };
-            out.push_str(&format!("    {line}\n"));
+        if !f.body.is_empty() {
+            render_python_block(&f.body, "    ", &torch_line, &mut out);
         }
         out.push_str(&format!(
             "\n\n_compiled = []\n\n\ndef {fname}_compiled({args}):\n    \"\"\"{fname} through torch.compile (compiled on the first call).\"\"\"\n    if not _compiled:\n        _compiled.append(torch.compile({fname}))\n    return _compiled[0]({args})\n",
             args = names.join(", ")
         ));
         out
+    }
+}
+
+/// One PyTorch statement (loops are rendered by the caller).
+fn torch_line(s: &PyStmt) -> String {
+    match s {
+        PyStmt::Let { name, value } => format!("{name} = {value}"),
+        PyStmt::Store {
+            target,
+            region,
+            value,
+        } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
+        PyStmt::Return(v) => format!("return {v}"),
+        PyStmt::Loop(_) => String::new(),
     }
 }
