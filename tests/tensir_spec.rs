@@ -436,3 +436,48 @@ fn rebuild_stmts(stmts: &[Stmt], fix: &dyn Fn(&Expr) -> Expr) -> Vec<Stmt> {
         })
         .collect()
 }
+
+/// The golden program's text with `from` replaced by `to` (which must occur).
+fn text_variant(stem: &'static str, from: &str, to: &str) -> Program {
+    let path = tensir_spec_common::fixture_path(stem);
+    let text = std::fs::read_to_string(&path).expect("readable golden program");
+    assert!(text.contains(from), "{stem}: `{from}` does not occur");
+    parse_program("variant.tensir", &text.replacen(from, to, 1))
+        .unwrap_or_else(|d| panic!("{stem}: variant does not parse: {d}"))
+}
+
+#[test]
+fn loop_programs_run_every_iteration_in_order() {
+    for stem in ["jacobi_1d", "jacobi_2d", "trisolv"] {
+        let g = golden(stem);
+        for sizes in [&g.sizes, &g.second_sizes] {
+            let trips = sizes.get("tsteps").or(sizes.get("n")).copied();
+            assert!(
+                trips.is_some_and(|t| t >= 2),
+                "{stem}: {sizes:?} runs too few iterations"
+            );
+        }
+    }
+    let variants = [
+        // One time step too few.
+        ("jacobi_1d", "0..tsteps", "0..tsteps - 1"),
+        // The second half-step reads A instead of the B just computed.
+        (
+            "jacobi_2d",
+            "add(B[1:n - 1, 1:n - 1]",
+            "add(A[1:n - 1, 1:n - 1]",
+        ),
+        // The first row is never solved.
+        ("trisolv", "0..n", "1..n"),
+        // The recurrence reads b instead of the solved prefix of x.
+        ("trisolv", "x[0:i]", "b[0:i]"),
+    ];
+    for (stem, from, to) in variants {
+        let g = golden(stem);
+        let variant = text_variant(stem, from, to);
+        match check_program_against_kernel(&variant, &g.kernel, &g.sizes) {
+            Ok(Comparison::Differs { .. }) => {}
+            other => panic!("{stem} with `{to}` was not caught: {other:?}"),
+        }
+    }
+}

@@ -84,6 +84,8 @@ pub enum TensirSpecError {
     CSpec(#[from] SpecError),
     #[error("the program is malformed: {0}")]
     Malformed(String),
+    #[error("the program's loops run more than {limit} statements at these sizes")]
+    TooManyStatements { limit: usize },
 }
 
 type Result<T> = std::result::Result<T, TensirSpecError>;
@@ -262,32 +264,14 @@ fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpe
         }
         machine.env.insert(&p.name, value);
     }
-    let mut returned = None;
-    for stmt in &program.body {
-        match stmt {
-            Stmt::Let { name, value } => {
-                let v = machine.eval(value)?;
-                machine.bind(name, v);
-            }
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => {
-                let v = machine.eval(value)?;
-                store(machine, program, target, region.as_deref(), v)?;
-            }
-            Stmt::Return(value) => {
-                let v = machine.eval(value)?;
-                returned = Some((value.dtype(), v));
-            }
-            Stmt::Loop { .. } => {
-                return Err(TensirSpecError::Malformed(
-                    "`for` loops are not executed symbolically yet".to_string(),
-                ))
-            }
+    for stmt in program.statements() {
+        if let Stmt::Loop { var, .. } = stmt {
+            machine.loop_vars.insert(var);
         }
     }
+    let mut returned = None;
+    let mut budget = MAX_EXECUTED_STATEMENTS;
+    exec_block(machine, program, &program.body, &mut returned, &mut budget)?;
     let mut outputs = Vec::new();
     for p in &program.params {
         if let ParamKind::Array { dtype, access, .. } = &p.kind {
@@ -320,6 +304,66 @@ fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpe
         sizes: sizes.clone(),
         outputs,
     })
+}
+
+/// Most statements one symbolic execution runs (loops unrolled); beyond it
+/// the execution is refused rather than left to run for minutes.
+const MAX_EXECUTED_STATEMENTS: usize = 100_000;
+
+/// Executes statements in order; a loop runs its body once per value of its
+/// variable (an `i64` value and a dim symbol inside the body).
+fn exec_block<'p>(
+    machine: &mut Machine<'p>,
+    program: &'p Program,
+    stmts: &'p [Stmt],
+    returned: &mut Option<(DType, Tensor)>,
+    budget: &mut usize,
+) -> Result<()> {
+    for stmt in stmts {
+        *budget = budget
+            .checked_sub(1)
+            .ok_or(TensirSpecError::TooManyStatements {
+                limit: MAX_EXECUTED_STATEMENTS,
+            })?;
+        match stmt {
+            Stmt::Let { name, value } => {
+                let v = machine.eval(value)?;
+                machine.bind(name, v);
+            }
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => {
+                let v = machine.eval(value)?;
+                store(machine, program, target, region.as_deref(), v)?;
+            }
+            Stmt::Return(value) => {
+                let v = machine.eval(value)?;
+                *returned = Some((value.dtype(), v));
+            }
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => {
+                let (first, end) = (machine.dim(start)?, machine.dim(stop)?);
+                for t in first..end {
+                    machine.loop_values.insert(var, t);
+                    machine.bind(var, Tensor::scalar(Value::int(t)));
+                    // Values memoised in the last iteration read the old
+                    // value of the variable or its slices.
+                    machine.memo.clear();
+                    exec_block(machine, program, body, returned, budget)?;
+                }
+                machine.loop_values.remove(&**var);
+                machine.env.remove(&**var);
+                machine.memo.clear();
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes `value` into the whole of array `target` or into a region of it.

@@ -235,7 +235,10 @@ fn stablehlo_unrolls_shape_dependent_loops_up_to_a_limit() {
     assert!(small.contains("tensor<3xf64>"), "{small}");
     match emit_at(TRISOLV, Target::Hlo, &[("n", 30_000)]) {
         Err(EmitError::Unsupported(m)) => {
-            assert!(m.contains("the loop over `i`") && m.contains("limit"), "{m}")
+            assert!(
+                m.contains("the loop over `i`") && m.contains("limit"),
+                "{m}"
+            )
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
@@ -252,7 +255,13 @@ fn time_loops_become_one_compiled_loop_whatever_the_trip_count() {
     let hlo = emit_at(text, Target::Hlo, &[("tsteps", 1_000_000), ("n", 8)]).expect("emits");
     assert_eq!(hlo.matches("stablehlo.while").count(), 1, "{hlo}");
     let jax = emit_at(text, Target::Jax, &[]).expect("emits");
-    assert!(jax.contains("jax.lax.fori_loop(0, tsteps, _loop0_body, (A,))"), "{jax}");
+    assert!(
+        jax.contains("jax.lax.fori_loop(0, tsteps, _loop0_body, (A,))"),
+        "{jax}"
+    );
     let numpy = emit_at(text, Target::Numpy, &[]).expect("emits");
-    assert!(numpy.contains("        for t in range(0, tsteps):\n"), "{numpy}");
+    assert!(
+        numpy.contains("        for t in range(0, tsteps):\n"),
+        "{numpy}"
+    );
 }

@@ -97,7 +97,8 @@ fn broadcast_index(in_shape: &[usize], out_shape: &[usize], k: usize) -> usize {
 
 struct Interp<'a, D: Domain> {
     dom: &'a mut D,
-    sizes: &'a BTreeMap<String, i64>,
+    /// Size parameters and the values of the loop variables in scope.
+    sizes: BTreeMap<String, i64>,
     values: HashMap<String, Tensor<D::V>>,
     memo: HashMap<Expr, Tensor<D::V>>,
     /// Where obligations come from, for messages.
@@ -114,59 +115,14 @@ pub(crate) fn run<D: Domain>(
 ) -> Result<ProgramOutcome<D::V>, Abort> {
     let mut interp = Interp {
         dom,
-        sizes,
+        sizes: sizes.clone(),
         values,
         memo: HashMap::new(),
         stmt: 0,
     };
     let mut returned = None;
-    for (i, stmt) in program.body.iter().enumerate() {
-        interp.stmt = i + 1;
-        // Stores change what a variable means, so shared results are only
-        // reused within one statement.
-        interp.memo.clear();
-        match stmt {
-            Stmt::Let { name, value } => {
-                let v = interp.eval(value)?;
-                interp.values.insert(name.to_string(), v);
-            }
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => {
-                let v = interp.eval(value)?;
-                let dest = interp
-                    .values
-                    .get(&**target)
-                    .ok_or_else(|| program_error(format!("`{target}` is not bound")))?;
-                let positions = match region {
-                    None => (0..dest.data.len()).collect(),
-                    Some(items) => interp.slice_positions(&dest.shape.clone(), items)?,
-                };
-                if positions.len() != v.data.len() {
-                    return Err(program_error(format!(
-                        "statement {}: storing {} values into {} positions of `{target}`",
-                        i + 1,
-                        v.data.len(),
-                        positions.len()
-                    )));
-                }
-                if let Some(dest) = interp.values.get_mut(&**target) {
-                    for (p, x) in positions.into_iter().zip(v.data) {
-                        dest.data[p] = x;
-                    }
-                }
-            }
-            Stmt::Return(value) => {
-                let v = interp.eval(value)?;
-                returned = v.data.into_iter().next();
-            }
-            Stmt::Loop { .. } => {
-                return Err(program_error("`for` loops are not encoded yet".to_string()))
-            }
-        }
-    }
+    let mut budget = MAX_EXECUTED_STATEMENTS;
+    interp.block(&program.body, &mut returned, &mut budget)?;
     let arrays = program
         .params
         .iter()
@@ -181,14 +137,100 @@ pub(crate) fn run<D: Domain>(
     Ok(ProgramOutcome { arrays, returned })
 }
 
+/// Most statements one run executes (loops unrolled at the concrete
+/// sizes); beyond it the encoding would be too large to solve.
+const MAX_EXECUTED_STATEMENTS: usize = 100_000;
+
 impl<D: Domain> Interp<'_, D> {
-    fn dim(&self, d: &Dim) -> Result<usize, Abort> {
-        let v = d
-            .eval(&|s| self.sizes.get(s).copied())
+    /// Runs statements in order; a loop runs its body once per value of its
+    /// variable, which is a size symbol and an integer value inside it.
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        returned: &mut Option<D::V>,
+        budget: &mut usize,
+    ) -> Result<(), Abort> {
+        for stmt in stmts {
+            self.stmt += 1;
+            *budget = budget.checked_sub(1).ok_or_else(|| {
+                program_error(format!(
+                    "the program's loops run more than {MAX_EXECUTED_STATEMENTS} statements at these sizes"
+                ))
+            })?;
+            // Stores change what a variable means, so shared results are only
+            // reused within one statement.
+            self.memo.clear();
+            match stmt {
+                Stmt::Let { name, value } => {
+                    let v = self.eval(value)?;
+                    self.values.insert(name.to_string(), v);
+                }
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => {
+                    let v = self.eval(value)?;
+                    let dest = self
+                        .values
+                        .get(&**target)
+                        .ok_or_else(|| program_error(format!("`{target}` is not bound")))?;
+                    let positions = match region {
+                        None => (0..dest.data.len()).collect(),
+                        Some(items) => self.slice_positions(&dest.shape.clone(), items)?,
+                    };
+                    if positions.len() != v.data.len() {
+                        return Err(program_error(format!(
+                            "statement {}: storing {} values into {} positions of `{target}`",
+                            self.stmt,
+                            v.data.len(),
+                            positions.len()
+                        )));
+                    }
+                    if let Some(dest) = self.values.get_mut(&**target) {
+                        for (p, x) in positions.into_iter().zip(v.data) {
+                            dest.data[p] = x;
+                        }
+                    }
+                }
+                Stmt::Return(value) => {
+                    let v = self.eval(value)?;
+                    *returned = v.data.into_iter().next();
+                }
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => {
+                    let (first, end) = (self.signed_dim(start)?, self.signed_dim(stop)?);
+                    for t in first..end {
+                        self.sizes.insert(var.to_string(), t);
+                        let value = self.dom.int(i128::from(t));
+                        self.values.insert(var.to_string(), Tensor::scalar(value));
+                        self.block(body, returned, budget)?;
+                    }
+                    self.sizes.remove(&**var);
+                    self.values.remove(&**var);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<D: Domain> Interp<'_, D> {
+    /// A dim's value, which may be negative (loop bounds).
+    fn signed_dim(&self, d: &Dim) -> Result<i64, Abort> {
+        d.eval(&|s| self.sizes.get(s).copied())
             .map_err(|e| match e {
                 tenslift_targets::DimError::Unbound(s) => Abort::Error(VerifyError::MissingSize(s)),
                 other => program_error(other.to_string()),
-            })?;
+            })
+    }
+
+    fn dim(&self, d: &Dim) -> Result<usize, Abort> {
+        let v = self.signed_dim(d)?;
         usize::try_from(v).map_err(|_| program_error(format!("the size `{d}` is {v}")))
     }
 

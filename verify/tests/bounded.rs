@@ -344,3 +344,20 @@ fn signed_overflow_is_undefined_so_only_defined_inputs_are_compared() {
         "the counterexample is defined in C"
     );
 }
+
+#[test]
+fn polybench_trisolv_as_a_kept_loop_passes_and_reading_b_for_x_fails() {
+    let k = kernel("benchmarks/polybench/trisolv.c", "kernel_trisolv");
+    let s = [("n", 4)];
+    assert_pass(&k, "trisolv", &s);
+    let cex = assert_fail(&k, "trisolv_reads_b", &s);
+    assert!(matches!(cex.difference, Difference::Element { ref array, .. } if array == "x"));
+}
+
+#[test]
+fn polybench_jacobi_1d_time_loop_passes_and_one_step_short_fails() {
+    let k = kernel("benchmarks/polybench/jacobi-1d.c", "kernel_jacobi_1d");
+    let s = [("tsteps", 2), ("n", 5)];
+    assert_pass(&k, "jacobi_1d", &s);
+    assert_fail(&k, "jacobi_1d_one_step_short", &s);
+}

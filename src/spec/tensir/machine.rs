@@ -4,11 +4,13 @@
 //! a store changes what variables mean; `shared` outlives the execution (it
 //! belongs to an [`super::Executor`]) and holds only values of *pure* nodes —
 //! nodes whose variables are all parameters still at their initial values —
-//! which are the same in every program executed at the same sizes.
+//! which are the same in every program executed at the same sizes. A node
+//! whose dims mention a loop variable is never pure: its value changes
+//! from one iteration to the next.
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{Dim, Expr as TExpr, Op};
+use tenslift_targets::{Dim, Expr as TExpr, Op, SliceItem};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
@@ -21,6 +23,10 @@ use crate::spec::{format_sizes, Sizes};
 
 pub(super) struct Machine<'p> {
     pub(super) sizes: &'p Sizes,
+    /// Values of the loop variables of the loops being executed.
+    pub(super) loop_values: HashMap<&'p str, i64>,
+    /// Every loop variable of the program (for purity).
+    pub(super) loop_vars: HashSet<&'p str>,
     pub(super) env: HashMap<&'p str, Tensor>,
     pub(super) memo: HashMap<TExpr, Tensor>,
     /// Parameters whose value is still their initial one (and that a
@@ -34,6 +40,8 @@ impl<'p> Machine<'p> {
     pub(super) fn new(sizes: &'p Sizes, shared: HashMap<TExpr, Tensor>) -> Machine<'p> {
         Machine {
             sizes,
+            loop_values: HashMap::new(),
+            loop_vars: HashSet::new(),
             env: HashMap::new(),
             memo: HashMap::new(),
             pristine: HashSet::new(),
@@ -69,18 +77,40 @@ impl<'p> Machine<'p> {
         if let Some(&known) = self.purity.get(e) {
             return known;
         }
-        let pure = e.args().iter().all(|a| self.is_pure(a));
+        let pure = !self.dims_mention_loop_var(e.op()) && e.args().iter().all(|a| self.is_pure(a));
         self.purity.insert(e.clone(), pure);
         pure
     }
 
+    /// Whether the dims of `op` (shapes, slices) mention a loop variable.
+    fn dims_mention_loop_var(&self, op: &Op) -> bool {
+        if self.loop_vars.is_empty() {
+            return false;
+        }
+        let in_dim = |d: &Dim| d.symbols().any(|s| self.loop_vars.contains(s));
+        match op {
+            Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+            Op::Slice(items) => items.iter().any(|it| match it {
+                SliceItem::Full => false,
+                SliceItem::Index(d) => in_dim(d),
+                SliceItem::Range { start, stop, .. } => in_dim(start) || in_dim(stop),
+            }),
+            _ => false,
+        }
+    }
+
     pub(super) fn dim(&self, d: &Dim) -> Result<i64> {
-        d.eval(&|s| self.sizes.get(s).copied())
-            .map_err(|e| TensirSpecError::BadDim {
-                dim: d.to_string(),
-                sizes: format_sizes(self.sizes),
-                reason: e.to_string(),
-            })
+        d.eval(&|s| {
+            self.loop_values
+                .get(s)
+                .or_else(|| self.sizes.get(s))
+                .copied()
+        })
+        .map_err(|e| TensirSpecError::BadDim {
+            dim: d.to_string(),
+            sizes: format_sizes(self.sizes),
+            reason: e.to_string(),
+        })
     }
 
     pub(super) fn shape(&self, dims: &[Dim]) -> Result<Vec<usize>> {

@@ -206,3 +206,46 @@ fn a_variable_of_the_wrong_declared_shape_is_an_error_not_a_panic() {
         "{outcome:?}"
     );
 }
+
+#[test]
+fn a_loop_executes_like_its_unrolled_statements_even_through_a_shared_cache() {
+    // `x[0:i + 1]` reads only a pristine parameter, but its value changes
+    // with `i`: it must not be shared between iterations or programs.
+    let looped = "func f(n: size, x: f64[n], y: out f64[n]) {
+  for i in 0..n {
+    let prefix = x[0:i + 1];
+    y[i] = mul(cast(i, f64), sum(prefix, axes=[0]));
+  }
+}
+";
+    let unrolled = "func f(n: size, x: f64[n], y: out f64[n]) {
+  y[0] = mul(0.0, sum(x[0:1], axes=[0]));
+  y[1] = mul(1.0, sum(x[0:2], axes=[0]));
+  y[2] = mul(2.0, sum(x[0:3], axes=[0]));
+}
+";
+    let at = sizes(&[("n", 3)]);
+    let mut executor = Executor::new(at.clone());
+    let program = parse_program("t.tensir", looped).expect("parses");
+    let first = executor.execute(&program).expect("executes");
+    let again = executor.execute(&program).expect("executes again");
+    let reference = run(unrolled, &[("n", 3)]);
+    assert_eq!(first.output("y"), reference.output("y"));
+    assert_eq!(again.output("y"), reference.output("y"));
+    let y = &first.output("y").expect("y").value;
+    assert_eq!(y.elems()[1], sym("x", &[0]) + sym("x", &[1]));
+}
+
+#[test]
+fn runaway_loops_are_refused() {
+    let program = parse_program(
+        "t.tensir",
+        "func f(t: size, n: size, x: inout f64[n]) {\n  for s in 0..t {\n    x = add(x, 1.0);\n  }\n}\n",
+    )
+    .expect("parses");
+    let err = execute(&program, &sizes(&[("t", 1_000_000), ("n", 1)])).unwrap_err();
+    assert!(
+        matches!(err, TensirSpecError::TooManyStatements { .. }),
+        "{err}"
+    );
+}

@@ -825,10 +825,7 @@ impl Lowering {
         self.block(body, &mut no_return, unrolled)?;
         let one = self.constant(Lit::int(1, DType::I64), &[]);
         let next = self.push(
-            format!(
-                "stablehlo.add {}, {} : {i64_scalar}",
-                body_args[0], one.ssa
-            ),
+            format!("stablehlo.add {}, {} : {i64_scalar}", body_args[0], one.ssa),
             DType::I64,
             vec![],
         );
@@ -870,7 +867,10 @@ impl Lowering {
         for line in cond_lines {
             text.push_str(&format!("  {line}\n"));
         }
-        text.push_str(&format!("    }}, {{\n    ^bb0({}):\n", block_args(&body_args)));
+        text.push_str(&format!(
+            "    }}, {{\n    ^bb0({}):\n",
+            block_args(&body_args)
+        ));
         for line in body_lines {
             text.push_str(&format!("  {line}\n"));
         }
