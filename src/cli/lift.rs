@@ -178,15 +178,10 @@ pub fn run(args: LiftArgs) -> i32 {
                 kernel.name,
             ),
             ("partial", Some(kept)) => format!(
-                "{}: {}: partial in {seconds:.2} s, cost {cost:.0}, loops kept: {}{}\n",
+                "{}: {}: partial in {seconds:.2} s, cost {cost:.0}, loops kept: {}\n",
                 path.display(),
                 kernel.name,
                 kept.join(", "),
-                if vectorised == Some(true) {
-                    ""
-                } else {
-                    " (nothing vectorised: every statement stores single elements)"
-                }
             ),
             _ => format!(
                 "{}: {}: {status} after {seconds:.2} s ({solved}/{outputs} outputs): {detail}\n",

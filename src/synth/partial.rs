@@ -172,6 +172,32 @@ fn add(a: &Affine, b: &Affine) -> Affine {
     difference(a, &neg)
 }
 
+/// Whether some loop in `stmts` (inside the loops of `scope`) carries a
+/// dependency: only then can keeping a loop be necessary.
+fn any_loop_carries(stmts: &[CStmt], scope: &mut Scope) -> bool {
+    stmts.iter().any(|s| match s {
+        CStmt::Loop(l) => {
+            if carries_dependency(l, scope) {
+                return true;
+            }
+            scope.push(NestLoop {
+                iter: l.iter.clone(),
+                start: l.start.clone(),
+                end: l.end.clone(),
+            });
+            let inner = any_loop_carries(&l.body, scope);
+            scope.pop();
+            inner
+        }
+        CStmt::If {
+            then_body,
+            else_body,
+            ..
+        } => any_loop_carries(then_body, scope) || any_loop_carries(else_body, scope),
+        _ => false,
+    })
+}
+
 /// Whether read `r` in the body of loop `iter` sees an element that store
 /// `w` wrote in an earlier iteration: the same array, the store's own
 /// subscripts but a constant step back along `iter`. `None` when the two
@@ -833,6 +859,14 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Synt
             "no loop needed keeping (the whole kernel lifts or fails as a whole)".into(),
         ));
     }
+    // A program that keeps every loop and stores single elements is a
+    // transliteration of the C, not a lift.
+    if !driver.vectorised {
+        return Err(SynthError::NotFound(format!(
+            "every statement needs its loops kept ({}): nothing vectorises",
+            driver.kept.join(", ")
+        )));
+    }
     let program = Program {
         meta: Meta {
             source_file: Some(kernel.range.file.clone()),
@@ -881,6 +915,14 @@ impl Outcome {
 /// loop-free form, so partial lifting goes first there and the whole
 /// search only runs when it fails; otherwise the whole search goes first.
 pub fn lift_whole_or_partially(kernel: &Kernel, options: &SynthOptions) -> Outcome {
+    if !any_loop_carries(&kernel.body, &mut Vec::new()) {
+        return Outcome {
+            whole: Some(lift_kernel(kernel, options)),
+            partial: Err(SynthError::NotFound(
+                "no loop carries a dependency; nothing to keep".into(),
+            )),
+        };
+    }
     let carried_at_top = kernel
         .body
         .iter()

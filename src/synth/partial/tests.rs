@@ -114,14 +114,21 @@ fn trisolv_keeps_the_row_loop_and_lifts_each_row_as_a_dot_product() {
 }
 
 #[test]
-fn a_lifted_statement_that_confuses_two_kept_variables_is_rejected() {
-    // floyd-warshall reads path[i][k]; binding i, j and k to one value
-    // would make path[i][j] look right. The checks bind them apart.
+fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
+    // floyd-warshall's in-place row update is a recurrence in k, i and j;
+    // the statement checks bind the three apart, so the only program left
+    // keeps all loops and stores single elements: not a lift.
     let kernel = polybench("floyd-warshall");
-    let lifted = lift_partially(&kernel, &options()).expect("a program");
-    let text = print_program(&lifted.program);
-    assert!(text.contains("add(path[i, k], path[k, j])"), "{text}");
-    // Every loop is kept: the in-place row update is a recurrence.
-    assert_eq!(lifted.kept_loops, vec!["k", "i", "j"]);
-    assert!(!lifted.vectorised);
+    let err = lift_partially(&kernel, &options()).expect_err("nothing vectorises");
+    let message = err.to_string();
+    assert!(message.contains("k, i, j"), "{message}");
+    assert!(message.contains("nothing vectorises"), "{message}");
+}
+
+#[test]
+fn a_kernel_without_carried_dependencies_is_only_lifted_whole() {
+    let kernel = crate::spec::examples::gemm();
+    let outcome = lift_whole_or_partially(&kernel, &options());
+    assert!(outcome.whole.as_ref().is_some_and(|w| w.program.is_some()));
+    assert!(outcome.partial.is_err());
 }
