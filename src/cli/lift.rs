@@ -23,7 +23,7 @@ use super::emit::TargetArg;
 use super::{
     print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
 };
-use crate::synth::partial::lift_whole_or_partially;
+use crate::synth::partial::{lift_whole_or_partially, Outcome};
 use crate::synth::{SynthError, SynthOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -162,9 +162,9 @@ pub fn run(args: LiftArgs) -> i32 {
             (Some(Ok(_)), _) => ("lifted", String::new()),
             (Some(Err(e)), _) => ("failed", format!("emit: {e}")),
             (None, Some(e)) if solved > 0 && !matches!(e, SynthError::Rejected(_)) => {
-                ("partial", e.to_string())
+                ("partial", with_partial_attempt(e, &outcome))
             }
-            (None, Some(e)) => ("failed", e.to_string()),
+            (None, Some(e)) => ("failed", with_partial_attempt(e, &outcome)),
             (None, None) => ("failed", "no program".to_string()),
         };
         match &emitted {
@@ -223,6 +223,15 @@ pub fn run(args: LiftArgs) -> i32 {
             }
             EXIT_OK
         }
+    }
+}
+
+/// The whole-kernel error, followed by why keeping loops did not help
+/// either when partial lifting was tried.
+fn with_partial_attempt(error: &SynthError, outcome: &Outcome) -> String {
+    match (&outcome.whole, outcome.partial_failure()) {
+        (Some(_), Some(partial)) => format!("{error}; with loops kept: {partial}"),
+        _ => error.to_string(),
     }
 }
 

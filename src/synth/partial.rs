@@ -33,9 +33,11 @@ use super::signature::{dtype_of, infer_unknown_extents, params_of};
 use super::stencil::{self, Access, NestLoop};
 use super::{lift_kernel, Lifted, SynthError, SynthOptions};
 use crate::algebra::Tensor;
+use crate::spec::tensir::TensirSpecError;
 use crate::spec::tensir::{
     canonical_extrema, check_program_against_kernel, check_program_at_both_sizes, Comparison,
 };
+use crate::spec::SpecError;
 use crate::spec::{choose_second_sizes, choose_sizes, spec_of_kernel, Sizes};
 
 /// Most loops kept one inside another (seidel-2d keeps `t`, `i` and `j`).
@@ -44,6 +46,47 @@ pub const MAX_KEPT_DEPTH: usize = 3;
 /// Longest search for one statement, so one hard statement cannot eat the
 /// budget of the loops that would be kept instead.
 const STATEMENT_SEARCH_LIMIT: Duration = Duration::from_secs(8);
+
+/// Why a kernel could not be lifted with loops kept.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    // Boxed: the wrapped errors are large and this one travels through
+    // every recursive call.
+    #[error("{0}")]
+    Synth(Box<SynthError>),
+    #[error("spec: {0}")]
+    Spec(Box<SpecError>),
+    #[error("checking a statement: {0}")]
+    Check(Box<TensirSpecError>),
+    #[error("statement storing into `{array}` has no tensor form: {reason}")]
+    Statement { array: String, reason: String },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("every statement needs its loops kept ({0}): nothing vectorises")]
+    NothingVectorised(String),
+    #[error("no loop needed keeping")]
+    NothingKept,
+    #[error("partial lifting not tried: no loop carries a dependency")]
+    NotTried,
+}
+
+impl From<SynthError> for PartialError {
+    fn from(e: SynthError) -> PartialError {
+        PartialError::Synth(Box::new(e))
+    }
+}
+
+impl From<SpecError> for PartialError {
+    fn from(e: SpecError) -> PartialError {
+        PartialError::Spec(Box::new(e))
+    }
+}
+
+impl From<TensirSpecError> for PartialError {
+    fn from(e: TensirSpecError) -> PartialError {
+        PartialError::Check(Box::new(e))
+    }
+}
 
 /// A kernel lifted with some loops kept.
 #[derive(Debug)]
@@ -450,15 +493,19 @@ impl Driver<'_> {
         params
     }
 
-    fn lift_block(&mut self, stmts: &[CStmt], scope: &mut Scope) -> Result<Vec<Stmt>, SynthError> {
+    fn lift_block(
+        &mut self,
+        stmts: &[CStmt],
+        scope: &mut Scope,
+    ) -> Result<Vec<Stmt>, PartialError> {
         let mut out = Vec::new();
         for stmt in stmts {
             if self.out_of_time() {
-                return Err(SynthError::Timeout(self.options.timeout.as_secs_f64()));
+                return Err(SynthError::Timeout(self.options.timeout.as_secs_f64()).into());
             }
             let carried = matches!(stmt, CStmt::Loop(l) if carries_dependency(l, scope));
             let direct = if carried {
-                Err(SynthError::NotFound(
+                Err(PartialError::Unsupported(
                     "a loop that carries a dependency".into(),
                 ))
             } else {
@@ -475,7 +522,7 @@ impl Driver<'_> {
                     let (Some(start), Some(stop)) =
                         (stencil::dim_of(&l.start), stencil::dim_of(&l.end))
                     else {
-                        return Err(SynthError::Signature(format!(
+                        return Err(PartialError::Unsupported(format!(
                             "the bounds of loop `{}` are not sizes",
                             l.iter
                         )));
@@ -503,8 +550,8 @@ impl Driver<'_> {
 
     /// One statement as one region store, checked at several bindings of
     /// the kept loop variables.
-    fn lift_statement(&mut self, stmt: &CStmt, scope: &Scope) -> Result<Stmt, SynthError> {
-        let invalid = |e: stencil::StencilError| SynthError::Invalid(e.to_string());
+    fn lift_statement(&mut self, stmt: &CStmt, scope: &Scope) -> Result<Stmt, PartialError> {
+        let invalid = |e: stencil::StencilError| PartialError::Unsupported(e.to_string());
         let accesses = stencil::accesses(stmt).map_err(invalid)?;
         let (array, region) = stencil::store_region(&accesses).map_err(invalid)?;
         let written = vec![array.clone()];
@@ -512,22 +559,34 @@ impl Driver<'_> {
         let params = self.statement_params(scope, &written);
         // The larger tuple, so that loops inside the statement whose bounds
         // are kept variables (`k < j`) run at least once.
-        let sizes = bind_scope(scope, &self.second, Pick::Middle)
-            .ok_or_else(|| SynthError::NotFound(format!("`{array}`: an empty kept loop range")))?;
+        let sizes = bind_scope(scope, &self.second, Pick::Middle).ok_or_else(|| {
+            PartialError::Statement {
+                array: array.clone(),
+                reason: "a kept loop range is empty at the sizes chosen".into(),
+            }
+        })?;
         let spec = spec_of_kernel(&skernel, &sizes)?;
-        let output = spec
-            .output(&array)
-            .ok_or_else(|| SynthError::NotFound(array.clone()))?;
+        let output = spec.output(&array).ok_or_else(|| PartialError::Statement {
+            array: array.clone(),
+            reason: "no such output".into(),
+        })?;
         let target = stencil::region_value(&output.value, &region, &sizes)
-            .ok_or_else(|| SynthError::Invalid(format!("the region of `{array}`")))?
+            .ok_or_else(|| PartialError::Statement {
+                array: array.clone(),
+                reason: "the store region is outside the array".into(),
+            })?
             .map(canonical_extrema);
         let dtype = dtype_of(output.elem);
-        let param = params
-            .iter()
-            .find(|p| *p.name == *array)
-            .ok_or_else(|| SynthError::NotFound(array.clone()))?;
+        let param =
+            params
+                .iter()
+                .find(|p| *p.name == *array)
+                .ok_or_else(|| PartialError::Statement {
+                    array: array.clone(),
+                    reason: "no such output".into(),
+                })?;
         let region_shape = tenslift_targets::expr::slice_shape(&param.ty().shape, &region)
-            .map_err(|e| SynthError::Invalid(e.to_string()))?;
+            .map_err(|e| PartialError::Unsupported(e.to_string()))?;
 
         let leaves = self.leaves(stmt, &accesses, &params, dtype);
         let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), Vec::new());
@@ -544,10 +603,15 @@ impl Driver<'_> {
         if candidate.is_none() {
             candidate = self.search(&mut evaluator, leaves, &sizes, &target, dtype)?;
         }
-        let value = candidate.ok_or_else(|| SynthError::NotFound(array.clone()))?;
-        let value = stencil::broadcast_to(value, &region_shape).ok_or_else(|| {
-            SynthError::Invalid(format!("a value for `{array}` of the region's shape"))
+        let value = candidate.ok_or_else(|| PartialError::Statement {
+            array: array.clone(),
+            reason: "no linear stencil and no search result".into(),
         })?;
+        let value =
+            stencil::broadcast_to(value, &region_shape).ok_or_else(|| PartialError::Statement {
+                array: array.clone(),
+                reason: "the value does not broadcast to the region".into(),
+            })?;
         let full = region.iter().all(|i| matches!(i, SliceItem::Full));
         let store = Stmt::Store {
             target: Arc::from(array.as_str()),
@@ -732,7 +796,7 @@ impl Driver<'_> {
         sizes: &Sizes,
         target: &Tensor,
         dtype: tenslift_targets::DType,
-    ) -> Result<Option<Expr>, SynthError> {
+    ) -> Result<Option<Expr>, PartialError> {
         let deadline = self.deadline.min(Instant::now() + STATEMENT_SEARCH_LIMIT);
         let Ok(library) = Library::build(
             evaluator,
@@ -774,7 +838,7 @@ impl Driver<'_> {
         skernel: &Kernel,
         params: Vec<Param>,
         scope: &Scope,
-    ) -> Result<(), SynthError> {
+    ) -> Result<(), PartialError> {
         let program = Program {
             meta: Meta::default(),
             name: Arc::from(skernel.name.as_str()),
@@ -801,7 +865,8 @@ impl Driver<'_> {
                     return Err(SynthError::Rejected(format!(
                         "at {}: {other}",
                         crate::spec::format_sizes(&bound)
-                    )))
+                    ))
+                    .into())
                 }
             }
         }
@@ -818,23 +883,27 @@ fn store_value(s: &Stmt) -> Expr {
 
 /// Lifts `kernel` keeping the loops that carry dependencies; the program
 /// is returned only when it equals the kernel's spec at two size tuples.
-pub fn lift_partially(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, SynthError> {
+pub fn lift_partially(
+    kernel: &Kernel,
+    options: &SynthOptions,
+) -> Result<PartialLift, PartialError> {
     let lifted = assemble(kernel, options)?;
     match check_program_at_both_sizes(&lifted.program, kernel)? {
         (Comparison::Equal, _) => Ok(lifted),
         (other, sizes) => Err(SynthError::Rejected(format!(
             "at {}: {other}",
             crate::spec::format_sizes(&sizes)
-        ))),
+        ))
+        .into()),
     }
 }
 
 /// The program with kept loops, each statement checked on its own but the
 /// whole not yet compared with the kernel.
-fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, SynthError> {
+fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, PartialError> {
     let deadline = Instant::now() + options.timeout;
     if kernel.returns.is_some() {
-        return Err(SynthError::Signature(
+        return Err(PartialError::Unsupported(
             "partial lifting keeps no returned scalar".into(),
         ));
     }
@@ -855,17 +924,12 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Synt
     };
     let body = driver.lift_block(&kernel.body, &mut Vec::new())?;
     if driver.kept.is_empty() {
-        return Err(SynthError::NotFound(
-            "no loop needed keeping (the whole kernel lifts or fails as a whole)".into(),
-        ));
+        return Err(PartialError::NothingKept);
     }
     // A program that keeps every loop and stores single elements is a
     // transliteration of the C, not a lift.
     if !driver.vectorised {
-        return Err(SynthError::NotFound(format!(
-            "every statement needs its loops kept ({}): nothing vectorises",
-            driver.kept.join(", ")
-        )));
+        return Err(PartialError::NothingVectorised(driver.kept.join(", ")));
     }
     let program = Program {
         meta: Meta {
@@ -895,17 +959,26 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Synt
 #[derive(Debug)]
 pub struct Outcome {
     pub whole: Option<Lifted>,
-    pub partial: Result<PartialLift, SynthError>,
+    pub partial: Result<PartialLift, PartialError>,
 }
 
 impl Outcome {
-    /// The error to report when neither attempt produced a program.
+    /// Why partial lifting failed, when it was tried and failed (not when
+    /// no loop carried a dependency, or the whole kernel lifted first).
+    pub fn partial_failure(&self) -> Option<String> {
+        match &self.partial {
+            Err(PartialError::NotTried) => None,
+            Err(e) => Some(e.to_string()),
+            Ok(_) => None,
+        }
+    }
+
+    /// The whole-kernel error, when neither attempt produced a program.
     pub fn error(&self) -> Option<&SynthError> {
         match (&self.whole, &self.partial) {
-            (Some(w), _) if w.program.is_some() => None,
             (_, Ok(_)) => None,
-            (Some(w), Err(p)) => w.error.as_ref().or(Some(p)),
-            (None, Err(p)) => Some(p),
+            (Some(w), Err(_)) => w.error.as_ref(),
+            (None, Err(_)) => None,
         }
     }
 }
@@ -918,9 +991,7 @@ pub fn lift_whole_or_partially(kernel: &Kernel, options: &SynthOptions) -> Outco
     if !any_loop_carries(&kernel.body, &mut Vec::new()) {
         return Outcome {
             whole: Some(lift_kernel(kernel, options)),
-            partial: Err(SynthError::NotFound(
-                "no loop carries a dependency; nothing to keep".into(),
-            )),
+            partial: Err(PartialError::NotTried),
         };
     }
     let carried_at_top = kernel
@@ -945,7 +1016,7 @@ pub fn lift_whole_or_partially(kernel: &Kernel, options: &SynthOptions) -> Outco
     if whole.program.is_some() {
         return Outcome {
             whole: Some(whole),
-            partial: Err(SynthError::NotFound("not needed".into())),
+            partial: Err(PartialError::NotTried),
         };
     }
     Outcome {
