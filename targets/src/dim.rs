@@ -62,6 +62,17 @@ impl Dim {
         self.terms.keys().flat_map(|m| m.iter().map(|s| &**s))
     }
 
+    /// The terms `(monomial, coefficient)` of the numerator; a monomial is
+    /// a sorted product of symbols, empty for the constant term.
+    pub fn terms(&self) -> impl Iterator<Item = (&[Arc<str>], i64)> {
+        self.terms.iter().map(|(m, c)| (m.as_slice(), *c))
+    }
+
+    /// The positive constant the numerator is floor-divided by.
+    pub fn divisor(&self) -> i64 {
+        self.divisor
+    }
+
     fn undivided(&self) -> Result<&BTreeMap<Monomial, i64>, DimError> {
         if self.divisor == 1 {
             Ok(&self.terms)

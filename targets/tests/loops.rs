@@ -254,6 +254,17 @@ fn time_loops_become_one_compiled_loop_whatever_the_trip_count() {
 ";
     let hlo = emit_at(text, Target::Hlo, &[("tsteps", 1_000_000), ("n", 8)]).expect("emits");
     assert_eq!(hlo.matches("stablehlo.while").count(), 1, "{hlo}");
+    // A recurrence indexed by the variable: dynamic slices in one loop.
+    let prefix = "func g(n: size, x: i32[n], y: inout i32[n]) {
+  for i in 1..n {
+    y[i] = add(y[i - 1], x[i]);
+  }
+}
+";
+    let hlo = emit_at(prefix, Target::Hlo, &[("n", 100_000)]).expect("emits");
+    assert_eq!(hlo.matches("stablehlo.while").count(), 1, "{hlo}");
+    assert!(hlo.contains("stablehlo.dynamic_slice"), "{hlo}");
+    assert!(hlo.contains("stablehlo.dynamic_update_slice"), "{hlo}");
     let jax = emit_at(text, Target::Jax, &[]).expect("emits");
     assert!(
         jax.contains("jax.lax.fori_loop(0, tsteps, _loop0_body, (A,))"),

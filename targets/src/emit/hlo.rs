@@ -4,7 +4,10 @@
 //! final values of the `out`/`inout` arrays (in parameter order) followed
 //! by the returned scalar. Contractions lower to `stablehlo.dot_general`,
 //! reductions to `stablehlo.reduce` with a region, region writes to
-//! `stablehlo.pad` + `stablehlo.select`.
+//! `stablehlo.pad` + `stablehlo.select`. A `for` loop becomes a
+//! `stablehlo.while` when its shapes do not depend on its variable
+//! (indices by the variable become dynamic slices), and is unrolled
+//! otherwise.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -107,6 +110,9 @@ struct Lowering {
     /// Size parameters and the current values of unrolled loop variables.
     sizes: BTreeMap<String, i64>,
     env: HashMap<String, Val>,
+    /// Variables of the `stablehlo.while` loops being lowered: their
+    /// counters, usable as dynamic slice offsets.
+    dynamic: HashMap<String, Val>,
     memo: HashMap<Expr, Val>,
 }
 
@@ -457,6 +463,9 @@ impl Lowering {
             }
             Op::Transpose(perm) => self.transpose(&args[0], perm),
             Op::Broadcast(_) => self.broadcast(&args[0], &out_shape),
+            Op::Slice(items) if self.has_dynamic_index(items) => {
+                self.dynamic_slice(&args[0], items, &out_shape)?
+            }
             Op::Slice(items) => {
                 let a = &args[0];
                 let reg = self.region(&a.shape, items)?;
@@ -700,6 +709,9 @@ impl Lowering {
                     })?;
                     let new = match region {
                         None => v,
+                        Some(items) if self.has_dynamic_index(items) => {
+                            self.dynamic_store(&old, items, &v)?
+                        }
                         Some(items) => self.store_region(&old, items, &v)?,
                     };
                     self.env.insert(target.to_string(), new);
@@ -719,7 +731,7 @@ impl Lowering {
                         // No iterations, or none with an effect.
                         continue;
                     }
-                    if mentions_in_any_dim(body, var) {
+                    if needs_unrolling(body, var) {
                         self.unroll(var, first, end, body, returned, unrolled)?;
                     } else {
                         self.while_loop(var, first, end, body, unrolled)?;
@@ -730,8 +742,8 @@ impl Lowering {
         Ok(())
     }
 
-    /// A loop whose variable appears in dims: one copy of the body per
-    /// iteration, with the variable a constant in each.
+    /// A loop whose variable sets shapes or slice ranges: one copy of the
+    /// body per iteration, with the variable a constant in each.
     fn unroll(
         &mut self,
         var: &str,
@@ -765,9 +777,10 @@ impl Lowering {
         Ok(())
     }
 
-    /// A loop whose variable appears in no dim (at most as a scalar value):
-    /// one `stablehlo.while` carrying a counter and every array and value
-    /// the body uses, so its regions capture nothing implicitly.
+    /// A loop whose shapes do not depend on its variable (a scalar value or
+    /// a single index at most): one `stablehlo.while` carrying a counter
+    /// and every array and value the body uses, so its regions capture
+    /// nothing implicitly; indices become dynamic slices.
     fn while_loop(
         &mut self,
         var: &str,
@@ -778,6 +791,13 @@ impl Lowering {
     ) -> LResult<()> {
         let mut used = BTreeSet::new();
         names_used(body, &mut used);
+        // Counters of enclosing while loops that the body uses as offsets.
+        used.extend(
+            self.dynamic
+                .keys()
+                .filter(|k| mentions_in_any_dim(body, k))
+                .cloned(),
+        );
         let carried: Vec<(String, Val)> = used
             .into_iter()
             .filter_map(|n| self.env.get(&n).cloned().map(|v| (n, v)))
@@ -812,14 +832,19 @@ impl Lowering {
         // body: the statements on the carried values, then counter + 1
         let body_args: Vec<String> = operands.iter().map(|_| self.fresh()).collect();
         let outer_env = self.env.clone();
+        let outer_dynamic = self.dynamic.clone();
         let arg = |i: usize, v: &Val| Val {
             ssa: body_args[i].clone(),
             dtype: v.dtype,
             shape: v.shape.clone(),
         };
         self.env.insert(var.to_string(), arg(0, &counter));
+        self.dynamic.insert(var.to_string(), arg(0, &counter));
         for (i, (name, v)) in carried.iter().enumerate() {
             self.env.insert(name.clone(), arg(i + 1, v));
+            if self.dynamic.contains_key(name) {
+                self.dynamic.insert(name.clone(), arg(i + 1, v));
+            }
         }
         let mut no_return = None;
         self.block(body, &mut no_return, unrolled)?;
@@ -842,6 +867,7 @@ impl Lowering {
         ));
         let body_lines = std::mem::take(&mut self.lines);
         self.env = outer_env;
+        self.dynamic = outer_dynamic;
         self.lines = outer_lines;
         // Lowerings inside the regions are not visible after the loop.
         self.memo.clear();
@@ -888,6 +914,210 @@ impl Lowering {
         }
         Ok(())
     }
+}
+
+impl Lowering {
+    /// Whether a slice has an index that is a while loop's counter.
+    fn has_dynamic_index(&self, items: &[SliceItem]) -> bool {
+        items.iter().any(|it| match it {
+            SliceItem::Index(d) => d.symbols().any(|s| self.dynamic.contains_key(s)),
+            SliceItem::Full | SliceItem::Range { .. } => false,
+        })
+    }
+
+    /// An `i64` scalar holding the value of `d`, computed from the loop
+    /// counters it mentions (constant when it mentions none).
+    fn dim_value(&mut self, d: &Dim) -> LResult<Val> {
+        if !d.symbols().any(|s| self.dynamic.contains_key(s)) {
+            let v = self.dim(d)?;
+            return Ok(self.constant(Lit::int(v, DType::I64), &[]));
+        }
+        let scalar = tensor(DType::I64, &[]);
+        let mut total: Option<Val> = None;
+        for (monomial, coeff) in d.terms() {
+            // The coefficient is a factor only when it is not 1.
+            let mut term: Option<Val> = (coeff != 1 || monomial.is_empty())
+                .then(|| self.constant(Lit::int(coeff, DType::I64), &[]));
+            for sym in monomial {
+                let factor = match self.dynamic.get(&**sym) {
+                    Some(v) => v.clone(),
+                    None => {
+                        let v = self.sizes.get(&**sym).copied().ok_or_else(|| {
+                            EmitError::Unsupported(format!("`{sym}` in `{d}` is not bound"))
+                        })?;
+                        self.constant(Lit::int(v, DType::I64), &[])
+                    }
+                };
+                term = Some(match term {
+                    None => factor,
+                    Some(t) => self.push(
+                        format!("stablehlo.multiply {}, {} : {scalar}", t.ssa, factor.ssa),
+                        DType::I64,
+                        vec![],
+                    ),
+                });
+            }
+            let Some(term) = term else { continue };
+            total = Some(match total {
+                None => term,
+                Some(t) => self.push(
+                    format!("stablehlo.add {}, {} : {scalar}", t.ssa, term.ssa),
+                    DType::I64,
+                    vec![],
+                ),
+            });
+        }
+        let total = match total {
+            Some(t) => t,
+            None => self.constant(Lit::int(0, DType::I64), &[]),
+        };
+        if d.divisor() == 1 {
+            return Ok(total);
+        }
+        // Offsets of valid programs are non-negative, where truncating
+        // division is floor division.
+        let divisor = self.constant(Lit::int(d.divisor(), DType::I64), &[]);
+        Ok(self.push(
+            format!("stablehlo.divide {}, {} : {scalar}", total.ssa, divisor.ssa),
+            DType::I64,
+            vec![],
+        ))
+    }
+
+    /// Per axis: the start offset and the extent a slice covers.
+    fn dynamic_window(
+        &mut self,
+        shape: &[i64],
+        items: &[SliceItem],
+    ) -> LResult<(Vec<Val>, Vec<i64>, Vec<i64>)> {
+        let (mut starts, mut extents, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+        for (axis, len) in shape.iter().enumerate() {
+            let (start, extent, step) = match items.get(axis).unwrap_or(&SliceItem::Full) {
+                SliceItem::Full => (self.constant(Lit::int(0, DType::I64), &[]), *len, 1),
+                SliceItem::Index(d) => (self.dim_value(d)?, 1, 1),
+                SliceItem::Range { start, stop, step } => {
+                    let (a, b) = (self.dim(start)?, self.dim(stop)?);
+                    let n = if b > a { (b - a + step - 1) / step } else { 0 };
+                    let extent = if n > 0 { (n - 1) * step + 1 } else { 0 };
+                    (self.constant(Lit::int(a, DType::I64), &[]), extent, *step)
+                }
+            };
+            starts.push(start);
+            extents.push(extent);
+            steps.push(step);
+        }
+        Ok((starts, extents, steps))
+    }
+
+    /// A slice at offsets that depend on while loop counters.
+    fn dynamic_slice(&mut self, a: &Val, items: &[SliceItem], out_shape: &[i64]) -> LResult<Val> {
+        let (starts, extents, steps) = self.dynamic_window(&a.shape, items)?;
+        let scalar = tensor(DType::I64, &[]);
+        let operands: Vec<&str> = std::iter::once(a.ssa.as_str())
+            .chain(starts.iter().map(|v| v.ssa.as_str()))
+            .collect();
+        let types: Vec<String> = std::iter::once(ty(a))
+            .chain(starts.iter().map(|_| scalar.clone()))
+            .collect();
+        let window = self.push(
+            format!(
+                "\"stablehlo.dynamic_slice\"({}) {{slice_sizes = array<i64: {}>}} : ({}) -> {}",
+                operands.join(", "),
+                i64_list(&extents),
+                types.join(", "),
+                tensor(a.dtype, &extents)
+            ),
+            a.dtype,
+            extents.clone(),
+        );
+        let strided = if steps.iter().any(|s| *s != 1) {
+            let zeros = vec![0; extents.len()];
+            self.slice_raw(&window, &zeros, &extents, &steps)
+        } else {
+            window
+        };
+        Ok(self.reshape(&strided, out_shape))
+    }
+
+    /// A region write at offsets that depend on while loop counters (unit
+    /// steps only; see [`needs_unrolling`]).
+    fn dynamic_store(&mut self, target: &Val, items: &[SliceItem], value: &Val) -> LResult<Val> {
+        let (starts, extents, steps) = self.dynamic_window(&target.shape, items)?;
+        if steps.iter().any(|s| *s != 1) {
+            return Err(EmitError::Unsupported(
+                "a strided region write at a loop-dependent index".to_string(),
+            ));
+        }
+        if extents.contains(&0) {
+            return Ok(target.clone());
+        }
+        let update = self.reshape(value, &extents);
+        let scalar = tensor(DType::I64, &[]);
+        let operands: Vec<&str> = [target.ssa.as_str(), update.ssa.as_str()]
+            .into_iter()
+            .chain(starts.iter().map(|v| v.ssa.as_str()))
+            .collect();
+        let types: Vec<String> = [ty(target), ty(&update)]
+            .into_iter()
+            .chain(starts.iter().map(|_| scalar.clone()))
+            .collect();
+        Ok(self.push(
+            format!(
+                "\"stablehlo.dynamic_update_slice\"({}) : ({}) -> {}",
+                operands.join(", "),
+                types.join(", "),
+                ty(target)
+            ),
+            target.dtype,
+            target.shape.clone(),
+        ))
+    }
+}
+
+/// Whether the loop over `var` must be unrolled rather than lowered to a
+/// `stablehlo.while`: `var` sets a shape, a slice range or a nested loop's
+/// bounds, or indexes a strided region write. Single indices (`x[i]`,
+/// `A[i - 1, 0:n]`) become dynamic slices.
+fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
+    let in_dim = |d: &Dim| d.symbols().any(|s| s == var);
+    let in_ranges = |items: &[SliceItem]| {
+        items.iter().any(|it| match it {
+            SliceItem::Range { start, stop, .. } => in_dim(start) || in_dim(stop),
+            SliceItem::Full | SliceItem::Index(_) => false,
+        })
+    };
+    let strided_dynamic_write = |items: &[SliceItem]| {
+        let indexed = items
+            .iter()
+            .any(|it| matches!(it, SliceItem::Index(d) if in_dim(d)));
+        let strided = items
+            .iter()
+            .any(|it| matches!(it, SliceItem::Range { step, .. } if *step != 1));
+        indexed && strided
+    };
+    let in_expr = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |node| {
+            found |= match node.op() {
+                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Slice(items) => in_ranges(items),
+                _ => false,
+            }
+        });
+        found
+    };
+    stmts.iter().any(|s| match s {
+        Stmt::Let { value, .. } | Stmt::Return(value) => in_expr(value),
+        Stmt::Store { region, value, .. } => {
+            region
+                .as_deref()
+                .is_some_and(|r| in_ranges(r) || strided_dynamic_write(r))
+                || in_expr(value)
+        }
+        Stmt::Loop {
+            start, stop, body, ..
+        } => in_dim(start) || in_dim(stop) || needs_unrolling(body, var),
+    })
 }
 
 /// Whether any statement in `stmts` stores into an array.
@@ -1030,6 +1260,7 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
         next: 0,
         sizes: bound,
         env: HashMap::new(),
+        dynamic: HashMap::new(),
         memo: HashMap::new(),
     };
     let mut signature = Vec::new();
