@@ -6,10 +6,12 @@
 //! header. One summary line per kernel on stderr (or one JSON object per
 //! kernel on stdout with `--json`).
 //!
-//! Exit codes: 0 every kernel lifted; 1 the C was rejected (diagnostics on
-//! stderr); 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted
-//! (failed, partial); 6 `--verify` found a program wrong. `-o` is written
-//! only when every kernel lifted (and, with `--verify`, none failed), via a
+//! Exit codes: 0 every kernel lifted (whole, or partially: status
+//! `partial` with `kept_loops`, a complete program that keeps the loops
+//! carrying dependencies); 1 the C was rejected (diagnostics on stderr);
+//! 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted (failed,
+//! or only some outputs solved); 6 `--verify` found a program wrong. `-o` is
+//! written only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
 use std::path::{Path, PathBuf};
@@ -27,8 +29,9 @@ use super::{
     print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
     EXIT_VERIFY_FAILED,
 };
-use crate::synth::cost::{CostModel, CostTable};
-use crate::synth::{lift_kernel, SynthError, SynthOptions};
+use crate::synth::cost::{complexity_degree, CostModel, CostTable};
+use crate::synth::partial::{lift_whole_or_partially, Outcome};
+use crate::synth::{SynthError, SynthOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchMode {
@@ -164,47 +167,71 @@ pub fn run(args: LiftArgs) -> i32 {
     );
     for kernel in &unit.kernels {
         let start = Instant::now();
-        let mut lifted = lift_kernel(kernel, &synth_options);
+        let outcome = lift_whole_or_partially(kernel, &synth_options);
+        let seconds = start.elapsed().as_secs_f64();
+        let (mut program, cost, stats, kept_loops, vectorised) =
+            match (&outcome.whole, &outcome.partial) {
+                (Some(w), _) if w.program.is_some() => {
+                    (w.program.clone(), w.cost, &w.stats, None, None)
+                }
+                (_, Ok(p)) => (
+                    Some(p.program.clone()),
+                    p.cost,
+                    &p.stats,
+                    Some(&p.kept_loops),
+                    Some(p.vectorised),
+                ),
+                (Some(w), Err(_)) => (None, 0.0, &w.stats, None, None),
+                (None, Err(_)) => (None, 0.0, &Default::default(), None, None),
+            };
         let mut verification = None;
         if args.verify {
-            if let Some(program) = lifted.program.as_mut() {
+            if let Some(program) = program.as_mut() {
                 let v = verify_kernel(&verify_setup, kernel, Some(program), "lifted");
                 program.meta.status = v.header_status();
                 verification_failed |= v.failed();
                 verification = Some(v);
             }
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let emitted = lifted
-            .program
+        let stats = stats.clone();
+        let (solved, outputs) = outcome
+            .whole
+            .as_ref()
+            .map_or((0, 0), |w| (w.solved, w.outputs));
+        let emitted = program
             .as_ref()
             .map(|p| emit(p, target, &emit_options).map_err(|e| e.to_string()));
-        let (status, detail) = match (&emitted, &lifted.error) {
+        let error = outcome.error();
+        let (status, detail) = match (&emitted, error) {
+            (Some(Ok(_)), _) if kept_loops.is_some() => ("partial", String::new()),
             (Some(Ok(_)), _) => ("lifted", String::new()),
             (Some(Err(e)), _) => ("failed", format!("emit: {e}")),
-            (None, Some(e)) if lifted.solved > 0 && !matches!(e, SynthError::Rejected(_)) => {
-                ("partial", e.to_string())
+            (None, Some(e)) if solved > 0 && !matches!(e, SynthError::Rejected(_)) => {
+                ("partial", with_partial_attempt(e, &outcome))
             }
-            (None, Some(e)) => ("failed", e.to_string()),
+            (None, Some(e)) => ("failed", with_partial_attempt(e, &outcome)),
             (None, None) => ("failed", "no program".to_string()),
         };
         match &emitted {
             Some(Ok(text)) => code.push_str(text),
             _ => all_lifted = false,
         }
-        let summary = match status {
-            "lifted" => format!(
-                "{}: {}: lifted in {seconds:.2} s, cost {:.0}\n",
+        let summary = match (status, kept_loops) {
+            ("lifted", _) => format!(
+                "{}: {}: lifted in {seconds:.2} s, cost {cost:.0}\n",
                 path.display(),
                 kernel.name,
-                lifted.cost
+            ),
+            ("partial", Some(kept)) => format!(
+                "{}: {}: partial in {seconds:.2} s, cost {cost:.0}, loops kept: {}\n",
+                path.display(),
+                kernel.name,
+                kept.join(", "),
             ),
             _ => format!(
-                "{}: {}: {status} after {seconds:.2} s ({}/{} outputs): {detail}\n",
+                "{}: {}: {status} after {seconds:.2} s ({solved}/{outputs} outputs): {detail}\n",
                 path.display(),
                 kernel.name,
-                lifted.solved,
-                lifted.outputs
             ),
         };
         print_err(&summary);
@@ -227,13 +254,15 @@ pub fn run(args: LiftArgs) -> i32 {
                 "function": kernel.name,
                 "status": status,
                 "time_s": seconds,
-                "program": lifted.program.as_ref().map(print_program),
-                "cost": lifted.program.as_ref().map(|_| lifted.cost),
+                "program": program.as_ref().map(print_program),
+                "cost": program.as_ref().map(|_| cost),
                 "cost_model": if args.cost_table.is_some() { "calibrated" } else { "analytic" },
-                "complexity": lifted.complexity,
+                "complexity": program.as_ref().and_then(complexity_degree),
                 "search": match args.search { SearchMode::Best => "best", SearchMode::First => "first" },
-                "stats": lifted.stats,
+                "stats": stats,
                 "message": detail,
+                "kept_loops": kept_loops,
+                "vectorised": vectorised,
                 "verification": verification.as_ref().map(render_json),
             });
             print_out(&format!("{record}\n"));
@@ -259,6 +288,15 @@ pub fn run(args: LiftArgs) -> i32 {
             }
             EXIT_OK
         }
+    }
+}
+
+/// The whole-kernel error, followed by why keeping loops did not help
+/// either when partial lifting was tried.
+fn with_partial_attempt(error: &SynthError, outcome: &Outcome) -> String {
+    match (&outcome.whole, outcome.partial_failure()) {
+        (Some(_), Some(partial)) => format!("{error}; with loops kept: {partial}"),
+        _ => error.to_string(),
     }
 }
 

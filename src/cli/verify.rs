@@ -35,7 +35,8 @@ use super::{
     EXIT_VERIFY_FAILED,
 };
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
-use crate::synth::{lift_kernel, SynthOptions};
+use crate::synth::partial::lift_whole_or_partially;
+use crate::synth::SynthOptions;
 
 /// The repository the binary was built from: the manifest, `scripts/cref.py`
 /// and the default Python environment live here.
@@ -183,13 +184,13 @@ pub fn run(args: VerifyArgs) -> i32 {
                     timeout: setup.timeout,
                     ..SynthOptions::default()
                 };
-                let lifted = lift_kernel(kernel, &synth);
-                let why = lifted
-                    .error
-                    .as_ref()
+                let outcome = lift_whole_or_partially(kernel, &synth);
+                let why = outcome
+                    .error()
                     .map(|e| e.to_string())
+                    .or_else(|| outcome.partial_failure())
                     .unwrap_or_else(|| "no program".to_string());
-                (lifted.program, format!("not lifted: {why}"))
+                (outcome.program().cloned(), format!("not lifted: {why}"))
             }
         };
         let origin = match (&args.program, &program) {

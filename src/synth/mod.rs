@@ -16,10 +16,12 @@
 pub mod contraction;
 pub mod cost;
 pub mod library;
+pub mod partial;
 pub mod rewrite;
 pub mod search;
 pub mod select;
 pub mod signature;
+pub mod stencil;
 
 use std::collections::HashMap;
 use std::sync::Arc;

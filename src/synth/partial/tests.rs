@@ -1,0 +1,134 @@
+use super::*;
+use tenslift_frontend::Options;
+use tenslift_targets::print_program;
+
+fn polybench(name: &str) -> Kernel {
+    let path = format!(
+        "{}/benchmarks/polybench/{name}.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
+    unit.kernels.into_iter().next().expect("one kernel")
+}
+
+fn top_loop(kernel: &Kernel) -> &Loop {
+    match kernel.body.first() {
+        Some(CStmt::Loop(l)) => l,
+        other => panic!("expected a loop, got {other:?}"),
+    }
+}
+
+fn inner_loop(l: &Loop, at: usize) -> &Loop {
+    match l.body.get(at) {
+        Some(CStmt::Loop(inner)) => inner,
+        other => panic!("expected a loop, got {other:?}"),
+    }
+}
+
+fn scope_of(l: &Loop) -> NestLoop {
+    NestLoop {
+        iter: l.iter.clone(),
+        start: l.start.clone(),
+        end: l.end.clone(),
+    }
+}
+
+fn options() -> SynthOptions {
+    SynthOptions {
+        timeout: Duration::from_secs(60),
+        ..SynthOptions::default()
+    }
+}
+
+#[test]
+fn a_time_loop_carries_a_dependency_and_its_sweeps_do_not() {
+    let kernel = polybench("jacobi-1d");
+    let time = top_loop(&kernel);
+    assert!(carries_dependency(time, &[]));
+    let scope = vec![scope_of(time)];
+    assert!(!carries_dependency(inner_loop(time, 0), &scope));
+    assert!(!carries_dependency(inner_loop(time, 1), &scope));
+}
+
+#[test]
+fn forward_substitution_carries_but_its_row_reduction_does_not() {
+    let kernel = polybench("trisolv");
+    let rows = top_loop(&kernel);
+    assert!(carries_dependency(rows, &[]));
+    // `x[i] -= L[i][j] * x[j]` for j < i: x[i] is never an x[j].
+    let reduction = rows
+        .body
+        .iter()
+        .find_map(|s| match s {
+            CStmt::Loop(l) => Some(l),
+            _ => None,
+        })
+        .expect("the j loop");
+    assert!(!carries_dependency(reduction, &[scope_of(rows)]));
+}
+
+#[test]
+fn gauss_seidel_sweeps_carry_dependencies_in_both_space_loops() {
+    let kernel = polybench("seidel-2d");
+    let time = top_loop(&kernel);
+    let rows = inner_loop(time, 0);
+    let cols = inner_loop(rows, 0);
+    let scope = vec![scope_of(time)];
+    assert!(carries_dependency(rows, &scope));
+    let scope = vec![scope_of(time), scope_of(rows)];
+    assert!(carries_dependency(cols, &scope));
+}
+
+#[test]
+fn an_update_of_the_upper_row_is_independent_of_the_lower_columns_it_reads() {
+    // lu: for j in i..n, k < i: A[i][j] -= A[i][k] * A[k][j]; the k < i
+    // columns are below every j >= i only once i is known.
+    let kernel = polybench("lu");
+    let rows = top_loop(&kernel);
+    let upper = inner_loop(rows, 1);
+    assert!(!carries_dependency(upper, &[scope_of(rows)]));
+}
+
+#[test]
+fn jacobi_1d_keeps_only_the_time_loop_and_slices_the_sweeps() {
+    let kernel = polybench("jacobi-1d");
+    let lifted = lift_partially(&kernel, &options()).expect("lifts partially");
+    assert_eq!(lifted.kept_loops, vec!["t".to_string()]);
+    assert!(lifted.vectorised);
+    let text = print_program(&lifted.program);
+    assert!(text.contains("for t in 0..tsteps {"), "{text}");
+    assert!(text.contains("B[1:n - 1] = "), "{text}");
+    assert!(
+        text.contains("A[0:n - 2]") && text.contains("A[2:n]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn trisolv_keeps_the_row_loop_and_lifts_each_row_as_a_dot_product() {
+    let kernel = polybench("trisolv");
+    let lifted = lift_partially(&kernel, &options()).expect("lifts partially");
+    assert_eq!(lifted.kept_loops, vec!["i".to_string()]);
+    let text = print_program(&lifted.program);
+    assert!(text.contains("matmul(L[i, 0:i], x[0:i])"), "{text}");
+}
+
+#[test]
+fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
+    // floyd-warshall's in-place row update is a recurrence in k, i and j;
+    // the statement checks bind the three apart, so the only program left
+    // keeps all loops and stores single elements: not a lift.
+    let kernel = polybench("floyd-warshall");
+    let err = lift_partially(&kernel, &options()).expect_err("nothing vectorises");
+    let message = err.to_string();
+    assert!(message.contains("k, i, j"), "{message}");
+    assert!(message.contains("nothing vectorises"), "{message}");
+}
+
+#[test]
+fn a_kernel_without_carried_dependencies_is_only_lifted_whole() {
+    let kernel = crate::spec::examples::gemm();
+    let outcome = lift_whole_or_partially(&kernel, &options());
+    assert!(outcome.whole.as_ref().is_some_and(|w| w.program.is_some()));
+    assert!(outcome.partial.is_err());
+}
