@@ -168,10 +168,15 @@ pub fn run(args: LiftArgs) -> i32 {
         }
         let summary = match status {
             "lifted" => format!(
-                "{}: {}: lifted in {seconds:.2} s, cost {:.0}\n",
+                "{}: {}: lifted in {seconds:.2} s, cost {}\n",
                 path.display(),
                 kernel.name,
-                lifted.cost
+                // Calibrated costs are seconds, analytic ones flops.
+                if args.cost_table.is_some() {
+                    format!("{:.3e} s", lifted.cost)
+                } else {
+                    format!("{:.0}", lifted.cost)
+                }
             ),
             _ => format!(
                 "{}: {}: {status} after {seconds:.2} s ({}/{} outputs): {detail}\n",
