@@ -216,14 +216,20 @@ pub fn run(args: LiftArgs) -> i32 {
             Some(Ok(text)) => code.push_str(text),
             _ => all_lifted = false,
         }
+        // Calibrated costs are seconds, analytic ones flops.
+        let cost_text = if args.cost_table.is_some() {
+            format!("{cost:.3e} s")
+        } else {
+            format!("{cost:.0}")
+        };
         let summary = match (status, kept_loops) {
             ("lifted", _) => format!(
-                "{}: {}: lifted in {seconds:.2} s, cost {cost:.0}\n",
+                "{}: {}: lifted in {seconds:.2} s, cost {cost_text}\n",
                 path.display(),
                 kernel.name,
             ),
             ("partial", Some(kept)) => format!(
-                "{}: {}: partial in {seconds:.2} s, cost {cost:.0}, loops kept: {}\n",
+                "{}: {}: partial in {seconds:.2} s, cost {cost_text}, loops kept: {}\n",
                 path.display(),
                 kernel.name,
                 kept.join(", "),

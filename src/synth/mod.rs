@@ -205,6 +205,26 @@ fn search_views(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         .collect()
 }
 
+/// The casts of size parameters to element types inside `expr`.
+fn size_casts(expr: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    expr.walk(&mut |node| {
+        if let tenslift_targets::Op::Cast(_) = node.op() {
+            // Scalar integer variables cast to an element type are sizes
+            // (the only such leaves); narrow arrays widened to i32 are not.
+            let reads_size = node.args().first().is_some_and(|a| {
+                matches!(a.op(), tenslift_targets::Op::Var(_))
+                    && a.shape().is_empty()
+                    && a.dtype().is_int()
+            });
+            if reads_size && !out.contains(node) {
+                out.push(node.clone());
+            }
+        }
+    });
+    out
+}
+
 /// The share of the time left that one output's library may take; the
 /// rest is the search's.
 const LIBRARY_SHARE: f64 = 0.5;
@@ -225,6 +245,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         let timeout = |_: Timeout| SynthError::Timeout(start.elapsed().as_secs_f64());
         // Expressions the generalisation check rejected, per output name.
         let mut banned: HashMap<String, Vec<Expr>> = HashMap::new();
+        // Size casts a rejected expression read, per output name: left out
+        // of that output's next library.
+        let mut fitted_sizes: HashMap<String, Vec<Expr>> = HashMap::new();
         let mut retries_left = MAX_GENERALISATION_RETRIES;
         loop {
             solved_outputs = 0;
@@ -251,6 +274,11 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         &mut evaluator,
                         leaves(&params, &views, &written)
                             .into_iter()
+                            .filter(|leaf| {
+                                !fitted_sizes
+                                    .get(&out.name)
+                                    .is_some_and(|casts| casts.contains(leaf))
+                            })
                             .chain(select::triangle_leaves(&params, &out.value))
                             .collect(),
                         &sizes,
@@ -378,6 +406,14 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
             match culprit {
                 Some((name, expr)) if retries_left > 0 && Instant::now() < deadline => {
                     retries_left -= 1;
+                    // A size read as a constant (`cast(m)` where m = 4 at
+                    // the first sizes standing for the literal 4) comes
+                    // back in many spellings; dropping the size leaves it
+                    // read makes the next library build the constant.
+                    fitted_sizes
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(size_casts(&expr));
                     banned.entry(name).or_default().push(expr);
                 }
                 _ => return Err(rejection),
