@@ -500,6 +500,8 @@ def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
     except (OSError, json.JSONDecodeError) as error:
         raise BenchError(f"{plan_path}: cannot read the plan: {error}") from None
     writer = RowWriter(csv_path)
+    if device == "cuda" and not skip_python:
+        (csv_path.parent / "device.txt").write_text(gpu_name() + "\n")
     variants = plan["variants"]
     dataset = plan["dataset"]
     suffix = "-cuda" if device == "cuda" else ""
@@ -545,6 +547,16 @@ def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
     finally:
         writer.close()
     return 0
+
+
+def gpu_name() -> str:
+    """The GPU model, for the merged summary."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    except Exception as error:  # noqa: BLE001 (a missing GPU is reported, not fatal here)
+        return f"unknown GPU ({type(error).__name__})"
 
 
 def _progress(quiet: bool, index: int, total: int, kernel: str, variant: str,

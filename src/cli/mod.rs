@@ -6,6 +6,7 @@
 //! [`Command`] and an arm to the `match` in [`main`]. Exit codes are the
 //! constants below — nothing else decides them.
 
+pub mod bench;
 pub mod cflags;
 pub mod emit;
 pub mod extract;
@@ -46,6 +47,8 @@ pub enum Command {
     Emit(emit::EmitArgs),
     /// Search a tensor program equal to each kernel and emit it.
     Lift(lift::LiftArgs),
+    /// Lift whole suites and time them against gcc, clang and Polly.
+    Bench(bench::BenchArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -84,5 +87,6 @@ pub fn main() -> i32 {
         Command::Spec(args) => spec::run(args),
         Command::Emit(args) => emit::run(args),
         Command::Lift(args) => lift::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
