@@ -111,8 +111,10 @@ pub fn run_command(args: BenchArgs) -> Result<RunReport, BenchError> {
         .unwrap_or_else(|| PathBuf::from(format!("results/bench-{}", args.dataset)));
     let binary = std::env::current_exe()
         .map_err(|e| BenchError::Runner(format!("cannot find the tenslift executable: {e}")))?;
+    // Lifting children run in the repository root: hand them absolute paths.
+    let manifest = std::fs::canonicalize(&args.manifest).unwrap_or(args.manifest.clone());
     let config = BenchConfig {
-        manifest: args.manifest.clone(),
+        manifest,
         python: tenslift_targets::runner::python_interpreter(&root),
         root,
         suites: args.suite.clone(),
