@@ -51,7 +51,13 @@ pub fn lift_in_child(
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return failure("error", 0.0, format!("cannot start {}: {e}", binary.display())),
+        Err(e) => {
+            return failure(
+                "error",
+                0.0,
+                format!("cannot start {}: {e}", binary.display()),
+            )
+        }
     };
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
     let stdout = child.stdout.take().map(drain);
@@ -73,11 +79,7 @@ pub fn lift_in_child(
     let out = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
     if status.is_none() {
-        return failure(
-            "timeout",
-            time_s,
-            format!("killed after {time_s:.1} s"),
-        );
+        return failure("timeout", time_s, format!("killed after {time_s:.1} s"));
     }
     let record = out
         .lines()

@@ -39,7 +39,13 @@ pub fn combine(columns: &[&str], key: &[&str], tables: &[Table]) -> Table {
     for row in merged.rows.drain(..) {
         let k: Vec<String> = key
             .iter()
-            .map(|c| columns.iter().position(|h| h == c).map(|i| row[i].clone()).unwrap_or_default())
+            .map(|c| {
+                columns
+                    .iter()
+                    .position(|h| h == c)
+                    .map(|i| row[i].clone())
+                    .unwrap_or_default()
+            })
             .collect();
         match index.get(&k) {
             Some(&i) => rows[i] = row,
@@ -83,7 +89,9 @@ fn tables_of(dir: &Path) -> Result<(Option<Table>, Vec<Table>), BenchError> {
 /// summary. `command` is the merge command line.
 pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, BenchError> {
     if inputs.is_empty() {
-        return Err(BenchError::Usage("--merge needs at least one directory".into()));
+        return Err(BenchError::Usage(
+            "--merge needs at least one directory".into(),
+        ));
     }
     let mut lifts = Vec::new();
     let mut runtimes = Vec::new();
@@ -91,7 +99,10 @@ pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, Ben
     let mut merged_from = Vec::new();
     for dir in inputs {
         if !dir.is_dir() {
-            return Err(BenchError::Usage(format!("{}: not a directory", dir.display())));
+            return Err(BenchError::Usage(format!(
+                "{}: not a directory",
+                dir.display()
+            )));
         }
         let (lift, runtime) = tables_of(dir)?;
         if lift.is_none() && runtime.is_empty() {
@@ -124,7 +135,11 @@ pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, Ben
     std::fs::create_dir_all(out).map_err(BenchError::io(out))?;
     let lift = combine(&LIFT_COLUMNS, &["kernel"], &lifts);
     lift.write(&out.join("lift.csv"))?;
-    let runtime = combine(&RUNTIME_COLUMNS, &["kernel", "variant", "dataset"], &runtimes);
+    let runtime = combine(
+        &RUNTIME_COLUMNS,
+        &["kernel", "variant", "dataset"],
+        &runtimes,
+    );
     runtime.write(&out.join("runtime.csv"))?;
     let gpu = inputs
         .iter()
@@ -134,7 +149,12 @@ pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, Ben
     if !gpu.is_empty() {
         info.machine = format!("{}; GPU runs on: {}", info.machine, gpu.join(", "));
     }
-    finish(out, &info, &lift, (!runtime.rows.is_empty()).then_some(&runtime))?;
+    finish(
+        out,
+        &info,
+        &lift,
+        (!runtime.rows.is_empty()).then_some(&runtime),
+    )?;
     Ok(info)
 }
 
@@ -159,7 +179,11 @@ mod tests {
     #[test]
     fn merging_two_shards_gives_one_summary() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, b, out) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("m"));
+        let (a, b, out) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("m"),
+        );
         for (d, kernel) in [(&a, "k1"), (&b, "k2")] {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(
@@ -176,12 +200,20 @@ mod tests {
             )
             .unwrap();
         }
-        merge(&[a.as_path(), b.as_path()], &out, "tenslift bench --merge a b").unwrap();
+        merge(
+            &[a.as_path(), b.as_path()],
+            &out,
+            "tenslift bench --merge a b",
+        )
+        .unwrap();
         let runtime = Table::read(&out.join("runtime.csv")).unwrap();
         assert_eq!(runtime.rows.len(), 4);
         let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
         assert!(summary.contains("| blas | 2 | 2 | 100% |"), "{summary}");
-        assert!(summary.contains("4.00× geomean** over 2 kernels"), "{summary}");
+        assert!(
+            summary.contains("4.00× geomean** over 2 kernels"),
+            "{summary}"
+        );
         assert!(merge(&[dir.path()], &out, "x").is_err(), "not a result dir");
     }
 }

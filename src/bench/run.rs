@@ -220,8 +220,7 @@ fn lift_all(
                 Ok(program) => {
                     ops = program_ops(&program).to_string();
                     write_text(&dir.join("program.tensir"), text)?;
-                    let failed =
-                        write_modules(&program, kernel, &config.dataset, &targets, &dir)?;
+                    let failed = write_modules(&program, kernel, &config.dataset, &targets, &dir)?;
                     if !failed.is_empty() {
                         let names: Vec<String> = failed
                             .iter()

@@ -82,9 +82,9 @@ pub fn run_runner(call: &RunnerCall) -> Result<(), BenchError> {
             command.stdout(Stdio::null());
         }
     }
-    let status = command.status().map_err(|e| {
-        BenchError::Runner(format!("cannot start {}: {e}", call.python.display()))
-    })?;
+    let status = command
+        .status()
+        .map_err(|e| BenchError::Runner(format!("cannot start {}: {e}", call.python.display())))?;
     if !status.success() {
         return Err(BenchError::Runner(format!(
             "{} {} exited with {status}",

@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn shard_syntax_is_checked() {
-        assert_eq!("2/3".parse::<Shard>().ok(), Some(Shard { index: 2, count: 3 }));
+        assert_eq!(
+            "2/3".parse::<Shard>().ok(),
+            Some(Shard { index: 2, count: 3 })
+        );
         for bad in ["0/3", "4/3", "3", "a/b", "1/0", ""] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }

@@ -79,7 +79,10 @@ impl Times {
         seen.sort();
         seen.dedup();
         let order = |v: &String| -> usize {
-            let cuda: Vec<String> = LIFTED_VARIANTS.iter().map(|l| format!("{l}-cuda")).collect();
+            let cuda: Vec<String> = LIFTED_VARIANTS
+                .iter()
+                .map(|l| format!("{l}-cuda"))
+                .collect();
             C_VARIANTS
                 .iter()
                 .chain(LIFTED_VARIANTS.iter())
@@ -105,7 +108,11 @@ pub fn geomean_speedup(times: &Times, variant: &str, reference: &str) -> Option<
 
 /// Geomean over kernels of (best of `reference` variants) / (best of
 /// `candidates`), counting kernels where both sides have a time.
-pub fn geomean_best(times: &Times, candidates: &[&str], reference: &[&str]) -> Option<(f64, usize)> {
+pub fn geomean_best(
+    times: &Times,
+    candidates: &[&str],
+    reference: &[&str],
+) -> Option<(f64, usize)> {
     let speedups: Vec<f64> = times
         .by_kernel
         .keys()

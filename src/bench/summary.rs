@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::csv::Table;
 use super::stats::{
-    geomean_best, geomean_speedup, Times, BASELINE, C_VARIANTS, LIFTED_VARIANTS, POLLY_VARIANTS,
+    geomean_best, geomean_speedup, Times, BASELINE, LIFTED_VARIANTS, POLLY_VARIANTS,
 };
 
 /// How a run was made (run.json).
@@ -54,16 +54,22 @@ fn seconds(t: f64) -> String {
         format!("{t:.0}")
     } else if t >= 1.0 {
         format!("{t:.2}")
+    } else if t >= 0.001 {
+        format!("{t:.4}")
     } else {
-        format!("{t:.3g}")
+        format!("{t:.3e}")
     }
 }
 
 fn speedup(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0}×")
-    } else {
+    } else if x >= 1.0 {
         format!("{x:.2}×")
+    } else if x >= 0.001 {
+        format!("{x:.3}×")
+    } else {
+        format!("{x:.1e}×")
     }
 }
 
@@ -88,7 +94,11 @@ fn lifted_variants(times: &Times) -> (Vec<String>, Vec<String>) {
         .filter(|v| LIFTED_VARIANTS.contains(&v.as_str()))
         .cloned()
         .collect();
-    let cuda = all.iter().filter(|v| v.ends_with("-cuda")).cloned().collect();
+    let cuda = all
+        .iter()
+        .filter(|v| v.ends_with("-cuda"))
+        .cloned()
+        .collect();
     (cpu, cuda)
 }
 
@@ -132,15 +142,13 @@ fn render_lift(md: &mut String, lift: &Table) {
             .or_default();
         entry.0 += 1;
         match lift.get(row, "status") {
-            "lifted" => entry
-                .1
-                .push(lift.get(row, "time_s").parse().unwrap_or(0.0)),
+            "lifted" => entry.1.push(lift.get(row, "time_s").parse().unwrap_or(0.0)),
             "timeout" => entry.2 += 1,
             _ => {}
         }
     }
     let mut total = (0, Vec::new(), 0);
-    let mut line = |md: &mut String, name: &str, n: usize, times: &[f64], timeouts: usize| {
+    let line = |md: &mut String, name: &str, n: usize, times: &[f64], timeouts: usize| {
         let mut sorted = times.to_vec();
         let mean = if times.is_empty() {
             "–".to_string()
@@ -192,7 +200,11 @@ fn render_runtime(md: &mut String, table: &Table) {
         );
     }
     if let Some((g, n)) = geomean_best(&times, &POLLY_VARIANTS, &[BASELINE]) {
-        let _ = writeln!(md, "- Best Polly vs gcc -O3: {} geomean over {n} kernels.", speedup(g));
+        let _ = writeln!(
+            md,
+            "- Best Polly vs gcc -O3: {} geomean over {n} kernels.",
+            speedup(g)
+        );
     }
     if !cuda.is_empty() {
         let cuda_refs: Vec<&str> = cuda.iter().map(String::as_str).collect();
@@ -212,7 +224,10 @@ fn render_runtime(md: &mut String, table: &Table) {
             continue;
         }
         if let Some((g, n)) = geomean_speedup(&times, &variant, BASELINE) {
-            let c = compile.get(&variant).map(|c| seconds(*c)).unwrap_or("–".into());
+            let c = compile
+                .get(&variant)
+                .map(|c| seconds(*c))
+                .unwrap_or("–".into());
             let _ = writeln!(md, "| {variant} | {n} | {} | {c} |", speedup(g));
         }
     }
@@ -224,7 +239,9 @@ fn mean_compile(table: &Table) -> BTreeMap<String, f64> {
     let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     for row in &table.rows {
         if let Ok(c) = table.get(row, "compile_s").parse::<f64>() {
-            let e = sums.entry(table.get(row, "variant").to_string()).or_default();
+            let e = sums
+                .entry(table.get(row, "variant").to_string())
+                .or_default();
             e.0 += c;
             e.1 += 1;
         }
@@ -239,7 +256,10 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
     let mut status: BTreeMap<(String, String), String> = BTreeMap::new();
     for row in &table.rows {
         status.insert(
-            (table.get(row, "kernel").into(), table.get(row, "variant").into()),
+            (
+                table.get(row, "kernel").into(),
+                table.get(row, "variant").into(),
+            ),
             table.get(row, "status").into(),
         );
     }
@@ -286,7 +306,6 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
         );
         let _ = writeln!(md, "{line}");
     }
-    let _ = C_VARIANTS; // the C variants are columns like any other
 }
 
 fn cell_status(status: &BTreeMap<(String, String), String>, kernel: &str, variant: &str) -> String {
@@ -350,9 +369,12 @@ mod tests {
         let md = render(&info, &lift, Some(&runtime));
         assert!(md.contains("| blas | 2 | 1 | 50% | 1.00 |"), "{md}");
         assert!(md.contains("| **all** | 3 | 2 | 67% |"), "{md}");
-        assert!(md.contains("vs gcc -O3: 8.00× geomean** over 1 kernels"), "{md}");
+        assert!(
+            md.contains("vs gcc -O3: 8.00× geomean** over 1 kernels"),
+            "{md}"
+        );
         assert!(md.contains("vs best Polly: 4.00× geomean**"), "{md}");
-        assert!(md.contains("| jax | 1 | 8.00× | 0.500 |"), "{md}");
+        assert!(md.contains("| jax | 1 | 8.00× | 0.5000 |"), "{md}");
         assert!(md.contains("| c | numpy | wrong-output | x: off |"), "{md}");
         assert!(md.contains("tenslift bench --suite all"));
     }

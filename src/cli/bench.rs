@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{print_err, print_out, EXIT_OK, EXIT_USAGE};
 use crate::bench::merge::merge;
-use crate::bench::run::{export_bundle, run, BenchConfig, Progress, RunReport};
+use crate::bench::run::{self as bench_run, export_bundle, BenchConfig, Progress, RunReport};
 use crate::bench::shard::Shard;
 use crate::bench::BenchError;
 
@@ -34,7 +34,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 120.0)]
     pub runtime_timeout: f64,
     /// Lifted backends to time, comma-separated.
-    #[arg(long, default_value = "numpy,jax,pytorch,torch-compile,hlo", value_delimiter = ',')]
+    #[arg(
+        long,
+        default_value = "numpy,jax,pytorch,torch-compile,hlo",
+        value_delimiter = ','
+    )]
     pub targets: Vec<String>,
     /// Dataset size of the runtime measurements.
     #[arg(long, default_value = "LARGE")]
@@ -167,7 +171,7 @@ pub fn run_command(args: BenchArgs) -> Result<RunReport, BenchError> {
     let report = if args.export_bundle.is_some() {
         export_bundle(&config, &progress)
     } else {
-        run(&config, &progress)
+        bench_run::run(&config, &progress)
     };
     if let Ok(Some(b)) = bar.lock().map(|mut b| b.take()) {
         b.finish_and_clear();
