@@ -273,7 +273,7 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
     header.push_str(" best lifted | vs gcc | vs best Polly |");
     rule.push_str("---|---|---|");
     let _ = writeln!(md, "{header}\n{rule}");
-    for (kernel, _) in &times.by_kernel {
+    for kernel in times.by_kernel.keys() {
         let suite = times.suite.get(kernel).map(String::as_str).unwrap_or("");
         let gcc = times.get(kernel, BASELINE);
         let mut line = format!(
