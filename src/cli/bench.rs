@@ -195,6 +195,11 @@ pub fn run(args: BenchArgs) -> i32 {
         }
         return match merge(&inputs, &out, &command_line()) {
             Ok(_) => {
+                let root = repo_root(&args.manifest);
+                let python = tenslift_targets::runner::python_interpreter(&root);
+                if let Err(e) = crate::bench::run::plot(&python, &root, &out) {
+                    print_err(&format!("warning: no plots: {e}\n"));
+                }
                 let summary = out.join("summary.md");
                 if json {
                     let record = serde_json::json!({"out": out, "summary": summary});
