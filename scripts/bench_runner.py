@@ -38,6 +38,7 @@ import csv
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -57,6 +58,8 @@ RUNTIME_COLUMNS = ("kernel", "suite", "variant", "dataset", "median_s", "status"
                    "min_s", "compile_s", "e2e_median_s", "device", "note")
 # Relative (norm-wise) tolerance of a lifted output against the C output:
 # the tensor program may sum in another order than the C loop.
+# Private memory one Python measurement may use (plan key memory_limit_gb).
+DEFAULT_MEMORY_LIMIT_GB = 8.0
 FLOAT_TOLERANCE = {"float16": 1e-2, "float32": 2e-3, "float64": 1e-8}
 
 
@@ -133,12 +136,24 @@ def _cell(value: Any) -> str:
 # ----------------------------------------------------------------------------- child processes
 
 
-def run_child(command: list[str], timeout_s: float, env: dict[str, str] | None = None
+def _limit_memory(gigabytes: float):
+    """A preexec hook capping the child's private writable memory: a lifted
+    program with a huge intermediate must fail with MemoryError in its own
+    process, not push a shared machine into swap."""
+    def apply():
+        limit = int(gigabytes * 2**30)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    return apply
+
+
+def run_child(command: list[str], timeout_s: float, memory_gb: float | None = None
               ) -> tuple[str, str, int | None]:
     """(stdout, stderr, exit code or None on timeout); on timeout the child's
     whole process group is killed so no stray worker keeps the CPU busy."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True, env=env)
+                               text=True, start_new_session=True,
+                               preexec_fn=_limit_memory(memory_gb) if memory_gb else None)
     try:
         out, err = process.communicate(timeout=timeout_s)
         return out, err, process.returncode
@@ -483,7 +498,8 @@ def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, pl
                "--inputs", str(resolve(plan_path, kernel["inputs"])),
                "--reference", str(resolve(plan_path, kernel["reference"])),
                "--repeat", str(plan["repeat"]), "--device", device]
-    out, err, code = run_child(command, float(plan["timeout_s"]))
+    out, err, code = run_child(command, float(plan["timeout_s"]),
+                               float(plan.get("memory_limit_gb", DEFAULT_MEMORY_LIMIT_GB)))
     if code is None:
         return {"status": "timeout", "note": f"over {plan['timeout_s']:g} s"}
     result = _last_json(out)
