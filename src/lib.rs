@@ -9,6 +9,7 @@
 //! Architecture invariant: only [`cli`] prints to the terminal.
 
 pub mod algebra;
+pub mod bench;
 pub mod cli;
 pub mod spec;
 pub mod synth;

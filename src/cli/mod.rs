@@ -6,6 +6,7 @@
 //! [`Command`] and an arm to the `match` in [`main`]. Exit codes are the
 //! constants below — nothing else decides them.
 
+pub mod bench;
 pub mod calibrate;
 pub mod cflags;
 pub mod emit;
@@ -57,6 +58,8 @@ pub enum Command {
     /// Check a lifted (or given) program: Z3 bounded, unbounded, and
     /// differential runs against the compiled C.
     Verify(verify::VerifyArgs),
+    /// Lift whole suites and time them against gcc, clang and Polly.
+    Bench(bench::BenchArgs),
 }
 
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
@@ -97,5 +100,6 @@ pub fn main() -> i32 {
         Command::Lift(args) => lift::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

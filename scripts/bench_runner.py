@@ -1,0 +1,619 @@
+#!/usr/bin/env python3
+"""Runtime half of `tenslift bench`: times C baselines and lifted modules.
+
+`tenslift bench` lifts the kernels, writes one generated module per target and
+a plan (plan.json), then calls
+
+    bench_runner.py run --plan PLAN.json --csv runtime.csv [--skip-c] [--skip-python]
+        [--device cpu|cuda]
+
+For every kernel of the plan, one after another (never two timed processes at
+once): deterministic inputs are generated as .npy (scripts/cref.py), each C
+variant (gcc, clang, polly, polly-parallel) is compiled and run, the first C
+variant that finishes gives the reference outputs, then every Python variant
+(numpy, jax, pytorch, torch-compile, hlo) runs in a child process of its own
+that loads the inputs, calls the kernel once, checks its outputs against the
+reference (a wrong output is recorded and not timed), warms up and times the
+kernel alone `repeat` times. Each child is killed after `timeout_s` seconds
+and recorded as `timeout`. One CSV row per (kernel, variant) is appended and
+flushed as soon as it is known, so an interrupted run keeps what it measured.
+
+The same script is the runner of an exported bundle (`tenslift bench
+--export-bundle DIR`): the bundle holds the plan, the modules, the inputs and
+the C reference outputs, so `python bench_runner.py run --plan plan.json
+--csv results/runtime.csv --skip-c --device cuda` needs only NumPy, JAX and
+PyTorch — no compiler, no Rust, no scripts/cref.py.
+
+CSV columns (see RUNTIME_COLUMNS): median_s is the median kernel-only time;
+for `-cuda` variants e2e_median_s is the median time including the
+host-to-device copy of the inputs and the device-to-host copy of the outputs;
+compile_s is the first call's extra time (JIT tracing and compilation) for
+jax, torch-compile and hlo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCRIPTS_DIR = Path(__file__).resolve().parent
+C_VARIANTS = ("gcc", "clang", "polly", "polly-parallel")
+PY_VARIANTS = ("numpy", "jax", "pytorch", "torch-compile", "hlo")
+RUNTIME_COLUMNS = ("kernel", "suite", "variant", "dataset", "median_s", "status", "runs",
+                   "min_s", "compile_s", "e2e_median_s", "device", "note")
+# Relative (norm-wise) tolerance of a lifted output against the C output:
+# the tensor program may sum in another order than the C loop.
+# Private memory one Python measurement may use (plan key memory_limit_gb).
+DEFAULT_MEMORY_LIMIT_GB = 8.0
+FLOAT_TOLERANCE = {"float16": 1e-2, "float32": 2e-3, "float64": 1e-8}
+
+
+class BenchError(Exception):
+    """A plan or bundle the runner cannot use."""
+
+
+# ----------------------------------------------------------------------------- output checks
+
+
+def compare_outputs(got: Any, want: np.ndarray) -> str | None:
+    """None when `got` matches the C output `want`, else why not."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.size != want.size:
+        return f"shape {got.shape} instead of {want.shape}"
+    got = got.reshape(want.shape)
+    if want.dtype.kind in "iub":
+        if not np.array_equal(got.astype(want.dtype), want):
+            wrong = int(np.count_nonzero(got.astype(want.dtype) != want))
+            return f"{wrong} of {want.size} integer elements differ"
+        return None
+    got = got.astype(np.float64)
+    ref = want.astype(np.float64)
+    if not np.array_equal(np.isnan(got), np.isnan(ref)):
+        return "NaN in different places"
+    finite = np.isfinite(ref) & np.isfinite(got)
+    if not np.array_equal(got[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)]):
+        return "infinities differ"
+    diff = float(np.linalg.norm(got[finite] - ref[finite]))
+    scale = float(np.linalg.norm(ref[finite]))
+    tolerance = FLOAT_TOLERANCE.get(str(want.dtype), 1e-6)
+    if diff > tolerance * max(scale, 1e-30) and diff > 1e-12:
+        return f"relative error {diff / max(scale, 1e-30):.3g} above {tolerance:g}"
+    return None
+
+
+def median_of(times: list[float]) -> float:
+    return float(statistics.median(times))
+
+
+# ----------------------------------------------------------------------------- CSV
+
+
+class RowWriter:
+    """Appends runtime rows to a CSV file, writing the header once and
+    flushing after every row."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.is_file() or path.stat().st_size == 0
+        self._file = open(path, "a", newline="")
+        self._writer = csv.DictWriter(self._file, fieldnames=RUNTIME_COLUMNS)
+        if fresh:
+            self._writer.writeheader()
+            self._file.flush()
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._writer.writerow({k: _cell(row.get(k)) for k in RUNTIME_COLUMNS})
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    return str(value).replace("\n", " ")[:300]
+
+
+# ----------------------------------------------------------------------------- child processes
+
+
+def _limit_memory(gigabytes: float):
+    """A preexec hook capping the child's private writable memory: a lifted
+    program with a huge intermediate must fail with MemoryError in its own
+    process, not push a shared machine into swap."""
+    def apply():
+        limit = int(gigabytes * 2**30)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    return apply
+
+
+def run_child(command: list[str], timeout_s: float, memory_gb: float | None = None
+              ) -> tuple[str, str, int | None]:
+    """(stdout, stderr, exit code or None on timeout); on timeout the child's
+    whole process group is killed so no stray worker keeps the CPU busy."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True,
+                               preexec_fn=_limit_memory(memory_gb) if memory_gb else None)
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+        return out, err, process.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = process.communicate()
+        return out, err, None
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+def _tail(text: str, lines: int = 2) -> str:
+    kept = [l for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(kept[-lines:])
+
+
+# ----------------------------------------------------------------------------- C variants
+
+
+def _cref():
+    sys.path.insert(0, str(SCRIPTS_DIR))
+    import cref  # noqa: PLC0415 (only the C side needs the manifest and compilers)
+
+    return cref
+
+
+def ensure_inputs(kernel: dict[str, Any], dataset: str, inputs_dir: Path) -> None:
+    if (inputs_dir / "meta.json").is_file():
+        return
+    cref = _cref()
+    cref.generate_inputs(cref.get_kernel(kernel["name"]), dataset, 0, inputs_dir)
+
+
+def run_c_variant(kernel: dict[str, Any], variant: str, dataset: str, inputs_dir: Path,
+                  out_dir: Path, repeat: int, timeout_s: float) -> dict[str, Any]:
+    """Builds and runs one C variant; the first call is the warm-up, the median
+    is over the `repeat` calls after it."""
+    cref = _cref()
+    row: dict[str, Any] = {"status": "error"}
+    try:
+        executable = cref.build(cref.get_kernel(kernel["name"]), dataset, variant)
+    except cref.CrefError as error:
+        row["note"] = f"compile: {_tail(str(error))}"
+        return row
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("*"):
+        stale.unlink()
+    out, err, code = run_child([str(executable), str(inputs_dir), str(out_dir), str(repeat + 1)],
+                               timeout_s)
+    if code is None:
+        return {"status": "timeout", "note": f"over {timeout_s:g} s"}
+    if code != 0:
+        row["note"] = f"exit {code}: {_tail(err)}"
+        return row
+    try:
+        timing = json.loads((out_dir / "timing.json").read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        row["note"] = f"no timing.json: {error}"
+        return row
+    times = [float(t) for t in timing["times_s"]]
+    timed = times[1:] if len(times) > 1 else times
+    return {"status": "ok", "median_s": median_of(timed), "min_s": min(timed), "runs": len(timed)}
+
+
+def load_outputs(directory: Path, names: list[str]) -> dict[str, np.ndarray] | None:
+    try:
+        return {n: np.load(directory / f"{n}.npy", allow_pickle=False) for n in names}
+    except (OSError, ValueError):
+        return None
+
+
+# ----------------------------------------------------------------------------- Python variants (child side)
+
+
+def _load_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise BenchError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_args(call: dict[str, Any], inputs_dir: Path) -> list[Any]:
+    args: list[Any] = []
+    for p in call["params"]:
+        if p["kind"] == "size":
+            args.append(int(p["value"]))
+            continue
+        value = np.load(inputs_dir / f"{p['name']}.npy", allow_pickle=False)
+        args.append(value[()] if p["kind"] == "scalar" else np.array(value, order="C", copy=True))
+    return args
+
+
+def _written_names(call: dict[str, Any]) -> list[str]:
+    return [p["name"] for p in call["params"] if p.get("written")]
+
+
+def _timed(fn, repeat: int, before=None) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def measure_numpy(call, module_path, inputs_dir, repeat, device):
+    module = _load_module(module_path, "bench_numpy_module")
+    fn = getattr(module, call["function"])
+    pristine = _load_args(call, inputs_dir)
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in pristine]
+    with np.errstate(all="ignore"):
+        returned = fn(*args)
+    outputs = _outputs_by_name(call, args, returned)
+
+    def restore():
+        for i, a in enumerate(pristine):
+            if isinstance(a, np.ndarray):
+                np.copyto(args[i], a)
+
+    with np.errstate(all="ignore"):
+        fn(*args)  # warm-up
+        times = _timed(lambda: fn(*args), repeat, restore)
+    return outputs, {"times": times}
+
+
+def _outputs_by_name(call, args, returned) -> dict[str, Any]:
+    outputs = {p["name"]: args[i] for i, p in enumerate(call["params"]) if p.get("written")}
+    if returned is not None:
+        outputs["return"] = returned
+    return outputs
+
+
+def measure_jax(call, module_path, inputs_dir, repeat, device):
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    target = jax.devices("gpu" if device == "cuda" else "cpu")[0]
+    module = _load_module(module_path, "bench_jax_module")
+    jitted = getattr(module, call["function"] + "_jit")
+    host = _load_args(call, inputs_dir)
+
+    def to_device(values):
+        return [jax.device_put(v, target) if not isinstance(v, int) else v for v in values]
+
+    args = to_device(host)
+    jax.block_until_ready(args)
+    start = time.perf_counter()
+    result = jax.block_until_ready(jitted(*args))
+    first = time.perf_counter() - start
+    written, returned = result
+    outputs = {n: np.asarray(v) for n, v in zip(_written_names(call), written)}
+    if returned is not None:
+        outputs["return"] = np.asarray(returned)
+    jax.block_until_ready(jitted(*args))  # warm-up
+    times = _timed(lambda: jax.block_until_ready(jitted(*args)), repeat)
+    stats = {"times": times, "compile_s": max(first - median_of(times), 0.0)}
+    if device == "cuda":
+        def end_to_end():
+            moved = to_device(host)
+            written, returned = jitted(*moved)
+            for value in written:
+                np.asarray(value)
+            if returned is not None:
+                np.asarray(returned)
+
+        stats["e2e_times"] = _timed(end_to_end, repeat)
+    return outputs, stats
+
+
+def _measure_torch(call, module_path, inputs_dir, repeat, device, compiled):
+    import torch
+
+    module = _load_module(module_path, "bench_torch_module")
+    fn = getattr(module, call["function"] + ("_compiled" if compiled else ""))
+    where = torch.device("cuda" if device == "cuda" else "cpu")
+    host = _load_args(call, inputs_dir)
+
+    def to_device(values):
+        return [torch.from_numpy(v).to(where) if isinstance(v, np.ndarray) else v
+                for v in values]
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    pristine = to_device(host)
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in pristine]
+    sync()
+    start = time.perf_counter()
+    with torch.no_grad():
+        returned = fn(*args)
+    sync()
+    first = time.perf_counter() - start
+    outputs = {n: v.cpu().numpy() for n, v in _outputs_by_name(call, args, None).items()}
+    if returned is not None:
+        outputs["return"] = returned.cpu().numpy() if isinstance(returned, torch.Tensor) else returned
+
+    def restore():
+        for i, a in enumerate(pristine):
+            if isinstance(a, torch.Tensor):
+                args[i].copy_(a)
+        sync()
+
+    def kernel():
+        with torch.no_grad():
+            fn(*args)
+        sync()
+
+    kernel()  # warm-up
+    times = _timed(kernel, repeat, restore)
+    stats = {"times": times}
+    if compiled:
+        stats["compile_s"] = max(first - median_of(times), 0.0)
+    if device == "cuda":
+        def end_to_end():
+            moved = to_device(host)
+            with torch.no_grad():
+                returned = fn(*moved)
+            for i, p in enumerate(call["params"]):
+                if p.get("written"):
+                    moved[i].cpu()
+            if isinstance(returned, torch.Tensor):
+                returned.cpu()
+
+        stats["e2e_times"] = _timed(end_to_end, repeat)
+    return outputs, stats
+
+
+def measure_pytorch(call, module_path, inputs_dir, repeat, device):
+    return _measure_torch(call, module_path, inputs_dir, repeat, device, compiled=False)
+
+
+def measure_torch_compile(call, module_path, inputs_dir, repeat, device):
+    return _measure_torch(call, module_path, inputs_dir, repeat, device, compiled=True)
+
+
+def measure_hlo(call, module_path, inputs_dir, repeat, device):
+    import jax
+    from jax._src.lib import xla_client
+    from jax.extend import backend as jax_backend
+
+    jax.config.update("jax_enable_x64", True)
+    backend = jax_backend.get_backend("gpu" if device == "cuda" else "cpu")
+    target = backend.devices()[0]
+    text = module_path.read_text()
+    start = time.perf_counter()
+    executable = backend.compile_and_load(text, xla_client.DeviceList((target,)),
+                                          xla_client.CompileOptions())
+    compile_s = time.perf_counter() - start
+    host = [a for a, p in zip(_load_args(call, inputs_dir), call["params"]) if p["kind"] != "size"]
+    buffers = [jax.device_put(np.asarray(a), target) for a in host]
+    results = executable.execute(buffers)
+    names = call["hlo_results"]
+    if len(results) != len(names):
+        raise BenchError(f"{len(results)} results for {len(names)} names")
+    outputs = {("return" if n == "__return__" else n): np.asarray(r) for n, r in zip(names, results)}
+
+    def kernel():
+        jax.block_until_ready(executable.execute(buffers))
+
+    kernel()  # warm-up
+    times = _timed(kernel, repeat)
+    stats = {"times": times, "compile_s": compile_s}
+    if device == "cuda":
+        def end_to_end():
+            moved = [jax.device_put(np.asarray(a), target) for a in host]
+            for r in executable.execute(moved):
+                np.asarray(r)
+
+        stats["e2e_times"] = _timed(end_to_end, repeat)
+    return outputs, stats
+
+
+MEASURE = {"numpy": measure_numpy, "jax": measure_jax, "pytorch": measure_pytorch,
+           "torch-compile": measure_torch_compile, "hlo": measure_hlo}
+MODULE_FILES = {"numpy": "numpy.py", "jax": "jax.py", "pytorch": "pytorch.py",
+                "torch-compile": "pytorch.py", "hlo": "hlo.mlir"}
+
+
+def measure_command(args: argparse.Namespace) -> int:
+    """Child side: one variant of one kernel; prints one JSON line."""
+    call = json.loads(Path(args.call).read_text())
+    reference = load_outputs(Path(args.reference), call["outputs"])
+    try:
+        if reference is None:
+            raise BenchError("no reference outputs")
+        outputs, stats = MEASURE[args.variant](call, Path(args.module), Path(args.inputs),
+                                               args.repeat, args.device)
+        for name in call["outputs"]:
+            if name not in outputs:
+                print(json.dumps({"status": "wrong-output", "note": f"no output {name}"}))
+                return 0
+            problem = compare_outputs(outputs[name], reference[name])
+            if problem is not None:
+                print(json.dumps({"status": "wrong-output", "note": f"{name}: {problem}"}))
+                return 0
+    except Exception as error:  # noqa: BLE001 (every failure is a recorded result)
+        trace = traceback.format_exc(limit=3).strip().splitlines()
+        print(json.dumps({"status": "error", "note": f"{type(error).__name__}: {error}"[:200],
+                          "trace": trace[-3:]}))
+        return 0
+    times = stats["times"]
+    result = {"status": "ok", "median_s": median_of(times), "min_s": min(times),
+              "runs": len(times), "compile_s": stats.get("compile_s")}
+    if "e2e_times" in stats:
+        result["e2e_median_s"] = median_of(stats["e2e_times"])
+    print(json.dumps(result))
+    return 0
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def resolve(plan_path: Path, path: str) -> Path:
+    return (plan_path.parent / path).resolve()
+
+
+def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, plan: dict,
+                       device: str) -> dict[str, Any]:
+    kernel_dir = resolve(plan_path, kernel["dir"])
+    module = kernel_dir / MODULE_FILES[variant]
+    if not module.is_file():
+        return {"status": "not-emitted", "note": f"no {module.name}"}
+    command = [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", variant,
+               "--call", str(kernel_dir / "call.json"), "--module", str(module),
+               "--inputs", str(resolve(plan_path, kernel["inputs"])),
+               "--reference", str(resolve(plan_path, kernel["reference"])),
+               "--repeat", str(plan["repeat"]), "--device", device]
+    out, err, code = run_child(command, float(plan["timeout_s"]),
+                               float(plan.get("memory_limit_gb", DEFAULT_MEMORY_LIMIT_GB)))
+    if code is None:
+        return {"status": "timeout", "note": f"over {plan['timeout_s']:g} s"}
+    result = _last_json(out)
+    if result is None:
+        return {"status": "error", "note": f"exit {code}: {_tail(err)}"}
+    result.pop("trace", None)
+    return result
+
+
+def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
+             device: str, quiet: bool) -> int:
+    try:
+        plan = json.loads(plan_path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise BenchError(f"{plan_path}: cannot read the plan: {error}") from None
+    writer = RowWriter(csv_path)
+    if device == "cuda" and not skip_python:
+        (csv_path.parent / "device.txt").write_text(gpu_name() + "\n")
+    variants = plan["variants"]
+    dataset = plan["dataset"]
+    suffix = "-cuda" if device == "cuda" else ""
+    total = len(plan["kernels"])
+    try:
+        for index, kernel in enumerate(plan["kernels"], 1):
+            inputs_dir = resolve(plan_path, kernel["inputs"])
+            reference_dir = resolve(plan_path, kernel["reference"])
+            base = {"kernel": kernel["name"], "suite": kernel["suite"], "dataset": dataset}
+            if not skip_c:
+                ensure_inputs(kernel, dataset, inputs_dir)
+                reference_found = False
+                for variant in (v for v in variants if v in C_VARIANTS):
+                    out_dir = resolve(plan_path, kernel["c_outputs"]) / variant
+                    row = run_c_variant(kernel, variant, dataset, inputs_dir, out_dir,
+                                        plan["repeat"], float(plan["timeout_s"]))
+                    if row["status"] == "ok":
+                        got = load_outputs(out_dir, kernel["outputs"])
+                        if not reference_found and got is not None:
+                            reference_dir.mkdir(parents=True, exist_ok=True)
+                            for name, value in got.items():
+                                np.save(reference_dir / f"{name}.npy", value)
+                            reference_found = True
+                        elif got is not None:
+                            reference = load_outputs(reference_dir, kernel["outputs"])
+                            for name in kernel["outputs"]:
+                                problem = compare_outputs(got[name], reference[name])
+                                if problem is not None:
+                                    row = {"status": "wrong-output", "note": f"{name}: {problem}"}
+                                    break
+                    writer.write({**base, "variant": variant, "device": "cpu", **row})
+                    _progress(quiet, index, total, kernel["name"], variant, row)
+            if skip_python:
+                continue
+            for variant in (v for v in variants if v in PY_VARIANTS):
+                row = run_python_variant(plan_path, kernel, variant, plan, device)
+                writer.write({**base, "variant": variant + suffix, "device": device, **row})
+                _progress(quiet, index, total, kernel["name"], variant + suffix, row)
+            if plan.get("cleanup"):
+                # LARGE inputs are big: keep the disk from filling over a full run.
+                for key in ("inputs", "reference", "c_outputs"):
+                    shutil.rmtree(resolve(plan_path, kernel[key]), ignore_errors=True)
+    finally:
+        writer.close()
+    return 0
+
+
+def gpu_name() -> str:
+    """The GPU model, for the merged summary."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    except Exception as error:  # noqa: BLE001 (a missing GPU is reported, not fatal here)
+        return f"unknown GPU ({type(error).__name__})"
+
+
+def _progress(quiet: bool, index: int, total: int, kernel: str, variant: str,
+              row: dict[str, Any]) -> None:
+    if quiet:
+        return
+    timing = f"{row['median_s']:.4g} s" if row.get("median_s") is not None else row.get("note", "")
+    print(f"[{index}/{total}] {kernel} {variant}: {row['status']} {timing}", file=sys.stderr,
+          flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_runner.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="time every kernel of a plan, append rows to a CSV")
+    run.add_argument("--plan", type=Path, required=True)
+    run.add_argument("--csv", type=Path, required=True)
+    run.add_argument("--skip-c", action="store_true", help="no C variants (bundle on a GPU box)")
+    run.add_argument("--skip-python", action="store_true", help="only inputs, C runs, references")
+    run.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    run.add_argument("--quiet", action="store_true")
+    measure = sub.add_parser("measure", help="(internal) one variant of one kernel")
+    measure.add_argument("--variant", choices=PY_VARIANTS, required=True)
+    measure.add_argument("--call", required=True)
+    measure.add_argument("--module", required=True)
+    measure.add_argument("--inputs", required=True)
+    measure.add_argument("--reference", required=True)
+    measure.add_argument("--repeat", type=int, default=5)
+    measure.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "measure":
+            return measure_command(args)
+        return run_plan(args.plan, args.csv, args.skip_c, args.skip_python, args.device,
+                        args.quiet)
+    except BenchError as error:
+        print(f"bench_runner: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+//! Turns a lifted program (TensIR text from `lift --json`) into what the
+//! runtime runner loads: one module per target and `call.json`, which says
+//! how to call the function (sizes at the dataset, which arrays it writes,
+//! the order of the StableHLO results).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::json;
+use tenslift_targets::{emit, parse_program, EmitOptions, Expr, ParamKind, Program, Stmt, Target};
+
+use super::manifest::ManifestKernel;
+use super::{write_text, BenchError};
+
+/// The file each target's module is written to (the runner reads the same names).
+pub fn module_file(target: Target) -> &'static str {
+    match target {
+        Target::Numpy => "numpy.py",
+        Target::Jax => "jax.py",
+        Target::Pytorch => "pytorch.py",
+        Target::Hlo => "hlo.mlir",
+    }
+}
+
+/// Number of operations (non-leaf expression nodes) in a program: the
+/// "program length" of TENSORIZE's Figure 10.
+pub fn program_ops(program: &Program) -> usize {
+    fn count(e: &Expr) -> usize {
+        let args = e.args();
+        if args.is_empty() {
+            0
+        } else {
+            1 + args.iter().map(count).sum::<usize>()
+        }
+    }
+    program
+        .body
+        .iter()
+        .map(|s| match s {
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
+                count(value)
+            }
+        })
+        .sum()
+}
+
+pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
+    parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
+}
+
+/// Writes the modules of `targets` and call.json into `dir`. Returns the
+/// targets that could not be emitted, with why (StableHLO needs every size).
+pub fn write_modules(
+    program: &Program,
+    kernel: &ManifestKernel,
+    dataset: &str,
+    targets: &[Target],
+    dir: &Path,
+) -> Result<Vec<(Target, String)>, BenchError> {
+    let sizes: BTreeMap<String, i64> = kernel.sizes.get(dataset).cloned().unwrap_or_default();
+    let mut params = Vec::new();
+    let mut hlo_results = Vec::new();
+    for p in &program.params {
+        let name = p.name.to_string();
+        let written = p.access().is_some_and(|a| a.is_written());
+        match &p.kind {
+            ParamKind::Size => {
+                let value = sizes.get(&name).ok_or_else(|| {
+                    BenchError::Usage(format!(
+                        "kernel {}: size `{name}` has no value at {dataset} in the manifest",
+                        kernel.name
+                    ))
+                })?;
+                params.push(json!({"name": name, "kind": "size", "value": value}));
+            }
+            ParamKind::Scalar(_) => params.push(json!({"name": name, "kind": "scalar"})),
+            ParamKind::Array { .. } => {
+                if written {
+                    hlo_results.push(name.clone());
+                }
+                params.push(json!({"name": name, "kind": "array", "written": written}));
+            }
+        }
+    }
+    if program.ret.is_some() {
+        hlo_results.push("__return__".to_string());
+    }
+    let call = json!({
+        "function": program.name.to_string(),
+        "outputs": kernel.outputs,
+        "params": params,
+        "hlo_results": hlo_results,
+    });
+    write_text(&dir.join("call.json"), &format!("{call:#}\n"))?;
+    let options = EmitOptions { sizes };
+    let mut failed = Vec::new();
+    for &target in targets {
+        match emit(program, target, &options) {
+            Ok(code) => write_text(&dir.join(module_file(target)), &code)?,
+            Err(e) => failed.push((target, e.to_string())),
+        }
+    }
+    Ok(failed)
+}

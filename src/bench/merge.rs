@@ -1,0 +1,219 @@
+//! `--merge DIR...` and `--import BUNDLE`: fold result directories (shards
+//! of one run, or a bundle measured on a GPU machine) into one, then
+//! rewrite run.json and summary.md. For the same kernel (lift.csv) or the
+//! same kernel, variant and dataset (runtime.csv) a later directory wins.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::csv::Table;
+use super::run::{finish, LIFT_COLUMNS};
+use super::summary::RunInfo;
+use super::BenchError;
+
+/// Columns runtime.csv always has (scripts/bench_runner.py writes them).
+pub const RUNTIME_COLUMNS: [&str; 12] = [
+    "kernel",
+    "suite",
+    "variant",
+    "dataset",
+    "median_s",
+    "status",
+    "runs",
+    "min_s",
+    "compile_s",
+    "e2e_median_s",
+    "device",
+    "note",
+];
+
+/// Rows of `tables` combined; rows with the same key keep the last one,
+/// in the place the first one had.
+pub fn combine(columns: &[&str], key: &[&str], tables: &[Table]) -> Table {
+    let mut merged = Table::new(columns);
+    for table in tables {
+        merged.append(table);
+    }
+    let mut index: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in merged.rows.drain(..) {
+        let k: Vec<String> = key
+            .iter()
+            .map(|c| {
+                columns
+                    .iter()
+                    .position(|h| h == c)
+                    .map(|i| row[i].clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        match index.get(&k) {
+            Some(&i) => rows[i] = row,
+            None => {
+                index.insert(k, rows.len());
+                rows.push(row);
+            }
+        }
+    }
+    merged.rows = rows;
+    merged
+}
+
+fn read_optional(path: &Path) -> Result<Option<Table>, BenchError> {
+    if path.is_file() {
+        Table::read(path).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn read_info(dir: &Path) -> Option<RunInfo> {
+    let text = std::fs::read_to_string(dir.join("run.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// One result directory's tables: lift.csv, and runtime rows from
+/// runtime.csv, or for a bundle c_runtime.csv plus results/runtime.csv.
+fn tables_of(dir: &Path) -> Result<(Option<Table>, Vec<Table>), BenchError> {
+    let lift = read_optional(&dir.join("lift.csv"))?;
+    let mut runtime = Vec::new();
+    for name in ["runtime.csv", "c_runtime.csv", "results/runtime.csv"] {
+        if let Some(t) = read_optional(&dir.join(name))? {
+            runtime.push(t);
+        }
+    }
+    Ok((lift, runtime))
+}
+
+/// Merges `inputs` into `out` (which may be one of them) and rewrites the
+/// summary. `command` is the merge command line.
+pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, BenchError> {
+    if inputs.is_empty() {
+        return Err(BenchError::Usage(
+            "--merge needs at least one directory".into(),
+        ));
+    }
+    let mut lifts = Vec::new();
+    let mut runtimes = Vec::new();
+    let mut info: Option<RunInfo> = None;
+    let mut merged_from = Vec::new();
+    for dir in inputs {
+        if !dir.is_dir() {
+            return Err(BenchError::Usage(format!(
+                "{}: not a directory",
+                dir.display()
+            )));
+        }
+        let (lift, runtime) = tables_of(dir)?;
+        if lift.is_none() && runtime.is_empty() {
+            return Err(BenchError::Usage(format!(
+                "{}: no lift.csv or runtime.csv: not a result directory",
+                dir.display()
+            )));
+        }
+        lifts.extend(lift);
+        runtimes.extend(runtime);
+        let part = read_info(dir).unwrap_or_default();
+        merged_from.push(format!("{} ({})", dir.display(), part.machine));
+        info = Some(match info {
+            None => part,
+            // Shards run side by side: the merged run took as long as the slowest.
+            Some(mut acc) => {
+                acc.lift_wall_s = acc.lift_wall_s.max(part.lift_wall_s);
+                acc.runtime_wall_s = acc.runtime_wall_s.max(part.runtime_wall_s);
+                acc.wall_s = acc.wall_s.max(part.wall_s);
+                if acc.dataset.is_empty() {
+                    acc.dataset = part.dataset;
+                }
+                acc
+            }
+        });
+    }
+    let mut info = info.unwrap_or_default();
+    info.command = format!("{}\n# merged by: {command}", info.command);
+    info.merged_from = merged_from;
+    std::fs::create_dir_all(out).map_err(BenchError::io(out))?;
+    let lift = combine(&LIFT_COLUMNS, &["kernel"], &lifts);
+    lift.write(&out.join("lift.csv"))?;
+    let runtime = combine(
+        &RUNTIME_COLUMNS,
+        &["kernel", "variant", "dataset"],
+        &runtimes,
+    );
+    runtime.write(&out.join("runtime.csv"))?;
+    let gpu = inputs
+        .iter()
+        .filter_map(|d| std::fs::read_to_string(d.join("results").join("device.txt")).ok())
+        .map(|t| t.trim().to_string())
+        .collect::<Vec<_>>();
+    if !gpu.is_empty() {
+        info.machine = format!("{}; GPU runs on: {}", info.machine, gpu.join(", "));
+    }
+    finish(
+        out,
+        &info,
+        &lift,
+        (!runtime.rows.is_empty()).then_some(&runtime),
+    )?;
+    Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::csv::parse;
+
+    #[test]
+    fn later_rows_replace_earlier_ones_with_the_same_key() {
+        let first = parse("kernel,variant,dataset,median_s\na,gcc,L,1\na,numpy,L,2\n").unwrap();
+        let second = parse("variant,kernel,dataset,median_s\nnumpy,a,L,3\njax,a,L,4\n").unwrap();
+        let merged = combine(
+            &["kernel", "variant", "dataset", "median_s"],
+            &["kernel", "variant", "dataset"],
+            &[first, second],
+        );
+        let cells: Vec<String> = merged.rows.iter().map(|r| r.join(" ")).collect();
+        assert_eq!(cells, vec!["a gcc L 1", "a numpy L 3", "a jax L 4"]);
+    }
+
+    #[test]
+    fn merging_two_shards_gives_one_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, out) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("m"),
+        );
+        for (d, kernel) in [(&a, "k1"), (&b, "k2")] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(
+                d.join("lift.csv"),
+                format!("kernel,suite,status,time_s\n{kernel},blas,lifted,0.5\n"),
+            )
+            .unwrap();
+            std::fs::write(
+                d.join("runtime.csv"),
+                format!(
+                    "kernel,suite,variant,dataset,median_s,status\n\
+                     {kernel},blas,gcc,MINI,4,ok\n{kernel},blas,numpy,MINI,1,ok\n"
+                ),
+            )
+            .unwrap();
+        }
+        merge(
+            &[a.as_path(), b.as_path()],
+            &out,
+            "tenslift bench --merge a b",
+        )
+        .unwrap();
+        let runtime = Table::read(&out.join("runtime.csv")).unwrap();
+        assert_eq!(runtime.rows.len(), 4);
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains("| blas | 2 | 2 | 100% |"), "{summary}");
+        assert!(
+            summary.contains("4.00× geomean** over 2 kernels"),
+            "{summary}"
+        );
+        assert!(merge(&[dir.path()], &out, "x").is_err(), "not a result dir");
+    }
+}

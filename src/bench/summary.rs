@@ -1,0 +1,381 @@
+//! summary.md: how the run was made, TENSORIZE Table 2 (lift rate and
+//! synthesis time per suite) and Figure 8 (per-kernel speedups against
+//! gcc -O3, geomeans per backend and for the best lifted backend).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::csv::Table;
+use super::stats::{
+    geomean_best, geomean_speedup, Times, BASELINE, LIFTED_VARIANTS, POLLY_VARIANTS,
+};
+
+/// How a run was made (run.json).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub command: String,
+    pub machine: String,
+    pub dataset: String,
+    /// UTC start, `YYYY-MM-DD HH:MM`.
+    pub started: String,
+    pub lift_wall_s: f64,
+    pub runtime_wall_s: f64,
+    pub wall_s: f64,
+    /// Other runs folded in by --merge / --import.
+    #[serde(default)]
+    pub merged_from: Vec<String>,
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) of a Unix time.
+pub fn utc_date(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    // Civil-from-days (proleptic Gregorian), as in Howard Hinnant's date algorithms.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        secs / 3600,
+        (secs % 3600) / 60
+    )
+}
+
+fn seconds(t: f64) -> String {
+    if t >= 100.0 {
+        format!("{t:.0}")
+    } else if t >= 1.0 {
+        format!("{t:.2}")
+    } else if t >= 0.001 {
+        format!("{t:.4}")
+    } else {
+        format!("{t:.3e}")
+    }
+}
+
+fn speedup(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}×")
+    } else if x >= 1.0 {
+        format!("{x:.2}×")
+    } else if x >= 0.001 {
+        format!("{x:.3}×")
+    } else {
+        format!("{x:.1e}×")
+    }
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    })
+}
+
+/// The lifted variants present in the run (CPU ones, then `-cuda` ones).
+fn lifted_variants(times: &Times) -> (Vec<String>, Vec<String>) {
+    let all = times.variants();
+    let cpu = all
+        .iter()
+        .filter(|v| LIFTED_VARIANTS.contains(&v.as_str()))
+        .cloned()
+        .collect();
+    let cuda = all
+        .iter()
+        .filter(|v| v.ends_with("-cuda"))
+        .cloned()
+        .collect();
+    (cpu, cuda)
+}
+
+/// The whole summary.md.
+pub fn render(info: &RunInfo, lift: &Table, runtime: Option<&Table>) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# tenslift bench: {} dataset\n", info.dataset);
+    let _ = writeln!(md, "```sh\n{}\n```\n", info.command);
+    let _ = writeln!(
+        md,
+        "Machine: {}. Started {} UTC. Wall time: {} s in all ({} s lifting, {} s runtime).",
+        info.machine,
+        info.started,
+        seconds(info.wall_s),
+        seconds(info.lift_wall_s),
+        seconds(info.runtime_wall_s)
+    );
+    if !info.merged_from.is_empty() {
+        let _ = writeln!(md, "\nMerged from: {}.", info.merged_from.join(", "));
+    }
+    render_lift(&mut md, lift);
+    match runtime {
+        Some(table) => render_runtime(&mut md, table),
+        None => md.push_str("\nNo runtime measured (`--no-runtime`).\n"),
+    }
+    md
+}
+
+fn render_lift(md: &mut String, lift: &Table) {
+    md.push_str("\n## Lifting (TENSORIZE Table 2)\n\n");
+    md.push_str(
+        "Time is the wall time of one `tenslift lift` process per kernel (extraction, spec, \
+         search, acceptance, emission), over the lifted kernels.\n\n",
+    );
+    md.push_str("| suite | kernels | lifted | lift rate | mean time (s) | median time (s) | max time (s) | timeouts |\n");
+    md.push_str("|---|---|---|---|---|---|---|---|\n");
+    let mut per_suite: BTreeMap<String, (usize, Vec<f64>, usize)> = BTreeMap::new();
+    for row in &lift.rows {
+        let entry = per_suite
+            .entry(lift.get(row, "suite").to_string())
+            .or_default();
+        entry.0 += 1;
+        match lift.get(row, "status") {
+            "lifted" => entry.1.push(lift.get(row, "time_s").parse().unwrap_or(0.0)),
+            "timeout" => entry.2 += 1,
+            _ => {}
+        }
+    }
+    let mut total = (0, Vec::new(), 0);
+    let line = |md: &mut String, name: &str, n: usize, times: &[f64], timeouts: usize| {
+        let mut sorted = times.to_vec();
+        let mean = if times.is_empty() {
+            "–".to_string()
+        } else {
+            seconds(times.iter().sum::<f64>() / times.len() as f64)
+        };
+        let med = median(&mut sorted).map(seconds).unwrap_or("–".into());
+        let max = sorted.last().copied().map(seconds).unwrap_or("–".into());
+        let _ = writeln!(
+            md,
+            "| {name} | {n} | {} | {:.0}% | {mean} | {med} | {max} | {timeouts} |",
+            times.len(),
+            100.0 * times.len() as f64 / n.max(1) as f64
+        );
+    };
+    for (suite, (n, times, timeouts)) in &per_suite {
+        line(md, suite, *n, times, *timeouts);
+        total.0 += n;
+        total.1.extend(times);
+        total.2 += timeouts;
+    }
+    line(md, "**all**", total.0, &total.1, total.2);
+}
+
+fn render_runtime(md: &mut String, table: &Table) {
+    let times = Times::from_table(table);
+    let (cpu, cuda) = lifted_variants(&times);
+    let cpu_refs: Vec<&str> = cpu.iter().map(String::as_str).collect();
+    md.push_str("\n## Runtime (TENSORIZE Figure 8)\n\n");
+    md.push_str(
+        "Median of the timed runs after a warm-up, each timed inside its process around the \
+         kernel alone; a lifted output is compared with the C output first and not timed when \
+         it differs. Speedup = gcc -O3 time / variant time. Best Polly = the faster of `polly` \
+         and `polly-parallel` per kernel. For `-cuda` variants, `median_s` is kernel-only and \
+         `e2e_median_s` (runtime.csv) includes the transfers.\n\n",
+    );
+    if let Some((g, n)) = geomean_best(&times, &cpu_refs, &[BASELINE]) {
+        let _ = writeln!(
+            md,
+            "- **Best lifted CPU backend per kernel vs gcc -O3: {} geomean** over {n} kernels.",
+            speedup(g)
+        );
+    }
+    if let Some((g, n)) = geomean_best(&times, &cpu_refs, &POLLY_VARIANTS) {
+        let _ = writeln!(
+            md,
+            "- **Best lifted CPU backend per kernel vs best Polly: {} geomean** over {n} kernels.",
+            speedup(g)
+        );
+    }
+    if let Some((g, n)) = geomean_best(&times, &POLLY_VARIANTS, &[BASELINE]) {
+        let _ = writeln!(
+            md,
+            "- Best Polly vs gcc -O3: {} geomean over {n} kernels.",
+            speedup(g)
+        );
+    }
+    if !cuda.is_empty() {
+        let cuda_refs: Vec<&str> = cuda.iter().map(String::as_str).collect();
+        if let Some((g, n)) = geomean_best(&times, &cuda_refs, &[BASELINE]) {
+            let _ = writeln!(
+                md,
+                "- Best lifted CUDA backend per kernel (kernel-only) vs gcc -O3: {} geomean over {n} kernels.",
+                speedup(g)
+            );
+        }
+    }
+    md.push_str("\n### Geomean speedup per backend vs gcc -O3\n\n");
+    md.push_str("| variant | kernels | geomean speedup | mean compile (s) |\n|---|---|---|---|\n");
+    let compile = mean_compile(table);
+    for variant in times.variants() {
+        if variant == BASELINE {
+            continue;
+        }
+        if let Some((g, n)) = geomean_speedup(&times, &variant, BASELINE) {
+            let c = compile
+                .get(&variant)
+                .map(|c| seconds(*c))
+                .unwrap_or("–".into());
+            let _ = writeln!(md, "| {variant} | {n} | {} | {c} |", speedup(g));
+        }
+    }
+    render_per_kernel(md, table, &times, &cpu_refs);
+    render_failures(md, table);
+}
+
+fn mean_compile(table: &Table) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for row in &table.rows {
+        if let Ok(c) = table.get(row, "compile_s").parse::<f64>() {
+            let e = sums
+                .entry(table.get(row, "variant").to_string())
+                .or_default();
+            e.0 += c;
+            e.1 += 1;
+        }
+    }
+    sums.into_iter()
+        .map(|(k, (s, n))| (k, s / n as f64))
+        .collect()
+}
+
+fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]) {
+    let variants = times.variants();
+    let mut status: BTreeMap<(String, String), String> = BTreeMap::new();
+    for row in &table.rows {
+        status.insert(
+            (
+                table.get(row, "kernel").into(),
+                table.get(row, "variant").into(),
+            ),
+            table.get(row, "status").into(),
+        );
+    }
+    md.push_str("\n### Per kernel: speedup vs gcc -O3\n\n");
+    let mut header = "| kernel | suite | gcc (s) |".to_string();
+    let mut rule = "|---|---|---|".to_string();
+    for v in variants.iter().filter(|v| v.as_str() != BASELINE) {
+        let _ = write!(header, " {v} |");
+        rule.push_str("---|");
+    }
+    header.push_str(" best lifted | vs gcc | vs best Polly |");
+    rule.push_str("---|---|---|");
+    let _ = writeln!(md, "{header}\n{rule}");
+    for kernel in times.by_kernel.keys() {
+        let suite = times.suite.get(kernel).map(String::as_str).unwrap_or("");
+        let gcc = times.get(kernel, BASELINE);
+        let mut line = format!(
+            "| {kernel} | {suite} | {} |",
+            gcc.map(seconds)
+                .unwrap_or_else(|| cell_status(&status, kernel, BASELINE))
+        );
+        for v in variants.iter().filter(|v| v.as_str() != BASELINE) {
+            let cell = match (gcc, times.get(kernel, v)) {
+                (Some(g), Some(t)) => speedup(g / t),
+                (None, Some(t)) => format!("{} s", seconds(t)),
+                _ => cell_status(&status, kernel, v),
+            };
+            let _ = write!(line, " {cell} |");
+        }
+        let best = times.best(kernel, cpu);
+        let polly = times.best(kernel, &POLLY_VARIANTS);
+        let _ = write!(
+            line,
+            " {} | {} | {} |",
+            best.map(|b| b.0).unwrap_or("–"),
+            match (gcc, best) {
+                (Some(g), Some(b)) => speedup(g / b.1),
+                _ => "–".into(),
+            },
+            match (polly, best) {
+                (Some(p), Some(b)) => speedup(p.1 / b.1),
+                _ => "–".into(),
+            }
+        );
+        let _ = writeln!(md, "{line}");
+    }
+}
+
+fn cell_status(status: &BTreeMap<(String, String), String>, kernel: &str, variant: &str) -> String {
+    status
+        .get(&(kernel.to_string(), variant.to_string()))
+        .cloned()
+        .unwrap_or_else(|| "–".to_string())
+}
+
+fn render_failures(md: &mut String, table: &Table) {
+    let failed: Vec<&Vec<String>> = table
+        .rows
+        .iter()
+        .filter(|r| table.get(r, "status") != "ok")
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    md.push_str("\n### Measurements that did not count\n\n| kernel | variant | status | note |\n|---|---|---|---|\n");
+    for row in failed {
+        let note = table.get(row, "note").replace('|', "\\|");
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {note} |",
+            table.get(row, "kernel"),
+            table.get(row, "variant"),
+            table.get(row, "status")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::csv::parse;
+
+    #[test]
+    fn dates_are_utc_calendar_dates() {
+        assert_eq!(utc_date(0), "1970-01-01 00:00");
+        assert_eq!(utc_date(951_782_400 + 3_661), "2000-02-29 01:01");
+        assert_eq!(utc_date(1_795_311_000), "2026-11-22 01:30");
+    }
+
+    #[test]
+    fn summary_has_table2_and_figure8_numbers() {
+        let lift = parse(
+            "kernel,suite,status,time_s\na,blas,lifted,1\nb,blas,timeout,70\nc,dsp,lifted,3\n",
+        )
+        .unwrap();
+        let runtime = parse(
+            "kernel,suite,variant,dataset,median_s,status,compile_s,note\n\
+             a,blas,gcc,L,8,ok,,\na,blas,polly,L,4,ok,,\na,blas,numpy,L,2,ok,,\n\
+             a,blas,jax,L,1,ok,0.5,\nc,dsp,gcc,L,3,ok,,\nc,dsp,numpy,L,,wrong-output,,x: off\n",
+        )
+        .unwrap();
+        let info = RunInfo {
+            command: "tenslift bench --suite all".into(),
+            dataset: "LARGE".into(),
+            ..RunInfo::default()
+        };
+        let md = render(&info, &lift, Some(&runtime));
+        assert!(md.contains("| blas | 2 | 1 | 50% | 1.00 |"), "{md}");
+        assert!(md.contains("| **all** | 3 | 2 | 67% |"), "{md}");
+        assert!(
+            md.contains("vs gcc -O3: 8.00× geomean** over 1 kernels"),
+            "{md}"
+        );
+        assert!(md.contains("vs best Polly: 4.00× geomean**"), "{md}");
+        assert!(md.contains("| jax | 1 | 8.00× | 0.5000 |"), "{md}");
+        assert!(md.contains("| c | numpy | wrong-output | x: off |"), "{md}");
+        assert!(md.contains("tenslift bench --suite all"));
+    }
+}

@@ -1,0 +1,121 @@
+"""The runtime runner of `tenslift bench` (scripts/bench_runner.py): output
+checks tolerate reassociation but catch wrong results, a wrong lifted module
+is recorded and not timed, a measurement over its timeout is killed and
+recorded as such, and a real kernel runs through every C variant."""
+
+import csv
+import importlib.util
+import json
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+
+
+def _load_runner():
+    spec = importlib.util.spec_from_file_location(
+        "bench_runner", REPO_ROOT / "scripts" / "bench_runner.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_runner"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+
+
+def test_float_outputs_tolerate_reordered_sums_but_not_wrong_values():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(10000).astype(np.float32)
+    sequential = np.float32(0)
+    for chunk in np.split(a, 100):
+        sequential = np.float32(sequential + chunk.sum(dtype=np.float32))
+    assert runner.compare_outputs(a.sum(dtype=np.float32), np.asarray(sequential)) is None
+    assert runner.compare_outputs(a * 1.01, a) is not None
+    assert runner.compare_outputs(a[:-1], a) is not None
+
+
+def test_integer_outputs_must_be_exact_and_nans_must_line_up():
+    ref = np.arange(6, dtype=np.int32).reshape(2, 3)
+    assert runner.compare_outputs(ref.copy(), ref) is None
+    wrong = ref.copy()
+    wrong[1, 2] += 1
+    assert "1 of 6" in runner.compare_outputs(wrong, ref)
+    floats = np.array([1.0, np.nan, 2.0])
+    assert runner.compare_outputs(floats.copy(), floats) is None
+    assert runner.compare_outputs(np.array([1.0, 0.0, 2.0]), floats) == "NaN in different places"
+
+
+def _kernel_dir(tmp_path, body):
+    kernel_dir = tmp_path / "k"
+    kernel_dir.mkdir()
+    (kernel_dir / "numpy.py").write_text(
+        "import numpy as np\nimport time\n\ndef scale(n, x, y):\n" + body)
+    call = {"function": "scale", "outputs": ["y"], "hlo_results": ["y"],
+            "params": [{"name": "n", "kind": "size", "value": 4},
+                       {"name": "x", "kind": "array", "written": False},
+                       {"name": "y", "kind": "array", "written": True}]}
+    (kernel_dir / "call.json").write_text(json.dumps(call))
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    np.save(inputs / "x.npy", np.arange(4.0))
+    np.save(inputs / "y.npy", np.zeros(4))
+    reference = tmp_path / "ref"
+    reference.mkdir()
+    np.save(reference / "y.npy", 2 * np.arange(4.0))
+    plan = {"dataset": "MINI", "repeat": 5, "timeout_s": 8, "variants": ["numpy"],
+            "cleanup": False,
+            "kernels": [{"name": "scale", "suite": "t", "dir": "k", "inputs": "inputs",
+                         "reference": "ref", "c_outputs": "c", "outputs": ["y"]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    return tmp_path / "plan.json"
+
+
+def _rows(tmp_path, plan):
+    out = tmp_path / "runtime.csv"
+    assert runner.main(["run", "--plan", str(plan), "--csv", str(out), "--skip-c", "--quiet"]) == 0
+    with open(out, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_correct_module_is_timed(tmp_path):
+    rows = _rows(tmp_path, _kernel_dir(tmp_path, "    y[...] = 2 * x\n"))
+    assert [(r["variant"], r["status"], r["runs"]) for r in rows] == [("numpy", "ok", "5")]
+    assert float(rows[0]["median_s"]) > 0
+
+
+def test_a_wrong_module_is_recorded_and_not_timed(tmp_path):
+    rows = _rows(tmp_path, _kernel_dir(tmp_path, "    y[...] = 3 * x\n"))
+    assert rows[0]["status"] == "wrong-output"
+    assert rows[0]["median_s"] == ""
+    assert "relative error" in rows[0]["note"]
+
+
+def test_a_measurement_over_its_timeout_is_killed(tmp_path):
+    plan = _kernel_dir(tmp_path, "    time.sleep(30)\n    y[...] = 2 * x\n")
+    start = time.monotonic()
+    rows = _rows(tmp_path, plan)
+    assert time.monotonic() - start < 25
+    assert rows[0]["status"] == "timeout"
+
+
+def test_c_variants_of_a_real_kernel_give_the_reference(tmp_path):
+    plan = {"dataset": "MINI", "repeat": 3, "timeout_s": 60, "cleanup": False,
+            "variants": ["gcc", "clang", "polly", "polly-parallel"],
+            "kernels": [{"name": "dot", "suite": "blas", "dir": "k", "inputs": "in",
+                         "reference": "ref", "c_outputs": "c", "outputs": ["return"]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    out = tmp_path / "runtime.csv"
+    assert runner.main(["run", "--plan", str(tmp_path / "plan.json"), "--csv", str(out),
+                        "--skip-python", "--quiet"]) == 0
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["variant"] for r in rows] == ["gcc", "clang", "polly", "polly-parallel"]
+    assert all(r["status"] == "ok" and r["runs"] == "3" for r in rows), rows
+    x = np.load(tmp_path / "in" / "x.npy")
+    y = np.load(tmp_path / "in" / "y.npy")
+    got = np.load(tmp_path / "ref" / "return.npy")
+    assert got == pytest.approx(float(np.dot(x.astype(np.float64), y)), rel=1e-4)
