@@ -33,13 +33,15 @@ pub fn program_ops(program: &Program) -> usize {
             1 + args.iter().map(count).sum::<usize>()
         }
     }
+    // A kept loop counts as one operation besides its body's.
     program
-        .body
-        .iter()
+        .statements()
+        .into_iter()
         .map(|s| match s {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 count(value)
             }
+            Stmt::Loop { .. } => 1,
         })
         .sum()
 }

@@ -214,7 +214,9 @@ fn lift_all(
         let mut status = outcome.status.clone();
         let mut message = outcome.message.clone();
         let mut ops = String::new();
-        if let (Some(text), "lifted") = (&outcome.program, status.as_str()) {
+        // A partial lift that returns a program is complete (it keeps the
+        // loops carrying dependencies) and is timed like a whole one.
+        if let (Some(text), "lifted" | "partial") = (&outcome.program, status.as_str()) {
             let dir = config.out.join("kernels").join(&kernel.name);
             match parse(&kernel.name, text) {
                 Ok(program) => {
