@@ -332,7 +332,7 @@ impl Extraction {
     /// the library then finds as a leaf.
     fn with_input_layout(self) -> Extraction {
         let rank = self.hole.shape().len();
-        if rank < 2 || rank > 4 {
+        if !(2..=4).contains(&rank) {
             return self;
         }
         let sample: Vec<(Vec<usize>, Vec<Symbol>)> = self

@@ -385,7 +385,11 @@ impl TargetTraits {
                 kind: ReduceKind::Max | ReduceKind::Min,
                 ..
             } => self.extrema,
-            Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv) => self.division,
+            // Dividing by a literal only makes a rational coefficient
+            // (`1.0 / 2.0` builds constants like 2.5).
+            Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv) => {
+                self.division || matches!(e.args().get(1).map(Expr::op), Some(Op::Lit(_)))
+            }
             _ => true,
         }
     }
