@@ -182,6 +182,9 @@ impl Search<'_> {
                 return Ok(best);
             }
         }
+        if let Some(found) = self.power(target, dtype, depth, limit(&best))? {
+            consider(&mut best, found);
+        }
         if let Some(found) = self.contraction(target, dtype, depth, limit(&best))? {
             consider(&mut best, found);
             if self.first {
