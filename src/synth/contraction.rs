@@ -332,7 +332,7 @@ impl Extraction {
     /// the library then finds as a leaf.
     fn with_input_layout(self) -> Extraction {
         let rank = self.hole.shape().len();
-        if rank < 2 || rank > 4 {
+        if !(2..=4).contains(&rank) {
             return self;
         }
         let sample: Vec<(Vec<usize>, Vec<Symbol>)> = self
@@ -610,6 +610,70 @@ impl Search<'_> {
     }
 }
 
+/// For a target whose every element is one monomial with every exponent a
+/// multiple of `k` (the largest such `k` ≤ 5, at least 2), its `k`-th root
+/// and `k`: `x**4` is `(x)` multiplied four times.
+pub fn monomial_root(target: &Tensor) -> Option<(Tensor, u32)> {
+    let mut gcd = 0i32;
+    for e in target.elems() {
+        let [term] = e.terms() else { return None };
+        if !term.coeff.is_one() {
+            return None;
+        }
+        for (_, exp) in term.mono.factors() {
+            if *exp <= 0 {
+                return None;
+            }
+            gcd = num_integer::Integer::gcd(&gcd, exp);
+        }
+    }
+    let k = (2..=5).rev().find(|k| gcd % k == 0)?;
+    let root = target.map(|e| {
+        let term = &e.terms()[0];
+        let factors = term
+            .mono
+            .factors()
+            .iter()
+            .map(|(a, x)| (a.clone(), x / k))
+            .collect();
+        crate::algebra::Mono::from_factors(factors).to_expr()
+    });
+    Some((root, k as u32))
+}
+
+impl Search<'_> {
+    /// `?h * ?h * … * ?h` for a target that is a power of a monomial
+    /// tensor (`A*A*A*A*A`), the hole its root.
+    pub fn power(
+        &self,
+        target: &Tensor,
+        dtype: DType,
+        depth: u32,
+        bound: f64,
+    ) -> Result<Option<Found>, Timeout> {
+        let Some((root, k)) = monomial_root(target).filter(|_| depth > 0) else {
+            return Ok(None);
+        };
+        let step = target.len() as f64 * f64::from(k - 1);
+        self.stats.pattern_match();
+        let Some(h) = self.solve(&root, dtype, depth - 1, bound - step)? else {
+            self.stats.backtrack();
+            return Ok(None);
+        };
+        let mut expr = h.expr.clone();
+        for _ in 1..k {
+            match Expr::binary(BinaryOp::Mul, expr, h.expr.clone()) {
+                Ok(e) => expr = e,
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(Found {
+            expr,
+            cost: h.cost + step,
+        }))
+    }
+}
+
 /// How many products each target element sums (at least 1).
 fn contracted_len(extraction: &Extraction) -> f64 {
     let summed = extraction
@@ -722,6 +786,23 @@ mod tests {
         let found = Extraction::solve(&target, &a).expect("solved");
         assert_eq!(found.roles[0], AxisRole::Fixed(1));
         assert_eq!(found.hole, c);
+    }
+
+    #[test]
+    fn a_fifth_power_has_its_base_as_root() {
+        let a = Tensor::of_symbols("A", &[2, 2], false);
+        let fifth = a.map(|e| e.pow(5).expect("pow"));
+        assert_eq!(monomial_root(&fifth), Some((a.clone(), 5)));
+        let square_of_product = a.map(|e| e.mul(e).mul(&sym("x").mul(&sym("x"))));
+        let (root, k) = monomial_root(&square_of_product).expect("a square");
+        assert_eq!(k, 2);
+        assert_eq!(root, a.map(|e| e.mul(&sym("x"))));
+        // A sum is no monomial power.
+        assert!(monomial_root(&a.map(|e| e.add(&V::one()))).is_none());
+    }
+
+    fn sym(name: &str) -> V {
+        V::symbol(&Symbol::scalar(name))
     }
 
     #[test]

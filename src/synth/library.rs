@@ -143,16 +143,16 @@ impl Library {
             .collect();
         let is_widest =
             |s: &Stub, name: String| widest.get(&(name, s.expr.dtype())) == Some(&s.vars.len());
-        // Column counts the other arrays' widest reads span: a view of the
+        // Extents the other arrays' widest reads span: a view of the
         // whole-read array with one of them is a candidate store region.
         let spans: Vec<(String, usize)> = self
             .stubs
             .iter()
             .filter_map(|s| {
                 let name = array_of(s)?;
-                let last = s.value.shape().last().copied()?;
-                is_widest(s, name.clone()).then_some((name, last))
+                is_widest(s, name.clone()).then_some((name, s.value.shape().to_vec()))
             })
+            .flat_map(|(name, shape)| shape.into_iter().map(move |e| (name.clone(), e)))
             .collect();
         let kept: Vec<Stub> = self
             .stubs
@@ -399,7 +399,11 @@ impl TargetTraits {
                 kind: ReduceKind::Max | ReduceKind::Min,
                 ..
             } => self.extrema,
-            Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv) => self.division,
+            // Dividing by a literal only makes a rational coefficient
+            // (`1.0 / 2.0` builds constants like 2.5).
+            Op::Binary(BinaryOp::Div | BinaryOp::TruncDiv) => {
+                self.division || matches!(e.args().get(1).map(Expr::op), Some(Op::Lit(_)))
+            }
             _ => true,
         }
     }

@@ -451,6 +451,11 @@ impl Search<'_> {
             Ok(None) => {}
             Err(Timeout) => return self.at_deadline(best),
         }
+        match self.power(target, dtype, depth, limit(&best)) {
+            Ok(Some(found)) => consider(&mut best, found),
+            Ok(None) => {}
+            Err(Timeout) => return self.at_deadline(best),
+        }
         match self.contraction(target, dtype, depth, limit(&best)) {
             Ok(Some(found)) => {
                 consider(&mut best, found);
