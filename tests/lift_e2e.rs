@@ -3,12 +3,12 @@
 //! matches the compiled C, refusals and timeouts are reported as such and
 //! never leave an output file.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+mod lift_common;
+use lift_common::{numpy_matches_compiled_c, ROOT};
 
 fn lift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tenslift"))
@@ -19,11 +19,6 @@ fn lift(args: &[&str]) -> Output {
         .expect("run tenslift")
 }
 
-fn python() -> PathBuf {
-    std::env::var_os("TENSLIFT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join(".venv/bin/python"))
-}
 
 /// Lifts `file` with `--json` and returns the per-kernel records.
 fn lift_json(file: &str, extra: &[&str]) -> (Output, Vec<Value>) {
@@ -126,98 +121,7 @@ fn json_records_carry_program_cost_and_stats() {
 /// Runs the emitted NumPy on the C driver's inputs and compares every
 /// output with what the compiled C wrote.
 fn numpy_matches_c(manifest_kernel: &str, file: &str) {
-    let py = python();
-    assert!(
-        py.exists(),
-        "set TENSLIFT_PYTHON: {} not found",
-        py.display()
-    );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let module = dir.path().join("lifted.py");
-    let out = lift(&[
-        file,
-        "--target",
-        "numpy",
-        "-o",
-        module.to_str().unwrap(),
-        "--timeout",
-        "90",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let inputs = dir.path().join("in");
-    let outputs = dir.path().join("out");
-    for (step, extra) in [
-        ("inputs", vec!["--out", inputs.to_str().unwrap()]),
-        (
-            "run",
-            vec![
-                "--inputs",
-                inputs.to_str().unwrap(),
-                "--out",
-                outputs.to_str().unwrap(),
-            ],
-        ),
-    ] {
-        let status = Command::new(&py)
-            .arg("scripts/cref.py")
-            .arg(step)
-            .args(["--kernel", manifest_kernel, "--dataset", "MINI"])
-            .args(&extra)
-            .current_dir(ROOT)
-            .output()
-            .expect("run cref.py");
-        assert!(
-            status.status.success(),
-            "cref {step}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
-    }
-    let check = r##"
-import importlib.util, inspect, json, sys, pathlib
-import numpy as np
-module_path, inputs, outputs = map(pathlib.Path, sys.argv[1:4])
-spec = importlib.util.spec_from_file_location("lifted", module_path)
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-sizes = json.loads((inputs / "meta.json").read_text())["sizes"]
-name = [l.split(":", 1)[1].strip() for l in module_path.read_text().splitlines() if l.startswith("# function:")][0]
-fn = getattr(mod, name)
-args = {}
-for py_name in inspect.signature(fn).parameters:
-    # The emitter renames C parameters that shadow Python names (`np` -> `np_`).
-    name = py_name if py_name in sizes or (inputs / f"{py_name}.npy").exists() else py_name.rstrip("_")
-    args[name] = sizes[name] if name in sizes else np.load(inputs / f"{name}.npy")
-result = fn(*args.values())
-checked = 0
-for expected in sorted(outputs.glob("*.npy")):
-    want = np.load(expected)
-    got = np.asarray(result) if expected.stem == "return" else args[expected.stem]
-    tol = 1e-4 if want.dtype == np.float32 else 1e-9
-    if want.dtype.kind == "f":
-        assert np.allclose(got.reshape(want.shape), want, rtol=tol, atol=tol), expected.stem
-    else:
-        assert np.array_equal(got.reshape(want.shape), want), expected.stem
-    checked += 1
-assert checked > 0
-print("checked", checked)
-"##;
-    let run = Command::new(&py)
-        .args(["-c", check])
-        .arg(&module)
-        .arg(&inputs)
-        .arg(&outputs)
-        .output()
-        .expect("run python");
-    assert!(
-        run.status.success(),
-        "{file}: NumPy differs from C:\n{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    numpy_matches_compiled_c(manifest_kernel, file, &[]);
 }
 
 #[test]

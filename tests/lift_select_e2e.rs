@@ -5,12 +5,12 @@
 //! program's NumPy runs on the C driver's inputs and must write exactly
 //! what the gcc-compiled C wrote.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+mod lift_common;
+use lift_common::ROOT;
 
 fn tenslift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tenslift"))
@@ -21,11 +21,6 @@ fn tenslift(args: &[&str]) -> Output {
         .expect("run tenslift")
 }
 
-fn python() -> PathBuf {
-    std::env::var_os("TENSLIFT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join(".venv/bin/python"))
-}
 
 /// The lifted program's TensIR text (failing the test when not lifted).
 fn lifted_program(file: &str) -> String {
@@ -40,100 +35,12 @@ fn lifted_program(file: &str) -> String {
     record["program"].as_str().unwrap_or_default().to_string()
 }
 
-const COMPARE: &str = r##"
-import importlib.util, inspect, json, sys, pathlib
-import numpy as np
-module_path, inputs, outputs = map(pathlib.Path, sys.argv[1:4])
-spec = importlib.util.spec_from_file_location("lifted", module_path)
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
-sizes = json.loads((inputs / "meta.json").read_text())["sizes"]
-name = [l.split(":", 1)[1].strip() for l in module_path.read_text().splitlines() if l.startswith("# function:")][0]
-fn = getattr(mod, name)
-args = {p: sizes[p] if p in sizes else np.load(inputs / f"{p}.npy") for p in inspect.signature(fn).parameters}
-result = fn(*args.values())
-checked = 0
-for expected in sorted(outputs.glob("*.npy")):
-    want = np.load(expected)
-    got = np.asarray(result) if expected.stem == "return" else args[expected.stem]
-    if want.dtype.kind == "f":
-        assert np.allclose(got.reshape(want.shape), want, rtol=1e-9, atol=1e-9), expected.stem
-    else:
-        assert np.array_equal(got.reshape(want.shape), want), expected.stem
-    checked += 1
-assert checked > 0
-print("checked", checked)
-"##;
-
-/// Lifts `file` to NumPy, runs it on the inputs the C driver generated for
-/// `kernel` and compares each output with the compiled C's. `lift_args`
-/// pass the driver's dataset macros to the lift, for kernels whose extents
-/// are macros.
 fn numpy_matches_compiled_c_with(kernel: &str, file: &str, lift_args: &[&str]) {
-    let py = python();
-    assert!(
-        py.exists(),
-        "set TENSLIFT_PYTHON: {} not found",
-        py.display()
-    );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let module = dir.path().join("lifted.py");
-    let module_arg = module.to_str().expect("utf-8 temp path");
-    let mut args = vec![
-        file,
-        "--target",
-        "numpy",
-        "-o",
-        module_arg,
-        "--timeout",
-        "120",
-    ];
-    args.extend_from_slice(lift_args);
-    let out = tenslift(&args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{file}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let inputs = dir.path().join("in");
-    let outputs = dir.path().join("out");
-    let (inputs_arg, outputs_arg) = (
-        inputs.to_str().expect("utf-8 temp path"),
-        outputs.to_str().expect("utf-8 temp path"),
-    );
-    for (step, extra) in [
-        ("inputs", vec!["--out", inputs_arg]),
-        ("run", vec!["--inputs", inputs_arg, "--out", outputs_arg]),
-    ] {
-        let run = Command::new(&py)
-            .arg("scripts/cref.py")
-            .arg(step)
-            .args(["--kernel", kernel, "--dataset", "MINI"])
-            .args(&extra)
-            .current_dir(ROOT)
-            .output()
-            .expect("run cref.py");
-        assert!(
-            run.status.success(),
-            "cref {step} {kernel}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-    }
-    let run = Command::new(&py)
-        .args(["-c", COMPARE])
-        .args([module_arg, inputs_arg, outputs_arg])
-        .output()
-        .expect("run python");
-    assert!(
-        run.status.success(),
-        "{file}: NumPy differs from C:\n{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    lift_common::numpy_matches_compiled_c(kernel, file, lift_args);
 }
 
 fn numpy_matches_compiled_c(kernel: &str, file: &str) {
-    numpy_matches_compiled_c_with(kernel, file, &[]);
+    lift_common::numpy_matches_compiled_c(kernel, file, &[]);
 }
 
 /// `C[i][j]` updated for `j <= i` only: one formula per triangle, and the
