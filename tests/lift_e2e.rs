@@ -19,7 +19,6 @@ fn lift(args: &[&str]) -> Output {
         .expect("run tenslift")
 }
 
-
 /// Lifts `file` with `--json` and returns the per-kernel records.
 fn lift_json(file: &str, extra: &[&str]) -> (Output, Vec<Value>) {
     let mut args = vec![file, "--target", "numpy", "--json", "--timeout", "90"];

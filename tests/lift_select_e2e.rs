@@ -21,7 +21,6 @@ fn tenslift(args: &[&str]) -> Output {
         .expect("run tenslift")
 }
 
-
 /// The lifted program's TensIR text (failing the test when not lifted).
 fn lifted_program(file: &str) -> String {
     let out = tenslift(&[file, "--target", "numpy", "--json", "--timeout", "120"]);

@@ -860,8 +860,8 @@ pub fn triangle_leaves(params: &[Param], target: &Tensor) -> Vec<Expr> {
 mod tests {
     use super::*;
     use crate::spec::Sizes;
-    use crate::synth::library::{Evaluator, Library};
     use crate::synth::cost::CostModel;
+    use crate::synth::library::{Evaluator, Library};
     use crate::synth::search::{Counters, Reductions};
     use std::time::Duration;
     use tenslift_targets::{print_expr, Access, Dim};
@@ -893,15 +893,8 @@ mod tests {
             .into_iter()
             .chain(triangle_leaves(&params, target))
             .collect();
-        let library = Library::build(
-            &mut evaluator,
-            leaves,
-            &sizes,
-            deadline,
-            20_000,
-            target,
-        )
-        .ok()?;
+        let library =
+            Library::build(&mut evaluator, leaves, &sizes, deadline, 20_000, target).ok()?;
         let reductions = Reductions::build(&library, target.shape(), deadline);
         let model = CostModel::Analytic;
         let search = Search {
