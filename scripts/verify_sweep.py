@@ -19,6 +19,7 @@ import subprocess
 import time
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,8 @@ def main() -> None:
     parser.add_argument("--kernel", action="append", default=[])
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="kernels verified at once (each is its own process)")
     args = parser.parse_args()
     out = args.out or ROOT / "results" / f"verification-{time.strftime('%Y-%m-%d')}.md"
     kernels = tomllib.loads((ROOT / "benchmarks/manifest.toml").read_text())["kernel"]
@@ -75,12 +78,16 @@ def main() -> None:
         kernels = [k for k in kernels if k["name"] in args.kernel]
     if args.limit:
         kernels = kernels[: args.limit]
-    rows = []
-    for k in kernels:
+    def one(k: dict) -> tuple[dict, dict]:
         r = verify(args.bin, k, args.timeout, args.targets)
         print(f"{k['name']}: bounded {r['bounded']}, unbounded {r['unbounded']}, "
               f"differential {r['differential']} ({r['time']:.1f} s)", flush=True)
-        rows.append((k, r))
+        return k, r
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(one, kernels))
+    wall = time.monotonic() - started
 
     count = {c: Counter(r[c] for _, r in rows) for c in ("bounded", "unbounded", "differential")}
     failed = [k["name"] for k, r in rows if r["exit"] == 6]
@@ -90,6 +97,7 @@ def main() -> None:
                + "".join(f" --suite {s}" for s in args.suite)
                + "".join(f" --kernel {s}" for s in args.kernel)
                + (f" --limit {args.limit}" if args.limit else "")
+               + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
                + f" --out {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     lines = [
         f"# Verification sweep over the manifest ({time.strftime('%Y-%m-%d')})",
@@ -108,7 +116,8 @@ def main() -> None:
         "",
         "## Totals",
         "",
-        f"{len(rows)} kernels, {not_lifted} not lifted (no check runs on those).",
+        f"{len(rows)} kernels, {not_lifted} not lifted (no check runs on those); "
+        f"wall time {wall:.0f} s with {args.jobs} job(s).",
         "",
         "| check | " + " | ".join(["pass/proved", "fail", "unknown/skipped", "not run"]) + " |",
         "|---|---|---|---|---|",
