@@ -314,8 +314,9 @@ impl Library {
                         .chain(binary_stubs(b, a, &divisors))
                     {
                         // Products of products are contraction sketches, solved
-                        // by coefficient extraction instead of enumerated.
-                        if is_contraction(&c) {
+                        // by coefficient extraction instead of enumerated —
+                        // except over whole arrays, which region sketches need.
+                        if is_contraction(&c) && !c.args().iter().all(is_whole_array) {
                             continue;
                         }
                         add(&mut lib, c, 2)?;
@@ -413,6 +414,20 @@ impl TargetTraits {
 fn reads_a_size(e: &Expr) -> bool {
     matches!(e.op(), Op::Cast(_)) && matches!(e.args().first().map(Expr::op), Some(Op::Var(_)))
         || e.args().iter().any(reads_a_size)
+}
+
+/// A whole array, possibly transposed, masked to a triangle or made
+/// symmetric from one: products of these are few (no views multiply them)
+/// and region sketches need them as stubs, since they scan the library on
+/// one triangle instead of solving contraction holes.
+fn is_whole_array(e: &Expr) -> bool {
+    match e.op() {
+        Op::Var(_) => true,
+        Op::Transpose(_) | Op::Tril(_) | Op::Triu(_) | Op::Binary(BinaryOp::Add) => {
+            e.args().iter().all(is_whole_array)
+        }
+        _ => false,
+    }
 }
 
 /// Whether `e` is a contraction (matmul, outer product, einsum).

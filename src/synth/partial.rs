@@ -992,10 +992,14 @@ impl Outcome {
     }
 }
 
-/// Lifts `kernel` whole, or with loops kept. A kernel whose top-level loop
-/// carries a dependency (a time loop, a solver's row loop) has no
-/// loop-free form, so partial lifting goes first there and the whole
-/// search only runs when it fails; otherwise the whole search goes first.
+/// Share of the timeout a whole lift gets before partial lifting, for a
+/// kernel whose top-level loop carries a dependency.
+const WHOLE_SHARE_WHEN_CARRIED: f64 = 0.3;
+
+/// Lifts `kernel` whole, or with loops kept. The whole search goes first;
+/// where the top-level loop carries a dependency (a time loop, a solver's
+/// row loop) it gets only a share of the time, as a loop-free form is rare
+/// there, and partial lifting the rest.
 pub fn lift_whole_or_partially(kernel: &Kernel, options: &SynthOptions) -> Outcome {
     if !any_loop_carries(&kernel.body, &mut Vec::new()) {
         return Outcome {
@@ -1008,17 +1012,29 @@ pub fn lift_whole_or_partially(kernel: &Kernel, options: &SynthOptions) -> Outco
         .iter()
         .any(|s| matches!(s, CStmt::Loop(l) if carries_dependency(l, &[])));
     if carried_at_top {
-        let partial = lift_partially(kernel, options);
-        if partial.is_ok() {
+        // A loop carrying a dependency does not rule out a whole lift (trmm's
+        // row loop reads rows it has not written yet: one matmul), so the
+        // whole kernel gets a share of the time first; partial lifting, which
+        // usually succeeds here, gets the rest.
+        let start = Instant::now();
+        let first_try = SynthOptions {
+            timeout: options.timeout.mul_f64(WHOLE_SHARE_WHEN_CARRIED),
+            ..options.clone()
+        };
+        let whole = lift_kernel(kernel, &first_try);
+        if whole.program.is_some() {
             return Outcome {
-                whole: None,
-                partial,
+                whole: Some(whole),
+                partial: Err(PartialError::NotTried),
             };
         }
-        let whole = lift_kernel(kernel, options);
+        let rest = SynthOptions {
+            timeout: options.timeout.saturating_sub(start.elapsed()),
+            ..options.clone()
+        };
         return Outcome {
+            partial: lift_partially(kernel, &rest),
             whole: Some(whole),
-            partial,
         };
     }
     let whole = lift_kernel(kernel, options);
