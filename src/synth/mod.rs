@@ -262,12 +262,27 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
             while !pending.is_empty() {
                 let mut progress = false;
                 let mut still = Vec::new();
+                let mut outputs_left = pending.len() as u32;
                 for out in pending {
+                    // Best mode shares the time among the outputs still to
+                    // solve: branch-and-bound on one output must not starve
+                    // the next. Past its share an output keeps the cheapest
+                    // program found, or, with none yet, is searched again
+                    // for a first one in the time left.
+                    let output_deadline = if options.first {
+                        deadline
+                    } else {
+                        let now = Instant::now();
+                        // A tenth stays for the acceptance check and retries.
+                        let left = deadline.saturating_duration_since(now).mul_f64(0.9);
+                        now + left / outputs_left.max(1)
+                    };
+                    outputs_left = outputs_left.saturating_sub(1);
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
                     let views = |name: &str| search_views(kernel, name);
                     let library_start = Instant::now();
                     let library_deadline = library_start
-                        + deadline
+                        + output_deadline
                             .saturating_duration_since(library_start)
                             .mul_f64(LIBRARY_SHARE);
                     let mut library = Library::build(
@@ -311,20 +326,31 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             continue;
                         };
                         let target = target.map(canonical_extrema);
-                        let reductions = Reductions::build(&library, target.shape(), deadline);
-                        let search = Search {
-                            library: &library,
-                            reductions: &reductions,
-                            model: &options.model,
-                            sizes: &sizes,
-                            deadline,
-                            first: options.first,
-                            stats: Counters::default(),
-                            banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
-                            top_depth: options.depth,
+                        let reductions =
+                            Reductions::build(&library, target.shape(), output_deadline);
+                        let search_with = |deadline: Instant, first: bool| {
+                            let search = Search {
+                                library: &library,
+                                reductions: &reductions,
+                                model: &options.model,
+                                sizes: &sizes,
+                                deadline,
+                                first,
+                                stats: Counters::default(),
+                                banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                                top_depth: options.depth,
+                            };
+                            let outcome =
+                                search.solve(&target, dtype, options.depth, f64::INFINITY);
+                            (outcome, search.stats.snapshot())
                         };
-                        let outcome = search.solve(&target, dtype, options.depth, f64::INFINITY);
-                        stats.absorb(&search.stats.snapshot());
+                        let (mut outcome, searched) = search_with(output_deadline, options.first);
+                        stats.absorb(&searched);
+                        if matches!(outcome, Err(Timeout)) && output_deadline < deadline {
+                            let (again, searched) = search_with(deadline, true);
+                            stats.absorb(&searched);
+                            outcome = again;
+                        }
                         match outcome {
                             Ok(Some(f)) => {
                                 found = Some((f, region));
