@@ -39,7 +39,7 @@ def lift(binary: str, kernel: dict, timeout: float, search: str, cost_table: str
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - start
     record = {"status": "rejected" if done.returncode == 1 else "failed", "cost": None,
-              "complexity": None, "program": None, "stats": None, "note": ""}
+              "complexity": None, "program": None, "stats": None, "note": "", "kept_loops": None}
     for line in done.stdout.splitlines():
         try:
             obj = json.loads(line)
@@ -48,7 +48,8 @@ def lift(binary: str, kernel: dict, timeout: float, search: str, cost_table: str
         if obj.get("function") == kernel["function"]:
             record.update(status=obj.get("status", "failed"), cost=obj.get("cost"),
                           complexity=obj.get("complexity"), program=obj.get("program"),
-                          stats=obj.get("stats"), note=(obj.get("message") or "")[:110])
+                          stats=obj.get("stats"), note=(obj.get("message") or "")[:110],
+                          kept_loops=obj.get("kept_loops"))
     if done.returncode not in (0, 1, 5) and not record["note"]:
         tail = done.stderr.strip().splitlines()
         record["note"] = f"exit {done.returncode}: " + (tail[-1][:100] if tail else "")
@@ -106,6 +107,7 @@ def mode_section(rows: list[tuple[dict, dict]], search: str) -> list[str]:
             f"p95 {percentile(lifted_times, 0.95):.2f} s, max {max(lifted_times):.2f} s.")
     lines += ["", "| suite | kernels | lifted |", "|---|---|---|"]
     lines += [f"| {s} | {n} | {l} |" for s, (n, l) in per_suite.items()]
+    lines += goals_section(rows)
     lines += ["", "| kernel | suite | manifest expects | status | time (s) | cost | complexity "
               "| steps | backtracks | pattern-matched | solved algebraically | library s | note |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -118,6 +120,38 @@ def mode_section(rows: list[tuple[dict, dict]], search: str) -> list[str]:
             f"{fmt(s.get('backtracks'))} | {fmt(s.get('pattern_matched'))} | "
             f"{fmt(s.get('solved_algebraically'))} | {fmt(s.get('library_s'), '.2f')} | {note} |")
     return lines + [""]
+
+
+def complete(r: dict) -> bool:
+    """A whole program: lifted, or partial with the dependent loops kept
+    (not `partial` in the sense of only some outputs solved)."""
+    return r["status"] == "lifted" or (r["status"] == "partial" and bool(r["kept_loops"]))
+
+
+def goals_section(rows: list[tuple[dict, dict]]) -> list[str]:
+    """The figures issue #6 asks for: the 99-kernel TENSORIZE union, its 15
+    PolyBench kernels, and the frontier PolyBench kernels (partial lifts)."""
+    union = [(k, r) for k, r in rows if k["suite"] != "stenso"
+             and not (k["suite"] == "polybench" and k["expect"] == "partial")]
+    frontier = [(k, r) for k, r in rows if k["suite"] == "polybench" and k["expect"] == "partial"]
+    poly = [(k, r) for k, r in union if k["suite"] == "polybench"]
+    whole = sum(r["status"] == "lifted" for _, r in union)
+    kept = [k["name"] for k, r in union if complete(r) and r["status"] != "lifted"]
+    missing = [f"{k['name']} ({r['status']})" for k, r in union if not complete(r)]
+
+    def listed(items: list[tuple[dict, dict]]) -> str:
+        return ", ".join(f"{k['name']}" + (f" (loops kept: {', '.join(r['kept_loops'])})"
+                                           if r["status"] == "partial" and r["kept_loops"] else "")
+                         for k, r in items if complete(r)) or "none"
+    return [
+        "",
+        f"TENSORIZE union: {whole + len(kept)}/{len(union)} with a complete program "
+        f"({whole} lifted whole" + (f", {len(kept)} with loops kept: {', '.join(kept)}" if kept else "")
+        + f"); not lifted: {', '.join(missing) or 'none'}.",
+        f"PolyBench in the union: {sum(complete(r) for _, r in poly)}/{len(poly)}: {listed(poly)}.",
+        f"Frontier PolyBench (partial lifting): {sum(complete(r) for _, r in frontier)}/{len(frontier)}: "
+        f"{listed(frontier)}.",
+    ]
 
 
 def stenso_section(by_mode: dict[str, list[tuple[dict, dict]]]) -> list[str]:
