@@ -138,9 +138,24 @@ impl PyTable for JaxTable {
             .filter(|(_, p)| p.access().is_some_and(|a| a.is_written()))
             .map(|(n, _)| n.as_str())
             .collect();
+        // Tracing a loop whose variable sets shapes unrolls every iteration
+        // into one XLA program (minutes and gigabytes at PolyBench sizes);
+        // such a function runs eagerly instead, each operation compiled once
+        // per shape and cached by JAX.
+        let decorator = if f.body.iter().any(has_shape_varying_loop) {
+            "# Not jitted as a whole: a loop variable sets shapes below, and tracing would\n# unroll every iteration. JAX runs each operation eagerly (compiled and cached per shape).\n".to_string()
+        } else {
+            format!(
+                "@functools.partial(jax.jit, static_argnames=({}))\n",
+                if statics.len() == 1 {
+                    format!("{},", statics[0])
+                } else {
+                    statics.join(", ")
+                }
+            )
+        };
         let mut out = format!(
-            "@functools.partial(jax.jit, static_argnames=({}))\ndef {fname}_jit({}):\n    \"\"\"{}\n\n    Pure: returns (new values of the out/inout arrays, returned scalar).\n    \"\"\"\n",
-            if statics.len() == 1 { format!("{},", statics[0]) } else { statics.join(", ") },
+            "{decorator}def {fname}_jit({}):\n    \"\"\"{}\n\n    Pure: returns (new values of the out/inout arrays, returned scalar).\n    \"\"\"\n",
             names.join(", "),
             doc_params(f)
         );
@@ -213,7 +228,7 @@ fn jax_block(
             PyStmt::Loop(l) if l.shapes_invariant => jax_fori(l, indent, loops, returned, out),
             PyStmt::Loop(l) => {
                 out.push_str(&format!(
-                    "{indent}# `{}` sets shapes, slice ranges or loop bounds here: a Python loop, unrolled when traced.\n",
+                    "{indent}# `{}` sets shapes, slice ranges or loop bounds here: a Python loop.\n",
                     l.var
                 ));
                 out.push_str(&format!(
@@ -223,6 +238,14 @@ fn jax_block(
                 jax_block(&l.body, &format!("{indent}    "), loops, returned, out);
             }
         }
+    }
+}
+
+/// Whether `s` is, or contains, a loop whose variable sets a shape.
+fn has_shape_varying_loop(s: &PyStmt) -> bool {
+    match s {
+        PyStmt::Loop(l) => !l.shapes_invariant || l.body.iter().any(has_shape_varying_loop),
+        _ => false,
     }
 }
 
