@@ -681,7 +681,7 @@ impl Lowering {
 
 /// Most statements unrolled loops may produce in one function: beyond it
 /// the module is too large to compile in reasonable time.
-const MAX_UNROLLED_STATEMENTS: usize = 20_000;
+const MAX_UNROLLED_STATEMENTS: usize = 2_000;
 
 impl Lowering {
     /// Lowers statements in order; `unrolled` counts statements produced by

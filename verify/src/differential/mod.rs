@@ -184,6 +184,13 @@ pub fn compare(
                     Verdict::Skipped,
                     format!("{} is not installed", target.name()),
                 )),
+                // A target that cannot express the program at these sizes
+                // (StableHLO past its unrolling limit) emits nothing, and
+                // `lift` refuses it just as clearly: nothing ran to compare.
+                Err(RunnerError::Emit { source, .. }) => Err((
+                    Verdict::Skipped,
+                    format!("{} cannot express this program: {source}", target.name()),
+                )),
                 Err(e) => Err((
                     Verdict::Fail,
                     format!("the generated code did not run: {e}"),
