@@ -26,7 +26,7 @@ use super::cflags::CFlags;
 use super::emit::TargetArg;
 use super::verify::{verify_kernel, VerifySetup};
 use super::{
-    print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
     EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
@@ -133,18 +133,8 @@ pub fn run(args: LiftArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    for wanted in &args.function {
-        if !unit.kernels.iter().any(|k| &k.name == wanted) {
-            print_err(&format!(
-                "{}: error: no kernel `{wanted}`\n",
-                path.display()
-            ));
-            return EXIT_NO_KERNEL;
-        }
-    }
-    if unit.kernels.is_empty() {
-        print_err(&format!("{}: error: no kernel found\n", path.display()));
-        return EXIT_NO_KERNEL;
+    if let Err(code) = require_kernels(path, &unit, &args.function) {
+        return code;
     }
     let synth_options = SynthOptions {
         timeout: Duration::from_secs_f64(args.timeout),

@@ -62,6 +62,31 @@ pub enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// Checks that every kernel named with `--function` was extracted and that
+/// there is at least one; otherwise says so (located at the file) and gives
+/// the exit code.
+pub(crate) fn require_kernels(
+    path: &std::path::Path,
+    unit: &tenslift_frontend::ir::TranslationUnit,
+    wanted: &[String],
+) -> Result<(), i32> {
+    if let Some(missing) = wanted
+        .iter()
+        .find(|w| !unit.kernels.iter().any(|k| &k.name == *w))
+    {
+        print_err(&format!(
+            "{}: error: no kernel `{missing}`\n",
+            path.display()
+        ));
+        return Err(EXIT_NO_KERNEL);
+    }
+    if unit.kernels.is_empty() {
+        print_err(&format!("{}: error: no kernel found\n", path.display()));
+        return Err(EXIT_NO_KERNEL);
+    }
+    Ok(())
+}
+
 /// Writes to stdout, ignoring a closed pipe (`tenslift ... | head` must
 /// not panic the way `print!` would).
 pub fn print_out(text: &str) {

@@ -31,7 +31,7 @@ use tenslift_verify::{prove, BoundedResult, UnboundedOptions, UnboundedResult, V
 
 use super::cflags::CFlags;
 use super::{
-    print_err, print_out, EXIT_NOT_LIFTED, EXIT_NO_KERNEL, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
+    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
     EXIT_VERIFY_FAILED,
 };
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
@@ -150,18 +150,8 @@ pub fn run(args: VerifyArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    for wanted in &args.function {
-        if !unit.kernels.iter().any(|k| &k.name == wanted) {
-            print_err(&format!(
-                "{}: error: no kernel `{wanted}`\n",
-                path.display()
-            ));
-            return EXIT_NO_KERNEL;
-        }
-    }
-    if unit.kernels.is_empty() {
-        print_err(&format!("{}: error: no kernel found\n", path.display()));
-        return EXIT_NO_KERNEL;
+    if let Err(code) = require_kernels(path, &unit, &args.function) {
+        return code;
     }
     if given.is_some() && unit.kernels.len() != 1 {
         print_err("error: --program checks one kernel; choose it with --function\n");
