@@ -60,6 +60,7 @@ pub enum UnboundedResult {
 pub(crate) struct Unsupported(pub String);
 
 mod lifted;
+mod loops;
 mod relevance;
 mod shape;
 mod value;
@@ -81,6 +82,11 @@ use value::V;
 /// exact integers (C truncating division, wrap-around of narrow types)
 /// otherwise.
 pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
+    // Kept loops (partial lifts) are proved by simulation, segment by
+    // segment, with this loop-free machinery for each segment.
+    if program.has_loops() {
+        return loops::prove(kernel, program, options);
+    }
     let symbols = symbols(kernel, program);
     let arithmetic = arithmetic(program);
     let lifted = match Lifted::new(program, &symbols) {

@@ -1,0 +1,598 @@
+//! Unbounded proofs for lifted programs that keep loops (partial lifts),
+//! by simulation.
+//!
+//! A partial lift keeps some C loops as TensIR `for` loops and lifts their
+//! bodies statement by statement, so each kept loop runs in lockstep with
+//! the C loop of the same iterator. The proof follows that structure. The
+//! program and the C are cut into segments at the kept loops: the
+//! statements between two kept loops, and each kept loop's body. For every
+//! segment we prove, with the loop-free machinery of this module's parent,
+//! that the C statements and the TensIR statements map *any* array state
+//! to the same array state: the segment's arrays start as fresh
+//! uninterpreted functions, not the kernel's inputs, and the variables of
+//! the enclosing kept loops are symbols constrained only to their ranges
+//! (`start <= v < stop`, with bounds that may depend on outer kept loops,
+//! as in triangular solvers). For each kept loop we also prove its bounds
+//! equal the C loop's (or both ranges empty).
+//!
+//! Soundness: equal segments compose to equal sequences; a loop whose two
+//! bodies agree on every state and every in-range iteration value, run
+//! over the same range from the same state, ends in the same state (the
+//! invariant "after every iteration, the program's arrays equal the C's",
+//! by induction on the loop variable). C locals carry nothing across a
+//! segment boundary: a segment reading a local before writing it is
+//! refused by the loop-free machinery, and a kernel that assigns one of
+//! its scalar parameters is refused here.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use tenslift_frontend::ir::{
+    Affine, Kernel, LValue, Origin, Param as CParam, ParamKind as CParamKind, Role, ScalarType,
+    Stmt as CStmt,
+};
+use tenslift_targets::{Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, Stmt};
+use z3::ast::{Ast, Bool, Int};
+use z3::{Params, SatResult, Solver};
+
+use super::lifted::Lifted;
+use super::value::dim_term;
+use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
+
+/// A kept loop around a segment, as the program states it.
+#[derive(Clone)]
+struct Kept {
+    var: String,
+    start: Dim,
+    stop: Dim,
+}
+
+/// C statements and TensIR statements to prove equal on every state.
+struct Segment {
+    label: String,
+    c: Vec<CStmt>,
+    t: Vec<Stmt>,
+    scope: Vec<Kept>,
+}
+
+/// A kept loop whose range must equal its C loop's.
+struct Bounds {
+    label: String,
+    c_start: Affine,
+    c_end: Affine,
+    kept: Kept,
+    scope: Vec<Kept>,
+}
+
+enum Obligation {
+    Segment(Segment),
+    Bounds(Bounds),
+}
+
+/// The outcome of one obligation.
+enum Verdict {
+    Holds { conditions: usize },
+    Unknown { condition: String, reason: String },
+    /// Z3 found a model of the negated condition.
+    Refuted {
+        condition: String,
+        model: Option<String>,
+    },
+}
+
+/// Proves a program with kept loops equal to `kernel` for all sizes.
+pub(super) fn prove(
+    kernel: &Kernel,
+    program: &Program,
+    options: &UnboundedOptions,
+) -> UnboundedResult {
+    if let Some(name) = assigned_scalar_param(kernel) {
+        return UnboundedResult::Unknown {
+            condition: "splitting the kernel at its kept loops".to_string(),
+            reason: format!(
+                "the C assigns its scalar parameter `{name}`, whose value would cross the kept loops"
+            ),
+        };
+    }
+    let mut obligations = Vec::new();
+    let mut invariants = Vec::new();
+    if let Err(Unsupported(reason)) = plan(
+        &kernel.body,
+        &program.body,
+        &[],
+        "the kernel",
+        &mut obligations,
+        &mut invariants,
+    ) {
+        return UnboundedResult::Unknown {
+            condition: "matching the kept TensIR loops to the C loops".to_string(),
+            reason,
+        };
+    }
+    let mut conditions = 0;
+    for obligation in &obligations {
+        let verdict = match obligation {
+            Obligation::Segment(s) => segment(kernel, program, s, options, &mut invariants),
+            Obligation::Bounds(b) => bounds(kernel, program, b, options),
+        };
+        match verdict {
+            Verdict::Holds { conditions: n } => conditions += n,
+            Verdict::Unknown { condition, reason } => {
+                return UnboundedResult::Unknown { condition, reason }
+            }
+            Verdict::Refuted { condition, model } => {
+                // A segment is proved for every state, also states the
+                // kernel never reaches; only a program that also fails a
+                // bounded check is wrong.
+                if let Some(sizes) = super::bounded_passes(kernel, program, options) {
+                    return UnboundedResult::Unknown {
+                        condition,
+                        reason: format!(
+                            "the condition fails for some array state at the start of the segment, yet the bounded check passes at {sizes}: the segment may only hold on the states the kernel reaches"
+                        ),
+                    };
+                }
+                return UnboundedResult::Failed {
+                    condition,
+                    counterexample: model,
+                };
+            }
+        }
+    }
+    UnboundedResult::Proved {
+        invariants,
+        conditions,
+        arithmetic: super::arithmetic(program),
+    }
+}
+
+/// A scalar parameter the kernel assigns, if any.
+fn assigned_scalar_param(kernel: &Kernel) -> Option<String> {
+    fn walk(body: &[CStmt], params: &HashSet<&str>) -> Option<String> {
+        body.iter().find_map(|s| match s {
+            CStmt::Assign {
+                target: LValue::Scalar { name, .. },
+                ..
+            } if params.contains(name.as_str()) => Some(name.clone()),
+            CStmt::Loop(l) => walk(&l.body, params),
+            CStmt::If {
+                then_body,
+                else_body,
+                ..
+            } => walk(then_body, params).or_else(|| walk(else_body, params)),
+            _ => None,
+        })
+    }
+    let params: HashSet<&str> = kernel
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, CParamKind::Scalar { .. }))
+        .map(|p| p.name.as_str())
+        .collect();
+    walk(&kernel.body, &params)
+}
+
+/// Cuts a C block and a TensIR block at their kept loops into obligations;
+/// recurses into kept loop bodies.
+fn plan(
+    c: &[CStmt],
+    t: &[Stmt],
+    scope: &[Kept],
+    place: &str,
+    out: &mut Vec<Obligation>,
+    invariants: &mut Vec<String>,
+) -> Result<(), Unsupported> {
+    let mut c_next = 0;
+    let mut t_next = 0;
+    for (tk, stmt) in t.iter().enumerate() {
+        let Stmt::Loop {
+            var,
+            start,
+            stop,
+            body,
+        } = stmt
+        else {
+            continue;
+        };
+        let found = c[c_next..]
+            .iter()
+            .position(|s| matches!(s, CStmt::Loop(l) if l.iter == **var))
+            .map(|p| p + c_next);
+        let Some(ck) = found else {
+            return Err(Unsupported(format!(
+                "the kept loop `{var}` has no C loop over `{var}` at the same level of {place} (after the loops already matched)"
+            )));
+        };
+        let CStmt::Loop(l) = &c[ck] else {
+            continue;
+        };
+        if l.step != 1 {
+            return Err(Unsupported(format!(
+                "the C loop `{}` (line {}) steps by {}; kept loops step by 1",
+                l.iter, l.loc.line, l.step
+            )));
+        }
+        segments(&c[c_next..ck], &t[t_next..tk], scope, place, out);
+        let kept = Kept {
+            var: var.to_string(),
+            start: start.clone(),
+            stop: stop.clone(),
+        };
+        let label = format!("kept loop `{var}` (line {})", l.loc.line);
+        out.push(Obligation::Bounds(Bounds {
+            label: label.clone(),
+            c_start: l.start.clone(),
+            c_end: l.end.clone(),
+            kept: kept.clone(),
+            scope: scope.to_vec(),
+        }));
+        let outer = if scope.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", inside {}",
+                scope
+                    .iter()
+                    .map(|k| format!("{} in {}..{}", k.var, k.start, k.stop))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        invariants.push(format!(
+            "{label}, for {var} in {start}..{stop} (the C loop's range){outer}: after every iteration every array equals the C's after the same iterations — by induction on {var}, since the loop bodies are proved to map every array state to the same state for every {var} in range"
+        ));
+        let mut inner = scope.to_vec();
+        inner.push(kept);
+        plan(&l.body, body, &inner, &format!("the body of {label}"), out, invariants)?;
+        c_next = ck + 1;
+        t_next = tk + 1;
+    }
+    segments(&c[c_next..], &t[t_next..], scope, place, out);
+    Ok(())
+}
+
+/// The obligations for a loop-free stretch: statement by statement when
+/// each C statement has its own group of TensIR statements (one store or
+/// return, with the `let`s before it, none of them used by another group),
+/// otherwise the stretch as a whole.
+fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<Obligation>) {
+    if c.is_empty() && t.iter().all(|s| matches!(s, Stmt::Let { .. })) {
+        return;
+    }
+    let mut groups: Vec<Vec<Stmt>> = Vec::new();
+    let mut pending = Vec::new();
+    for s in t {
+        pending.push(s.clone());
+        if !matches!(s, Stmt::Let { .. }) {
+            groups.push(std::mem::take(&mut pending));
+        }
+    }
+    if let Some(last) = groups.last_mut() {
+        last.append(&mut pending);
+    }
+    let lines = |stmts: &[CStmt]| -> String {
+        let ls: Vec<u32> = stmts.iter().filter_map(c_line).collect();
+        match (ls.iter().min(), ls.iter().max()) {
+            (Some(a), Some(b)) if a == b => format!("line {a}"),
+            (Some(a), Some(b)) => format!("lines {a}-{b}"),
+            _ => "no C statement".to_string(),
+        }
+    };
+    if c.len() > 1 && groups.len() == c.len() && lets_stay_in_group(&groups) {
+        for (k, (cs, ts)) in c.iter().zip(groups).enumerate() {
+            out.push(Obligation::Segment(Segment {
+                label: format!(
+                    "statement {} of {place} ({})",
+                    k + 1,
+                    lines(std::slice::from_ref(cs))
+                ),
+                c: vec![cs.clone()],
+                t: ts,
+                scope: scope.to_vec(),
+            }));
+        }
+        return;
+    }
+    out.push(Obligation::Segment(Segment {
+        label: format!("statements of {place} ({})", lines(c)),
+        c: c.to_vec(),
+        t: t.to_vec(),
+        scope: scope.to_vec(),
+    }));
+}
+
+fn c_line(s: &CStmt) -> Option<u32> {
+    match s {
+        CStmt::Loop(l) => Some(l.loc.line),
+        CStmt::Assign { loc, .. } | CStmt::If { loc, .. } | CStmt::Return { loc, .. } => {
+            Some(loc.line)
+        }
+    }
+}
+
+/// Whether no group reads a `let` another group binds.
+fn lets_stay_in_group(groups: &[Vec<Stmt>]) -> bool {
+    let bound: Vec<HashSet<String>> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .filter_map(|s| match s {
+                    Stmt::Let { name, .. } => Some(name.to_string()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    groups.iter().enumerate().all(|(k, g)| {
+        let mut used = HashSet::new();
+        for s in g {
+            if let Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) = s {
+                names(value, &mut used);
+            }
+        }
+        bound
+            .iter()
+            .enumerate()
+            .all(|(j, b)| j == k || b.is_disjoint(&used))
+    })
+}
+
+fn names(e: &Expr, out: &mut HashSet<String>) {
+    if let Op::Var(n) = e.op() {
+        out.insert(n.to_string());
+    }
+    for a in e.args() {
+        names(a, out);
+    }
+}
+
+/// The hypotheses every obligation assumes: the kernel's sizes are at
+/// least 1 (as [`super::prove`] assumes) and each enclosing kept loop's
+/// variable lies in its range.
+fn hypotheses(
+    kernel: &Kernel,
+    program: &Program,
+    sizes: &[String],
+    scope: &[Kept],
+) -> Result<Vec<Bool>, Unsupported> {
+    let mut hyps = Vec::new();
+    for name in sizes {
+        if scope.iter().any(|k| &k.var == name) {
+            continue;
+        }
+        if super::is_size(program, kernel, name) {
+            hyps.push(Int::new_const(name.as_str()).ge(Int::from_i64(1)));
+        }
+    }
+    for k in scope {
+        let v = Int::new_const(k.var.as_str());
+        let lookup = |s: &str| Some(Int::new_const(s));
+        hyps.push(v.ge(dim_term(&k.start, &lookup)?) & v.lt(dim_term(&k.stop, &lookup)?));
+    }
+    Ok(hyps)
+}
+
+fn size_names(kernel: &Kernel, program: &Program) -> Vec<String> {
+    let mut names: Vec<String> = program
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, TKind::Size))
+        .map(|p| p.name.to_string())
+        .collect();
+    for p in &kernel.params {
+        if matches!(p.kind, CParamKind::Scalar { ty, .. } if !ty.is_float())
+            && !names.contains(&p.name)
+        {
+            names.push(p.name.clone());
+        }
+    }
+    names
+}
+
+/// The kept loop's range equals the C loop's, or both are empty.
+fn bounds(
+    kernel: &Kernel,
+    program: &Program,
+    b: &Bounds,
+    options: &UnboundedOptions,
+) -> Verdict {
+    let condition = format!("bounds of {}", b.label);
+    let terms = || -> Result<(Vec<Bool>, Bool), Unsupported> {
+        let hyps = hypotheses(kernel, program, &size_names(kernel, program), &b.scope)?;
+        let lookup = |s: &str| Some(Int::new_const(s));
+        let ts = dim_term(&b.kept.start, &lookup)?;
+        let tt = dim_term(&b.kept.stop, &lookup)?;
+        let cs = affine(&b.c_start);
+        let ce = affine(&b.c_end);
+        let same = ts.eq(&cs) & tt.eq(&ce);
+        let both_empty = tt.le(&ts) & ce.le(&cs);
+        Ok((hyps, same | both_empty))
+    };
+    match terms() {
+        Ok((hyps, goal)) => check(&condition, &hyps, &goal, &[], options),
+        Err(Unsupported(reason)) => Verdict::Unknown { condition, reason },
+    }
+}
+
+fn affine(a: &Affine) -> Int {
+    let mut t = Int::from_i64(a.constant);
+    for (name, c) in &a.terms {
+        t += Int::from_i64(*c) * Int::new_const(name.as_str());
+    }
+    t
+}
+
+/// Proves one segment: the C statements and the TensIR statements, as a
+/// kernel and a loop-free program over fresh array contents with the kept
+/// loop variables as symbols, through the loop-free machinery.
+fn segment(
+    kernel: &Kernel,
+    program: &Program,
+    s: &Segment,
+    options: &UnboundedOptions,
+    invariants: &mut Vec<String>,
+) -> Verdict {
+    let unknown = |what: &str, reason: String| Verdict::Unknown {
+        condition: format!("{what} of {}", s.label),
+        reason,
+    };
+    let c_returns = s.c.iter().any(|x| matches!(x, CStmt::Return { .. }));
+    let t_returns = s.t.iter().any(|x| matches!(x, Stmt::Return(_)));
+    if c_returns != t_returns {
+        return unknown(
+            "the returned value",
+            "only one side returns in this segment".to_string(),
+        );
+    }
+    let (part_kernel, part_program) = parts(kernel, program, s, c_returns);
+    let symbols = super::symbols(&part_kernel, &part_program);
+    let lifted = match Lifted::new(&part_program, &symbols) {
+        Ok(l) => l,
+        Err(Unsupported(reason)) => return unknown("encoding the lifted statements", reason),
+    };
+    let mut exec = match vcgen::Exec::new(&part_kernel, &lifted, &symbols) {
+        Ok(e) => e,
+        Err(Unsupported(reason)) => return unknown("the loop nest's shape", reason),
+    };
+    let sizes: Vec<String> = symbols.sizes.keys().cloned().collect();
+    let hyps = match hypotheses(kernel, program, &sizes, &s.scope) {
+        Ok(h) => h,
+        Err(Unsupported(reason)) => return unknown("the kept loops' ranges", reason),
+    };
+    if let Err(Unsupported(reason)) = exec.run(hyps) {
+        return unknown("generating the verification conditions", reason);
+    }
+    let facts: Vec<(Bool, HashSet<String>)> = lifted
+        .lemmas
+        .borrow()
+        .iter()
+        .chain(symbols.facts.borrow().iter())
+        .map(|f| (f.clone(), relevance::fresh_constants(f)))
+        .collect();
+    for condition in &exec.conditions {
+        let name = format!("{} ({})", condition.name, s.label);
+        match check(&name, &condition.hyps, &condition.goal, &facts, options) {
+            Verdict::Holds { .. } => {}
+            other => return other,
+        }
+    }
+    invariants.extend(
+        exec.invariants
+            .iter()
+            .map(|i| format!("{} ({})", i, s.label)),
+    );
+    Verdict::Holds {
+        conditions: exec.conditions.len(),
+    }
+}
+
+/// The segment as a kernel and a program of their own: the kernel's and
+/// the program's parameters plus the enclosing kept loop variables as
+/// sizes, every array readable and compared at the end.
+fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Kernel, Program) {
+    let mut c_params = kernel.params.clone();
+    let mut t_params: Vec<TParam> = program
+        .params
+        .iter()
+        .map(|p| match &p.kind {
+            TKind::Array { dtype, shape, .. } => TParam {
+                name: p.name.clone(),
+                kind: TKind::Array {
+                    dtype: *dtype,
+                    shape: shape.clone(),
+                    access: Access::InOut,
+                },
+            },
+            _ => p.clone(),
+        })
+        .collect();
+    let loc = kernel
+        .params
+        .first()
+        .map(|p| p.loc.clone())
+        .unwrap_or_else(|| tenslift_frontend::ir::Loc {
+            file: kernel.range.file.clone(),
+            line: kernel.range.start_line,
+            col: 1,
+        });
+    for k in &s.scope {
+        c_params.push(CParam {
+            name: k.var.clone(),
+            kind: CParamKind::Scalar {
+                ty: ScalarType::I64,
+                is_size: true,
+            },
+            role: Role::Input,
+            origin: Origin::Argument,
+            loc: loc.clone(),
+        });
+        t_params.push(TParam {
+            name: k.var.as_str().into(),
+            kind: TKind::Size,
+        });
+    }
+    let part_kernel = Kernel {
+        name: kernel.name.clone(),
+        range: kernel.range.clone(),
+        params: c_params,
+        locals: kernel.locals.clone(),
+        body: s.c.clone(),
+        returns: if returns { kernel.returns } else { None },
+    };
+    let part_program = Program {
+        meta: program.meta.clone(),
+        name: program.name.clone(),
+        params: t_params,
+        ret: if returns { program.ret } else { None },
+        body: s.t.clone(),
+    };
+    (part_kernel, part_program)
+}
+
+/// Discharges `hyps ⇒ goal` (with the relevant facts) under the timeout.
+fn check(
+    name: &str,
+    hyps: &[Bool],
+    goal: &Bool,
+    facts: &[(Bool, HashSet<String>)],
+    options: &UnboundedOptions,
+) -> Verdict {
+    let timeout = Duration::from_millis(options.timeout_ms.max(1));
+    let solver = Solver::new();
+    let mut params = Params::new();
+    params.set_u32(
+        "timeout",
+        u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
+    );
+    solver.set_params(&params);
+    let mut roots: Vec<&Bool> = hyps.iter().collect();
+    roots.push(goal);
+    for h in hyps.iter().chain(relevance::relevant(&roots, facts)) {
+        solver.assert(h);
+    }
+    solver.assert(goal.not().simplify());
+    match solver.check() {
+        SatResult::Unsat => Verdict::Holds { conditions: 1 },
+        SatResult::Sat => Verdict::Refuted {
+            condition: name.to_string(),
+            model: solver.get_model().map(|m| {
+                let text = m.to_string();
+                if text.len() > 2000 {
+                    format!("{}…", &text[..text.floor_char_boundary(2000)])
+                } else {
+                    text
+                }
+            }),
+        },
+        SatResult::Unknown => Verdict::Unknown {
+            condition: name.to_string(),
+            reason: format!(
+                "Z3 gave up ({}) within {} ms",
+                solver
+                    .get_reason_unknown()
+                    .unwrap_or_else(|| "no reason given".to_string()),
+                options.timeout_ms
+            ),
+        },
+    }
+}
