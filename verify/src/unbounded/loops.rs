@@ -31,7 +31,9 @@ use tenslift_frontend::ir::{
     Affine, Kernel, LValue, Origin, Param as CParam, ParamKind as CParamKind, Role, ScalarType,
     Stmt as CStmt,
 };
-use tenslift_targets::{Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, Stmt};
+use tenslift_targets::{
+    Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, SliceItem, Stmt,
+};
 use z3::ast::{Ast, Bool, Int};
 use z3::{Params, SatResult, Solver};
 
@@ -544,9 +546,42 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         name: program.name.clone(),
         params: t_params,
         ret: if returns { program.ret } else { None },
-        body: s.t.clone(),
+        body: s.t.iter().map(|x| whole_store(program, x)).collect(),
     };
     (part_kernel, part_program)
+}
+
+/// A store whose region covers the whole array, written as a store of the
+/// whole array (the same meaning; the loop-free machinery recognises a
+/// final step such as `/ float_n` only on whole-array stores).
+fn whole_store(program: &Program, stmt: &Stmt) -> Stmt {
+    let Stmt::Store {
+        target,
+        region: Some(items),
+        value,
+    } = stmt
+    else {
+        return stmt.clone();
+    };
+    let Some(TKind::Array { shape, .. }) = program.param(target).map(|p| &p.kind) else {
+        return stmt.clone();
+    };
+    let covers = items.len() <= shape.len()
+        && items.iter().zip(shape).all(|(item, extent)| match item {
+            SliceItem::Full => true,
+            SliceItem::Range { start, stop, step } => {
+                *step == 1 && start.as_const() == Some(0) && stop == extent
+            }
+            SliceItem::Index(_) => false,
+        });
+    if !covers {
+        return stmt.clone();
+    }
+    Stmt::Store {
+        target: target.clone(),
+        region: None,
+        value: value.clone(),
+    }
 }
 
 /// Discharges `hyps ⇒ goal` (with the relevant facts) under the timeout.
