@@ -79,3 +79,70 @@ fn covariance_is_proved_with_two_kept_loops_after_lifted_statements() {
     assert!(invariants.iter().any(|i| i.starts_with("kept loop `j_2`")
         && i.contains("inside i_2 in 0..m")));
 }
+
+/// Fixture `name` with `from` replaced by `to` (which must occur).
+fn variant(name: &str, from: &str, to: &str) -> (Kernel, Program) {
+    let (kernel, _) = partial(name);
+    let path = common::crate_dir()
+        .join("tests/fixtures/partial")
+        .join(format!("{name}.tensir"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(text.contains(from), "{name} has no `{from}`");
+    (kernel, common::program_text(&text.replacen(from, to, 1)))
+}
+
+/// A wrong partial program must be refuted, naming the failing condition.
+fn refuted(kernel: &Kernel, program: &Program) -> String {
+    let r = prove(kernel, program, &options());
+    eprintln!("[loops] wrong {}: {}", program.name, short(&r));
+    match r {
+        UnboundedResult::Failed {
+            condition,
+            counterexample,
+        } => {
+            assert!(counterexample.is_some(), "no model for {condition}");
+            condition
+        }
+        other => panic!("must be refuted, got {}", short(&other)),
+    }
+}
+
+#[test]
+fn wrong_shift_in_a_kept_loop_body_is_refuted() {
+    let (kernel, program) = variant(
+        "jacobi_1d",
+        "A[1:n - 1] = mul(0.33333, add(add(B[0:n - 2]",
+        "A[1:n - 1] = mul(0.33333, add(add(B[1:n - 1]",
+    );
+    let condition = refuted(&kernel, &program);
+    assert!(
+        condition.contains(" of loop i_1 (line 36), in statement 2 (line 36) of the body of kept loop `t` (line 33)"),
+        "{condition}"
+    );
+}
+
+#[test]
+fn wrong_bound_of_a_kept_loop_is_refuted() {
+    let (kernel, program) = variant("jacobi_1d", "for t in 0..tsteps", "for t in 0..tsteps - 1");
+    let condition = refuted(&kernel, &program);
+    assert!(condition.starts_with("bounds of kept loop `t`"), "{condition}");
+}
+
+#[test]
+fn wrong_triangular_bound_of_an_inner_kept_loop_is_refuted() {
+    let (kernel, program) = variant("lu", "for j_1 in i..n", "for j_1 in i + 1..n");
+    let condition = refuted(&kernel, &program);
+    assert!(condition.starts_with("bounds of kept loop `j_1`"), "{condition}");
+}
+
+/// A body right only for the first iteration (`_fict_[0]` for
+/// `_fict_[t]`): the body proof must hold for every `t` in range.
+#[test]
+fn a_body_right_only_at_the_first_iteration_is_refuted() {
+    let (kernel, program) = variant("fdtd_2d", "_fict_[t]", "_fict_[0]");
+    let condition = refuted(&kernel, &program);
+    assert!(
+        condition.ends_with("in statement 1 (line 41) of the body of kept loop `t` (line 40)"),
+        "{condition}"
+    );
+}

@@ -284,7 +284,7 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
         for (k, (cs, ts)) in c.iter().zip(groups).enumerate() {
             out.push(Obligation::Segment(Segment {
                 label: format!(
-                    "statement {} of {place} ({})",
+                    "statement {} ({}) of {place}",
                     k + 1,
                     lines(std::slice::from_ref(cs))
                 ),
@@ -296,7 +296,7 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
         return;
     }
     out.push(Obligation::Segment(Segment {
-        label: format!("statements of {place} ({})", lines(c)),
+        label: format!("statements ({}) of {place}", lines(c)),
         c: c.to_vec(),
         t: t.to_vec(),
         scope: scope.to_vec(),
@@ -435,7 +435,7 @@ fn segment(
     invariants: &mut Vec<String>,
 ) -> Verdict {
     let unknown = |what: &str, reason: String| Verdict::Unknown {
-        condition: format!("{what} of {}", s.label),
+        condition: format!("{what}, in {}", s.label),
         reason,
     };
     let c_returns = s.c.iter().any(|x| matches!(x, CStmt::Return { .. }));
@@ -472,7 +472,7 @@ fn segment(
         .map(|f| (f.clone(), relevance::fresh_constants(f)))
         .collect();
     for condition in &exec.conditions {
-        let name = format!("{} ({})", condition.name, s.label);
+        let name = format!("{}, in {}", condition.name, s.label);
         match check(&name, &condition.hyps, &condition.goal, &facts, options) {
             Verdict::Holds { .. } => {}
             other => return other,
@@ -481,7 +481,7 @@ fn segment(
     invariants.extend(
         exec.invariants
             .iter()
-            .map(|i| format!("{} ({})", i, s.label)),
+            .map(|i| format!("{i}, in {}", s.label)),
     );
     Verdict::Holds {
         conditions: exec.conditions.len(),
