@@ -146,3 +146,35 @@ fn a_body_right_only_at_the_first_iteration_is_refuted() {
         "{condition}"
     );
 }
+
+/// seidel-2d keeps `t`, `i` and `j`; a `let` bound before the `j` loop
+/// reads row `i` as it was on entry, which the proof may only use where
+/// the `j` loop's earlier iterations wrote nothing.
+#[test]
+fn seidel_is_proved_with_a_frame_for_the_let_before_the_j_loop() {
+    let invariants = proved("seidel_2d");
+    assert!(
+        invariants
+            .iter()
+            .any(|i| i.starts_with("kept loop `j`") && i.contains("frame")),
+        "{invariants:?}"
+    );
+}
+
+/// The same program reading `A[i, j - 1]` through the `let` (its value on
+/// entry to the `j` loop, before iteration `j - 1` overwrote it): wrong,
+/// and only visible from n = 4 on, so a bounded check at small sizes
+/// passes; the proof must not go through.
+#[test]
+fn a_let_reading_an_element_the_loop_already_overwrote_is_not_proved() {
+    let (kernel, _) = partial("seidel_2d");
+    let path = common::crate_dir().join("tests/fixtures/partial/seidel_2d.tensir");
+    let text = std::fs::read_to_string(path).expect("seidel_2d fixture");
+    let stale = text
+        .replacen("A[i, 1:n - 1]), A[i, 2:n])", "A[i, 0:n - 2]), A[i, 2:n])", 1)
+        .replacen("div(A[i, j - 1], 9.0)", "div(A[i, j], 9.0)", 1);
+    assert_ne!(stale, text);
+    let r = prove(&kernel, &common::program_text(&stale), &options());
+    eprintln!("[loops] stale seidel: {}", short(&r));
+    assert!(!matches!(r, UnboundedResult::Proved { .. }), "{}", short(&r));
+}

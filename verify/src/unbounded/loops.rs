@@ -34,7 +34,7 @@ use tenslift_frontend::ir::{
 use tenslift_targets::{
     Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, SliceItem, Stmt,
 };
-use z3::ast::{Ast, Bool, Int};
+use z3::ast::{exists_const, Ast, Bool, Dynamic, Int};
 use z3::{Params, SatResult, Solver};
 
 use super::lifted::Lifted;
@@ -55,6 +55,19 @@ struct Segment {
     c: Vec<CStmt>,
     t: Vec<Stmt>,
     scope: Vec<Kept>,
+    /// `let`s bound just before the kept loop whose body this segment is,
+    /// and read inside it.
+    snapshot: Option<Snapshot>,
+}
+
+/// `let`s a kept loop's body reads, bound before the loop: they see the
+/// arrays as they were on loop entry. The body is proved with them reading
+/// a copy of the arrays (`X__entry`) that agrees with the current arrays
+/// wherever the C loop's earlier iterations wrote nothing.
+#[derive(Clone)]
+struct Snapshot {
+    lets: Vec<Stmt>,
+    c_loop: tenslift_frontend::ir::Loop,
 }
 
 /// A kept loop whose range must equal its C loop's.
@@ -215,6 +228,10 @@ fn plan(
             )));
         }
         segments(&c[c_next..ck], &t[t_next..tk], scope, place, out);
+        let snapshot = carried_lets(&t[t_next..tk], body)?.map(|lets| Snapshot {
+            lets,
+            c_loop: l.clone(),
+        });
         let kept = Kept {
             var: var.to_string(),
             start: start.clone(),
@@ -245,7 +262,31 @@ fn plan(
         ));
         let mut inner = scope.to_vec();
         inner.push(kept);
-        plan(&l.body, body, &inner, &format!("the body of {label}"), out, invariants)?;
+        let place = format!("the body of {label}");
+        match snapshot {
+            None => plan(&l.body, body, &inner, &place, out, invariants)?,
+            Some(snapshot) => {
+                let lets: Vec<String> = snapshot
+                    .lets
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::Let { name, .. } => Some(name.to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                invariants.push(format!(
+                    "{label}, frame: at the head of every iteration, each array element that the C loop's earlier iterations did not write still holds the value it had where {} was bound",
+                    lets.join(", ")
+                ));
+                out.push(Obligation::Segment(Segment {
+                    label: format!("{place} (whole)"),
+                    c: l.body.clone(),
+                    t: body.clone(),
+                    scope: inner,
+                    snapshot: Some(snapshot),
+                }));
+            }
+        }
         c_next = ck + 1;
         t_next = tk + 1;
     }
@@ -291,6 +332,7 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
                 c: vec![cs.clone()],
                 t: ts,
                 scope: scope.to_vec(),
+                snapshot: None,
             }));
         }
         return;
@@ -300,7 +342,49 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
         c: c.to_vec(),
         t: t.to_vec(),
         scope: scope.to_vec(),
+        snapshot: None,
     }));
+}
+
+/// The `let`s of `before` (the statements between the previous kept loop
+/// and this one) that the loop body reads, with every `let` after the
+/// first of them; `None` when the body reads none. Refused when a store
+/// comes between them and the loop (the `let` would not see the loop's
+/// entry state) or when the body keeps loops of its own.
+fn carried_lets(before: &[Stmt], body: &[Stmt]) -> Result<Option<Vec<Stmt>>, Unsupported> {
+    let mut used = HashSet::new();
+    for s in body {
+        stmt_names(s, &mut used);
+    }
+    let first = before
+        .iter()
+        .position(|s| matches!(s, Stmt::Let { name, .. } if used.contains(&**name)));
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    if before[first..]
+        .iter()
+        .any(|s| !matches!(s, Stmt::Let { .. }))
+    {
+        return Err(Unsupported(
+            "a `let` read inside a kept loop is bound before a store that precedes the loop".into(),
+        ));
+    }
+    if body.iter().any(Stmt::has_loop) {
+        return Err(Unsupported(
+            "a `let` bound before a kept loop is read in a body that keeps loops of its own".into(),
+        ));
+    }
+    Ok(Some(before[first..].to_vec()))
+}
+
+fn stmt_names(s: &Stmt, out: &mut HashSet<String>) {
+    match s {
+        Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
+            names(value, out)
+        }
+        Stmt::Loop { body, .. } => body.iter().for_each(|b| stmt_names(b, out)),
+    }
 }
 
 fn c_line(s: &CStmt) -> Option<u32> {
@@ -446,7 +530,18 @@ fn segment(
             "only one side returns in this segment".to_string(),
         );
     }
-    let (part_kernel, part_program) = parts(kernel, program, s, c_returns);
+    let (part_kernel, mut part_program) = parts(kernel, program, s, c_returns);
+    let mut entry_arrays = Vec::new();
+    if let Some(snapshot) = &s.snapshot {
+        match entry_copies(program, snapshot) {
+            Ok((params, lets, arrays)) => {
+                part_program.params.extend(params);
+                part_program.body.splice(0..0, lets);
+                entry_arrays = arrays;
+            }
+            Err(Unsupported(reason)) => return unknown("the `let`s read in the loop", reason),
+        }
+    }
     let symbols = super::symbols(&part_kernel, &part_program);
     let lifted = match Lifted::new(&part_program, &symbols) {
         Ok(l) => l,
@@ -473,7 +568,21 @@ fn segment(
         .collect();
     for condition in &exec.conditions {
         let name = format!("{}, in {}", condition.name, s.label);
-        match check(&name, &condition.hyps, &condition.goal, &facts, options) {
+        let mut hyps = condition.hyps.clone();
+        if let Some(snapshot) = &s.snapshot {
+            match frame(
+                snapshot,
+                &entry_arrays,
+                &symbols,
+                &condition.hyps,
+                &condition.goal,
+                &facts,
+            ) {
+                Ok(h) => hyps.extend(h),
+                Err(Unsupported(reason)) => return unknown("the loop's frame", reason),
+            }
+        }
+        match check(&name, &hyps, &condition.goal, &facts, options) {
             Verdict::Holds { .. } => {}
             other => return other,
         }
@@ -549,6 +658,199 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         body: s.t.iter().map(|x| whole_store(program, x)).collect(),
     };
     (part_kernel, part_program)
+}
+
+/// For a snapshot: the `X__entry` array parameters (one per array the
+/// `let`s read), the `let`s reading them instead of the arrays, and the
+/// pairs (array, copy).
+#[allow(clippy::type_complexity)]
+fn entry_copies(
+    program: &Program,
+    snapshot: &Snapshot,
+) -> Result<(Vec<TParam>, Vec<Stmt>, Vec<(String, String)>), Unsupported> {
+    let mut read = HashSet::new();
+    for l in &snapshot.lets {
+        stmt_names(l, &mut read);
+    }
+    let mut params = Vec::new();
+    let mut pairs = Vec::new();
+    let mut renames = std::collections::HashMap::new();
+    for p in &program.params {
+        let TKind::Array { dtype, shape, .. } = &p.kind else {
+            continue;
+        };
+        if !read.contains(&*p.name) {
+            continue;
+        }
+        let copy = format!("{}__entry", p.name);
+        if program.param(&copy).is_some() {
+            return Err(Unsupported(format!("the program already has a `{copy}`")));
+        }
+        params.push(TParam {
+            name: copy.as_str().into(),
+            kind: TKind::Array {
+                dtype: *dtype,
+                shape: shape.clone(),
+                access: Access::In,
+            },
+        });
+        pairs.push((p.name.to_string(), copy.clone()));
+        renames.insert(p.name.to_string(), copy);
+    }
+    let lets = snapshot
+        .lets
+        .iter()
+        .map(|l| match l {
+            Stmt::Let { name, value } => Ok(Stmt::Let {
+                name: name.clone(),
+                value: rename(value, &renames)?,
+            }),
+            other => Ok(other.clone()),
+        })
+        .collect::<Result<Vec<_>, Unsupported>>()?;
+    Ok((params, lets, pairs))
+}
+
+fn rename(e: &Expr, renames: &std::collections::HashMap<String, String>) -> Result<Expr, Unsupported> {
+    if let Op::Var(n) = e.op() {
+        return Ok(match renames.get(&**n) {
+            Some(to) => Expr::var(to, e.ty().clone()),
+            None => e.clone(),
+        });
+    }
+    let args = e
+        .args()
+        .iter()
+        .map(|a| rename(a, renames))
+        .collect::<Result<Vec<_>, _>>()?;
+    Expr::new(e.op().clone(), args).map_err(|t| Unsupported(format!("renaming arrays in a `let`: {t}")))
+}
+
+/// The frame facts one condition needs: for every element `k` of a copy
+/// `X__entry` the condition reads, `X[k] = X__entry[k]` unless some earlier
+/// iteration of the C loop writes `X[k]` (guards ignored: an over-
+/// approximation of what was written, so the fact is sound).
+fn frame(
+    snapshot: &Snapshot,
+    entry_arrays: &[(String, String)],
+    symbols: &super::lifted::Symbols,
+    hyps: &[Bool],
+    goal: &Bool,
+    facts: &[(Bool, HashSet<String>)],
+) -> Result<Vec<Bool>, Unsupported> {
+    let mut roots: Vec<Dynamic> = hyps.iter().map(|h| Dynamic::from_ast(h)).collect();
+    roots.push(Dynamic::from_ast(goal));
+    roots.extend(facts.iter().map(|(f, _)| Dynamic::from_ast(f)));
+    let mut out = Vec::new();
+    for (array, copy) in entry_arrays {
+        let (Some((current, _)), Some((entry, _))) = (
+            symbols.arrays.get(array),
+            symbols.arrays.get(copy.as_str()),
+        ) else {
+            return Err(Unsupported(format!("no symbols for `{array}`")));
+        };
+        let entry_name = entry.name();
+        let mut seen = HashSet::new();
+        let mut reads: Vec<Vec<Int>> = Vec::new();
+        let mut stack = roots.clone();
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t.clone()) {
+                continue;
+            }
+            if t.is_app() {
+                let children = t.children();
+                if t.decl().name() == entry_name {
+                    reads.push(children.iter().filter_map(|c| c.as_int()).collect());
+                }
+                stack.extend(children);
+            }
+        }
+        for k in reads {
+            let args: Vec<&dyn Ast> = k.iter().map(|i| i as &dyn Ast).collect();
+            let same = Ast::eq(&current.apply(&args), entry.apply(&args));
+            out.push(written(&snapshot.c_loop, array, &k)? | same);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some iteration of `l` before the current one (its iterator is
+/// the symbol of the same name) writes element `k` of `array`, ignoring
+/// guards.
+fn written(l: &tenslift_frontend::ir::Loop, array: &str, k: &[Int]) -> Result<Bool, Unsupported> {
+    let current = Int::new_const(l.iter.as_str());
+    let earlier = Int::new_const(format!("{}!earlier", l.iter));
+    let mut env = std::collections::HashMap::new();
+    env.insert(l.iter.clone(), earlier.clone());
+    let range = earlier.ge(affine_in(&l.start, &env)) & earlier.lt(&current);
+    let mut any = Bool::from_bool(false);
+    writes_in(&l.body, array, k, &mut env, &mut vec![earlier], range, &mut any);
+    Ok(any)
+}
+
+/// Adds to `any` one `exists` per write of `array[k]` in `body`.
+fn writes_in(
+    body: &[CStmt],
+    array: &str,
+    k: &[Int],
+    env: &mut std::collections::HashMap<String, Int>,
+    bound: &mut Vec<Int>,
+    range: Bool,
+    any: &mut Bool,
+) {
+    for s in body {
+        match s {
+            CStmt::Loop(inner) => {
+                let it = Int::new_const(format!("{}!inner", inner.iter));
+                let (lo, hi) = (affine_in(&inner.start, env), affine_in(&inner.end, env));
+                // Over the values between start and end, whatever the step.
+                let r = if inner.step > 0 {
+                    it.ge(&lo) & it.lt(&hi)
+                } else {
+                    it.le(&lo) & it.gt(&hi)
+                };
+                env.insert(inner.iter.clone(), it.clone());
+                bound.push(it);
+                writes_in(&inner.body, array, k, env, bound, range.clone() & r, any);
+                bound.pop();
+                env.remove(&inner.iter);
+            }
+            CStmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                writes_in(then_body, array, k, env, bound, range.clone(), any);
+                writes_in(else_body, array, k, env, bound, range.clone(), any);
+            }
+            CStmt::Assign {
+                target: LValue::Element { array: a, index, .. },
+                ..
+            } if a == array => {
+                let mut hit = range.clone();
+                for (kp, ip) in k.iter().zip(index) {
+                    hit &= kp.eq(affine_in(ip, env));
+                }
+                let vars: Vec<&dyn Ast> = bound.iter().map(|b| b as &dyn Ast).collect();
+                *any = any.clone() | exists_const(&vars, &[], &hit);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An affine expression with loop iterators from `env`, other names as
+/// the shared size symbols.
+fn affine_in(a: &Affine, env: &std::collections::HashMap<String, Int>) -> Int {
+    let mut t = Int::from_i64(a.constant);
+    for (name, c) in &a.terms {
+        let v = env
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Int::new_const(name.as_str()));
+        t += Int::from_i64(*c) * v;
+    }
+    t
 }
 
 /// A store whose region covers the whole array, written as a store of the
