@@ -76,8 +76,9 @@ fn triangular_solvers_are_proved_with_bounds_on_outer_kept_loops() {
 #[test]
 fn covariance_is_proved_with_two_kept_loops_after_lifted_statements() {
     let invariants = proved("covariance");
-    assert!(invariants.iter().any(|i| i.starts_with("kept loop `j_2`")
-        && i.contains("inside i_2 in 0..m")));
+    assert!(invariants
+        .iter()
+        .any(|i| i.starts_with("kept loop `j_2`") && i.contains("inside i_2 in 0..m")));
 }
 
 /// Fixture `name` with `from` replaced by `to` (which must occur).
@@ -125,14 +126,20 @@ fn wrong_shift_in_a_kept_loop_body_is_refuted() {
 fn wrong_bound_of_a_kept_loop_is_refuted() {
     let (kernel, program) = variant("jacobi_1d", "for t in 0..tsteps", "for t in 0..tsteps - 1");
     let condition = refuted(&kernel, &program);
-    assert!(condition.starts_with("bounds of kept loop `t`"), "{condition}");
+    assert!(
+        condition.starts_with("bounds of kept loop `t`"),
+        "{condition}"
+    );
 }
 
 #[test]
 fn wrong_triangular_bound_of_an_inner_kept_loop_is_refuted() {
     let (kernel, program) = variant("lu", "for j_1 in i..n", "for j_1 in i + 1..n");
     let condition = refuted(&kernel, &program);
-    assert!(condition.starts_with("bounds of kept loop `j_1`"), "{condition}");
+    assert!(
+        condition.starts_with("bounds of kept loop `j_1`"),
+        "{condition}"
+    );
 }
 
 /// A body right only for the first iteration (`_fict_[0]` for
@@ -171,10 +178,18 @@ fn a_let_reading_an_element_the_loop_already_overwrote_is_not_proved() {
     let path = common::crate_dir().join("tests/fixtures/partial/seidel_2d.tensir");
     let text = std::fs::read_to_string(path).expect("seidel_2d fixture");
     let stale = text
-        .replacen("A[i, 1:n - 1]), A[i, 2:n])", "A[i, 0:n - 2]), A[i, 2:n])", 1)
+        .replacen(
+            "A[i, 1:n - 1]), A[i, 2:n])",
+            "A[i, 0:n - 2]), A[i, 2:n])",
+            1,
+        )
         .replacen("div(A[i, j - 1], 9.0)", "div(A[i, j], 9.0)", 1);
     assert_ne!(stale, text);
     let r = prove(&kernel, &common::program_text(&stale), &options());
     eprintln!("[loops] stale seidel: {}", short(&r));
-    assert!(!matches!(r, UnboundedResult::Proved { .. }), "{}", short(&r));
+    assert!(
+        !matches!(r, UnboundedResult::Proved { .. }),
+        "{}",
+        short(&r)
+    );
 }

@@ -24,7 +24,7 @@
 //! refused by the loop-free machinery, and a kernel that assigns one of
 //! its scalar parameters is refused here.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use tenslift_frontend::ir::{
@@ -34,12 +34,15 @@ use tenslift_frontend::ir::{
 use tenslift_targets::{
     Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, SliceItem, Stmt,
 };
-use z3::ast::{exists_const, Ast, Bool, Dynamic, Int};
+use z3::ast::{Ast, Bool, Int};
 use z3::{Params, SatResult, Solver};
+
+mod frame;
 
 use super::lifted::Lifted;
 use super::value::dim_term;
 use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
+use frame::Snapshot;
 
 /// A kept loop around a segment, as the program states it.
 #[derive(Clone)]
@@ -60,16 +63,6 @@ struct Segment {
     snapshot: Option<Snapshot>,
 }
 
-/// `let`s a kept loop's body reads, bound before the loop: they see the
-/// arrays as they were on loop entry. The body is proved with them reading
-/// a copy of the arrays (`X__entry`) that agrees with the current arrays
-/// wherever the C loop's earlier iterations wrote nothing.
-#[derive(Clone)]
-struct Snapshot {
-    lets: Vec<Stmt>,
-    c_loop: tenslift_frontend::ir::Loop,
-}
-
 /// A kept loop whose range must equal its C loop's.
 struct Bounds {
     label: String,
@@ -86,8 +79,13 @@ enum Obligation {
 
 /// The outcome of one obligation.
 enum Verdict {
-    Holds { conditions: usize },
-    Unknown { condition: String, reason: String },
+    Holds {
+        conditions: usize,
+    },
+    Unknown {
+        condition: String,
+        reason: String,
+    },
     /// Z3 found a model of the negated condition.
     Refuted {
         condition: String,
@@ -476,20 +474,15 @@ fn size_names(kernel: &Kernel, program: &Program) -> Vec<String> {
 }
 
 /// The kept loop's range equals the C loop's, or both are empty.
-fn bounds(
-    kernel: &Kernel,
-    program: &Program,
-    b: &Bounds,
-    options: &UnboundedOptions,
-) -> Verdict {
+fn bounds(kernel: &Kernel, program: &Program, b: &Bounds, options: &UnboundedOptions) -> Verdict {
     let condition = format!("bounds of {}", b.label);
     let terms = || -> Result<(Vec<Bool>, Bool), Unsupported> {
         let hyps = hypotheses(kernel, program, &size_names(kernel, program), &b.scope)?;
         let lookup = |s: &str| Some(Int::new_const(s));
         let ts = dim_term(&b.kept.start, &lookup)?;
         let tt = dim_term(&b.kept.stop, &lookup)?;
-        let cs = affine(&b.c_start);
-        let ce = affine(&b.c_end);
+        let cs = affine_in(&b.c_start, &HashMap::new());
+        let ce = affine_in(&b.c_end, &HashMap::new());
         let same = ts.eq(&cs) & tt.eq(&ce);
         let both_empty = tt.le(&ts) & ce.le(&cs);
         Ok((hyps, same | both_empty))
@@ -500,10 +493,16 @@ fn bounds(
     }
 }
 
-fn affine(a: &Affine) -> Int {
+/// An affine expression with loop iterators from `env`, other names as
+/// the shared size symbols.
+pub(super) fn affine_in(a: &Affine, env: &std::collections::HashMap<String, Int>) -> Int {
     let mut t = Int::from_i64(a.constant);
     for (name, c) in &a.terms {
-        t += Int::from_i64(*c) * Int::new_const(name.as_str());
+        let v = env
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Int::new_const(name.as_str()));
+        t += Int::from_i64(*c) * v;
     }
     t
 }
@@ -533,7 +532,7 @@ fn segment(
     let (part_kernel, mut part_program) = parts(kernel, program, s, c_returns);
     let mut entry_arrays = Vec::new();
     if let Some(snapshot) = &s.snapshot {
-        match entry_copies(program, snapshot) {
+        match frame::entry_copies(program, snapshot) {
             Ok((params, lets, arrays)) => {
                 part_program.params.extend(params);
                 part_program.body.splice(0..0, lets);
@@ -570,7 +569,7 @@ fn segment(
         let name = format!("{}, in {}", condition.name, s.label);
         let mut hyps = condition.hyps.clone();
         if let Some(snapshot) = &s.snapshot {
-            match frame(
+            match frame::frame(
                 snapshot,
                 &entry_arrays,
                 &symbols,
@@ -658,199 +657,6 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         body: s.t.iter().map(|x| whole_store(program, x)).collect(),
     };
     (part_kernel, part_program)
-}
-
-/// For a snapshot: the `X__entry` array parameters (one per array the
-/// `let`s read), the `let`s reading them instead of the arrays, and the
-/// pairs (array, copy).
-#[allow(clippy::type_complexity)]
-fn entry_copies(
-    program: &Program,
-    snapshot: &Snapshot,
-) -> Result<(Vec<TParam>, Vec<Stmt>, Vec<(String, String)>), Unsupported> {
-    let mut read = HashSet::new();
-    for l in &snapshot.lets {
-        stmt_names(l, &mut read);
-    }
-    let mut params = Vec::new();
-    let mut pairs = Vec::new();
-    let mut renames = std::collections::HashMap::new();
-    for p in &program.params {
-        let TKind::Array { dtype, shape, .. } = &p.kind else {
-            continue;
-        };
-        if !read.contains(&*p.name) {
-            continue;
-        }
-        let copy = format!("{}__entry", p.name);
-        if program.param(&copy).is_some() {
-            return Err(Unsupported(format!("the program already has a `{copy}`")));
-        }
-        params.push(TParam {
-            name: copy.as_str().into(),
-            kind: TKind::Array {
-                dtype: *dtype,
-                shape: shape.clone(),
-                access: Access::In,
-            },
-        });
-        pairs.push((p.name.to_string(), copy.clone()));
-        renames.insert(p.name.to_string(), copy);
-    }
-    let lets = snapshot
-        .lets
-        .iter()
-        .map(|l| match l {
-            Stmt::Let { name, value } => Ok(Stmt::Let {
-                name: name.clone(),
-                value: rename(value, &renames)?,
-            }),
-            other => Ok(other.clone()),
-        })
-        .collect::<Result<Vec<_>, Unsupported>>()?;
-    Ok((params, lets, pairs))
-}
-
-fn rename(e: &Expr, renames: &std::collections::HashMap<String, String>) -> Result<Expr, Unsupported> {
-    if let Op::Var(n) = e.op() {
-        return Ok(match renames.get(&**n) {
-            Some(to) => Expr::var(to, e.ty().clone()),
-            None => e.clone(),
-        });
-    }
-    let args = e
-        .args()
-        .iter()
-        .map(|a| rename(a, renames))
-        .collect::<Result<Vec<_>, _>>()?;
-    Expr::new(e.op().clone(), args).map_err(|t| Unsupported(format!("renaming arrays in a `let`: {t}")))
-}
-
-/// The frame facts one condition needs: for every element `k` of a copy
-/// `X__entry` the condition reads, `X[k] = X__entry[k]` unless some earlier
-/// iteration of the C loop writes `X[k]` (guards ignored: an over-
-/// approximation of what was written, so the fact is sound).
-fn frame(
-    snapshot: &Snapshot,
-    entry_arrays: &[(String, String)],
-    symbols: &super::lifted::Symbols,
-    hyps: &[Bool],
-    goal: &Bool,
-    facts: &[(Bool, HashSet<String>)],
-) -> Result<Vec<Bool>, Unsupported> {
-    let mut roots: Vec<Dynamic> = hyps.iter().map(|h| Dynamic::from_ast(h)).collect();
-    roots.push(Dynamic::from_ast(goal));
-    roots.extend(facts.iter().map(|(f, _)| Dynamic::from_ast(f)));
-    let mut out = Vec::new();
-    for (array, copy) in entry_arrays {
-        let (Some((current, _)), Some((entry, _))) = (
-            symbols.arrays.get(array),
-            symbols.arrays.get(copy.as_str()),
-        ) else {
-            return Err(Unsupported(format!("no symbols for `{array}`")));
-        };
-        let entry_name = entry.name();
-        let mut seen = HashSet::new();
-        let mut reads: Vec<Vec<Int>> = Vec::new();
-        let mut stack = roots.clone();
-        while let Some(t) = stack.pop() {
-            if !seen.insert(t.clone()) {
-                continue;
-            }
-            if t.is_app() {
-                let children = t.children();
-                if t.decl().name() == entry_name {
-                    reads.push(children.iter().filter_map(|c| c.as_int()).collect());
-                }
-                stack.extend(children);
-            }
-        }
-        for k in reads {
-            let args: Vec<&dyn Ast> = k.iter().map(|i| i as &dyn Ast).collect();
-            let same = Ast::eq(&current.apply(&args), entry.apply(&args));
-            out.push(written(&snapshot.c_loop, array, &k)? | same);
-        }
-    }
-    Ok(out)
-}
-
-/// Whether some iteration of `l` before the current one (its iterator is
-/// the symbol of the same name) writes element `k` of `array`, ignoring
-/// guards.
-fn written(l: &tenslift_frontend::ir::Loop, array: &str, k: &[Int]) -> Result<Bool, Unsupported> {
-    let current = Int::new_const(l.iter.as_str());
-    let earlier = Int::new_const(format!("{}!earlier", l.iter));
-    let mut env = std::collections::HashMap::new();
-    env.insert(l.iter.clone(), earlier.clone());
-    let range = earlier.ge(affine_in(&l.start, &env)) & earlier.lt(&current);
-    let mut any = Bool::from_bool(false);
-    writes_in(&l.body, array, k, &mut env, &mut vec![earlier], range, &mut any);
-    Ok(any)
-}
-
-/// Adds to `any` one `exists` per write of `array[k]` in `body`.
-fn writes_in(
-    body: &[CStmt],
-    array: &str,
-    k: &[Int],
-    env: &mut std::collections::HashMap<String, Int>,
-    bound: &mut Vec<Int>,
-    range: Bool,
-    any: &mut Bool,
-) {
-    for s in body {
-        match s {
-            CStmt::Loop(inner) => {
-                let it = Int::new_const(format!("{}!inner", inner.iter));
-                let (lo, hi) = (affine_in(&inner.start, env), affine_in(&inner.end, env));
-                // Over the values between start and end, whatever the step.
-                let r = if inner.step > 0 {
-                    it.ge(&lo) & it.lt(&hi)
-                } else {
-                    it.le(&lo) & it.gt(&hi)
-                };
-                env.insert(inner.iter.clone(), it.clone());
-                bound.push(it);
-                writes_in(&inner.body, array, k, env, bound, range.clone() & r, any);
-                bound.pop();
-                env.remove(&inner.iter);
-            }
-            CStmt::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                writes_in(then_body, array, k, env, bound, range.clone(), any);
-                writes_in(else_body, array, k, env, bound, range.clone(), any);
-            }
-            CStmt::Assign {
-                target: LValue::Element { array: a, index, .. },
-                ..
-            } if a == array => {
-                let mut hit = range.clone();
-                for (kp, ip) in k.iter().zip(index) {
-                    hit &= kp.eq(affine_in(ip, env));
-                }
-                let vars: Vec<&dyn Ast> = bound.iter().map(|b| b as &dyn Ast).collect();
-                *any = any.clone() | exists_const(&vars, &[], &hit);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// An affine expression with loop iterators from `env`, other names as
-/// the shared size symbols.
-fn affine_in(a: &Affine, env: &std::collections::HashMap<String, Int>) -> Int {
-    let mut t = Int::from_i64(a.constant);
-    for (name, c) in &a.terms {
-        let v = env
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| Int::new_const(name.as_str()));
-        t += Int::from_i64(*c) * v;
-    }
-    t
 }
 
 /// A store whose region covers the whole array, written as a store of the
