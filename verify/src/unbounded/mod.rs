@@ -9,6 +9,11 @@
 //! equals the lifted program on that region, the rest is unchanged. The
 //! initiation, preservation and postcondition conditions are discharged by
 //! Z3 one by one, each under its own timeout.
+//!
+//! Programs that keep loops (partial lifts) are proved by simulation in
+//! `loops`: each kept loop is matched to its C loop, and the segments
+//! between and inside them are proved with this machinery for arbitrary
+//! array contents and every in-range value of the kept loop variables.
 
 use serde::Serialize;
 
