@@ -193,3 +193,33 @@ fn a_let_reading_an_element_the_loop_already_overwrote_is_not_proved() {
         short(&r)
     );
 }
+
+/// covariance's centring statement reading the column means recomputed
+/// rather than `mean`: equal to the C only after the C's first statement
+/// (the means), so the statement-by-statement pairing fails and the two
+/// statements are tried whole. The program is right, so it must never be
+/// refuted; when the whole stretch is not proved either, the statement
+/// whose pairing failed is named.
+#[test]
+fn a_statement_right_only_after_the_previous_one_is_never_refuted() {
+    let (kernel, program) = variant(
+        "covariance",
+        "data[0:n, 0:m] = sub(data[0:n, 0:m], mean[0:m]);",
+        "data[0:n, 0:m] = sub(data[0:n, 0:m], div(sum(data[0:n, 0:m], axes=[0]), float_n));",
+    );
+    let r = prove(&kernel, &program, &options());
+    eprintln!(
+        "[loops] covariance centring on recomputed means: {}",
+        short(&r)
+    );
+    match r {
+        UnboundedResult::Proved { .. } => {}
+        UnboundedResult::Unknown { condition, .. } => {
+            assert!(
+                condition.ends_with("in statement 2 (line 52) of the kernel"),
+                "{condition}"
+            )
+        }
+        other => panic!("a right program was refuted: {}", short(&other)),
+    }
+}

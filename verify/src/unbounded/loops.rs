@@ -74,6 +74,13 @@ struct Bounds {
 
 enum Obligation {
     Segment(Segment),
+    /// A stretch proved statement by statement, or, failing that, whole
+    /// (a C statement may match TensIR statements other than the ones the
+    /// split pairs it with).
+    Split {
+        statements: Vec<Segment>,
+        whole: Segment,
+    },
     Bounds(Bounds),
 }
 
@@ -126,6 +133,31 @@ pub(super) fn prove(
     for obligation in &obligations {
         let verdict = match obligation {
             Obligation::Segment(s) => segment(kernel, program, s, options, &mut invariants),
+            Obligation::Split { statements, whole } => {
+                let kept = invariants.len();
+                let mut total = 0;
+                let mut failure = None;
+                for s in statements {
+                    match segment(kernel, program, s, options, &mut invariants) {
+                        Verdict::Holds { conditions } => total += conditions,
+                        other => {
+                            failure = Some(other);
+                            break;
+                        }
+                    }
+                }
+                match failure {
+                    None => Verdict::Holds { conditions: total },
+                    Some(first) => {
+                        invariants.truncate(kept);
+                        match segment(kernel, program, whole, options, &mut invariants) {
+                            Verdict::Holds { conditions } => Verdict::Holds { conditions },
+                            // The statement-level failure names the place.
+                            _ => first,
+                        }
+                    }
+                }
+            }
             Obligation::Bounds(b) => bounds(kernel, program, b, options),
         };
         match verdict {
@@ -319,9 +351,19 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
             _ => "no C statement".to_string(),
         }
     };
+    let whole = Segment {
+        label: format!("statements ({}) of {place}", lines(c)),
+        c: c.to_vec(),
+        t: t.to_vec(),
+        scope: scope.to_vec(),
+        snapshot: None,
+    };
     if c.len() > 1 && groups.len() == c.len() && lets_stay_in_group(&groups) {
-        for (k, (cs, ts)) in c.iter().zip(groups).enumerate() {
-            out.push(Obligation::Segment(Segment {
+        let statements = c
+            .iter()
+            .zip(groups)
+            .enumerate()
+            .map(|(k, (cs, ts))| Segment {
                 label: format!(
                     "statement {} ({}) of {place}",
                     k + 1,
@@ -331,17 +373,12 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
                 t: ts,
                 scope: scope.to_vec(),
                 snapshot: None,
-            }));
-        }
+            })
+            .collect();
+        out.push(Obligation::Split { statements, whole });
         return;
     }
-    out.push(Obligation::Segment(Segment {
-        label: format!("statements ({}) of {place}", lines(c)),
-        c: c.to_vec(),
-        t: t.to_vec(),
-        scope: scope.to_vec(),
-        snapshot: None,
-    }));
+    out.push(Obligation::Segment(whole));
 }
 
 /// The `let`s of `before` (the statements between the previous kept loop
