@@ -406,8 +406,7 @@ impl Extraction {
             .filter(|(_, r)| **r == AxisRole::Summed)
             .map(|(a, _)| a)
             .collect();
-        let summed_extents: Vec<usize> =
-            summed_axes.iter().map(|&a| operand.shape()[a]).collect();
+        let summed_extents: Vec<usize> = summed_axes.iter().map(|&a| operand.shape()[a]).collect();
         let summed_count: usize = summed_extents.iter().product();
         let mut failed = false;
         let value = Tensor::from_fn(target_shape, |t| {
@@ -426,8 +425,9 @@ impl Extraction {
                     .map(|(axis, role)| match role {
                         AxisRole::Kept(b) => t[*b],
                         AxisRole::Fixed(c) => *c,
-                        AxisRole::Summed => coords
-                            [summed_axes.iter().position(|&a| a == axis).unwrap_or(0)],
+                        AxisRole::Summed => {
+                            coords[summed_axes.iter().position(|&a| a == axis).unwrap_or(0)]
+                        }
                     })
                     .collect();
                 let h: Vec<usize> = self
@@ -706,9 +706,9 @@ impl Peel {
             // coordinates coincide, as on a diagonal) holds the sum of both
             // contractions' coefficients: it fixes no hole value.
             let ambiguous = kept.iter().any(|&(a, b)| {
-                options[a].iter().any(|r| {
-                    matches!(r, AxisRole::Kept(c) if *c != b && p.target[*c] == p.target[b])
-                })
+                options[a].iter().any(
+                    |r| matches!(r, AxisRole::Kept(c) if *c != b && p.target[*c] == p.target[b]),
+                )
             });
             if ambiguous {
                 continue;
@@ -1246,9 +1246,14 @@ mod tests {
             };
             Expr::var(&p.name, p.ty())
         };
-        let expr = peel.rebuild(&var("A"), &[3, 4], var("B")).expect("rebuilds");
+        let expr = peel
+            .rebuild(&var("A"), &[3, 4], var("B"))
+            .expect("rebuilds");
         let text = print_expr(&expr);
-        assert!(text.starts_with("matmul(") && text.contains("transpose("), "{text}");
+        assert!(
+            text.starts_with("matmul(") && text.contains("transpose("),
+            "{text}"
+        );
     }
 
     #[test]

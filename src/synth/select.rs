@@ -868,7 +868,8 @@ fn masked_contraction(
             if op_cost >= limit {
                 continue;
             }
-            let Some(hole) = stub_agreeing(search, peel.hole(), &peel.known, dtype, limit - op_cost)
+            let Some(hole) =
+                stub_agreeing(search, peel.hole(), &peel.known, dtype, limit - op_cost)
             else {
                 continue;
             };
