@@ -1241,6 +1241,19 @@ mod tests {
         assert!(splits_by_formula(&split, &lower));
         let same = split.map(|_| x.clone());
         assert!(!splits_by_formula(&same, &lower));
+        // Terms merged on the diagonal (syr2k's `2·A[i,k]·B[i,k]`) do not
+        // make the lower triangle two formulas.
+        let y = Value::symbol(&crate::algebra::Symbol::new(
+            crate::algebra::SymbolKind::Input,
+            "y",
+            &[0],
+        ));
+        let merged = Tensor::from_fn(&[3, 3], |i| match i[1].cmp(&i[0]) {
+            std::cmp::Ordering::Equal => x.scale(&Rat::from(2)),
+            std::cmp::Ordering::Less => x.add(&y),
+            std::cmp::Ordering::Greater => y.clone(),
+        });
+        assert!(splits_by_formula(&merged, &Triangle { k: 0 }.lower_mask(3)));
     }
 
     #[test]
