@@ -1,6 +1,7 @@
 //! End-to-end tests of the select and region sketches through the real
 //! `tenslift lift` binary: data-dependent selects (blend kernels with C
-//! integer division), triangular output regions (`syrk`), triangular and
+//! integer division), triangular output regions (`syrk`, and `syr2k`, a
+//! sum of two products of the same operands), triangular and
 //! symmetric operands (`trmm`, `symm`) and constant fills. Each lifted
 //! program's NumPy runs on the C driver's inputs and must write exactly
 //! what the gcc-compiled C wrote.
@@ -51,6 +52,25 @@ fn syrk_lifts_to_a_triangle_split_of_a_matrix_product() {
         assert!(program.contains(part), "{part} missing in {program}");
     }
     numpy_matches_compiled_c("syrk", "benchmarks/polybench/syrk.c");
+}
+
+/// `syr2k` adds `A @ B.T + B @ A.T` on the lower triangle: two matrix
+/// products of the same operands, each peeled off by coefficient
+/// extraction, in both search modes.
+#[test]
+fn syr2k_lifts_to_a_triangle_split_of_two_matrix_products() {
+    let file = "benchmarks/polybench/syr2k.c";
+    for mode in ["best", "first"] {
+        let out = tenslift(&[file, "--target", "numpy", "--json", "--search", mode]);
+        let record: Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
+        assert_eq!(record["status"], "lifted", "{mode}: {record}");
+        let program = record["program"].as_str().unwrap_or_default();
+        assert_eq!(program.matches("matmul(").count(), 2, "{program}");
+        for part in ["tril(", "triu(C, k=1)", "transpose(A"] {
+            assert!(program.contains(part), "{part} missing in {program}");
+        }
+    }
+    numpy_matches_compiled_c("syr2k", file);
 }
 
 /// `trmm` reads `A[k][i]` for `k > i` only; `symm` reads the lower

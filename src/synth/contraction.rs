@@ -12,6 +12,14 @@
 //! coefficients depend on them, the shared labels too); its value is
 //! checked by recomputing the contraction exactly, then searched for
 //! recursively like any other hole.
+//!
+//! A target that is a sum of several contractions of the same operand
+//! (`A @ B.T + B @ A.T`, PolyBench's syr2k) has no single hole: each
+//! operand element meets the target under two index maps. A [`Peel`]
+//! picks one map (one role per operand axis), reads that contraction's
+//! hole off the pairs the map alone explains, and leaves the remainder
+//! `target - einsum(X, hole)` to be solved on its own; the remainder is
+//! computed exactly, so a wrong guess only costs a failed subproblem.
 
 use std::time::Instant;
 
@@ -331,9 +339,18 @@ impl Extraction {
     /// index order when such an order exists (`B` rather than `B.T`), which
     /// the library then finds as a leaf.
     fn with_input_layout(self) -> Extraction {
+        match self.input_layout() {
+            Some(perm) => self.permuted(&perm),
+            None => self,
+        }
+    }
+
+    /// The permutation of the hole's axes that reads an input in index
+    /// order, when it is not the identity.
+    fn input_layout(&self) -> Option<Vec<usize>> {
         let rank = self.hole.shape().len();
         if !(2..=4).contains(&rank) {
-            return self;
+            return None;
         }
         let sample: Vec<(Vec<usize>, Vec<Symbol>)> = self
             .hole
@@ -357,26 +374,86 @@ impl Extraction {
         };
         let identity: Vec<usize> = (0..rank).collect();
         if sample.is_empty() || reads_in_order(&identity) {
-            return self;
+            return None;
         }
-        let Some(perm) = permutations(rank).into_iter().find(|p| reads_in_order(p)) else {
-            return self;
-        };
-        let old_shape = self.hole.shape().to_vec();
-        let shape: Vec<usize> = perm.iter().map(|&p| old_shape[p]).collect();
-        let hole = Tensor::from_fn(&shape, |idx| {
-            let mut old = vec![0; rank];
-            for (k, &p) in perm.iter().enumerate() {
-                old[p] = idx[k];
-            }
-            self.hole.get(&old).cloned().unwrap_or_else(Value::zero)
-        });
+        permutations(rank).into_iter().find(|p| reads_in_order(p))
+    }
+
+    /// The extraction with its hole's axes in the order `perm`.
+    fn permuted(self, perm: &[usize]) -> Extraction {
+        let hole = permute_axes(&self.hole, perm);
         let hole_labels = perm.iter().map(|&p| self.hole_labels[p]).collect();
         Extraction {
             hole,
             hole_labels,
             ..self
         }
+    }
+
+    /// The value of `einsum(operand', hole)` over a target of `target_shape`,
+    /// for any hole value of the extraction's hole shape.
+    fn contribution(
+        &self,
+        operand: &Tensor,
+        hole: &Tensor,
+        target_shape: &[usize],
+    ) -> Option<Tensor> {
+        let target_rank = target_shape.len();
+        let summed_axes: Vec<usize> = self
+            .roles
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r == AxisRole::Summed)
+            .map(|(a, _)| a)
+            .collect();
+        let summed_extents: Vec<usize> = summed_axes.iter().map(|&a| operand.shape()[a]).collect();
+        let summed_count: usize = summed_extents.iter().product();
+        let mut failed = false;
+        let value = Tensor::from_fn(target_shape, |t| {
+            let mut total = Value::zero();
+            let mut coords = vec![0; summed_axes.len()];
+            for s in 0..summed_count {
+                let mut left = s;
+                for (n, e) in summed_extents.iter().enumerate().rev() {
+                    coords[n] = left % e;
+                    left /= e;
+                }
+                let x: Vec<usize> = self
+                    .roles
+                    .iter()
+                    .enumerate()
+                    .map(|(axis, role)| match role {
+                        AxisRole::Kept(b) => t[*b],
+                        AxisRole::Fixed(c) => *c,
+                        AxisRole::Summed => {
+                            coords[summed_axes.iter().position(|&a| a == axis).unwrap_or(0)]
+                        }
+                    })
+                    .collect();
+                let h: Vec<usize> = self
+                    .hole_labels
+                    .iter()
+                    .map(|&l| {
+                        let n = (l as u8 - b'a') as usize;
+                        if n < target_rank {
+                            t[n]
+                        } else {
+                            coords.get(n - target_rank).copied().unwrap_or(0)
+                        }
+                    })
+                    .collect();
+                match (operand.get(&x), hole.get(&h)) {
+                    (Some(xv), Some(hv)) => {
+                        if !hv.is_zero() {
+                            total = total.add(&xv.mul(hv));
+                        }
+                    }
+                    _ => failed = true,
+                }
+            }
+            total
+        });
+        (!failed).then_some(value)
     }
 
     /// The slice that removes the operand's fixed axes, when they sit at
@@ -412,6 +489,17 @@ impl Extraction {
                     return Some(e);
                 }
             }
+            // `left @ right.T`: both matrices share their last (summed) label.
+            if let ([_, c], [_, d]) = (ll.as_slice(), rl.as_slice()) {
+                let flipped = [rl[1], rl[0]];
+                if c == d && is_matmul(ll, &flipped, tl) {
+                    let product = build::transpose(right.clone(), &[1, 0])
+                        .and_then(|t| build::matmul(left.clone(), t));
+                    if let Ok(e) = product {
+                        return Some(e);
+                    }
+                }
+            }
         }
         let spec = format!(
             "{},{}->{}",
@@ -420,6 +508,284 @@ impl Extraction {
             tl.iter().collect::<String>()
         );
         build::einsum(&spec, vec![x, hole]).ok()
+    }
+}
+
+/// `t` with its axes in the order `perm` (axis `k` of the result is axis
+/// `perm[k]` of `t`).
+fn permute_axes(t: &Tensor, perm: &[usize]) -> Tensor {
+    let old_shape = t.shape().to_vec();
+    let shape: Vec<usize> = perm.iter().map(|&p| old_shape[p]).collect();
+    Tensor::from_fn(&shape, |idx| {
+        let mut old = vec![0; perm.len()];
+        for (k, &p) in perm.iter().enumerate() {
+            old[p] = idx[k];
+        }
+        t.get(&old).cloned().unwrap_or_else(Value::zero)
+    })
+}
+
+/// One contraction peeled off a target that sums several contractions of
+/// one operand: `target = einsum(X, hole) + remainder` on the elements a
+/// mask keeps. Only the hole positions some pair explains unambiguously
+/// are `known`; the hole's other values are free (a stub agreeing on the
+/// known ones fills them).
+#[derive(Clone, Debug)]
+pub struct Peel {
+    extraction: Extraction,
+    /// Per hole element (in the hole's layout), whether its value is fixed.
+    pub known: Vec<bool>,
+}
+
+/// Most role assignments a peel tries per operand.
+const MAX_PEEL_ASSIGNMENTS: usize = 32;
+
+impl Peel {
+    /// The hole's values at its known positions (zero elsewhere).
+    pub fn hole(&self) -> &Tensor {
+        &self.extraction.hole
+    }
+
+    /// How many products each target element sums (at least 1).
+    pub fn contracted_len(&self) -> f64 {
+        contracted_len(&self.extraction)
+    }
+
+    /// The contraction's value with `hole` (of [`Self::hole`]'s shape) as
+    /// the hole, over a target of `target_shape`.
+    pub fn contribution(
+        &self,
+        operand: &Tensor,
+        hole: &Tensor,
+        target_shape: &[usize],
+    ) -> Option<Tensor> {
+        if hole.shape() != self.extraction.hole.shape() {
+            return None;
+        }
+        self.extraction.contribution(operand, hole, target_shape)
+    }
+
+    /// The TensIR contraction of `operand` with the solved `hole`.
+    pub fn rebuild(&self, operand: &Expr, extents: &[usize], hole: Expr) -> Option<Expr> {
+        self.extraction.rebuild(operand, extents, hole)
+    }
+
+    /// Every way to peel one contraction of `operand` off `target`,
+    /// counting only the elements `mask` keeps (all when `None`): one per
+    /// assignment of kept/summed roles to the operand's axes under which
+    /// the pairs it explains give one consistent hole value.
+    pub fn candidates(target: &Tensor, mask: Option<&[bool]>, operand: &Tensor) -> Vec<Peel> {
+        let target_shape = target.shape().to_vec();
+        let operand_shape = operand.shape().to_vec();
+        if operand_shape.is_empty() || target_shape.len() + operand_shape.len() > 20 {
+            return Vec::new();
+        }
+        let part = match mask {
+            Some(mask) if mask.len() == target.len() => Tensor::new(
+                target_shape.clone(),
+                target
+                    .elems()
+                    .iter()
+                    .zip(mask)
+                    .map(|(t, &m)| if m { t.clone() } else { Value::zero() })
+                    .collect(),
+            )
+            .ok(),
+            Some(_) => None,
+            None => Some(target.clone()),
+        };
+        let Some((pairs, _)) = part.and_then(|p| coefficient_pairs(&p, operand)) else {
+            return Vec::new();
+        };
+        // Each axis: summed, or kept as a target axis of its extent that
+        // some pair's coordinates equal.
+        let options: Vec<Vec<AxisRole>> = operand_shape
+            .iter()
+            .enumerate()
+            .map(|(axis, &extent)| {
+                let mut roles: Vec<AxisRole> = (0..target_shape.len())
+                    .filter(|&b| {
+                        target_shape[b] == extent
+                            && pairs.iter().any(|p| p.operand[axis] == p.target[b])
+                    })
+                    .map(AxisRole::Kept)
+                    .collect();
+                roles.push(AxisRole::Summed);
+                roles
+            })
+            .collect();
+        let mut assignments: Vec<Vec<AxisRole>> = vec![Vec::new()];
+        for choices in &options {
+            let mut next = Vec::new();
+            for prefix in &assignments {
+                for &role in choices {
+                    let taken = matches!(role, AxisRole::Kept(b)
+                        if prefix.contains(&AxisRole::Kept(b)));
+                    if !taken {
+                        let mut roles = prefix.clone();
+                        roles.push(role);
+                        next.push(roles);
+                    }
+                }
+            }
+            assignments = next;
+            assignments.truncate(MAX_PEEL_ASSIGNMENTS);
+        }
+        assignments
+            .into_iter()
+            .filter_map(|roles| {
+                Self::with_roles(&pairs, &roles, &options, &target_shape, operand, mask)
+            })
+            .collect()
+    }
+
+    /// The peel under one role assignment, when its pairs agree.
+    fn with_roles(
+        pairs: &[Pair],
+        roles: &[AxisRole],
+        options: &[Vec<AxisRole>],
+        target_shape: &[usize],
+        operand: &Tensor,
+        mask: Option<&[bool]>,
+    ) -> Option<Peel> {
+        let target_rank = target_shape.len();
+        let kept: Vec<(usize, usize)> = roles
+            .iter()
+            .enumerate()
+            .filter_map(|(a, r)| match r {
+                AxisRole::Kept(b) => Some((a, *b)),
+                _ => None,
+            })
+            .collect();
+        let summed: Vec<usize> = (0..roles.len())
+            .filter(|&a| roles[a] == AxisRole::Summed)
+            .collect();
+        let free: Vec<usize> = (0..target_rank)
+            .filter(|b| !kept.iter().any(|(_, k)| k == b))
+            .collect();
+        // Nothing kept is an outer product with every target axis in the
+        // hole; nothing summed or added is element-wise.
+        if kept.is_empty() || (summed.is_empty() && free.is_empty()) {
+            return None;
+        }
+        let hole_axes: Vec<HoleAxis> = summed
+            .iter()
+            .map(|&a| HoleAxis::Operand(a))
+            .chain(free.iter().map(|&b| HoleAxis::Target(b)))
+            .collect();
+        let hole_shape: Vec<usize> = hole_axes
+            .iter()
+            .map(|a| match a {
+                HoleAxis::Target(b) => target_shape[*b],
+                HoleAxis::Operand(a) => operand.shape()[*a],
+            })
+            .collect();
+        let target_len: usize = target_shape.iter().product();
+        let hole_len: usize = hole_shape.iter().product();
+        if hole_len > MAX_HOLE_GROWTH * target_len.max(operand.len()) {
+            return None;
+        }
+        let position = |t: &[usize], x: &[usize]| -> Vec<usize> {
+            hole_axes
+                .iter()
+                .map(|a| match a {
+                    HoleAxis::Target(b) => t[*b],
+                    HoleAxis::Operand(a) => x[*a],
+                })
+                .collect()
+        };
+        let scratch = Tensor::from_fn(&hole_shape, |_| Value::zero());
+        let mut values: Vec<Option<Value>> = vec![None; hole_len];
+        let mut claimed = 0;
+        for p in pairs {
+            if !kept.iter().all(|&(a, b)| p.operand[a] == p.target[b]) {
+                continue;
+            }
+            claimed += 1;
+            // A pair another assignment could also claim (the target's
+            // coordinates coincide, as on a diagonal) holds the sum of both
+            // contractions' coefficients: it fixes no hole value.
+            let ambiguous = kept.iter().any(|&(a, b)| {
+                options[a].iter().any(
+                    |r| matches!(r, AxisRole::Kept(c) if *c != b && p.target[*c] == p.target[b]),
+                )
+            });
+            if ambiguous {
+                continue;
+            }
+            let at = scratch.offset(&position(&p.target, &p.operand))?;
+            match &values[at] {
+                Some(v) if *v != p.coeff => return None,
+                Some(_) => {}
+                None => values[at] = Some(p.coeff.clone()),
+            }
+        }
+        // A peel that explains every pair is a plain extraction's business.
+        if claimed == 0 || (claimed == pairs.len() && mask.is_none()) {
+            return None;
+        }
+        let known: Vec<bool> = values.iter().map(Option::is_some).collect();
+        if !known.iter().any(|&k| k) {
+            return None;
+        }
+        let hole = Tensor::new(
+            hole_shape,
+            values
+                .into_iter()
+                .map(|v| v.unwrap_or_else(Value::zero))
+                .collect(),
+        )
+        .ok()?;
+        let mut operand_labels = Vec::new();
+        for role in roles {
+            match role {
+                AxisRole::Kept(b) => operand_labels.push(target_label(*b)),
+                AxisRole::Summed => {
+                    let n = operand_labels
+                        .iter()
+                        .filter(|l| (**l as u8 - b'a') as usize >= target_rank)
+                        .count();
+                    operand_labels.push(summed_label(target_rank, n));
+                }
+                AxisRole::Fixed(_) => return None,
+            }
+        }
+        let hole_labels = hole_axes
+            .iter()
+            .map(|a| match a {
+                HoleAxis::Target(b) => target_label(*b),
+                HoleAxis::Operand(a) => {
+                    summed_label(target_rank, summed.iter().position(|s| s == a).unwrap_or(0))
+                }
+            })
+            .collect();
+        let extraction = Extraction {
+            roles: roles.to_vec(),
+            operand_labels,
+            hole_labels,
+            target_labels: (0..target_rank).map(target_label).collect(),
+            rest: Tensor::from_fn(target_shape, |_| Value::zero()),
+            hole,
+        };
+        let known_tensor = Tensor::new(
+            extraction.hole.shape().to_vec(),
+            known
+                .iter()
+                .map(|&k| if k { Value::one() } else { Value::zero() })
+                .collect(),
+        )
+        .ok()?;
+        let (extraction, known) = match extraction.input_layout() {
+            Some(perm) => {
+                let known = permute_axes(&known_tensor, &perm);
+                (extraction.permuted(&perm), known)
+            }
+            None => (extraction, known_tensor),
+        };
+        Some(Peel {
+            extraction,
+            known: known.elems().iter().map(|k| !k.is_zero()).collect(),
+        })
     }
 }
 
@@ -803,6 +1169,91 @@ mod tests {
 
     fn sym(name: &str) -> V {
         V::symbol(&Symbol::scalar(name))
+    }
+
+    /// `T[i, j] = Σ_k A[i, k]·B[j, k] + B[i, k]·A[j, k]` (syr2k's update)
+    /// at n = 3, m = 4.
+    fn syr2k_target(a: &Tensor, b: &Tensor) -> Tensor {
+        Tensor::from_fn(&[3, 3], |t| {
+            let mut acc = V::zero();
+            for k in 0..4 {
+                let (ai, bj) = (a.get(&[t[0], k]).expect("a"), b.get(&[t[1], k]).expect("b"));
+                let (bi, aj) = (b.get(&[t[0], k]).expect("b"), a.get(&[t[1], k]).expect("a"));
+                acc = acc.add(&ai.mul(bj)).add(&bi.mul(aj));
+            }
+            acc
+        })
+    }
+
+    #[test]
+    fn a_sum_of_two_contractions_of_one_operand_peels_one_and_leaves_the_other() {
+        let a = Tensor::of_symbols("A", &[3, 4], false);
+        let b = Tensor::of_symbols("B", &[3, 4], false);
+        let target = syr2k_target(&a, &b);
+        // No single hole: A meets the target under two index maps.
+        assert!(Extraction::solve(&target, &a).is_none());
+        let peels = Peel::candidates(&target, None, &a);
+        assert_eq!(peels.len(), 2, "{peels:?}");
+        for peel in &peels {
+            // The hole is B itself (read in order), known everywhere.
+            assert_eq!(peel.hole(), &b);
+            assert!(peel.known.iter().all(|&k| k));
+            let value = peel.contribution(&a, &b, &[3, 3]).expect("computes");
+            let rest = target.zip_with(&value, |t, c| t - c).expect("same shape");
+            // The remainder is the other product, itself a plain contraction.
+            let other = Extraction::solve(&rest, &a).expect("one contraction left");
+            assert_eq!(other.hole, b);
+        }
+    }
+
+    #[test]
+    fn on_the_lower_triangle_the_diagonal_fixes_no_hole_value() {
+        let a = Tensor::of_symbols("A", &[3, 4], false);
+        let b = Tensor::of_symbols("B", &[3, 4], false);
+        let target = syr2k_target(&a, &b);
+        let lower: Vec<bool> = (0..9).map(|o| o % 3 <= o / 3).collect();
+        let peels = Peel::candidates(&target, Some(&lower), &a);
+        assert_eq!(peels.len(), 2, "{peels:?}");
+        for peel in &peels {
+            // One row of B is only reached through the diagonal, where both
+            // products add up: those four values stay free.
+            assert_eq!(peel.known.iter().filter(|&&k| !k).count(), 4);
+            for (offset, &known) in peel.known.iter().enumerate() {
+                if known {
+                    assert_eq!(peel.hole().elems()[offset], b.elems()[offset]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_contraction_against_a_transposed_hole_is_a_matmul_with_a_transpose() {
+        use tenslift_targets::{print_expr, Access, Param, ParamKind};
+        let a = Tensor::of_symbols("A", &[3, 4], false);
+        let b = Tensor::of_symbols("B", &[3, 4], false);
+        let peel = Peel::candidates(&syr2k_target(&a, &b), None, &a)
+            .into_iter()
+            .next()
+            .expect("a peel");
+        let var = |name: &str| {
+            let p = Param {
+                name: name.into(),
+                kind: ParamKind::Array {
+                    dtype: DType::F64,
+                    shape: vec![Dim::sym("n"), Dim::sym("m")],
+                    access: Access::In,
+                },
+            };
+            Expr::var(&p.name, p.ty())
+        };
+        let expr = peel
+            .rebuild(&var("A"), &[3, 4], var("B"))
+            .expect("rebuilds");
+        let text = print_expr(&expr);
+        assert!(
+            text.starts_with("matmul(") && text.contains("transpose("),
+            "{text}"
+        );
     }
 
     #[test]

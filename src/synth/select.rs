@@ -32,6 +32,7 @@ use std::time::Instant;
 
 use tenslift_targets::{build, DType, Expr, Lit, Param, ParamKind};
 
+use super::contraction::Peel;
 use super::search::{Found, Search, Timeout};
 use crate::algebra::{Expr as Value, Func, Rat, Tensor};
 
@@ -97,10 +98,34 @@ fn literal(value: &Rat, dtype: DType) -> Option<Expr> {
         Some(Expr::lit(Lit::int(value.to_i64()?, dtype)))
     } else if dtype.is_float() {
         let v = value.to_f64();
-        // Only constants a double holds exactly: the spec compares exactly.
-        (Rat::from_f64(v).as_ref() == Some(value)).then(|| Expr::lit(Lit::float(v, dtype)))
+        // Only constants the literal denotes exactly: the spec compares
+        // exactly, and reads a literal as the shortest decimal that
+        // round-trips (`0.1` is 1/10, as in the C source) or as the binary
+        // value itself.
+        let lit = Lit::float(v, dtype);
+        let exact = Rat::from_f64(v).as_ref() == Some(value) || decimal_of(v, dtype) == *value;
+        exact.then(|| Expr::lit(lit))
     } else {
         None
+    }
+}
+
+/// The shortest decimal that round-trips `v` in `dtype`, as a rational
+/// (zero when it has none).
+fn decimal_of(v: f64, dtype: DType) -> Rat {
+    let text = if dtype == DType::F32 {
+        format!("{}", v as f32)
+    } else {
+        format!("{v}")
+    };
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.as_str()),
+    };
+    match Rat::parse_decimal(digits) {
+        Some(r) if negative => -&r,
+        Some(r) => r,
+        None => Rat::from(0),
     }
 }
 
@@ -542,11 +567,17 @@ fn fingerprint(v: &Value) -> (usize, i64) {
 
 /// Whether the mask splits the target's elements into two parts, each of
 /// one fingerprint, that differ from each other: a region the spec
-/// computes with two formulas.
+/// computes with two formulas. Diagonal elements are left out: there the
+/// formula's index pairs coincide and terms merge (`A[i,k]·B[j,k] +
+/// B[i,k]·A[j,k]` is one term `2·A[i,k]·B[i,k]` at `i = j`).
 fn splits_by_formula(target: &Tensor, mask: &[bool]) -> bool {
+    let cols = target.shape().get(1).copied().unwrap_or(1).max(1);
     let mut inside = None;
     let mut outside = None;
-    for (e, &m) in target.elems().iter().zip(mask) {
+    for (offset, (e, &m)) in target.elems().iter().zip(mask).enumerate() {
+        if offset / cols == offset % cols {
+            continue;
+        }
         let part = if m { &mut inside } else { &mut outside };
         let f = fingerprint(e);
         match part {
@@ -700,6 +731,17 @@ fn masked_solve(
     if best.is_some() && search.first || depth == 0 {
         return Ok(best);
     }
+    // A sum of contractions is peeled at the region's own level (and in
+    // the remainders it leaves), not below every stub sketch.
+    if depth == MASKED_DEPTH {
+        let limit = best.as_ref().map_or(bound, |b| b.cost);
+        if let Some(found) = masked_contraction(search, &part, mask, dtype, depth, limit)? {
+            best = Some(found);
+            if search.first {
+                return Ok(best);
+            }
+        }
+    }
     let part_vars = part.vars();
     let part_score = part.complexity();
     let mut holes = Vec::new();
@@ -780,6 +822,128 @@ fn masked_solve(
         }
     }
     Ok(best)
+}
+
+/// `einsum(X, ?h) + ?r` on the masked elements, for a leaf `X` the part is
+/// linear in and that meets the part under several index maps (a sum of
+/// contractions of `X`, like syr2k's `A @ B.T + B @ A.T`): one contraction
+/// is peeled ([`Peel`]), its hole filled by the cheapest stub agreeing
+/// with it where it is known, and the exact remainder (strictly simpler)
+/// solved on the same mask.
+fn masked_contraction(
+    search: &Search<'_>,
+    part: &Tensor,
+    mask: &[bool],
+    dtype: DType,
+    depth: u32,
+    bound: f64,
+) -> Result<Option<Found>, Timeout> {
+    if !dtype.is_float() || part.shape().len() < 2 {
+        return Ok(None);
+    }
+    let library = search.library;
+    let part_vars = part.vars();
+    // The remainder reads the same inputs (syr2k's other product reads A
+    // and B too): progress is counted in terms, which a peel must lower.
+    let part_terms = term_count(part);
+    let mut best: Option<Found> = None;
+    for operand in &library.stubs {
+        if operand.depth != 0
+            || operand.expr.dtype() != dtype
+            || operand.value.shape().is_empty()
+            || !operand
+                .vars
+                .iter()
+                .all(|v| part_vars.binary_search(v).is_ok())
+        {
+            continue;
+        }
+        if Instant::now() > search.deadline {
+            return Err(Timeout);
+        }
+        for peel in Peel::candidates(part, Some(mask), &operand.value) {
+            let op_cost =
+                operand.cost + part.len() as f64 * 2.0 * peel.contracted_len() + step_cost(part);
+            let limit = best.as_ref().map_or(bound, |b| b.cost);
+            if op_cost >= limit {
+                continue;
+            }
+            let Some(hole) =
+                stub_agreeing(search, peel.hole(), &peel.known, dtype, limit - op_cost)
+            else {
+                continue;
+            };
+            let Some(value) = peel.contribution(&operand.value, &hole.value, part.shape()) else {
+                continue;
+            };
+            let Ok(remainder) = part.zip_with(&value, |t, c| t - c) else {
+                continue;
+            };
+            let remainder = masked(&remainder, mask);
+            if term_count(&remainder) >= part_terms {
+                continue;
+            }
+            let Some(contraction) =
+                peel.rebuild(&operand.expr, operand.value.shape(), hole.expr.clone())
+            else {
+                continue;
+            };
+            search.stats.coefficient_solve();
+            let cost = op_cost + hole.cost;
+            let found = if remainder.elems().iter().all(Value::is_zero) {
+                Some(Found {
+                    expr: contraction,
+                    cost,
+                })
+            } else {
+                let rest = masked_solve(search, &remainder, mask, dtype, depth, limit - cost)?;
+                rest.and_then(|r| {
+                    build::add(contraction, r.expr).ok().map(|expr| Found {
+                        expr,
+                        cost: cost + r.cost,
+                    })
+                })
+            };
+            match found {
+                Some(f) if f.cost < best.as_ref().map_or(bound, |b| b.cost) => {
+                    best = Some(f);
+                    if search.first {
+                        return Ok(best);
+                    }
+                }
+                Some(_) => {}
+                None => search.stats.backtrack(),
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// The number of terms of all elements.
+fn term_count(t: &Tensor) -> usize {
+    t.elems().iter().map(Value::len).sum()
+}
+
+/// The cheapest stub of `value`'s shape equal to it on the `known`
+/// elements, cheaper than `bound`.
+fn stub_agreeing<'l>(
+    search: &Search<'l>,
+    value: &Tensor,
+    known: &[bool],
+    dtype: DType,
+    bound: f64,
+) -> Option<&'l crate::synth::library::Stub> {
+    let mut best: Option<&crate::synth::library::Stub> = None;
+    for stub in &search.library.stubs {
+        if stub.expr.dtype() == dtype
+            && stub.value.shape() == value.shape()
+            && stub.cost < best.map_or(bound, |b| b.cost)
+            && agrees_on(&stub.value, value, known)
+        {
+            best = Some(stub);
+        }
+    }
+    best
 }
 
 /// A literal equal to every masked element, when they share one constant.
@@ -887,6 +1051,10 @@ mod tests {
     /// search's default depth.
     fn solve(params: Vec<Param>, target: &Tensor, dtype: DType) -> Option<Expr> {
         let sizes: Sizes = [("n".to_string(), 3)].into_iter().collect();
+        solve_at(params, target, dtype, sizes)
+    }
+
+    fn solve_at(params: Vec<Param>, target: &Tensor, dtype: DType, sizes: Sizes) -> Option<Expr> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), Vec::new());
         let leaves: Vec<Expr> = super::super::library::leaves(&params, &|_| vec![None], &[])
@@ -985,6 +1153,50 @@ mod tests {
     }
 
     #[test]
+    fn a_lower_triangle_summing_two_contractions_of_one_operand_is_peeled() {
+        // syr2k at n = 3, m = 2: C[i][j] (j <= i) += Σ_k A[j,k]·B[i,k] + B[j,k]·A[i,k].
+        let rect = |name: &str| Param {
+            name: name.into(),
+            kind: ParamKind::Array {
+                dtype: DType::F64,
+                shape: vec![Dim::sym("n"), Dim::sym("m")],
+                access: Access::In,
+            },
+        };
+        let target = Tensor::from_fn(&[3, 3], |t| {
+            let (i, j) = (t[0] as u32, t[1] as u32);
+            let c = element("C", &[i, j]);
+            if j > i {
+                return c;
+            }
+            (0..2).fold(c, |acc, k| {
+                let ab = element("A", &[j, k]).mul(&element("B", &[i, k]));
+                let ba = element("B", &[j, k]).mul(&element("A", &[i, k]));
+                acc.add(&ab).add(&ba)
+            })
+        });
+        let params = vec![array("C", DType::F64, 2), rect("A"), rect("B")];
+        let sizes: Sizes = [("n".to_string(), 3), ("m".to_string(), 2)]
+            .into_iter()
+            .collect();
+        let expr = solve_at(params, &target, DType::F64, sizes).expect("a program");
+        let text = print_expr(&expr);
+        assert!(text.starts_with("add(tril("), "{text}");
+        assert!(text.ends_with("triu(C, k=1))"), "{text}");
+        assert_eq!(text.matches("matmul(").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn a_decimal_constant_is_the_literal_c_wrote() {
+        let tenth = Rat::new(1, 10).expect("a rational");
+        let lit = literal(&tenth, DType::F64).expect("0.1 denotes 1/10");
+        assert_eq!(lit, Expr::lit(Lit::float(0.1, DType::F64)));
+        assert!(literal(&-&tenth, DType::F64).is_some());
+        // A third has no finite decimal: no literal denotes it.
+        assert!(literal(&Rat::new(1, 3).expect("a rational"), DType::F64).is_none());
+    }
+
+    #[test]
     fn an_integer_product_with_a_common_factor_is_factored() {
         // out[i] = 2 * (a[i] - b[i]) * b[i]
         let target = Tensor::from_fn(&[3], |i| {
@@ -1029,6 +1241,19 @@ mod tests {
         assert!(splits_by_formula(&split, &lower));
         let same = split.map(|_| x.clone());
         assert!(!splits_by_formula(&same, &lower));
+        // Terms merged on the diagonal (syr2k's `2·A[i,k]·B[i,k]`) do not
+        // make the lower triangle two formulas.
+        let y = Value::symbol(&crate::algebra::Symbol::new(
+            crate::algebra::SymbolKind::Input,
+            "y",
+            &[0],
+        ));
+        let merged = Tensor::from_fn(&[3, 3], |i| match i[1].cmp(&i[0]) {
+            std::cmp::Ordering::Equal => x.scale(&Rat::from(2)),
+            std::cmp::Ordering::Less => x.add(&y),
+            std::cmp::Ordering::Greater => y.clone(),
+        });
+        assert!(splits_by_formula(&merged, &Triangle { k: 0 }.lower_mask(3)));
     }
 
     #[test]
