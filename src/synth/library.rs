@@ -260,6 +260,21 @@ impl Library {
                 add(&mut lib, leaf.clone(), 0)?;
             }
             lib.keep_widest_views();
+            // `x / sqrtf(n)` scales by a function of a size: the root is a
+            // number like the size itself, so it joins the leaves (and the
+            // monomial divisors) instead of costing a level.
+            if traits.sqrt_of_number {
+                let roots: Vec<Expr> = lib
+                    .stubs
+                    .iter()
+                    .filter(|s| s.vars.is_empty() && s.expr.dtype().is_float())
+                    .filter(|s| reads_a_size(&s.expr))
+                    .filter_map(|s| Expr::unary(UnaryOp::Sqrt, s.expr.clone()).ok())
+                    .collect();
+                for root in roots {
+                    add(&mut lib, root, 0)?;
+                }
+            }
             let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
             // Dividing by a polynomial makes reciprocal atoms, slow to normalise
             // and rare in kernels: divisors are leaves whose elements are
@@ -341,6 +356,9 @@ impl Library {
 #[derive(Default)]
 struct TargetTraits {
     sqrt: bool,
+    /// Whether some element takes the root of a number (`sqrt(5)` from
+    /// `sqrtf(head_size)` at the spec's sizes).
+    sqrt_of_number: bool,
     exp: bool,
     abs: bool,
     extrema: bool,
@@ -373,7 +391,10 @@ impl TargetTraits {
                     }
                     AtomKind::App { func, args } => {
                         match func {
-                            Func::Sqrt => self.sqrt = true,
+                            Func::Sqrt => {
+                                self.sqrt = true;
+                                self.sqrt_of_number |= args.iter().all(|a| a.vars().is_empty());
+                            }
                             Func::Exp => self.exp = true,
                             Func::Abs => self.abs = true,
                             Func::Max | Func::Min | Func::Select | Func::Lt0 => self.extrema = true,
