@@ -356,9 +356,6 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     }
                     match found {
                         Some((mut f, region)) => {
-                            if std::env::var_os("TL_DEBUG").is_some() {
-                                eprintln!("DEBUG found {}", tenslift_targets::print_expr(&f.expr));
-                            }
                             // The search's own expression is what a retry
                             // bans (it would find it again otherwise).
                             chosen.insert(out.name.clone(), f.expr.clone());
@@ -413,9 +410,6 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 }
                 rejected => rejected,
             };
-            if std::env::var_os("TL_DEBUG").is_some() {
-                eprintln!("DEBUG rejected {}: {other}", tenslift_targets::print_program(&program));
-            }
             let rejection =
                 SynthError::Rejected(format!("at {}: {other}", crate::spec::format_sizes(&sizes)));
             // Retry with the differing output's expression banned: the next
