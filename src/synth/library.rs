@@ -605,3 +605,67 @@ pub fn leaves(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::Expr as Value;
+    use std::time::Duration;
+    use tenslift_targets::Dim;
+
+    fn array(name: &str, shape: Vec<Dim>) -> Param {
+        Param {
+            name: Arc::from(name),
+            kind: ParamKind::Array {
+                dtype: DType::F32,
+                shape,
+                access: Access::In,
+            },
+        }
+    }
+
+    fn size(name: &str) -> Param {
+        Param {
+            name: Arc::from(name),
+            kind: ParamKind::Size,
+        }
+    }
+
+    fn library_for(target: &Tensor, params: &[Param], sizes: &Sizes) -> Library {
+        let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), Vec::new());
+        let leaves = leaves(params, &|_| vec![None], &[]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        Library::build(&mut evaluator, leaves, sizes, deadline, 100_000, target)
+            .unwrap_or_else(|_| panic!("library out of time"))
+    }
+
+    /// `x[i] / sqrtf(n)`: the root of a size is a leaf, so the scaled
+    /// vector is a stub (one level), not out of reach.
+    #[test]
+    fn a_vector_scaled_by_the_root_of_a_size_is_a_stub() {
+        let params = vec![size("n"), size("m"), array("x", vec![Dim::sym("n")])];
+        let sizes: Sizes = [("n".to_string(), 3), ("m".to_string(), 4)].into();
+        let root = Value::int(3).sqrt();
+        let target = Tensor::of_symbols("x", &[3], false)
+            .map(|e| e.div(&root).expect("a nonzero root"));
+        let library = library_for(&target, &params, &sizes);
+        let stub = library.lookup(DType::F32, &target).expect("a stub");
+        assert_eq!(
+            tenslift_targets::print_expr(&stub.expr),
+            "div(x, sqrt(cast(n, f32)))"
+        );
+    }
+
+    /// A target without roots of numbers gets no root leaves.
+    #[test]
+    fn roots_of_sizes_stay_out_of_a_library_without_them() {
+        let params = vec![size("n"), array("x", vec![Dim::sym("n")])];
+        let sizes: Sizes = [("n".to_string(), 3)].into();
+        let target =
+            Tensor::of_symbols("x", &[3], false).map(|e| e.div(&Value::int(3)).expect("nonzero"));
+        let library = library_for(&target, &params, &sizes);
+        assert!(library
+            .leaves_all()
+            .all(|s| !matches!(s.expr.op(), Op::Unary(UnaryOp::Sqrt))));
+    }
+}

@@ -323,14 +323,47 @@ mod tests {
         assert_eq!(x.ty().shape, vec![Dim::sym("size")], "{x:?}");
     }
 
+    fn dim(text: &str) -> Dim {
+        let mut total = Dim::constant(0);
+        for term in text.split('+') {
+            let mut product = Dim::constant(1);
+            for factor in term.trim().split('*') {
+                let f = match factor.trim().parse::<i64>() {
+                    Ok(c) => Dim::constant(c),
+                    Err(_) => Dim::sym(factor.trim()),
+                };
+                product = product.mul(&f).expect("dim");
+            }
+            total = total.add(&product).expect("dim");
+        }
+        total
+    }
+
     #[test]
-    fn an_axis_indexed_only_by_a_size_parameter_extends_to_it_plus_one() {
-        // `q[head * head_size + i]` is row `head` of `q[?, head_size]`; the
-        // spec's sizes make `head + 1` equal `head_size` at both tuples, the
-        // access pattern decides for `head + 1`.
+    fn a_block_selected_pointer_is_a_vector_of_the_blocks_it_reaches() {
+        // `q[head * head_size + i]`: the blocks up to `head`'s, as one axis.
         let params = inferred("llama/transformer_part1.c").expect("a signature");
         let q = params.iter().find(|p| &*p.name == "q").expect("q");
-        let rows = Dim::sym("head").add(&Dim::constant(1)).expect("dim");
-        assert_eq!(q.ty().shape.first(), Some(&rows), "{q:?}");
+        assert_eq!(q.ty().shape, vec![dim("head*head_size + head_size")]);
+        // `key_cache[t*kv_dim + head*head_size + i]`: rows `kv_dim` wide.
+        let cache = params.iter().find(|p| &*p.name == "key_cache").expect("cache");
+        assert_eq!(cache.ty().shape, vec![dim("pos + 1"), dim("kv_dim")]);
+    }
+
+    #[test]
+    fn a_block_selected_array_is_read_and_written_through_its_block() {
+        let block = SliceItem::Range {
+            start: dim("head*head_size"),
+            stop: dim("head*head_size + head_size"),
+            step: 1,
+        };
+        let reads = corpus_kernel("llama/transformer_part1.c");
+        assert_eq!(
+            views_of(&reads, "key_cache"),
+            vec![None, Some(vec![SliceItem::Full, block.clone()])]
+        );
+        assert_eq!(views_of(&reads, "q"), vec![None, Some(vec![block.clone()])]);
+        let writes = corpus_kernel("llama/transformer_part2.c");
+        assert_eq!(views_of(&writes, "xb"), vec![None, Some(vec![block])]);
     }
 }
