@@ -178,7 +178,10 @@ mod tests {
         let view = block_view(&kernel, "key_cache").expect("a block view");
         assert_eq!((view.axis, view.selector.as_str()), (1, "head"));
         assert_eq!(view.block.to_string(), "head_size");
-        assert_eq!(view.pitch.as_ref().map(|p| p.to_string()), Some("kv_dim".into()));
+        assert_eq!(
+            view.pitch.as_ref().map(|p| p.to_string()),
+            Some("kv_dim".into())
+        );
         assert_eq!(view.physical(&[2, 4, 3], 5), vec![2, 23]);
     }
 

@@ -769,7 +769,10 @@ fn general_strided_views_get_sizes_that_keep_elements_apart() {
     });
     assert_eq!(entry(&spec, "att", &[1]), expected);
     let cache = spec.inputs.iter().find(|i| i.name == "cache").unwrap();
-    assert_eq!(cache.shape, vec![chosen["pos"] as usize + 1, chosen["kv"] as usize]);
+    assert_eq!(
+        cache.shape,
+        vec![chosen["pos"] as usize + 1, chosen["kv"] as usize]
+    );
     let second = choose_second_sizes(&k, &chosen).unwrap();
     assert!(
         second["kv"] > (second["head"] + 1) * second["hs"],

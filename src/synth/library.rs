@@ -646,8 +646,8 @@ mod tests {
         let params = vec![size("n"), size("m"), array("x", vec![Dim::sym("n")])];
         let sizes: Sizes = [("n".to_string(), 3), ("m".to_string(), 4)].into();
         let root = Value::int(3).sqrt();
-        let target = Tensor::of_symbols("x", &[3], false)
-            .map(|e| e.div(&root).expect("a nonzero root"));
+        let target =
+            Tensor::of_symbols("x", &[3], false).map(|e| e.div(&root).expect("a nonzero root"));
         let library = library_for(&target, &params, &sizes);
         let stub = library.lookup(DType::F32, &target).expect("a stub");
         assert_eq!(

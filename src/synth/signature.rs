@@ -346,7 +346,10 @@ mod tests {
         let q = params.iter().find(|p| &*p.name == "q").expect("q");
         assert_eq!(q.ty().shape, vec![dim("head*head_size + head_size")]);
         // `key_cache[t*kv_dim + head*head_size + i]`: rows `kv_dim` wide.
-        let cache = params.iter().find(|p| &*p.name == "key_cache").expect("cache");
+        let cache = params
+            .iter()
+            .find(|p| &*p.name == "key_cache")
+            .expect("cache");
         assert_eq!(cache.ty().shape, vec![dim("pos + 1"), dim("kv_dim")]);
     }
 
