@@ -12,8 +12,10 @@
 //! fails, permutations and larger values are tried in a fixed order, so the
 //! choice is deterministic; a candidate whose only fault is an overlapping
 //! view has the size behind the stride grown until the view is one-to-one
-//! (`kv_dim ≥ (head+1)·head_size`). Size parameters used as indices (`head`,
-//! `pos`) get values like any other.
+//! (`kv_dim ≥ (head+1)·head_size`; strictly greater for a block-selected
+//! array, see [`super::blocks`], so that no program can read the pitch as
+//! the blocks' span). Size parameters used as indices (`head`, `pos`) get
+//! values like any other.
 //!
 //! [`smaller_candidates`] lists tuples with values from 2 (or 1) up, for
 //! specs too large to build at the usual sizes (see
