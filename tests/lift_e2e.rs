@@ -233,15 +233,54 @@ fn a_pointer_of_unknown_extent_gets_a_size_extent_and_lifts() {
     assert!(program.contains("f32[size]"), "{program}");
 }
 
-/// An extent two size expressions fit at both size tuples is refused with
-/// a message naming both, not guessed.
+/// llama's attention reads and writes one head's block of each row,
+/// `[head*head_size:(head + 1)*head_size]`: both search modes lift the two
+/// kernels through slices whose bounds are products of sizes, with the
+/// cache rows `kv_dim` wide and the score scaled by `sqrt(head_size)`.
 #[test]
-fn an_extent_indexed_by_a_size_parameter_is_resolved_from_the_access_pattern() {
-    // `q[head * head_size + i]`: the sizes alone cannot tell `head + 1` from
-    // `head_size`; the kernel's accesses can, so no signature error.
-    let (_, records) = lift_json("benchmarks/llama/transformer_part1.c", &[]);
-    let message = records[0]["message"].as_str().unwrap_or_default();
-    assert!(!message.contains("signature"), "{message}");
+fn attention_heads_lift_through_blocks_of_size_products_in_both_modes() {
+    let block = "head*head_size:head*head_size + head_size";
+    for mode in ["best", "first"] {
+        for (file, wants) in [
+            (
+                "benchmarks/llama/transformer_part1.c",
+                vec![
+                    "key_cache: f32[pos + 1, kv_dim]".to_string(),
+                    format!("key_cache[:, {block}]"),
+                    format!("q[{block}]"),
+                    "sqrt(cast(head_size, f32))".to_string(),
+                ],
+            ),
+            (
+                "benchmarks/llama/transformer_part2.c",
+                vec![
+                    format!("xb[{block}] = "),
+                    format!("value_cache[:, {block}]"),
+                ],
+            ),
+        ] {
+            let (out, records) = lift_json(file, &["--search", mode]);
+            assert_eq!(out.status.code(), Some(0), "{file} {mode}: {records:?}");
+            let program = records[0]["program"].as_str().unwrap_or_default();
+            assert_eq!(records[0]["status"], "lifted", "{file} {mode}");
+            for want in wants {
+                assert!(
+                    program.contains(&want),
+                    "{file} {mode}: no `{want}` in\n{program}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn emitted_numpy_matches_compiled_c_for_attention_scores_of_one_head() {
+    numpy_matches_c("transformer_part1", "benchmarks/llama/transformer_part1.c");
+}
+
+#[test]
+fn emitted_numpy_matches_compiled_c_for_attention_output_of_one_head() {
+    numpy_matches_c("transformer_part2", "benchmarks/llama/transformer_part2.c");
 }
 
 #[test]

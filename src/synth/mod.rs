@@ -117,26 +117,13 @@ fn differing_output(comparison: &Comparison) -> Option<&str> {
     }
 }
 
-/// The target values of one output through one region.
+/// The target values of one output through one region (`[:, 0:s]`, a
+/// block `[s*b:(s + 1)*b]`; the region's bounds evaluated at `sizes`).
 fn region_target(value: &Tensor, region: &Option<Vec<SliceItem>>, sizes: &Sizes) -> Option<Tensor> {
-    let Some(items) = region else {
-        return Some(value.clone());
-    };
-    // Only `[:, 0:s]` regions are produced by `views_of`.
-    let [SliceItem::Full, SliceItem::Range { stop, .. }] = items.as_slice() else {
-        return None;
-    };
-    let cols = stop.eval(&|n| sizes.get(n).copied()).ok()? as usize;
-    let shape = value.shape();
-    if shape.len() != 2 || cols > shape[1] {
-        return None;
+    match region {
+        None => Some(value.clone()),
+        Some(items) => crate::spec::tensir::slice_at(value, items, sizes).ok(),
     }
-    Some(Tensor::from_fn(&[shape[0], cols], |idx| {
-        value
-            .get(idx)
-            .cloned()
-            .unwrap_or_else(crate::algebra::Expr::zero)
-    }))
 }
 
 /// `expr` broadcast to the shape of the store's target when it is a
