@@ -16,6 +16,7 @@
 pub mod contraction;
 pub mod cost;
 pub mod direct;
+pub mod fold;
 pub mod library;
 pub mod partial;
 pub mod rewrite;
@@ -457,6 +458,15 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             let (expr, saved) = rewrite::cheapest(&f.expr, &options.model, &sizes);
                             f.expr = expr;
                             f.cost -= saved;
+                            // Literal arithmetic (`2.0 + 2.0`) is folded
+                            // exactly before anything is emitted.
+                            let folded = fold::fold_constants(&f.expr);
+                            if folded != f.expr {
+                                let before = options.model.cost_of(&[&f.expr], &sizes);
+                                let after = options.model.cost_of(&[&folded], &sizes);
+                                f.cost -= (before - after).max(0.0);
+                                f.expr = folded;
+                            }
                             total_cost += f.cost;
                             progress = true;
                             solved_outputs += 1;
