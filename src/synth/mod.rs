@@ -348,7 +348,12 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 break 'solve Some((found.clone(), None));
                             }
                         }
-                        let bound = direct.as_ref().map_or(f64::INFINITY, |f| f.cost);
+                        // A search program as cheap as the translation is
+                        // kept (the slack admits ties): the search's programs
+                        // are the ones best mode has always produced.
+                        let bound = direct
+                            .as_ref()
+                            .map_or(f64::INFINITY, |f| search::with_tie_slack(f.cost));
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
                         let views = |name: &str| search_views(kernel, name);

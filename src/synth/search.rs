@@ -287,7 +287,7 @@ impl SharedBound {
 /// ties the current best (up to rounding) is still solved: the winner is
 /// then the cheapest, ties going to the earliest sketch, whatever order the
 /// threads finished in.
-fn with_tie_slack(bound: f64) -> f64 {
+pub(crate) fn with_tie_slack(bound: f64) -> f64 {
     bound + 1e-9 * bound.abs().max(1.0)
 }
 
