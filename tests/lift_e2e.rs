@@ -298,3 +298,76 @@ fn emitted_numpy_matches_compiled_c_for_doitgen_batched_contraction() {
 fn emitted_numpy_matches_compiled_c_for_darknet_gemm_with_leading_dimensions() {
     numpy_matches_c("gemm_nn", "benchmarks/darknet/gemm_nn.c");
 }
+
+/// Point-wise kernels the sketch search could not assemble (a squared
+/// difference through a local scalar, a scalar prefix over a size, SiLU,
+/// STENSO's exp/log, sqrt and power rows) are translated directly from
+/// their spec, in both search modes, to the program a person would write:
+/// factored, not the expanded polynomial, and with the size as a size.
+#[test]
+fn point_wise_kernels_are_translated_directly_in_both_modes() {
+    let cases: [(&str, &str); 6] = [
+        (
+            "darknet/ol_l2_cpu1.c",
+            "error = mul(sub(truth, pred), sub(truth, pred));",
+        ),
+        (
+            "llama/rmsnorm_part2.c",
+            "o = div(mul(weight, x), sqrt(add(div(ss, cast(size, f32)), 1e-5f32)));",
+        ),
+        (
+            "llama/transformer_part3.c",
+            "hb = div(hb, add(exp(neg(hb)), 1.0f32));",
+        ),
+        ("stenso/log_exp_2.c", "out = exp(sub(log(A), log(B)));"),
+        ("stenso/synth_3.c", "out = div(add(A, B), sqrt(add(A, B)));"),
+        ("stenso/synth_6.c", "out = mul(4.0, mul(sqrt(A), sqrt(A)));"),
+    ];
+    let mut failures = Vec::new();
+    for mode in ["best", "first"] {
+        for (file, statement) in cases {
+            let (out, records) = lift_json(&format!("benchmarks/{file}"), &["--search", mode]);
+            let Some(record) = records.first().filter(|_| out.status.code() == Some(0)) else {
+                failures.push(format!(
+                    "{file} ({mode}): exit {:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+                continue;
+            };
+            let program = record["program"].as_str().unwrap_or_default();
+            if !program.contains(statement) {
+                failures.push(format!(
+                    "{file} ({mode}): expected {statement} in\n{program}"
+                ));
+            }
+            if record["stats"]["direct"].as_u64() != Some(1) {
+                failures.push(format!("{file} ({mode}): not direct: {}", record["stats"]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `4.0 * (A * B)`, not the `(2.0 + 2.0) * …` the search used to assemble.
+#[test]
+fn constants_are_folded_in_lifted_programs() {
+    for mode in ["best", "first"] {
+        let (out, records) = lift_json("benchmarks/stenso/synth_1.c", &["--search", mode]);
+        assert_eq!(out.status.code(), Some(0), "{mode}");
+        let program = records[0]["program"].as_str().unwrap_or_default();
+        assert!(
+            program.contains("out = mul(4.0, mul(A, B));"),
+            "{mode}: {program}"
+        );
+    }
+}
+
+#[test]
+fn emitted_numpy_matches_compiled_c_for_directly_translated_kernels() {
+    numpy_matches_c("ol_l2_cpu1", "benchmarks/darknet/ol_l2_cpu1.c");
+    numpy_matches_c("rmsnorm_part2", "benchmarks/llama/rmsnorm_part2.c");
+    numpy_matches_c("transformer_part3", "benchmarks/llama/transformer_part3.c");
+    numpy_matches_c("synth_3", "benchmarks/stenso/synth_3.c");
+    numpy_matches_c("log_exp_2", "benchmarks/stenso/log_exp_2.c");
+}
