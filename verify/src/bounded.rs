@@ -57,21 +57,21 @@ use crate::symbolic::{SymDomain, SymVal, Term};
 /// How hard to try.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoundedOptions {
-    /// The effort of each solver call, as time on an unloaded machine: Z3's
-    /// resource limit is [`RLIMIT_PER_MS`] units per millisecond of it. The
-    /// wall clock stops the whole check at [`WALL_CLOCK_FACTOR`] times this
-    /// (only a heavily loaded machine gets there). Building the terms is not
+    /// The solver effort of the whole check, as time on an unloaded
+    /// machine: Z3's resource limit is [`RLIMIT_PER_MS`] units per
+    /// millisecond of it. The wall clock stops the check at
+    /// [`WALL_CLOCK_FACTOR`] times this (only a loaded machine gets there). Building the terms is not
     /// counted (it is linear in the unrolled size).
     pub timeout_ms: u64,
 }
 
-/// Z3 resource units per millisecond of `timeout_ms`: Z3 4.8 spends about
-/// 4 700 units per millisecond of CPU on the bounded queries (measured on
-/// a bit-vector cube query), so the limit binds near the nominal time.
-pub const RLIMIT_PER_MS: u64 = 4_000;
+/// Z3 resource units per millisecond of `timeout_ms`: Z3 4.8 spends a few
+/// thousand units per millisecond of CPU on the bounded queries (about
+/// 4 700 on a 96-bit cube query), so the limit binds near the nominal time.
+pub const RLIMIT_PER_MS: u64 = 2_000;
 
 /// The wall-clock back-stop of a check, in multiples of `timeout_ms`.
-pub const WALL_CLOCK_FACTOR: u32 = 4;
+pub const WALL_CLOCK_FACTOR: u32 = 2;
 
 impl Default for BoundedOptions {
     fn default() -> BoundedOptions {
@@ -94,6 +94,10 @@ pub fn check(
     let iface = interface::build(kernel, program, sizes)?;
     let mut cfg = z3::Config::new();
     cfg.set_model_generation(true);
+    // One resource budget for every solver call of the check: Z3 counts
+    // its own work, so the verdict does not depend on the machine's load.
+    let rlimit = opts.timeout_ms.saturating_mul(RLIMIT_PER_MS);
+    cfg.set_param_value("rlimit", &rlimit.to_string());
     z3::with_z3_config(&cfg, || {
         Checker {
             kernel,
@@ -102,7 +106,6 @@ pub fn check(
             iface: &iface,
             started: Instant::now(),
             budget: Duration::from_millis(opts.timeout_ms) * WALL_CLOCK_FACTOR,
-            rlimit: opts.timeout_ms.saturating_mul(RLIMIT_PER_MS),
             stats: Stats::default(),
             bitvec_width: None,
         }
@@ -141,8 +144,6 @@ struct Checker<'a> {
     started: Instant,
     /// Wall-clock back-stop of the whole check.
     budget: Duration,
-    /// Z3 resource limit of each solver call.
-    rlimit: u64,
     stats: Stats,
     /// The widest bit-vector encoding a query was decided with.
     bitvec_width: Option<u32>,
@@ -465,7 +466,8 @@ impl Checker<'_> {
         Ok(self.outcome(&solver))
     }
 
-    /// A solver bounded by the resource limit, and by `left` of wall clock.
+    /// A solver bounded by `left` of wall clock (the context's resource
+    /// limit bounds it too).
     fn solver(&self, left: Duration) -> Solver {
         let solver = Solver::new();
         let mut params = Params::new();
@@ -473,7 +475,6 @@ impl Checker<'_> {
             "timeout",
             u32::try_from(left.as_millis().max(1)).unwrap_or(u32::MAX),
         );
-        params.set_u32("rlimit", u32::try_from(self.rlimit).unwrap_or(u32::MAX));
         solver.set_params(&params);
         solver
     }

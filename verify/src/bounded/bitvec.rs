@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 
 use z3::ast::{Ast, Bool, Dynamic, Int, BV};
-use z3::{DeclKind, SortKind};
+use z3::{AstKind, SortKind};
 
 /// Widest bit-vector the translation uses; wider ranges stay integers.
 pub(crate) const MAX_WIDTH: u32 = 256;
@@ -50,7 +50,7 @@ enum Node {
 
 /// Translates `formulas` (their conjunction) or says why it cannot.
 pub(crate) fn translate(formulas: &[Bool], inputs: &[IntInput]) -> Result<BvQuery, String> {
-    let roots: Vec<Dynamic> = formulas.iter().map(Dynamic::from_ast).collect();
+    let roots: Vec<Dynamic> = formulas.iter().map(|f| Dynamic::from_ast(f)).collect();
     let order = postorder(&roots)?;
     let known: HashMap<Dynamic, (i128, i128)> = inputs
         .iter()
@@ -163,10 +163,17 @@ fn postorder(roots: &[Dynamic]) -> Result<Vec<Dynamic>, String> {
 }
 
 fn numeral_value(node: &Dynamic) -> Option<i128> {
-    if node.decl().kind() != DeclKind::Anum {
+    if node.kind() != AstKind::Numeral || node.sort_kind() != SortKind::Int {
         return None;
     }
     node.as_int()?.as_i128()
+}
+
+/// The operator's SMT-LIB name (`+`, `div`, `ite`, …). Names, not
+/// `DeclKind`s: the z3 crate's `DeclKind` numbering is newer than the
+/// Debian Z3 4.8 it links, so some kinds would be misread.
+fn operator(node: &Dynamic) -> String {
+    node.decl().name()
 }
 
 fn range_of(
@@ -193,23 +200,32 @@ fn int_range(
     let arg_ranges = || -> Result<Vec<(i128, i128)>, String> {
         args.iter().map(|a| range_of(a, ranges)).collect()
     };
-    let kind = node.decl().kind();
-    Ok(match kind {
-        DeclKind::Anum => {
-            let v = numeral_value(node).ok_or_else(overflow)?;
-            (v, v)
-        }
-        DeclKind::Uninterpreted if args.is_empty() => known
+    if node.kind() == AstKind::Numeral {
+        let v = numeral_value(node).ok_or_else(overflow)?;
+        return Ok((v, v));
+    }
+    if args.is_empty() {
+        return known
             .get(node)
             .copied()
-            .ok_or_else(|| format!("`{node}` is not an input of known range"))?,
-        DeclKind::Add => arg_ranges()?
+            .ok_or_else(|| format!("`{node}` is not an input of known range"));
+    }
+    let op = operator(node);
+    Ok(match op.as_str() {
+        "+" => arg_ranges()?
             .into_iter()
             .try_fold((0i128, 0i128), |(lo, hi), (a, b)| {
                 Some((lo.checked_add(a)?, hi.checked_add(b)?))
             })
             .ok_or_else(overflow)?,
-        DeclKind::Sub => {
+        "-" if args.len() == 1 => {
+            let (lo, hi) = range_of(&args[0], ranges)?;
+            (
+                hi.checked_neg().ok_or_else(overflow)?,
+                lo.checked_neg().ok_or_else(overflow)?,
+            )
+        }
+        "-" => {
             let r = arg_ranges()?;
             let (first, rest) = r.split_first().ok_or_else(overflow)?;
             rest.iter()
@@ -218,14 +234,7 @@ fn int_range(
                 })
                 .ok_or_else(overflow)?
         }
-        DeclKind::Uminus => {
-            let (lo, hi) = range_of(args.first().ok_or_else(overflow)?, ranges)?;
-            (
-                hi.checked_neg().ok_or_else(overflow)?,
-                lo.checked_neg().ok_or_else(overflow)?,
-            )
-        }
-        DeclKind::Mul => {
+        "*" => {
             let unknowns = args.iter().filter(|a| numeral_value(a).is_none()).count();
             *nonlinear |= unknowns >= 2;
             arg_ranges()?
@@ -241,7 +250,7 @@ fn int_range(
                 })
                 .ok_or_else(overflow)?
         }
-        DeclKind::Idiv | DeclKind::Mod => {
+        "div" | "mod" => {
             let [a, d] = args.as_slice() else {
                 return Err(format!("`{node}` does not have two arguments"));
             };
@@ -249,7 +258,7 @@ fn int_range(
                 .filter(|d| *d != 0)
                 .ok_or_else(|| format!("division by the non-numeral `{d}`"))?;
             let (lo, hi) = range_of(a, ranges)?;
-            if kind == DeclKind::Mod {
+            if op == "mod" {
                 (0, divisor.unsigned_abs() as i128 - 1)
             } else {
                 // Euclidean quotients lie within one of a / d's range.
@@ -257,15 +266,68 @@ fn int_range(
                 (p.min(q) - 1, p.max(q) + 1)
             }
         }
-        DeclKind::Ite => {
+        "if" | "ite" => {
             let r = args
                 .get(1..3)
                 .ok_or_else(|| format!("`{node}` is a malformed ite"))?;
             let (a, b) = (range_of(&r[0], ranges)?, range_of(&r[1], ranges)?);
             (a.0.min(b.0), a.1.max(b.1))
         }
-        other => return Err(format!("the integer operation {other:?} is not translated")),
+        other => return Err(format!("the integer operation `{other}` is not translated")),
     })
+}
+
+/// `k` when `v` is `2^k` (k ≥ 1).
+fn power_of_two(v: i128) -> Option<u32> {
+    (v > 1 && v.count_ones() == 1).then(|| v.trailing_zeros())
+}
+
+/// C's signed wrap-around as the symbolic domain writes it,
+/// `((a + 2^(k-1)) mod 2^k) - 2^(k-1)`, as the sign extension of `a`'s low
+/// k bits: the same value, in the form bit-blasting handles well (the
+/// products inside stay recognisably the same).
+fn signed_wrap(
+    node: &Dynamic,
+    args: &[Dynamic],
+    done: &HashMap<Dynamic, Node>,
+) -> Result<Option<BV>, String> {
+    let [modded, half] = args else {
+        return Ok(None);
+    };
+    if operator(node) != "-" || modded.kind() == AstKind::Numeral {
+        return Ok(None);
+    }
+    let Some(h) = numeral_value(half) else {
+        return Ok(None);
+    };
+    let Some(k) = power_of_two(h).map(|k| k + 1) else {
+        return Ok(None);
+    };
+    if operator(modded) != "mod" {
+        return Ok(None);
+    }
+    let inner = modded.children();
+    let [sum, modulus] = inner.as_slice() else {
+        return Ok(None);
+    };
+    if numeral_value(modulus) != Some(h * 2) || operator(sum) != "+" {
+        return Ok(None);
+    }
+    let terms = sum.children();
+    let [p, q] = terms.as_slice() else {
+        return Ok(None);
+    };
+    let value = match (numeral_value(p), numeral_value(q)) {
+        (_, Some(c)) if c == h => p,
+        (Some(c), _) if c == h => q,
+        _ => return Ok(None),
+    };
+    let a = bv_arg(done, value)?;
+    let width = a.get_size();
+    if k >= width {
+        return Ok(None);
+    }
+    Ok(Some(a.extract(k - 1, 0).sign_ext(width - k)))
 }
 
 fn bv_arg(done: &HashMap<Dynamic, Node>, a: &Dynamic) -> Result<BV, String> {
@@ -284,43 +346,58 @@ fn bool_arg(done: &HashMap<Dynamic, Node>, a: &Dynamic) -> Result<Bool, String> 
 
 fn build(node: &Dynamic, done: &HashMap<Dynamic, Node>, width: u32) -> Result<Node, String> {
     let args = node.children();
-    let kind = node.decl().kind();
+    let op = operator(node);
+    let numeral_node = node.kind() == AstKind::Numeral;
     match node.sort_kind() {
         SortKind::Int => {
             let bvs =
                 || -> Result<Vec<BV>, String> { args.iter().map(|a| bv_arg(done, a)).collect() };
-            let bv = match kind {
-                DeclKind::Anum => numeral(numeral_value(node).ok_or_else(overflow)?, width),
-                DeclKind::Add | DeclKind::Sub | DeclKind::Mul => {
+            if numeral_node {
+                let bv = numeral(numeral_value(node).ok_or_else(overflow)?, width);
+                return Ok(Node::Int { bv });
+            }
+            if let Some(bv) = signed_wrap(node, &args, done)? {
+                return Ok(Node::Int { bv });
+            }
+            let bv = match op.as_str() {
+                "-" if args.len() == 1 => bv_arg(done, &args[0])?.bvneg(),
+                "+" | "-" | "*" => {
                     let v = bvs()?;
                     let (first, rest) = v
                         .split_first()
                         .ok_or_else(|| format!("`{node}` has no arguments"))?;
-                    rest.iter().fold(first.clone(), |acc, x| match kind {
-                        DeclKind::Add => acc.bvadd(x),
-                        DeclKind::Sub => acc.bvsub(x),
+                    rest.iter().fold(first.clone(), |acc, x| match op.as_str() {
+                        "+" => acc.bvadd(x),
+                        "-" => acc.bvsub(x),
                         _ => acc.bvmul(x),
                     })
                 }
-                DeclKind::Uminus => bv_arg(done, &args[0])?.bvneg(),
-                DeclKind::Idiv | DeclKind::Mod => {
+                "div" | "mod" => {
                     let (a, d) = (bv_arg(done, &args[0])?, &args[1]);
                     let divisor = numeral_value(d).ok_or_else(overflow)?;
                     // Z3's integer `mod` is Euclidean: in [0, |d|). bvsmod
                     // takes the divisor's sign, so with |d| it is the same;
                     // the quotient is then an exact division.
+                    if op == "mod" {
+                        // `mod 2^k` (an unsigned wrap) is the low k bits.
+                        if let Some(k) = power_of_two(divisor).filter(|k| *k < width) {
+                            return Ok(Node::Int {
+                                bv: a.extract(k - 1, 0).zero_ext(width - k),
+                            });
+                        }
+                    }
                     let remainder = a.bvsmod(numeral(divisor.abs(), width));
-                    if kind == DeclKind::Mod {
+                    if op == "mod" {
                         remainder
                     } else {
                         a.bvsub(&remainder).bvsdiv(numeral(divisor, width))
                     }
                 }
-                DeclKind::Ite => {
+                "if" | "ite" => {
                     let c = bool_arg(done, &args[0])?;
                     c.ite(&bv_arg(done, &args[1])?, &bv_arg(done, &args[2])?)
                 }
-                other => return Err(format!("the integer operation {other:?} is not translated")),
+                other => return Err(format!("the integer operation `{other}` is not translated")),
             };
             Ok(Node::Int { bv })
         }
@@ -331,24 +408,27 @@ fn build(node: &Dynamic, done: &HashMap<Dynamic, Node>, width: u32) -> Result<No
             let compare = |f: fn(&BV, &BV) -> Bool| -> Result<Bool, String> {
                 Ok(f(&bv_arg(done, &args[0])?, &bv_arg(done, &args[1])?))
             };
-            let b = match kind {
-                DeclKind::True => Bool::from_bool(true),
-                DeclKind::False => Bool::from_bool(false),
-                DeclKind::And => Bool::and(&bools()?),
-                DeclKind::Or => Bool::or(&bools()?),
-                DeclKind::Not => bool_arg(done, &args[0])?.not(),
-                DeclKind::Implies => bool_arg(done, &args[0])?.implies(bool_arg(done, &args[1])?),
-                DeclKind::Iff => bool_arg(done, &args[0])?.iff(bool_arg(done, &args[1])?),
-                DeclKind::Xor => bool_arg(done, &args[0])?.xor(bool_arg(done, &args[1])?),
-                DeclKind::Le => compare(|a, b| a.bvsle(b))?,
-                DeclKind::Ge => compare(|a, b| a.bvsge(b))?,
-                DeclKind::Lt => compare(|a, b| a.bvslt(b))?,
-                DeclKind::Gt => compare(|a, b| a.bvsgt(b))?,
-                DeclKind::Ite => {
+            if args.is_empty() && !matches!(op.as_str(), "true" | "false") {
+                return Err(format!("the Boolean constant `{node}` is not translated"));
+            }
+            let b = match op.as_str() {
+                "true" => Bool::from_bool(true),
+                "false" => Bool::from_bool(false),
+                "and" => Bool::and(&bools()?),
+                "or" => Bool::or(&bools()?),
+                "not" => bool_arg(done, &args[0])?.not(),
+                "=>" | "implies" => bool_arg(done, &args[0])?.implies(bool_arg(done, &args[1])?),
+                "iff" => bool_arg(done, &args[0])?.iff(bool_arg(done, &args[1])?),
+                "xor" => bool_arg(done, &args[0])?.xor(bool_arg(done, &args[1])?),
+                "<=" => compare(|a, b| a.bvsle(b))?,
+                ">=" => compare(|a, b| a.bvsge(b))?,
+                "<" => compare(|a, b| a.bvslt(b))?,
+                ">" => compare(|a, b| a.bvsgt(b))?,
+                "if" | "ite" => {
                     let c = bool_arg(done, &args[0])?;
                     c.ite(&bool_arg(done, &args[1])?, &bool_arg(done, &args[2])?)
                 }
-                DeclKind::Eq | DeclKind::Distinct => {
+                "=" | "distinct" => {
                     let first = args
                         .first()
                         .ok_or_else(|| format!("`{node}` has no arguments"))?;
@@ -364,7 +444,7 @@ fn build(node: &Dynamic, done: &HashMap<Dynamic, Node>, width: u32) -> Result<No
                     for i in 0..args.len() {
                         for j in i + 1..args.len() {
                             let same = pairs(i, j)?;
-                            parts.push(if kind == DeclKind::Eq {
+                            parts.push(if op == "=" {
                                 same
                             } else {
                                 same.not()
@@ -373,7 +453,7 @@ fn build(node: &Dynamic, done: &HashMap<Dynamic, Node>, width: u32) -> Result<No
                     }
                     Bool::and(&parts)
                 }
-                other => return Err(format!("the Boolean operation {other:?} is not translated")),
+                other => return Err(format!("the Boolean operation `{other}` is not translated")),
             };
             Ok(Node::Bool(b))
         }
