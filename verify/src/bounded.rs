@@ -71,7 +71,7 @@ pub struct BoundedOptions {
 pub const RLIMIT_PER_MS: u64 = 2_000;
 
 /// The wall-clock back-stop of a check, in multiples of `timeout_ms`.
-pub const WALL_CLOCK_FACTOR: u32 = 2;
+pub const WALL_CLOCK_FACTOR: u32 = 1;
 
 impl Default for BoundedOptions {
     fn default() -> BoundedOptions {

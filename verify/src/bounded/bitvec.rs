@@ -444,11 +444,7 @@ fn build(node: &Dynamic, done: &HashMap<Dynamic, Node>, width: u32) -> Result<No
                     for i in 0..args.len() {
                         for j in i + 1..args.len() {
                             let same = pairs(i, j)?;
-                            parts.push(if op == "=" {
-                                same
-                            } else {
-                                same.not()
-                            });
+                            parts.push(if op == "=" { same } else { same.not() });
                         }
                     }
                     Bool::and(&parts)
