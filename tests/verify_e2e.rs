@@ -350,13 +350,12 @@ fn unknown_targets_are_a_usage_error() {
 
 #[test]
 fn a_kernel_sized_by_macros_is_lifted_per_dataset_and_agrees_at_both() {
-    // matrix1's extents are `#define M/N/K 10`; cref.py compiles MINI with
-    // -DM=10 -DN=12 -DK=14 and SMALL with -DM=64 -DN=72 -DK=80. StableHLO
-    // fixes every extent when emitted, so only a program lifted with each
-    // dataset's macros can agree with both.
+    // pin_down's extent is `#define N 16`; cref.py compiles MINI with -DN=32
+    // and SMALL with -DN=4096. StableHLO fixes every extent when emitted,
+    // so only a program lifted with each dataset's macro agrees with both.
     let out = tenslift(&[
         "verify",
-        "benchmarks/dspstone/matrix1.c",
+        "benchmarks/dspstone/pin_down.c",
         "--targets",
         "numpy,hlo",
         "--json",
@@ -379,11 +378,11 @@ fn a_kernel_sized_by_macros_is_lifted_per_dataset_and_agrees_at_both() {
         .as_str()
         .unwrap_or_default();
     assert!(
-        reason.contains("MINI: program lifted with -DK=14 -DM=10 -DN=12"),
+        reason.contains("MINI: program lifted with -DN=32"),
         "{reason}"
     );
     assert!(
-        reason.contains("SMALL: program lifted with -DK=80 -DM=64 -DN=72"),
+        reason.contains("SMALL: program lifted with -DN=4096"),
         "{reason}"
     );
 }
