@@ -452,18 +452,29 @@ impl Checker<'_> {
                 self.budget.as_millis()
             )));
         }
-        if !self.iface.uses_floats {
-            if let Some(outcome) = self.solve_bitvec(dom, query, left)? {
-                return Ok(outcome);
-            }
-        }
-        let solver = self.solver(left);
+        // Integer-only queries go to the integer solver first (it settles
+        // most of them, linear or not); if it gives up within half the time
+        // left, the exact bit-vector encoding gets the rest.
+        let integer_only = !self.iface.uses_floats;
+        let solver = self.solver(if integer_only { left / 2 } else { left });
         for premise in dom.premises() {
             solver.assert(premise);
         }
         solver.assert(query);
         self.stats.solver_calls += 1;
-        Ok(self.outcome(&solver))
+        let outcome = self.outcome(&solver);
+        if let (true, Outcome::Unknown(reason)) = (integer_only, &outcome) {
+            let left = self.budget.saturating_sub(self.started.elapsed());
+            if let Some(decided) = self.solve_bitvec(dom, query, left)? {
+                return Ok(match decided {
+                    Outcome::Unknown(bv_reason) => {
+                        Outcome::Unknown(format!("{reason}; {bv_reason}"))
+                    }
+                    other => other,
+                });
+            }
+        }
+        Ok(outcome)
     }
 
     /// A solver bounded by `left` of wall clock (the context's resource
