@@ -4,6 +4,7 @@
 //! StableHLO MLIR); headers and identifier renaming are shared here.
 
 mod hlo;
+mod inplace;
 mod jax;
 mod names;
 mod numpy;
