@@ -12,10 +12,11 @@
 //! destination array other than the destination region itself (same index
 //! map, so each element is read before it is written, by the same element).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::python::{fill, may_be_view, py_slice, render_expr, PyStmt, PyTable};
 use super::NameMap;
+use crate::dtype::Lit;
 use crate::expr::Expr;
 use crate::ops::{Op, SliceItem};
 
@@ -91,6 +92,42 @@ impl InPlaceLowering<'_> {
         e.args().iter().map(|a| self.value(a)).collect()
     }
 
+    /// The operands of an element-wise operation that writes into an
+    /// array: a conversion of one operand is left to the operation when the
+    /// target converts operands exactly (`np.multiply(_t0, active, out=_t0)`
+    /// with `_t0` int32 and `active` uint8), saving the converted copy.
+    fn operands_converted_inside(&mut self, e: &Expr) -> Vec<Operand> {
+        let args = e.args();
+        let fused = (args.len() == 2)
+            .then(|| {
+                (0..2).rev().find(|&j| {
+                    let other = &args[1 - j];
+                    Self::is_fresh_cast(&args[j])
+                        && !matches!(other.op(), Op::Lit(Lit::Float(..)))
+                        && !self.hoisted.contains_key(&args[j])
+                        && self.table.converts_operand(
+                            args[j].args()[0].dtype(),
+                            e.dtype(),
+                            other.shape().len(),
+                        )
+                })
+            })
+            .flatten();
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| match fused {
+                Some(j) if i == j => {
+                    let inner = self.value(&a.args()[0]);
+                    Operand {
+                        text: inner.text,
+                        owned: false,
+                    }
+                }
+                _ => self.value(a),
+            })
+            .collect()
+    }
+
     /// Renders `e`, computing its element-wise parts into temporaries.
     fn value(&mut self, e: &Expr) -> Operand {
         if let Some(name) = self.hoisted.get(e) {
@@ -105,7 +142,11 @@ impl InPlaceLowering<'_> {
                 owned: false,
             };
         }
-        let operands = self.operands(e);
+        let operands = if self.writes_into(e) {
+            self.operands_converted_inside(e)
+        } else {
+            self.operands(e)
+        };
         if self.writes_into(e) {
             let reusable = e
                 .args()
@@ -155,7 +196,7 @@ impl InPlaceLowering<'_> {
                 .iter()
                 .all(|a| self.safe_operand(a, target, region))
         {
-            let operands = self.operands(value);
+            let operands = self.operands_converted_inside(value);
             let call = self.render_into(value, &operands, &dest);
             self.out.push(PyStmt::Call(call));
             return;
@@ -183,9 +224,11 @@ impl InPlaceLowering<'_> {
     /// cannot see that write before it is read: it does not read `target`,
     /// it is the destination region itself, or it is a fresh array.
     fn safe_operand(&self, a: &Expr, target: &str, region: Option<&[SliceItem]>) -> bool {
-        let mut reads_target = false;
-        a.walk(&mut |node| reads_target |= matches!(node.op(), Op::Var(n) if &**n == target));
-        if !reads_target {
+        if let Op::Cast(_) = a.op() {
+            // The conversion may be left to the operation: judge its source.
+            return self.safe_operand(&a.args()[0], target, region);
+        }
+        if !reads(a, target, &mut HashSet::new()) {
             return true;
         }
         let is_target = |e: &Expr| matches!(e.op(), Op::Var(n) if &**n == target);
@@ -220,5 +263,66 @@ impl InPlaceLowering<'_> {
             | Op::Slice(_)
             | Op::Diag => false,
         }
+    }
+}
+
+/// Whether `e` reads the array `name`; shared subtrees are visited once
+/// (a tree walk of a DAG can be exponential).
+fn reads(e: &Expr, name: &str, seen: &mut HashSet<Expr>) -> bool {
+    if matches!(e.op(), Op::Var(n) if &**n == name) {
+        return true;
+    }
+    if !seen.insert(e.clone()) {
+        return false;
+    }
+    e.args().iter().any(|a| reads(a, name, seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{emit, parse_program, EmitOptions, Target};
+
+    fn numpy_and_torch(text: &str) -> (String, String) {
+        let p = parse_program("t.tensir", text).unwrap();
+        let opts = EmitOptions::default();
+        (
+            emit(&p, Target::Numpy, &opts).unwrap(),
+            emit(&p, Target::Pytorch, &opts).unwrap(),
+        )
+    }
+
+    #[test]
+    fn element_wise_results_are_written_into_the_destination() {
+        let (np, torch) =
+            numpy_and_torch("func inc(n: size, arr: inout i32[n]) {\n  arr = add(1i32, arr);\n}\n");
+        assert!(np.contains("np.add(np.int32(1), arr, out=arr)"), "{np}");
+        assert!(torch.contains(", arr, out=arr)"), "{torch}");
+        assert!(!np.contains("arr[...] ="), "{np}");
+    }
+
+    #[test]
+    fn a_shifted_read_of_the_destination_is_not_overwritten() {
+        let (np, torch) = numpy_and_torch(
+            "func shift(n: size, x: inout i32[n], y: i32[n]) {\n  x[1:n] = add(x[0:n - 1], y[1:n]);\n}\n",
+        );
+        for code in [&np, &torch] {
+            assert!(!code.contains("out=x["), "{code}");
+            assert!(code.contains("x[1:n] = "), "{code}");
+        }
+    }
+
+    #[test]
+    fn chains_reuse_their_own_temporaries_and_convert_inside_operations() {
+        let (np, _) = numpy_and_torch(
+            "func blend(n: size, a: u8[n], b: u8[n], out: out u8[n]) {\n  out = cast(maximum(add(cast(a, i32), cast(b, i32)), 255i32), u8);\n}\n",
+        );
+        assert!(np.contains("_t0 = np.asarray(a).astype(np.int32)"), "{np}");
+        assert!(np.contains("np.add(_t0, b, out=_t0)"), "{np}");
+        assert!(
+            np.contains("np.maximum(_t0, np.int32(255), out=_t0)"),
+            "{np}"
+        );
+        assert!(np.contains("out[...] = _t0"), "{np}");
+        assert!(!np.contains("_t1"), "{np}");
     }
 }

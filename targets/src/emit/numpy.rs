@@ -137,6 +137,23 @@ impl PyTable for NumpyTable {
         })
     }
 
+    /// NumPy promotes a (`from`, `to`) operand pair to `to` exactly when
+    /// `from` converts to `to` without loss, and then converts inside the
+    /// ufunc loop. Scalars are typed (NumPy 2), so ranks do not matter.
+    fn converts_operand(&self, from: DType, to: DType, _other_rank: usize) -> bool {
+        use DType::*;
+        match to {
+            I16 => matches!(from, I8 | U8),
+            U16 => matches!(from, U8),
+            I32 => matches!(from, I8 | U8 | I16 | U16),
+            U32 => matches!(from, U8 | U16),
+            I64 => matches!(from, I8 | U8 | I16 | U16 | I32 | U32),
+            F32 => matches!(from, I8 | U8 | I16 | U16),
+            F64 => matches!(from, I8 | U8 | I16 | U16 | I32 | U32 | F32),
+            _ => false,
+        }
+    }
+
     /// Signed division by a positive constant, the common case (averages,
     /// 8-bit blends), avoids the remainder pass of the general helper; an
     /// unsigned quotient is the floor quotient.

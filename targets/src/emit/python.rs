@@ -56,6 +56,14 @@ pub trait PyTable {
     fn into_rule(&self, _op: &Op) -> Option<&'static str> {
         None
     }
+    /// Whether an element-wise operation (through [`PyTable::into_rule`])
+    /// may take an operand of type `from` where TensIR converts it to `to`
+    /// first, the library converting element by element inside the
+    /// operation (no converted copy), with the same result. `other_rank`
+    /// is the rank of the other operand, which has type `to`.
+    fn converts_operand(&self, _from: DType, _to: DType, _other_rank: usize) -> bool {
+        false
+    }
     /// Assembles the function(s) from the rendered pieces.
     fn function(&self, f: &PyFunction) -> String;
 }

@@ -119,6 +119,23 @@ impl PyTable for TorchTable {
         Some("{0}.clone()")
     }
 
+    /// Torch promotes a tensor pair to the wider type when both have
+    /// dimensions; a 0-dim tensor of the same kind defers to the other
+    /// operand's type, so the other operand must have dimensions.
+    /// uint16/uint32 have too few kernels to be mixed in.
+    fn converts_operand(&self, from: DType, to: DType, other_rank: usize) -> bool {
+        use DType::*;
+        other_rank > 0
+            && match to {
+                I16 => matches!(from, I8 | U8),
+                I32 => matches!(from, I8 | U8 | I16),
+                I64 => matches!(from, I8 | U8 | I16 | I32),
+                F32 => matches!(from, I8 | U8 | I16),
+                F64 => matches!(from, I8 | U8 | I16 | I32 | F32),
+                _ => false,
+            }
+    }
+
     fn into_rule(&self, op: &Op) -> Option<&'static str> {
         Some(match op {
             Op::Unary(U::Neg) => "torch.neg({0}, out={out})",
