@@ -164,7 +164,7 @@ impl InPlaceLowering<'_> {
             }
         }
         let text = self.render_node(e, &operands);
-        if self.writes_into(e) || Self::is_fresh_cast(e) {
+        if self.writes_into(e) || (!e.shape().is_empty() && self.makes_new_array(e)) {
             let name = self.new_temp();
             self.out.push(PyStmt::Let {
                 name: name.clone(),
@@ -176,6 +176,22 @@ impl InPlaceLowering<'_> {
             };
         }
         Operand { text, owned: false }
+    }
+
+    /// Lowers `let name = value` (a value that may be a view is copied, as
+    /// arrays may be written later).
+    pub fn bind(&mut self, name: &str, value: &Expr) {
+        let lowered = self.value(value);
+        let text = match self.table.copy_rule() {
+            Some(rule) if !lowered.owned && may_be_view(value) => {
+                rule.replace("{0}", &lowered.text)
+            }
+            _ => lowered.text,
+        };
+        self.out.push(PyStmt::Let {
+            name: name.to_string(),
+            value: text,
+        });
     }
 
     /// Lowers `target[region] = value`.
@@ -237,13 +253,40 @@ impl InPlaceLowering<'_> {
             (Op::Slice(items), Some(region)) => items == region && is_target(&a.args()[0]),
             _ => false,
         };
-        is_destination || self.is_fresh(a)
+        is_destination || Self::is_fresh(a)
     }
 
-    /// Whether the target's rendering of `a` always makes a new array.
-    fn is_fresh(&self, a: &Expr) -> bool {
-        match a.op() {
+    /// Whether the target's rendering of `e` is a new array of its own,
+    /// one the generated code may overwrite: a conversion or a result that
+    /// is not element-wise (a matrix product, a reduction, ...).
+    fn makes_new_array(&self, e: &Expr) -> bool {
+        // Views (even of new arrays) are left out: a broadcast repeats
+        // elements, and writing through it would clobber them.
+        match e.op() {
             Op::Reduce { axes, .. } => !axes.is_empty(),
+            Op::Where
+            | Op::Matmul
+            | Op::Tensordot { .. }
+            | Op::Outer
+            | Op::Concat { .. }
+            | Op::Full { .. }
+            | Op::Triu(_)
+            | Op::Tril(_) => true,
+            Op::Cast(_) => Self::is_fresh_cast(e),
+            _ => false,
+        }
+    }
+
+    /// Whether the target's rendering of `a` never shares memory with an
+    /// array that exists before it is evaluated (a view of a new array
+    /// counts as new).
+    fn is_fresh(a: &Expr) -> bool {
+        match a.op() {
+            Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
+            Op::Reduce { .. } => true,
+            Op::Transpose(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
+                Self::is_fresh(&a.args()[0])
+            }
             Op::Unary(_)
             | Op::Binary(_)
             | Op::Where
@@ -255,13 +298,7 @@ impl InPlaceLowering<'_> {
             | Op::Triu(_)
             | Op::Tril(_) => true,
             Op::Cast(_) => Self::is_fresh_cast(a),
-            Op::Var(_)
-            | Op::Lit(_)
-            | Op::Einsum(_)
-            | Op::Transpose(_)
-            | Op::Broadcast(_)
-            | Op::Slice(_)
-            | Op::Diag => false,
+            Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
         }
     }
 }

@@ -462,17 +462,27 @@ impl<'a> BlockLowering<'a> {
                 });
                 hoisted.insert(shared, name);
             }
-            if let Stmt::Store { target, region, .. } = s {
-                if t.into_rule(&Op::Binary(BinaryOp::Add)).is_some() {
-                    let mut lowering = InPlaceLowering {
-                        table: t,
-                        names,
-                        sizes,
-                        hoisted: &hoisted,
-                        temps: &mut self.temps,
-                        out: Vec::new(),
-                    };
-                    lowering.store(target, region.as_deref(), value);
+            if t.into_rule(&Op::Binary(BinaryOp::Add)).is_some() {
+                let mut lowering = InPlaceLowering {
+                    table: t,
+                    names,
+                    sizes,
+                    hoisted: &hoisted,
+                    temps: &mut self.temps,
+                    out: Vec::new(),
+                };
+                let lowered = match s {
+                    Stmt::Store { target, region, .. } => {
+                        lowering.store(target, region.as_deref(), value);
+                        true
+                    }
+                    Stmt::Let { name, .. } => {
+                        lowering.bind(&names.get(name), value);
+                        true
+                    }
+                    _ => false,
+                };
+                if lowered {
                     body.append(&mut lowering.out);
                     continue;
                 }
