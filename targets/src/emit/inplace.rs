@@ -48,7 +48,7 @@ impl InPlaceLowering<'_> {
     /// into an array of `e`'s shape and type.
     fn writes_into(&self, e: &Expr) -> bool {
         !e.shape().is_empty()
-            && self.table.into_rule(e.op()).is_some()
+            && self.table.out_rule(e.op()).is_some()
             && self.table.special_rule(e).is_none()
             && e.args()
                 .iter()
@@ -79,7 +79,7 @@ impl InPlaceLowering<'_> {
 
     /// `e` through the target's into-rule, writing into `out`.
     fn render_into(&self, e: &Expr, operands: &[Operand], out: &str) -> String {
-        let template = self.table.into_rule(e.op()).unwrap_or("");
+        let template = self.table.out_rule(e.op()).unwrap_or("");
         let mut vars: HashMap<&str, String> = HashMap::new();
         for (key, o) in ["0", "1", "2"].into_iter().zip(operands) {
             vars.insert(key, o.text.clone());

@@ -117,7 +117,7 @@ impl PyTable for NumpyTable {
         Some("np.copy({0})")
     }
 
-    fn into_rule(&self, op: &Op) -> Option<&'static str> {
+    fn out_rule(&self, op: &Op) -> Option<&'static str> {
         Some(match op {
             Op::Unary(U::Neg) => "np.negative({0}, out={out})",
             Op::Unary(U::Abs) => "np.absolute({0}, out={out})",

@@ -53,10 +53,10 @@ pub trait PyTable {
     /// to write straight into destinations and to reuse temporaries; `None`
     /// (the default, and always for immutable targets) keeps plain
     /// expressions.
-    fn into_rule(&self, _op: &Op) -> Option<&'static str> {
+    fn out_rule(&self, _op: &Op) -> Option<&'static str> {
         None
     }
-    /// Whether an element-wise operation (through [`PyTable::into_rule`])
+    /// Whether an element-wise operation (through [`PyTable::out_rule`])
     /// may take an operand of type `from` where TensIR converts it to `to`
     /// first, the library converting element by element inside the
     /// operation (no converted copy), with the same result. `other_rank`
@@ -462,7 +462,7 @@ impl<'a> BlockLowering<'a> {
                 });
                 hoisted.insert(shared, name);
             }
-            if t.into_rule(&Op::Binary(BinaryOp::Add)).is_some() {
+            if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() {
                 let mut lowering = InPlaceLowering {
                     table: t,
                     names,

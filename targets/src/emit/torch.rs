@@ -136,7 +136,7 @@ impl PyTable for TorchTable {
             }
     }
 
-    fn into_rule(&self, op: &Op) -> Option<&'static str> {
+    fn out_rule(&self, op: &Op) -> Option<&'static str> {
         Some(match op {
             Op::Unary(U::Neg) => "torch.neg({0}, out={out})",
             Op::Unary(U::Abs) => "torch.abs({0}, out={out})",
