@@ -271,14 +271,15 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     bins = {"old": args.old_bin, "new": args.new_bin}
     rows = []
+    command = "nice -n 15 .venv/bin/python " + shlex.join(["scripts/emit_microbench.py"] + sys.argv[1:])
     for name in args.kernels:
         try:
             rows.extend(bench_kernel(name, args.targets, bins, args.work, args.dataset, args.repeat))
         except BenchError as e:
             print(f"{name}: {e}", file=sys.stderr)
             rows.append({"kernel": name, "target": "-", "status": f"error: {e}"})
-    command = "nice -n 15 .venv/bin/python " + shlex.join(["scripts/emit_microbench.py"] + sys.argv[1:])
-    write_report(rows, args.out, command, args.repeat, args.dataset)
+        # Written after every kernel, so that an interrupted run keeps its rows.
+        write_report(rows, args.out, command, args.repeat, args.dataset)
     return 0 if all(r["status"] == "ok" for r in rows) else 1
 
 
