@@ -19,6 +19,7 @@ use tenslift_targets::{
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
 
+use super::extensionality::{fresh_bound, SumUse};
 use super::value::{self, dim_term, real_literal, real_num, V};
 use super::Unsupported;
 
@@ -53,6 +54,11 @@ pub(crate) struct Lifted<'a> {
     unfolded: RefCell<HashSet<String>>,
     /// Ground lemma instances every condition may assume.
     pub lemmas: RefCell<Vec<Bool>>,
+    /// Whether sum uses are recorded for the extensionality lemma (only
+    /// kernels with local arrays need it).
+    pub track_sums: std::cell::Cell<bool>,
+    /// The sum uses met so far, when tracked.
+    pub sums: RefCell<Vec<SumUse>>,
 }
 
 /// Symbols both sides share, by C/TensIR name.
@@ -163,6 +169,8 @@ impl<'a> Lifted<'a> {
             functions: RefCell::new(HashMap::new()),
             unfolded: RefCell::new(HashSet::new()),
             lemmas: RefCell::new(Vec::new()),
+            track_sums: std::cell::Cell::new(false),
+            sums: RefCell::new(Vec::new()),
         })
     }
 
@@ -373,6 +381,9 @@ impl<'a> Lifted<'a> {
     }
 
     fn extent(&self, d: &Dim, cut: &Truncation) -> Result<Int, Unsupported> {
+        if let Some(t) = d.as_const().and_then(|c| cut.get(&constant_key(c))) {
+            return Ok(t.clone());
+        }
         dim_term(d, &|s| cut.get(s).cloned().or_else(|| self.symbols.size(s)))
     }
 
@@ -735,6 +746,18 @@ impl<'a> Lifted<'a> {
                 }
             }
             self.lemmas.borrow_mut().extend(lemmas);
+            if kind == ReduceKind::Sum && self.track_sums.get() {
+                let bound = fresh_bound("sum_r");
+                let body = level(&bound)?;
+                self.sums.borrow_mut().push(SumUse {
+                    value: at.clone(),
+                    lo: Int::from_i64(0),
+                    hi: h.clone(),
+                    bound,
+                    body,
+                    local: false,
+                });
+            }
         }
         Ok(at)
     }
@@ -775,6 +798,12 @@ fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
         _ => {}
     }
     for d in dims {
+        if let Some(c) = d.as_const() {
+            let key = constant_key(c);
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
         for s in d.symbols() {
             if !out.iter().any(|o| o == s) {
                 out.push(s.to_string());
@@ -808,6 +837,12 @@ fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
         .collect();
     entries.sort();
     entries.join(",")
+}
+
+/// The truncation key of a constant extent: fixed-size kernels (`#define
+/// N 10`) cut the reductions of that extent like a size parameter's.
+pub(crate) fn constant_key(extent: i64) -> String {
+    format!("#{extent}")
 }
 
 fn reduce_name(kind: ReduceKind) -> &'static str {
@@ -883,7 +918,7 @@ fn binary(op: BinaryOp, a: &V, b: &V, operand: DType) -> Result<V, Unsupported> 
         BinaryOp::Div => V::R(a.as_real() / b.as_real()),
         BinaryOp::TruncDiv => wrap_int(V::I(value::trunc_div(&a.as_int(), &b.as_int()))),
         BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
-        BinaryOp::Pow => math("pow", &[a.clone(), b.clone()]),
+        BinaryOp::Pow => super::libm::pow(a, b),
         BinaryOp::Maximum => value::max_v(a, b),
         BinaryOp::Minimum => value::min_v(a, b),
         BinaryOp::Lt => V::B(value::lt(a, b)),
