@@ -16,9 +16,10 @@
 
 use std::cell::Cell;
 
-use z3::ast::{Ast, Bool, Int};
+use z3::ast::{Ast, Bool, Dynamic, Int, Real};
+use z3::DeclKind;
 
-use super::value::V;
+use super::value::{self, V};
 
 /// One use of a sum range function: its value `Σ_{r ∈ [lo, hi)} body(r)`,
 /// and its summand at the placeholder `bound`.
@@ -30,6 +31,9 @@ pub(crate) struct SumUse {
     pub body: V,
     /// A local array's accumulation (else a lifted reduction).
     pub local: bool,
+    /// The reduction node (lifted) or local array it comes from: two uses
+    /// of one family differ only in bounds, cuts and indices.
+    pub family: String,
 }
 
 thread_local! {
@@ -46,23 +50,56 @@ pub(crate) fn fresh_bound(base: &str) -> Int {
     Int::new_const(format!("{base}!{n}"))
 }
 
-/// The extensionality lemma for every pair of a local sum and a lifted sum
-/// over the same range, in the same arithmetic.
-pub(crate) fn pair_lemmas(uses: &[SumUse]) -> Vec<Bool> {
+/// The extensionality lemmas relating local sums to lifted sums over the
+/// same range, in the same arithmetic: for each pair (local `L`, lifted
+/// `F`), `L = F` and, when one summand is the other times a factor `k`
+/// free of the summation index, `L = k · F` (or `F = k · L`); for each
+/// local `L` and two uses `F`, `G` of one lifted family, `F = G + L` (a
+/// reduction cut one step further).
+pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     let key = |i: &Int| i.simplify().to_string();
-    let mut out = Vec::new();
+    let same_range = |a: &SumUse, b: &SumUse| {
+        a.value.is_real() == b.value.is_real() && key(&a.hi) == key(&b.hi) && key(&a.lo) == key(&b.lo)
+    };
+    let mut equal = Vec::new();
+    let mut derived = Vec::new();
     for u in uses.iter().filter(|u| u.local) {
-        for w in uses.iter().filter(|w| !w.local) {
-            if u.value.is_real() != w.value.is_real()
-                || key(&u.hi) != key(&w.hi)
-                || key(&u.lo) != key(&w.lo)
-            {
-                continue;
+        for w in uses.iter().filter(|w| !w.local && same_range(u, w)) {
+            equal.push(lemma(u, w));
+            derived.extend(scaled(u, w));
+            derived.extend(scaled(w, u));
+        }
+        for f in uses.iter().filter(|f| !f.local && same_range(u, f)) {
+            for g in uses.iter().filter(|g| {
+                !g.local
+                    && g.family == f.family
+                    && same_range(u, g)
+                    && format!("{:?}", g.value) != format!("{:?}", f.value)
+            }) {
+                derived.push(split(f, g, u));
             }
-            out.push(lemma(u, w));
         }
     }
-    out
+    for u in uses {
+        derived.push(zero(u));
+    }
+    (equal, derived)
+}
+
+/// `F = 0` when every summand is 0 (a sum over a range cut to nothing
+/// inside another sum).
+fn zero(u: &SumUse) -> Bool {
+    let s = fresh_bound("ext");
+    let inside = s.ge(&u.lo) & s.lt(&u.hi);
+    let zero = if u.value.is_real() {
+        V::R(value::real_num(0))
+    } else {
+        V::int(0)
+    };
+    let summand = substitute(&u.body, &u.bound, &s);
+    inside
+        .implies(summand.equal(&zero))
+        .implies(u.value.equal(&zero))
 }
 
 fn lemma(u: &SumUse, w: &SumUse) -> Bool {
@@ -71,6 +108,53 @@ fn lemma(u: &SumUse, w: &SumUse) -> Bool {
     let inside = s.ge(&u.lo) & s.lt(&u.hi);
     let summands_equal = inside.implies(at(u).equal(&at(w)));
     summands_equal.implies(u.value.equal(&w.value))
+}
+
+/// `F = G + H` when `f(s) = g(s) + h(s)` for a fresh `s` in the range.
+fn split(f: &SumUse, g: &SumUse, h: &SumUse) -> Bool {
+    let s = fresh_bound("ext");
+    let at = |x: &SumUse| substitute(&x.body, &x.bound, &s);
+    let inside = s.ge(&f.lo) & s.lt(&f.hi);
+    let summands = inside.implies(at(f).equal(&value::add(&at(g), &at(h))));
+    summands.implies(f.value.equal(&value::add(&g.value, &h.value)))
+}
+
+/// `A = k · B` when the summand of `a` is a product with the summand of
+/// `b` as one factor and the other factors `k` free of the index.
+fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
+    let s = fresh_bound("ext");
+    let fa = substitute(&a.body, &a.bound, &s);
+    let fb = substitute(&b.body, &b.bound, &s);
+    let (V::R(ra), V::R(rb)) = (&fa, &fb) else {
+        return None;
+    };
+    let mut factors = Vec::new();
+    flatten_product(&Dynamic::from_ast(ra), &mut factors);
+    let target = rb.to_string();
+    let at = factors.iter().position(|f| f.to_string() == target)?;
+    factors.remove(at);
+    let name = s.to_string();
+    let k = factors
+        .iter()
+        .map(|f| f.as_real())
+        .collect::<Option<Vec<Real>>>()?;
+    if k.is_empty() || k.iter().any(|f| f.to_string().contains(&name)) {
+        return None;
+    }
+    let k = V::R(k.iter().skip(1).fold(k[0].clone(), |p, f| p * f.clone()));
+    let inside = s.ge(&a.lo) & s.lt(&a.hi);
+    let summands = inside.implies(fa.equal(&value::mul(&k, &fb)));
+    Some(summands.implies(a.value.equal(&value::mul(&k, &b.value))))
+}
+
+fn flatten_product(t: &Dynamic, out: &mut Vec<Dynamic>) {
+    if t.is_app() && t.decl().kind() == DeclKind::Mul {
+        for c in t.children() {
+            flatten_product(&c, out);
+        }
+    } else {
+        out.push(t.clone());
+    }
 }
 
 fn substitute(v: &V, from: &Int, to: &Int) -> V {
@@ -120,6 +204,7 @@ mod tests {
                 bound: p.clone(),
                 body: term(&i, &i, &p),
                 local: true,
+                family: "local_product".to_string(),
             },
             SumUse {
                 value: lifted_value.clone(),
@@ -128,6 +213,7 @@ mod tests {
                 bound: q,
                 body: lifted_body,
                 local: false,
+                family: "sum_lifted".to_string(),
             },
         ];
         (uses, i, e, local_value, lifted_value)
@@ -146,7 +232,7 @@ mod tests {
     #[test]
     fn equal_summands_give_equal_sums() {
         let (uses, i, e, local, lifted) = diagonal_sums(false);
-        let lemmas = pair_lemmas(&uses);
+        let (lemmas, _) = pair_lemmas(&uses);
         assert_eq!(lemmas.len(), 1);
         assert!(proves(&lemmas, &i.eq(&e), &local.equal(&lifted)));
         // Without the lemma the two range functions are unrelated.
@@ -156,11 +242,11 @@ mod tests {
     #[test]
     fn different_summands_prove_nothing() {
         let (uses, i, e, local, lifted) = diagonal_sums(true);
-        let lemmas = pair_lemmas(&uses);
+        let (lemmas, _) = pair_lemmas(&uses);
         assert!(!proves(&lemmas, &i.eq(&e), &local.equal(&lifted)));
         // Nor at different elements with equal summand shapes.
         let (uses, i, e, local, lifted) = diagonal_sums(false);
-        let lemmas = pair_lemmas(&uses);
+        let (lemmas, _) = pair_lemmas(&uses);
         let differ = i.eq(&e).not();
         assert!(!proves(&lemmas, &differ, &local.equal(&lifted)));
     }
@@ -169,6 +255,6 @@ mod tests {
     fn different_ranges_are_not_paired() {
         let (mut uses, ..) = diagonal_sums(false);
         uses[1].hi = Int::new_const("m");
-        assert!(pair_lemmas(&uses).is_empty());
+        assert!(pair_lemmas(&uses).0.is_empty());
     }
 }

@@ -23,6 +23,9 @@ use super::extensionality::{fresh_bound, SumUse};
 use super::value::{self, dim_term, real_literal, real_num, V};
 use super::Unsupported;
 
+/// Reductions over a constant extent up to this are unfolded completely.
+const MAX_UNFOLDED_EXTENT: i64 = 16;
+
 /// Size parameters replaced inside reduction extents.
 pub(crate) type Truncation = std::collections::BTreeMap<String, Int>;
 
@@ -711,38 +714,70 @@ impl<'a> Lifted<'a> {
                     ReduceKind::Min => value::min_v(a, b),
                 }
             };
-            let before = h.clone() - one.clone();
-            let after = h.clone() + one.clone();
-            let mut lemmas = Vec::new();
-            match kind {
-                ReduceKind::Sum | ReduceKind::Prod => {
-                    let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
-                    let id = if real {
-                        V::R(real_num(identity))
-                    } else {
-                        V::int(identity as i64)
-                    };
-                    lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
-                    lemmas.push(
-                        h.ge(&one)
-                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
-                    );
-                    lemmas.push(
-                        h.ge(Int::from_i64(0))
-                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
-                    );
+            // The unfold lemma around the use, its base case, and every
+            // instance below a small constant bound (a fixed-size kernel's
+            // reduction then unfolds completely).
+            let mut points = vec![h.clone()];
+            match h.simplify().as_i64() {
+                Some(c) if (1..=MAX_UNFOLDED_EXTENT).contains(&c) => {
+                    points.extend((0..c).map(Int::from_i64));
                 }
-                ReduceKind::Max | ReduceKind::Min => {
-                    let zero = Int::from_i64(0);
-                    lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
-                    lemmas.push(
-                        h.ge(Int::from_i64(2))
-                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
-                    );
-                    lemmas.push(
-                        h.ge(&one)
-                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
-                    );
+                _ => points.push(Int::from_i64(0)),
+            }
+            let mut lemmas = Vec::new();
+            for (k, h) in points.iter().enumerate() {
+                let at = apply(h);
+                let before = h.clone() - one.clone();
+                let after = h.clone() + one.clone();
+                let around = k == 0;
+                if !around && h.as_i64() == Some(0) {
+                    // The base case alone: an unfolding below 0 would only
+                    // instantiate the body at -1.
+                    if matches!(kind, ReduceKind::Sum | ReduceKind::Prod) {
+                        let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
+                        let id = if real {
+                            V::R(real_num(identity))
+                        } else {
+                            V::int(identity as i64)
+                        };
+                        lemmas.push(at.equal(&id));
+                    }
+                    continue;
+                }
+                match kind {
+                    ReduceKind::Sum | ReduceKind::Prod => {
+                        let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
+                        let id = if real {
+                            V::R(real_num(identity))
+                        } else {
+                            V::int(identity as i64)
+                        };
+                        lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
+                        lemmas.push(
+                            h.ge(&one)
+                                .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                        );
+                        if around {
+                            lemmas.push(
+                                h.ge(Int::from_i64(0))
+                                    .implies(apply(&after).equal(&combine(&at, &level(h)?))),
+                            );
+                        }
+                    }
+                    ReduceKind::Max | ReduceKind::Min => {
+                        let zero = Int::from_i64(0);
+                        lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
+                        lemmas.push(
+                            h.ge(Int::from_i64(2))
+                                .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                        );
+                        if around {
+                            lemmas.push(
+                                h.ge(&one)
+                                    .implies(apply(&after).equal(&combine(&at, &level(h)?))),
+                            );
+                        }
+                    }
                 }
             }
             self.lemmas.borrow_mut().extend(lemmas);
@@ -756,6 +791,7 @@ impl<'a> Lifted<'a> {
                     bound,
                     body,
                     local: false,
+                    family: format!("red_{:x}_{}", node.hash_value(), outer.len()),
                 });
             }
         }

@@ -119,35 +119,59 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             reason,
         };
     }
-    let pairs = extensionality::pair_lemmas(&lifted.sums.borrow());
-    lifted.lemmas.borrow_mut().extend(pairs);
-    let all_facts: Vec<(Bool, std::collections::HashSet<String>)> = lifted
+    // Lemma tiers, tried in turn on a condition that is not proved yet:
+    // the unfold lemmas, then sums equal over equal summands, then sums
+    // split, scaled or zero (more lemmas slow Z3 down on what the first
+    // tiers prove).
+    let (equal_sums, derived_sums) = extensionality::pair_lemmas(&lifted.sums.borrow());
+    let tag = |f: &Bool| (f.clone(), relevance::fresh_constants(f));
+    let mut tier: Vec<(Bool, std::collections::HashSet<String>)> = lifted
         .lemmas
         .borrow()
         .iter()
         .chain(symbols.facts.borrow().iter())
-        .map(|f| (f.clone(), relevance::fresh_constants(f)))
+        .map(tag)
         .collect();
+    let mut tiers = vec![tier.clone()];
+    for extra in [equal_sums, derived_sums] {
+        if !extra.is_empty() {
+            tier.extend(extra.iter().map(tag));
+            tiers.push(tier.clone());
+        }
+    }
     let budget = Budget::of(options);
     for condition in &exec.conditions {
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_u32("rlimit", budget.rlimit);
-        params.set_u32("timeout", budget.wall_ms);
-        solver.set_params(&params);
         let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
         roots.push(&condition.goal);
-        for h in condition
-            .hyps
-            .iter()
-            .chain(relevance::relevant(&roots, &all_facts))
-        {
-            solver.assert(h);
+        let mut attempt = None;
+        let mut facts_before = None;
+        for facts in &tiers {
+            let relevant = relevance::relevant(&roots, facts);
+            if facts_before == Some(relevant.len()) {
+                continue;
+            }
+            facts_before = Some(relevant.len());
+            let solver = Solver::new();
+            let mut params = Params::new();
+            params.set_u32("rlimit", budget.rlimit);
+            params.set_u32("timeout", budget.wall_ms);
+            solver.set_params(&params);
+            for h in condition.hyps.iter().chain(relevant) {
+                solver.assert(h);
+            }
+            // Z3's simplifier normalises the polynomials of the goal first
+            // (simplifying the hypotheses too was measured to hurt).
+            solver.assert(condition.goal.not().simplify());
+            let verdict = solver.check();
+            attempt = Some((verdict, solver));
+            if verdict == SatResult::Unsat {
+                break;
+            }
         }
-        // Z3's simplifier normalises the polynomials of the goal first
-        // (simplifying the hypotheses too was measured to hurt).
-        solver.assert(condition.goal.not().simplify());
-        match solver.check() {
+        let Some((verdict, solver)) = attempt else {
+            continue;
+        };
+        match verdict {
             SatResult::Unsat => {}
             SatResult::Sat => {
                 let model = solver.get_model().map(|m| {
@@ -170,9 +194,12 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
                             "the condition fails with the invariant derived from the lifted program (too weak for this loop shape), yet the bounded check passes at {sizes}"
                         ),
                     },
-                    Bounded::Fails => UnboundedResult::Failed {
+                    Bounded::Fails(inputs) => UnboundedResult::Failed {
                         condition: condition.name.clone(),
-                        counterexample: model,
+                        counterexample: Some(format!(
+                            "{inputs}(Z3's model of the failing condition: {})",
+                            model.unwrap_or_else(|| "none".to_string())
+                        )),
                     },
                     Bounded::Undecided(why) => UnboundedResult::Unknown {
                         condition: condition.name.clone(),
@@ -183,6 +210,14 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
                 };
             }
             SatResult::Unknown => {
+                // Undecided here, but a wrong program is still refuted by
+                // concrete inputs on which the two sides differ.
+                if let Bounded::Fails(inputs) = bounded_verdict(kernel, program, options) {
+                    return UnboundedResult::Failed {
+                        condition: condition.name.clone(),
+                        counterexample: Some(inputs),
+                    };
+                }
                 return UnboundedResult::Unknown {
                     condition: condition.name.clone(),
                     reason: format!(
@@ -206,11 +241,12 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
 }
 
 /// Z3 resource units (`rlimit`) granted per millisecond of
-/// [`UnboundedOptions::timeout_ms`]: about what Z3 4.8.12 spends in a
-/// millisecond on these conditions on an idle core, so the budget means
-/// roughly the time it names, but counts work, not time, and a kernel gets
-/// the same verdict on a busy machine.
-const RLIMIT_PER_MS: u64 = 600;
+/// [`UnboundedOptions::timeout_ms`]. Measured with Z3 4.8.12 on this
+/// project's 2-core VM: 430 units/ms on a fresh query, 180 units/ms over a
+/// 20 s query with the machine busy; so the budget means roughly the time
+/// it names, but counts work, not time, and a kernel gets the same verdict
+/// on a busy machine.
+const RLIMIT_PER_MS: u64 = 300;
 
 /// How much Z3 may spend on one condition.
 struct Budget {
@@ -235,8 +271,8 @@ impl Budget {
 enum Bounded {
     /// It passes at both; the sizes tried.
     Passes(String),
-    /// It finds inputs on which the two sides differ.
-    Fails,
+    /// It finds inputs on which the two sides differ (rendered).
+    Fails(String),
     /// No verdict; why.
     Undecided(String),
 }
@@ -267,7 +303,9 @@ fn bounded_verdict(kernel: &Kernel, program: &Program, options: &UnboundedOption
             },
         );
         match bounded {
-            Ok(crate::BoundedResult::Fail { .. }) => return Bounded::Fails,
+            Ok(crate::BoundedResult::Fail { counterexample, .. }) => {
+                return Bounded::Fails(counterexample.to_string())
+            }
             Ok(crate::BoundedResult::Unknown { reason, .. }) => {
                 return Bounded::Undecided(format!("at all sizes = {size}: {reason}"))
             }

@@ -412,6 +412,7 @@ impl<'a> Exec<'a> {
         let before = hi.clone() - one.clone();
         let after = hi.clone() + one;
         let lemmas = [
+            apply(lo).equal(&zero),
             hi.le(lo).implies(at.equal(&zero)),
             hi.gt(lo)
                 .implies(at.equal(&value::add(&apply(&before), &summand(&before)?))),
@@ -431,6 +432,7 @@ impl<'a> Exec<'a> {
                 bound,
                 body,
                 local: true,
+                family: format!("local_{name}"),
             });
         Ok(at)
     }
