@@ -34,6 +34,10 @@ pub(crate) struct SumUse {
     /// The reduction node (lifted) or local array it comes from: two uses
     /// of one family differ only in bounds, cuts and indices.
     pub family: String,
+    /// The lemma instances made while evaluating `body` at `bound` (the
+    /// unfold lemmas of sums nested in the summand): valid for every value
+    /// of `bound`, so they are restated at each fresh constant.
+    pub lemmas: Vec<Bool>,
 }
 
 thread_local! {
@@ -50,6 +54,13 @@ pub(crate) fn fresh_bound(base: &str) -> Int {
     Int::new_const(format!("{base}!{n}"))
 }
 
+/// Whether a fresh constant is the summation index of a lemma or template.
+pub(crate) fn is_summation_index(name: &str) -> bool {
+    ["ext!", "sum_r!", "local_r!"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
 /// The extensionality lemmas relating local sums to lifted sums over the
 /// same range, in the same arithmetic: for each pair (local `L`, lifted
 /// `F`), `L = F` and, when one summand is the other times a factor `k`
@@ -59,7 +70,9 @@ pub(crate) fn fresh_bound(base: &str) -> Int {
 pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     let key = |i: &Int| i.simplify().to_string();
     let same_range = |a: &SumUse, b: &SumUse| {
-        a.value.is_real() == b.value.is_real() && key(&a.hi) == key(&b.hi) && key(&a.lo) == key(&b.lo)
+        a.value.is_real() == b.value.is_real()
+            && key(&a.hi) == key(&b.hi)
+            && key(&a.lo) == key(&b.lo)
     };
     let mut equal = Vec::new();
     let mut derived = Vec::new();
@@ -97,9 +110,10 @@ fn zero(u: &SumUse) -> Bool {
         V::int(0)
     };
     let summand = substitute(&u.body, &u.bound, &s);
-    inside
+    let lemma = inside
         .implies(summand.equal(&zero))
-        .implies(u.value.equal(&zero))
+        .implies(u.value.equal(&zero));
+    with_template_lemmas(lemma, &[u], &s)
 }
 
 fn lemma(u: &SumUse, w: &SumUse) -> Bool {
@@ -107,7 +121,18 @@ fn lemma(u: &SumUse, w: &SumUse) -> Bool {
     let at = |x: &SumUse| substitute(&x.body, &x.bound, &s);
     let inside = s.ge(&u.lo) & s.lt(&u.hi);
     let summands_equal = inside.implies(at(u).equal(&at(w)));
-    summands_equal.implies(u.value.equal(&w.value))
+    with_template_lemmas(summands_equal.implies(u.value.equal(&w.value)), &[u, w], &s)
+}
+
+/// `lemma` and the template lemmas of `uses`, restated at `s`.
+fn with_template_lemmas(lemma: Bool, uses: &[&SumUse], s: &Int) -> Bool {
+    let mut all = lemma;
+    for u in uses {
+        for l in &u.lemmas {
+            all &= l.substitute(&[(&u.bound, s)]);
+        }
+    }
+    all
 }
 
 /// `F = G + H` when `f(s) = g(s) + h(s)` for a fresh `s` in the range.
@@ -116,7 +141,8 @@ fn split(f: &SumUse, g: &SumUse, h: &SumUse) -> Bool {
     let at = |x: &SumUse| substitute(&x.body, &x.bound, &s);
     let inside = s.ge(&f.lo) & s.lt(&f.hi);
     let summands = inside.implies(at(f).equal(&value::add(&at(g), &at(h))));
-    summands.implies(f.value.equal(&value::add(&g.value, &h.value)))
+    let lemma = summands.implies(f.value.equal(&value::add(&g.value, &h.value)));
+    with_template_lemmas(lemma, &[f, g, h], &s)
 }
 
 /// `A = k · B` when the summand of `a` is a product with the summand of
@@ -144,7 +170,8 @@ fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let k = V::R(k.iter().skip(1).fold(k[0].clone(), |p, f| p * f.clone()));
     let inside = s.ge(&a.lo) & s.lt(&a.hi);
     let summands = inside.implies(fa.equal(&value::mul(&k, &fb)));
-    Some(summands.implies(a.value.equal(&value::mul(&k, &b.value))))
+    let lemma = summands.implies(a.value.equal(&value::mul(&k, &b.value)));
+    Some(with_template_lemmas(lemma, &[a, b], &s))
 }
 
 fn flatten_product(t: &Dynamic, out: &mut Vec<Dynamic>) {
@@ -205,6 +232,7 @@ mod tests {
                 body: term(&i, &i, &p),
                 local: true,
                 family: "local_product".to_string(),
+                lemmas: Vec::new(),
             },
             SumUse {
                 value: lifted_value.clone(),
@@ -214,6 +242,7 @@ mod tests {
                 body: lifted_body,
                 local: false,
                 family: "sum_lifted".to_string(),
+                lemmas: Vec::new(),
             },
         ];
         (uses, i, e, local_value, lifted_value)

@@ -666,6 +666,8 @@ impl<'a> Lifted<'a> {
         let mut sizes = Vec::new();
         nested_sizes(node, env, &mut sizes);
         let cut_key = cut_key(cut, &sizes);
+        // The inner extents of a multi-axis reduction shape the body: they
+        // are arguments too (a cut of one is another sum).
         let key = format!(
             "red_{:x}_{}|{:p}|{}",
             node.hash_value(),
@@ -673,7 +675,7 @@ impl<'a> Lifted<'a> {
             Arc::as_ptr(env),
             cut_key
         );
-        let arity = 1 + idx.len() + outer.len();
+        let arity = 1 + rest.len() + idx.len() + outer.len();
         let f = {
             let mut fs = self.functions.borrow_mut();
             let n = fs.len();
@@ -692,6 +694,7 @@ impl<'a> Lifted<'a> {
         };
         let apply = |h: &Int| -> V {
             let mut args: Vec<&dyn Ast> = vec![h as &dyn Ast];
+            args.extend(rest.iter().map(|i| i as &dyn Ast));
             args.extend(idx.iter().map(|i| i as &dyn Ast));
             args.extend(outer.iter().map(|i| i as &dyn Ast));
             let v = f.apply(&args);
@@ -703,7 +706,12 @@ impl<'a> Lifted<'a> {
         };
         let h = first.clone();
         let at = apply(&h);
-        let lemma_key = format!("{key}@{h}|{}|{}", key_of(idx), key_of(outer));
+        let lemma_key = format!(
+            "{key}@{h}|{}|{}|{}",
+            key_of(rest),
+            key_of(idx),
+            key_of(outer)
+        );
         if self.unfolded.borrow_mut().insert(lemma_key) {
             let one = Int::from_i64(1);
             let combine = |a: &V, b: &V| -> V {
@@ -783,7 +791,9 @@ impl<'a> Lifted<'a> {
             self.lemmas.borrow_mut().extend(lemmas);
             if kind == ReduceKind::Sum && self.track_sums.get() {
                 let bound = fresh_bound("sum_r");
+                let made = self.lemmas.borrow().len();
                 let body = level(&bound)?;
+                let template_lemmas = self.lemmas.borrow()[made..].to_vec();
                 self.sums.borrow_mut().push(SumUse {
                     value: at.clone(),
                     lo: Int::from_i64(0),
@@ -792,6 +802,7 @@ impl<'a> Lifted<'a> {
                     body,
                     local: false,
                     family: format!("red_{:x}_{}", node.hash_value(), outer.len()),
+                    lemmas: template_lemmas,
                 });
             }
         }

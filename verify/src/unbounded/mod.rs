@@ -133,9 +133,16 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
         .map(tag)
         .collect();
     let mut tiers = vec![tier.clone()];
+    // An extensionality lemma is relevant through the uses it relates, not
+    // through its own fresh summation index.
+    let tag_sums = |f: &Bool| {
+        let mut names = relevance::fresh_constants(f);
+        names.retain(|n| !extensionality::is_summation_index(n));
+        (f.clone(), names)
+    };
     for extra in [equal_sums, derived_sums] {
         if !extra.is_empty() {
-            tier.extend(extra.iter().map(tag));
+            tier.extend(extra.iter().map(tag_sums));
             tiers.push(tier.clone());
         }
     }
@@ -163,6 +170,13 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             // (simplifying the hypotheses too was measured to hurt).
             solver.assert(condition.goal.not().simplify());
             let verdict = solver.check();
+            if std::env::var("TENSLIFT_UNBOUNDED_DEBUG").is_ok() {
+                eprintln!(
+                    "DEBUG {} tier facts {} -> {verdict:?}\n{solver}",
+                    condition.name,
+                    facts_before.unwrap_or(0)
+                );
+            }
             attempt = Some((verdict, solver));
             if verdict == SatResult::Unsat {
                 break;
@@ -229,7 +243,7 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
                         options.timeout_ms,
                         budget.wall_ms
                     ),
-                }
+                };
             }
         }
     }

@@ -421,7 +421,9 @@ impl<'a> Exec<'a> {
         ];
         self.lifted.lemmas.borrow_mut().extend(lemmas);
         let bound = super::extensionality::fresh_bound("local_r");
+        let made = self.lifted.lemmas.borrow().len();
         let body = summand(&bound)?;
+        let template_lemmas = self.lifted.lemmas.borrow()[made..].to_vec();
         self.lifted
             .sums
             .borrow_mut()
@@ -433,6 +435,7 @@ impl<'a> Exec<'a> {
                 body,
                 local: true,
                 family: format!("local_{name}"),
+                lemmas: template_lemmas,
             });
         Ok(at)
     }
