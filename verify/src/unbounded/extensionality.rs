@@ -286,4 +286,115 @@ mod tests {
         uses[1].hi = Int::new_const("m");
         assert!(pair_lemmas(&uses).0.is_empty());
     }
+
+    /// A use `Σ_{r<n} body(r)` of family `family`.
+    fn use_of(value: &V, n: &Int, bound: &Int, body: V, local: bool, family: &str) -> SumUse {
+        SumUse {
+            value: value.clone(),
+            lo: Int::from_i64(0),
+            hi: n.clone(),
+            bound: bound.clone(),
+            body,
+            local,
+            family: family.to_string(),
+            lemmas: Vec::new(),
+        }
+    }
+
+    fn real_fn(name: &str, arity: usize) -> FuncDecl {
+        let int = Sort::int();
+        let domain: Vec<&Sort> = (0..arity).map(|_| &int).collect();
+        FuncDecl::new(name, &domain, &Sort::real())
+    }
+
+    fn at(f: &FuncDecl, args: &[&Int]) -> V {
+        let args: Vec<&dyn Ast> = args.iter().map(|a| *a as &dyn Ast).collect();
+        V::R(f.apply(&args).as_real().expect("real"))
+    }
+
+    #[test]
+    fn a_factor_free_of_the_index_comes_out_of_the_sum() {
+        // L = Σ A(r, j) * x(j) (local), S = Σ A(r, j) (lifted): L = x(j) · S.
+        let (a, x) = (real_fn("A0", 2), real_fn("x0", 1));
+        let (l, sf) = (real_fn("local_sum_w", 2), real_fn("sum_col", 2));
+        let (n, j) = (Int::new_const("n"), fresh_bound("j"));
+        let (p, q) = (fresh_bound("local_r"), fresh_bound("sum_r"));
+        let local = at(&l, &[&n, &j]);
+        let lifted = at(&sf, &[&n, &j]);
+        let body = value::mul(&at(&a, &[&p, &j]), &at(&x, &[&j]));
+        let uses = vec![
+            use_of(&local, &n, &p, body, true, "local_w"),
+            use_of(&lifted, &n, &q, at(&a, &[&q, &j]), false, "red_col"),
+        ];
+        let (_, derived) = pair_lemmas(&uses);
+        let goal = local.equal(&value::mul(&at(&x, &[&j]), &lifted));
+        assert!(proves(&derived, &Bool::from_bool(true), &goal));
+        // A wrong factor is not derived.
+        let wrong = local.equal(&value::mul(&at(&x, &[&n]), &lifted));
+        assert!(!proves(&derived, &Bool::from_bool(true), &wrong));
+    }
+
+    #[test]
+    fn a_sum_of_zeros_is_zero_and_a_longer_cut_splits() {
+        // F_c = Σ_{r<n} G(c; r) where G(c; r) = Σ_{t<c} A(r, t); the
+        // local column sum L = Σ_{r<n} A(r, c).
+        let (a, g, f, l) = (
+            real_fn("A0", 2),
+            real_fn("sum_in", 2),
+            real_fn("sum_out", 2),
+            real_fn("local_sum_cs", 2),
+        );
+        let (n, c) = (Int::new_const("n"), fresh_bound("c"));
+        let one = Int::from_i64(1);
+        let next = c.clone() + one;
+        let zero = Int::from_i64(0);
+        let template = |cut: &Int| -> (Int, V, Vec<Bool>) {
+            let r = fresh_bound("sum_r");
+            let body = at(&g, &[cut, &r]);
+            // The unfold lemmas of the inner sum at the template's index.
+            let lemmas = vec![
+                at(&g, &[&zero, &r]).equal(&V::R(value::real_num(0))),
+                cut.ge(&Int::from_i64(1))
+                    .implies(at(&g, &[cut, &r]).equal(&value::add(
+                        &at(&g, &[&(cut.clone() - Int::from_i64(1)), &r]),
+                        &at(&a, &[&r, &(cut.clone() - Int::from_i64(1))]),
+                    ))),
+            ];
+            (r, body, lemmas)
+        };
+        let mut uses = Vec::new();
+        for cut in [&zero, &c, &next] {
+            let (r, body, lemmas) = template(cut);
+            let mut u = use_of(&at(&f, &[&n, cut]), &n, &r, body, false, "red_out");
+            u.lemmas = lemmas;
+            uses.push(u);
+        }
+        let p = fresh_bound("local_r");
+        uses.push(use_of(
+            &at(&l, &[&n, &c]),
+            &n,
+            &p,
+            at(&a, &[&p, &c]),
+            true,
+            "local_cs",
+        ));
+        let (_, derived) = pair_lemmas(&uses);
+        let hyp = c.ge(&Int::from_i64(0));
+        let zero_value = V::R(value::real_num(0));
+        assert!(proves(
+            &derived,
+            &hyp,
+            &at(&f, &[&n, &zero]).equal(&zero_value)
+        ));
+        let split = at(&f, &[&n, &next]).equal(&value::add(&at(&f, &[&n, &c]), &at(&l, &[&n, &c])));
+        assert!(proves(&derived, &hyp, &split));
+        // Not the other way round, nor a sum of nonzero terms zero.
+        let wrong = at(&f, &[&n, &c]).equal(&value::add(&at(&f, &[&n, &next]), &at(&l, &[&n, &c])));
+        assert!(!proves(&derived, &hyp, &wrong));
+        assert!(!proves(
+            &derived,
+            &hyp,
+            &at(&f, &[&n, &c]).equal(&zero_value)
+        ));
+    }
 }

@@ -54,13 +54,10 @@ pub(crate) struct Lifted<'a> {
     final_env: Env,
     returned: Option<(Expr, Env)>,
     functions: RefCell<HashMap<String, std::rc::Rc<FuncDecl>>>,
-    unfolded: RefCell<HashSet<String>>,
+    pub(crate) unfolded: RefCell<HashSet<String>>,
     /// Ground lemma instances every condition may assume.
     pub lemmas: RefCell<Vec<Bool>>,
-    /// Whether sum uses are recorded for the extensionality lemma (only
-    /// kernels with local arrays need it).
-    pub track_sums: std::cell::Cell<bool>,
-    /// The sum uses met so far, when tracked.
+    /// The sum uses met so far, for the extensionality lemmas.
     pub sums: RefCell<Vec<SumUse>>,
 }
 
@@ -172,7 +169,6 @@ impl<'a> Lifted<'a> {
             functions: RefCell::new(HashMap::new()),
             unfolded: RefCell::new(HashSet::new()),
             lemmas: RefCell::new(Vec::new()),
-            track_sums: std::cell::Cell::new(false),
             sums: RefCell::new(Vec::new()),
         })
     }
@@ -789,11 +785,15 @@ impl<'a> Lifted<'a> {
                 }
             }
             self.lemmas.borrow_mut().extend(lemmas);
-            if kind == ReduceKind::Sum && self.track_sums.get() {
+            if kind == ReduceKind::Sum {
                 let bound = fresh_bound("sum_r");
+                // The template's own lemma instances stay with it (restated
+                // at each lemma's fresh index), out of the shared list.
                 let made = self.lemmas.borrow().len();
+                let seen = self.unfolded.borrow().clone();
                 let body = level(&bound)?;
-                let template_lemmas = self.lemmas.borrow()[made..].to_vec();
+                let template_lemmas = self.lemmas.borrow_mut().split_off(made);
+                *self.unfolded.borrow_mut() = seen;
                 self.sums.borrow_mut().push(SumUse {
                     value: at.clone(),
                     lo: Int::from_i64(0),

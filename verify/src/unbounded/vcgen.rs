@@ -105,11 +105,6 @@ impl<'a> Exec<'a> {
         lifted: &'a Lifted<'a>,
         symbols: &'a Symbols,
     ) -> Result<Exec<'a>, Unsupported> {
-        let has_local_arrays = kernel
-            .locals
-            .iter()
-            .any(|l| matches!(l.kind, tenslift_frontend::ir::LocalKind::Array(_)));
-        lifted.track_sums.set(has_local_arrays);
         Ok(Exec {
             kernel,
             lifted,
@@ -422,8 +417,10 @@ impl<'a> Exec<'a> {
         self.lifted.lemmas.borrow_mut().extend(lemmas);
         let bound = super::extensionality::fresh_bound("local_r");
         let made = self.lifted.lemmas.borrow().len();
+        let seen = self.lifted.unfolded.borrow().clone();
         let body = summand(&bound)?;
-        let template_lemmas = self.lifted.lemmas.borrow()[made..].to_vec();
+        let template_lemmas = self.lifted.lemmas.borrow_mut().split_off(made);
+        *self.lifted.unfolded.borrow_mut() = seen;
         self.lifted
             .sums
             .borrow_mut()
