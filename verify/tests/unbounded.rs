@@ -85,12 +85,17 @@ fn golden_corpus_programs_are_proved_for_all_sizes() {
         "vadd",
         "softmax_part1",
         "gemv",
+        "diag_dot",
+        "trace_dot",
+        "vec_lerp",
+        "max_stack",
     ] {
         assert!(proved.iter().any(|p| p == must), "{must} should be proved");
     }
-    // Floor: what this encoding proved when the test was written (issue
-    // goal: 80% of the lifted kernels).
-    assert!(proved.len() >= 30, "proved only {}/{total}", proved.len());
+    // Floor: what this encoding proved when the floor was last raised
+    // (38/50 with Z3's deterministic resource budget; issue goal: 80% of
+    // the lifted kernels), less a margin.
+    assert!(proved.len() >= 36, "proved only {}/{total}", proved.len());
 }
 
 /// The hand-written correct programs of the verify fixtures, with the C

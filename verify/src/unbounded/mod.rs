@@ -120,9 +120,9 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
         };
     }
     // Lemma tiers, tried in turn on a condition that is not proved yet:
-    // the unfold lemmas (with sums equal over equal summands when the C
-    // has local sums), then sums split, scaled or zero (more lemmas slow
-    // Z3 down on what the first tier proves).
+    // the unfold lemmas, then sums equal over equal summands, then sums
+    // split, scaled or zero (more lemmas slow Z3 down on what the first
+    // tiers prove).
     let (equal_sums, derived_sums) = extensionality::pair_lemmas(&lifted.sums.borrow());
     let tag = |f: &Bool| (f.clone(), relevance::fresh_constants(f));
     let mut tier: Vec<(Bool, std::collections::HashSet<String>)> = lifted
@@ -139,11 +139,7 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
         names.retain(|n| !extensionality::is_summation_index(n));
         (f.clone(), names)
     };
-    // A kernel with local sums needs the equal-sums tier from the start.
-    let mut tiers = Vec::new();
-    if equal_sums.is_empty() {
-        tiers.push(tier.clone());
-    }
+    let mut tiers = vec![tier.clone()];
     // Equal sums stay relevant only through shared constants (so few are
     // handed to Z3); derived ones also through the uses they relate.
     if !equal_sums.is_empty() {
