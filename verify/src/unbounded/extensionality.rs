@@ -354,7 +354,7 @@ mod tests {
             // The unfold lemmas of the inner sum at the template's index.
             let lemmas = vec![
                 at(&g, &[&zero, &r]).equal(&V::R(value::real_num(0))),
-                cut.ge(&Int::from_i64(1))
+                cut.ge(Int::from_i64(1))
                     .implies(at(&g, &[cut, &r]).equal(&value::add(
                         &at(&g, &[&(cut.clone() - Int::from_i64(1)), &r]),
                         &at(&a, &[&r, &(cut.clone() - Int::from_i64(1))]),
@@ -379,7 +379,7 @@ mod tests {
             "local_cs",
         ));
         let (_, derived) = pair_lemmas(&uses);
-        let hyp = c.ge(&Int::from_i64(0));
+        let hyp = c.ge(Int::from_i64(0));
         let zero_value = V::R(value::real_num(0));
         assert!(proves(
             &derived,
