@@ -342,40 +342,11 @@ pub fn verify_kernel(
     v
 }
 
-/// An array the program declares with another rank than the kernel's
-/// logical subscripts (`xb[head*head_size + i]` is `xb[head][i]` to the
-/// frontend, a vector to the program): the unbounded prover relates
-/// elements subscript by subscript, so it cannot check such a program.
-fn array_named_by_other_coordinates(kernel: &Kernel, program: &Program) -> Option<String> {
-    use tenslift_frontend::ir::ParamKind as CParam;
-    program.params.iter().find_map(|p| {
-        let tenslift_targets::ParamKind::Array { shape, .. } = &p.kind else {
-            return None;
-        };
-        kernel.params.iter().find_map(|c| match &c.kind {
-            CParam::Array(info) if c.name == *p.name && info.dims.len() != shape.len() => {
-                Some(c.name.clone())
-            }
-            _ => None,
-        })
-    })
-}
-
 /// The unbounded prover's verdict, in report form.
 fn unbounded_summary(kernel: &Kernel, program: &Program, setup: &VerifySetup) -> UnboundedSummary {
     let options = UnboundedOptions {
         timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
     };
-    if let Some(name) = array_named_by_other_coordinates(kernel, program) {
-        return UnboundedSummary {
-            status: "unknown".to_string(),
-            detail: format!(
-                "the program reads or writes `{name}` with another rank than the C's \
-                 subscripts (a block of a flat array): not supported by the unbounded prover"
-            ),
-            ..UnboundedSummary::not_run("")
-        };
-    }
     match prove(kernel, program, &options) {
         UnboundedResult::Proved {
             invariants,

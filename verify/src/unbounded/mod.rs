@@ -94,6 +94,15 @@ use value::V;
 pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
     // Kept loops (partial lifts) are proved by simulation, segment by
     // segment, with this loop-free machinery for each segment.
+    if let Some(name) = array_named_by_other_coordinates(kernel, program) {
+        return UnboundedResult::Unknown {
+            condition: "encoding the lifted program".to_string(),
+            reason: format!(
+                "the program reads or writes `{name}` with another rank than the C's \
+                 subscripts (a block of a flat array): not supported by the unbounded prover"
+            ),
+        };
+    }
     if program.has_loops() {
         return loops::prove(kernel, program, options);
     }
@@ -287,6 +296,24 @@ impl Budget {
             wall_ms: u32::try_from(ms.saturating_mul(10)).unwrap_or(u32::MAX),
         }
     }
+}
+
+/// An array the program declares with another rank than the kernel's
+/// logical subscripts (`xb[head*head_size + i]` is `xb[head][i]` to the
+/// frontend, a vector to the program): the unbounded prover relates
+/// elements subscript by subscript, so it cannot check such a program.
+fn array_named_by_other_coordinates(kernel: &Kernel, program: &Program) -> Option<String> {
+    program.params.iter().find_map(|p| {
+        let tenslift_targets::ParamKind::Array { shape, .. } = &p.kind else {
+            return None;
+        };
+        kernel.params.iter().find_map(|c| match &c.kind {
+            CParam::Array(info) if c.name == *p.name && info.dims.len() != shape.len() => {
+                Some(c.name.clone())
+            }
+            _ => None,
+        })
+    })
 }
 
 /// What the bounded checker says at two small size tuples.
