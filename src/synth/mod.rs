@@ -16,6 +16,7 @@
 pub mod contraction;
 pub mod cost;
 pub mod library;
+pub mod moments;
 pub mod partial;
 pub mod rewrite;
 pub mod search;
@@ -249,6 +250,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         // of that output's next library.
         let mut fitted_sizes: HashMap<String, Vec<Expr>> = HashMap::new();
         let mut retries_left = MAX_GENERALISATION_RETRIES;
+        // Outputs the plain library failed once: their next tries add the
+        // sketches over stored intermediates ([`moments`]).
+        let mut failed_once: std::collections::HashSet<String> = Default::default();
         loop {
             solved_outputs = 0;
             let mut chosen: HashMap<String, Expr> = HashMap::new();
@@ -280,6 +284,20 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     outputs_left = outputs_left.saturating_sub(1);
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
                     let views = |name: &str| search_views(kernel, name);
+                    let retried = failed_once.contains(&out.name);
+                    // Sketches over stored intermediates that need no library
+                    // come first: when one fits, the library is left empty.
+                    let direct = if retried {
+                        let target = out.value.map(canonical_extrema);
+                        moments::direct(&mut evaluator, &params, &written, &target, &sizes)
+                    } else {
+                        None
+                    };
+                    let moment_leaves = if retried && direct.is_none() {
+                        moments::leaves(&params, &written)
+                    } else {
+                        Vec::new()
+                    };
                     let library_start = Instant::now();
                     let library_deadline = library_start
                         + output_deadline
@@ -289,12 +307,14 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         &mut evaluator,
                         leaves(&params, &views, &written)
                             .into_iter()
+                            .filter(|_| direct.is_none())
                             .filter(|leaf| {
                                 !fitted_sizes
                                     .get(&out.name)
                                     .is_some_and(|casts| casts.contains(leaf))
                             })
                             .chain(select::triangle_leaves(&params, &out.value))
+                            .chain(moment_leaves)
                             .collect(),
                         &sizes,
                         library_deadline,
@@ -314,12 +334,14 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     stats.library_s += library_start.elapsed().as_secs_f64();
                     let search_start = Instant::now();
                     let dtype = dtype_of(out.elem);
-                    let regions = if out.name == "return" {
+                    let regions = if direct.is_some() {
+                        Vec::new()
+                    } else if out.name == "return" {
                         vec![None]
                     } else {
                         search_views(kernel, &out.name)
                     };
-                    let mut found = None;
+                    let mut found = direct.map(|f| (f, None));
                     let mut timed_out = false;
                     for region in regions {
                         let Some(target) = region_target(&out.value, &region, &sizes) else {
@@ -390,7 +412,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 written.push(out.name.clone());
                             }
                         }
-                        None => still.push(out),
+                        None => {
+                            failed_once.insert(out.name.clone());
+                            still.push(out);
+                        }
                     }
                 }
                 if !progress {
