@@ -58,9 +58,10 @@ pub fn leaves(params: &[Param], written: &[String]) -> Vec<Expr> {
             // count as a parameter), and its negation, which a comparison
             // against a threshold (`σ <= eps`) reads: the library's depth
             // bound stops below both.
-            for scalar in params.iter().filter(|p| {
-                matches!(p.kind, ParamKind::Scalar(d) if d == matrix.ty().dtype)
-            }) {
+            for scalar in params
+                .iter()
+                .filter(|p| matches!(p.kind, ParamKind::Scalar(d) if d == matrix.ty().dtype))
+            {
                 let count = Expr::var(&scalar.name, scalar.ty());
                 if let Ok(root) = build::div(moment.clone(), count).and_then(build::sqrt) {
                     out.extend(build::neg(root.clone()).ok());
@@ -107,7 +108,11 @@ fn with_diagonal(g: &Expr, c: f64) -> Option<Expr> {
     let dtype = g.dtype();
     let filled = build::full(g.shape().to_vec(), Lit::float(c, dtype)).ok()?;
     let band = build::tril(build::triu(filled, 0).ok()?, 0).ok()?;
-    let off = build::add(build::triu(g.clone(), 1).ok()?, build::tril(g.clone(), -1).ok()?).ok()?;
+    let off = build::add(
+        build::triu(g.clone(), 1).ok()?,
+        build::tril(g.clone(), -1).ok()?,
+    )
+    .ok()?;
     build::add(off, band).ok()
 }
 
@@ -136,9 +141,8 @@ pub fn unit_diagonal(
         if value.shape() != target.shape() {
             continue;
         }
-        let off_diagonal_equal = (0..n).all(|i| {
-            (0..n).all(|j| i == j || value.get(&[i, j]) == target.get(&[i, j]))
-        });
+        let off_diagonal_equal =
+            (0..n).all(|i| (0..n).all(|j| i == j || value.get(&[i, j]) == target.get(&[i, j])));
         if !off_diagonal_equal {
             continue;
         }
@@ -203,7 +207,9 @@ pub fn standardised(
             };
             for &scale in vectors.iter().filter(|v| v.name != mean.name) {
                 let scaled_by_roots = scalars.iter().filter_map(|c| {
-                    build::sqrt(var(c)).and_then(|r| build::mul(r, var(scale))).ok()
+                    build::sqrt(var(c))
+                        .and_then(|r| build::mul(r, var(scale)))
+                        .ok()
                 });
                 for divisor in std::iter::once(var(scale)).chain(scaled_by_roots) {
                     let Ok(expr) = build::div(centred.clone(), divisor) else {
