@@ -250,9 +250,12 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         // of that output's next library.
         let mut fitted_sizes: HashMap<String, Vec<Expr>> = HashMap::new();
         let mut retries_left = MAX_GENERALISATION_RETRIES;
-        // Outputs the plain library failed once: their next tries add the
-        // sketches over stored intermediates ([`moments`]).
-        let mut failed_once: std::collections::HashSet<String> = Default::default();
+        // Outputs the plain library failed, with how many arrays were
+        // stored then: their next tries start with the sketches over stored
+        // intermediates ([`moments`]), and add its leaves to the library
+        // only when nothing was stored since (an output waiting for another
+        // one's result keeps the plain, faster library).
+        let mut failed_with: HashMap<String, usize> = HashMap::new();
         loop {
             solved_outputs = 0;
             let mut chosen: HashMap<String, Expr> = HashMap::new();
@@ -284,16 +287,16 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     outputs_left = outputs_left.saturating_sub(1);
                     let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
                     let views = |name: &str| search_views(kernel, name);
-                    let retried = failed_once.contains(&out.name);
+                    let retried = failed_with.get(&out.name).copied();
                     // Sketches over stored intermediates that need no library
                     // come first: when one fits, the library is left empty.
-                    let direct = if retried {
+                    let direct = if retried.is_some() {
                         let target = out.value.map(canonical_extrema);
                         moments::direct(&mut evaluator, &params, &written, &target, &sizes)
                     } else {
                         None
                     };
-                    let moment_leaves = if retried && direct.is_none() {
+                    let moment_leaves = if retried == Some(written.len()) && direct.is_none() {
                         moments::leaves(&params, &written)
                     } else {
                         Vec::new()
@@ -413,7 +416,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             }
                         }
                         None => {
-                            failed_once.insert(out.name.clone());
+                            failed_with.insert(out.name.clone(), written.len());
                             still.push(out);
                         }
                     }
