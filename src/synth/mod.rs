@@ -230,6 +230,9 @@ fn size_casts(expr: &Expr) -> Vec<Expr> {
 /// rest is the search's.
 const LIBRARY_SHARE: f64 = 0.5;
 
+/// The most time one output's search with the [`moments`] leaves may take.
+const MOMENT_BUDGET: Duration = Duration::from_secs(3);
+
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
     let start = Instant::now();
@@ -301,6 +304,16 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     } else {
                         Vec::new()
                     };
+                    // The moment sketches get a short budget of their own: an
+                    // output they cannot solve either must not hold up the
+                    // kept-loops fallback.
+                    let capped = !moment_leaves.is_empty();
+                    let (output_deadline, retry_deadline) = if capped {
+                        let cap = output_deadline.min(Instant::now() + MOMENT_BUDGET);
+                        (cap, cap)
+                    } else {
+                        (output_deadline, deadline)
+                    };
                     let library_start = Instant::now();
                     let library_deadline = library_start
                         + output_deadline
@@ -311,13 +324,16 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         leaves(&params, &views, &written)
                             .into_iter()
                             .filter(|_| direct.is_none())
+                            // Beside the moment leaves only scalars stay: the
+                            // plain library already failed this output.
+                            .filter(|leaf| moment_leaves.is_empty() || leaf.shape().is_empty())
                             .filter(|leaf| {
                                 !fitted_sizes
                                     .get(&out.name)
                                     .is_some_and(|casts| casts.contains(leaf))
                             })
                             .chain(select::triangle_leaves(&params, &out.value))
-                            .chain(moment_leaves)
+                            .chain(moment_leaves.iter().cloned())
                             .collect(),
                         &sizes,
                         library_deadline,
@@ -371,8 +387,8 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         };
                         let (mut outcome, searched) = search_with(output_deadline, options.first);
                         stats.absorb(&searched);
-                        if matches!(outcome, Err(Timeout)) && output_deadline < deadline {
-                            let (again, searched) = search_with(deadline, true);
+                        if matches!(outcome, Err(Timeout)) && output_deadline < retry_deadline {
+                            let (again, searched) = search_with(retry_deadline, true);
                             stats.absorb(&searched);
                             outcome = again;
                         }
@@ -383,7 +399,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             }
                             Ok(None) => {}
                             Err(Timeout) => {
-                                timed_out = true;
+                                timed_out = !capped;
                                 break;
                             }
                         }
