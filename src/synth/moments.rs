@@ -225,3 +225,57 @@ pub fn standardised(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::Expr as Value;
+    use tenslift_targets::{print_expr, Access, DType};
+
+    fn array(name: &str, shape: &[&str], access: Access) -> Param {
+        Param {
+            name: name.into(),
+            kind: ParamKind::Array {
+                dtype: DType::F64,
+                shape: shape.iter().map(|d| Dim::sym(d)).collect(),
+                access,
+            },
+        }
+    }
+
+    #[test]
+    fn a_diagonal_of_one_constant_is_recognised_and_any_other_is_not() {
+        let unit = Tensor::from_fn(&[3, 3], |ix| {
+            if ix[0] == ix[1] {
+                Value::one()
+            } else {
+                Value::int((ix[0] * 3 + ix[1]) as i64)
+            }
+        });
+        assert_eq!(constant_diagonal(&unit), Some(1.0));
+        let varying = Tensor::from_fn(&[3, 3], |ix| Value::int((ix[0] + ix[1]) as i64));
+        assert_eq!(constant_diagonal(&varying), None);
+    }
+
+    #[test]
+    fn moments_need_a_stored_vector_and_gram_matrices_a_stored_matrix() {
+        let params = vec![
+            array("data", &["n", "m"], Access::InOut),
+            array("mean", &["m"], Access::Out),
+        ];
+        let printed = |written: &[String]| -> Vec<String> {
+            leaves(&params, written).iter().map(print_expr).collect()
+        };
+        assert!(printed(&[]).is_empty());
+        let with_mean = printed(&["mean".to_string()]);
+        assert_eq!(
+            with_mean,
+            ["sum(mul(sub(data, mean), sub(data, mean)), axes=[0])"]
+        );
+        let with_data = printed(&["mean".to_string(), "data".to_string()]);
+        assert!(
+            with_data.contains(&"matmul(transpose(data, perm=[1, 0]), data)".to_string()),
+            "{with_data:?}"
+        );
+    }
+}
