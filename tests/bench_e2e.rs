@@ -208,3 +208,49 @@ fn unknown_suite_is_a_usage_error_with_the_known_ones() {
     let done = bench(&["--shard", "3/2", "--out", &out.to_string_lossy()]);
     assert_eq!(done.status.code(), Some(2));
 }
+
+#[test]
+fn macro_sized_kernels_are_lifted_at_the_dataset_and_call_json_names_the_emitted_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let out_s = out.to_string_lossy().into_owned();
+    let done = bench(&[
+        "--suite",
+        "dspstone,mathfu",
+        "--dataset",
+        "MINI",
+        "--targets",
+        "numpy,hlo",
+        "--no-runtime",
+        "--out",
+        &out_s,
+        "--json",
+        "--timeout",
+        "120",
+    ]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "{stderr}");
+    let kernel = |name: &str, file: &str| -> String {
+        let path = out.join("kernels").join(name).join(file);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    // pin_down's `#define N 16` becomes MINI's N = 32, as cref.py compiles it.
+    let program = kernel("pin_down", "program.tensir");
+    assert!(program.contains("i32[32]"), "{program}");
+    assert!(kernel("pin_down", "hlo.mlir").contains("32xi32"));
+
+    // mathfu's `len` is emitted as `len_` (it would shadow Python's builtin).
+    let call: serde_json::Value = serde_json::from_str(&kernel("len", "call.json")).unwrap();
+    assert_eq!(call["function"], "len_", "{call}");
+    assert_eq!(call["c_function"], "len", "{call}");
+    assert!(kernel("len", "numpy.py").contains("def len_("));
+    // The float tolerance of verify's differential runs, for this program's
+    // longest reduction at MINI.
+    let k = call["tolerance"]["reduction_length"].as_u64().unwrap_or(0);
+    assert!(k > 1, "{call}");
+    let f32_factor = call["tolerance"]["relative_factor"]["float32"]
+        .as_f64()
+        .unwrap_or(0.0);
+    let expected = 16.0 * (k as f64 + 2.0) * 2f64.powi(-24);
+    assert!((f32_factor - expected).abs() < 1e-12 * expected, "{call}");
+}

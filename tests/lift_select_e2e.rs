@@ -163,3 +163,78 @@ fn a_constant_fill_lifts() {
         &["-D", "N=32"],
     );
 }
+
+/// The division in a `where` branch C takes only for a non-zero divisor is
+/// guarded (`where(d != 0, d, 1)`): a tensor program evaluates both
+/// branches, and PyTorch raises on an integer division by zero. The
+/// PyTorch program runs on inputs full of zeros (and 255s, color dodge's
+/// zero divisor) and writes what the NumPy program writes.
+#[test]
+fn blend_divisions_are_guarded_and_run_under_pytorch() {
+    for (kernel, guard) in [
+        (
+            "color_burn_8",
+            "trunc_div(sub(255i32, cast(base, i32)), where(",
+        ),
+        ("color_dodge_8", "trunc_div(cast(base, i32), where("),
+    ] {
+        let file = format!("benchmarks/blend/{kernel}.c");
+        let program = lifted_program(&file);
+        assert!(program.contains(guard), "{kernel}: {program}");
+        let dir = tempfile::tempdir().expect("temp dir");
+        for target in ["numpy", "pytorch"] {
+            let module = dir.path().join(format!("{target}_{kernel}.py"));
+            let out = tenslift(&[
+                &file,
+                "--target",
+                target,
+                "-o",
+                module.to_str().expect("utf-8 temp path"),
+                "--timeout",
+                "120",
+            ]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{kernel} {target}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let run = Command::new(lift_common::python())
+            .args(["-c", RUN_BOTH, kernel])
+            .arg(dir.path())
+            .output()
+            .expect("run python");
+        assert!(
+            run.status.success(),
+            "{kernel}: {}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}
+
+/// Runs the NumPy and PyTorch modules of one blend kernel on the same u8
+/// inputs (a third of the active layer 0, a quarter 255) and compares.
+const RUN_BOTH: &str = r#"
+import importlib.util, pathlib, sys
+import numpy as np, torch
+kernel, folder = sys.argv[1], pathlib.Path(sys.argv[2])
+def load(target):
+    spec = importlib.util.spec_from_file_location(target, folder / f"{target}_{kernel}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, kernel)
+m, n = 24, 32
+rng = np.random.default_rng(7)
+base = rng.integers(0, 256, (m, n), dtype=np.uint8)
+active = rng.integers(0, 256, (m, n), dtype=np.uint8)
+active[::3] = 0
+active[1::4] = 255
+out_np = np.zeros((m, n), dtype=np.uint8)
+load("numpy")(base.copy(), active.copy(), out_np, m, n)
+out_t = torch.zeros((m, n), dtype=torch.uint8)
+load("pytorch")(torch.from_numpy(base.copy()), torch.from_numpy(active.copy()), out_t, m, n)
+assert (active == 0).any() and (active == 255).any()
+assert np.array_equal(out_np, out_t.numpy()), (out_np, out_t.numpy())
+"#;

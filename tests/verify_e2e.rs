@@ -347,3 +347,87 @@ fn unknown_targets_are_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown target `fortran`"));
 }
+
+#[test]
+fn a_kernel_sized_by_macros_is_lifted_per_dataset_and_agrees_at_both() {
+    // pin_down's extent is `#define N 16`; cref.py compiles MINI with -DN=32
+    // and SMALL with -DN=4096. StableHLO fixes every extent when emitted,
+    // so only a program lifted with each dataset's macro agrees with both.
+    let out = tenslift(&[
+        "verify",
+        "benchmarks/dspstone/pin_down.c",
+        "--targets",
+        "numpy,hlo",
+        "--json",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &records(&out)[0];
+    assert_eq!(r["differential"], "pass", "{r}");
+    let runs = r["details"]["differential"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for target in ["numpy", "hlo"] {
+        let mine: Vec<&Value> = runs.iter().filter(|x| x["target"] == target).collect();
+        assert_eq!(mine.len(), 2, "{target}: {r}");
+        assert!(mine.iter().all(|x| x["verdict"] == "pass"), "{target}: {r}");
+    }
+    let reason = r["details"]["differential"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("MINI: program lifted with -DN=32"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("SMALL: program lifted with -DN=4096"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_program_lifted_with_the_default_macros_is_caught_at_the_datasets() {
+    // pin_down lifted with its default `#define N 16` writes 16 elements;
+    // the manifest's MINI (N=32) and SMALL (N=4096) C writes more.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let lifted = tenslift(&[
+        "lift",
+        "benchmarks/dspstone/pin_down.c",
+        "--target",
+        "numpy",
+        "--json",
+    ]);
+    assert_eq!(lifted.status.code(), Some(0), "{}", stderr(&lifted));
+    let program = records(&lifted)[0]["program"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(program.contains("[16]"), "{program}");
+    let path = dir.path().join("pin_down_16.tensir");
+    std::fs::write(&path, &program).unwrap_or_else(|e| panic!("{e}"));
+    let out = tenslift(&[
+        "verify",
+        "benchmarks/dspstone/pin_down.c",
+        "--program",
+        &path.to_string_lossy(),
+        "--targets",
+        "numpy,hlo",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let r = &records(&out)[0];
+    // Right for the default macros, wrong for what the datasets compile.
+    assert_eq!(r["bounded"], "pass", "{r}");
+    assert_eq!(r["differential"], "fail", "{r}");
+    let runs = r["details"]["differential"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        runs.iter()
+            .any(|x| x["reference"] == "MINI" && x["verdict"] == "fail"),
+        "{r}"
+    );
+}

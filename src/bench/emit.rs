@@ -1,13 +1,18 @@
 //! Turns a lifted program (TensIR text from `lift --json`) into what the
 //! runtime runner loads: one module per target and `call.json`, which says
 //! how to call the function (sizes at the dataset, which arrays it writes,
-//! the order of the StableHLO results).
+//! the order of the StableHLO results, the name the Python modules give the
+//! function, and how far a float output may be from the C's).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::json;
-use tenslift_targets::{emit, parse_program, EmitOptions, Expr, ParamKind, Program, Stmt, Target};
+use tenslift_targets::runner::python_function_name;
+use tenslift_targets::{
+    emit, parse_program, DType, EmitOptions, Expr, ParamKind, Program, Stmt, Target,
+};
+use tenslift_verify::differential::tolerance::{program_reduction_length, relative_factor};
 
 use super::manifest::ManifestKernel;
 use super::{write_text, BenchError};
@@ -87,11 +92,29 @@ pub fn write_modules(
     if program.ret.is_some() {
         hlo_results.push("__return__".to_string());
     }
+    // The runner applies verify's differential tolerance (see
+    // `tenslift_verify::differential::tolerance`): per float type, the
+    // relative factor for the program's longest reduction at these sizes.
+    let reduction_length = program_reduction_length(program, &sizes);
+    let factors: serde_json::Map<String, serde_json::Value> =
+        [("float32", DType::F32), ("float64", DType::F64)]
+            .into_iter()
+            .filter_map(|(name, dtype)| {
+                relative_factor(dtype, reduction_length).map(|f| (name.to_string(), json!(f)))
+            })
+            .collect();
     let call = json!({
-        "function": program.name.to_string(),
+        // The Python modules rename names that clash with Python (`len`
+        // becomes `len_`): the runner looks the function up by this name.
+        "function": python_function_name(program),
+        "c_function": program.name.to_string(),
         "outputs": kernel.outputs,
         "params": params,
         "hlo_results": hlo_results,
+        "tolerance": {
+            "reduction_length": reduction_length,
+            "relative_factor": factors,
+        },
     });
     write_text(&dir.join("call.json"), &format!("{call:#}\n"))?;
     let options = EmitOptions { sizes };

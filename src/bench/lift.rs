@@ -29,11 +29,13 @@ pub struct LiftOutcome {
     pub message: String,
 }
 
-/// Lifts `function` of `file` with the `tenslift` executable `binary`.
+/// Lifts `function` of `file` with the `tenslift` executable `binary`, the
+/// C read with the macro definitions `defines` (`NAME=VALUE`).
 pub fn lift_in_child(
     binary: &Path,
     file: &Path,
     function: &str,
+    defines: &[String],
     timeout_s: f64,
     workdir: &Path,
 ) -> LiftOutcome {
@@ -42,6 +44,7 @@ pub fn lift_in_child(
         .arg("lift")
         .arg(file)
         .args(["--function", function, "--target", "numpy", "--json"])
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .arg("--timeout")
         .arg(format!("{timeout_s}"))
         .current_dir(workdir)

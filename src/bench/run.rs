@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 use tenslift_targets::Target;
+use tenslift_verify::differential::manifest::dataset_defines;
 
 use super::csv::Table;
 use super::emit::{parse, program_ops, write_modules};
@@ -192,10 +193,19 @@ fn lift_all(
             .par_iter()
             .map(|k| {
                 let source = manifest.source(k);
+                // The C reference of the dataset is compiled with its sizes
+                // as macros; kernels sized by macros must be lifted with the
+                // same values, or the program has the wrong extents.
+                let defines = k
+                    .sizes
+                    .get(&config.dataset)
+                    .map(dataset_defines)
+                    .unwrap_or_default();
                 let outcome = lift_in_child(
                     &config.binary,
                     &source,
                     &k.function,
+                    &defines,
                     config.lift_timeout_s,
                     &config.root,
                 );

@@ -9,18 +9,26 @@
 //! Exit codes: 0 nothing failed; 1 the C was rejected; 2 usage or I/O;
 //! 3 no such kernel; 5 some kernel was not lifted; 6 a check failed (a
 //! counterexample, a mismatch against the C, a disproof).
+//!
+//! Manifest kernels are run against `scripts/cref.py` at two datasets, whose
+//! C is compiled with the dataset's sizes as `-D` macros. The kernel is
+//! extracted again with those macros for each dataset; where that changes
+//! it (extents that are macros), the program for that dataset is lifted
+//! from the re-extracted kernel (a `--program` is held against it as given).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tenslift_frontend::ir::Kernel;
-use tenslift_frontend::ExtractError;
+use tenslift_frontend::{ExtractError, Options};
 use tenslift_targets::runner::python_interpreter;
 use tenslift_targets::{parse_program, print_program, Program, Target};
 use tenslift_verify::bounded::{check, BoundedOptions};
 use tenslift_verify::differential::cdriver::{run_generated, CompileFlags, DriverSetup};
+use tenslift_verify::differential::manifest::{dataset_defines, ManifestKernel};
 use tenslift_verify::differential::{
-    compare, manifest, scratch_dir, CReference, DifferentialError, DifferentialResult, Verdict,
+    compare, compare_each, manifest, scratch_dir, CReference, Checked, DifferentialError,
+    DifferentialResult, Verdict,
 };
 use tenslift_verify::report::sizes_text;
 use tenslift_verify::reports::{
@@ -74,10 +82,23 @@ pub struct VerifySetup {
     pub targets: Vec<Target>,
     pub timeout: Duration,
     pub compile: CompileFlags,
+    /// How the frontend read the file (the user's `-I`/`-D`/`-p`): the base
+    /// for re-extracting a kernel with a dataset's macros.
+    pub frontend: Options,
+    /// Whether a dataset whose macros change the kernel gets a program
+    /// lifted for it (`false` when the user gave the program).
+    pub relift: bool,
 }
 
 impl VerifySetup {
     pub fn new(file: &Path, cflags: &CFlags, targets: Vec<Target>, timeout: Duration) -> Self {
+        let frontend = cflags
+            .options(file, Vec::new())
+            .unwrap_or_else(|_| Options {
+                include_dirs: cflags.include_dirs.clone(),
+                defines: cflags.defines.clone(),
+                ..Options::default()
+            });
         VerifySetup {
             file: file.to_path_buf(),
             targets,
@@ -86,6 +107,8 @@ impl VerifySetup {
                 include_dirs: cflags.include_dirs.clone(),
                 defines: cflags.defines.clone(),
             },
+            frontend,
+            relift: true,
         }
     }
 }
@@ -157,12 +180,13 @@ pub fn run(args: VerifyArgs) -> i32 {
         print_err("error: --program checks one kernel; choose it with --function\n");
         return EXIT_USAGE;
     }
-    let setup = VerifySetup::new(
+    let mut setup = VerifySetup::new(
         path,
         &args.cflags,
         targets,
         Duration::from_secs_f64(args.timeout),
     );
+    setup.relift = given.is_none();
     let mut results = Vec::new();
     let mut not_lifted = false;
     for kernel in &unit.kernels {
@@ -398,15 +422,14 @@ fn differential(
         Ok(d) => d,
         Err(e) => return DifferentialResult::skipped(format!("no temporary directory: {e}")),
     };
-    let references = match c_references(
-        setup,
-        kernel,
-        program,
-        first,
-        workspace,
-        &python,
-        workdir.path(),
-    ) {
+    let entry = match manifest::find(workspace, &setup.file, &kernel.name) {
+        Ok(entry) => entry.filter(|e| MANIFEST_DATASETS.iter().any(|d| e.sizes.contains_key(*d))),
+        Err(e) => return DifferentialResult::skipped(format!("the C reference did not run: {e}")),
+    };
+    if let Some(entry) = entry {
+        return manifest_differential(setup, kernel, program, &entry, &python, workdir.path());
+    }
+    let references = match generated_references(setup, kernel, program, first, workdir.path()) {
         Ok(r) => r,
         // The generated module cannot even take the C's arguments.
         Err(e @ DifferentialError::Interface(_)) => {
@@ -428,30 +451,147 @@ fn differential(
     )
 }
 
-/// The compiled C's outputs at two size tuples: the manifest's MINI and
-/// SMALL datasets through `cref.py`, or the generated driver at the
-/// checked sizes and a moderate tuple about four times larger.
-fn c_references(
+/// The manifest datasets the differential run uses.
+const MANIFEST_DATASETS: [&str; 2] = ["MINI", "SMALL"];
+
+/// The kernel and program for one dataset of a manifest kernel.
+struct DatasetProgram {
+    kernel: Kernel,
+    program: Program,
+    /// `Some(defines)` when the dataset's macros changed the kernel.
+    relifted: Option<Vec<String>>,
+}
+
+/// The manifest's MINI and SMALL datasets through `cref.py`, each compared
+/// with the program for that dataset's macros.
+fn manifest_differential(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: &Program,
+    entry: &ManifestKernel,
+    python: &Path,
+    workdir: &Path,
+) -> DifferentialResult {
+    let workspace = Path::new(WORKSPACE_ROOT);
+    let mut per_dataset = Vec::new();
+    let mut references = Vec::new();
+    let mut notes = Vec::new();
+    for dataset in MANIFEST_DATASETS {
+        let Some(sizes) = entry.sizes.get(dataset) else {
+            continue;
+        };
+        let chosen = match program_for_dataset(setup, kernel, program, sizes) {
+            Ok(chosen) => chosen,
+            Err(why) => {
+                notes.push(format!("{dataset} not checked: {why}"));
+                continue;
+            }
+        };
+        match manifest::run_cref(workspace, python, entry, dataset, 0, workdir) {
+            Ok(reference) => references.push(reference),
+            Err(e) => {
+                return DifferentialResult::skipped(format!("the C reference did not run: {e}"))
+            }
+        }
+        if let Some(defines) = &chosen.relifted {
+            notes.push(format!(
+                "{dataset}: {} with -D{}",
+                if setup.relift {
+                    "program lifted"
+                } else {
+                    "kernel read"
+                },
+                defines.join(" -D")
+            ));
+        }
+        per_dataset.push(chosen);
+    }
+    if per_dataset.is_empty() {
+        return DifferentialResult::skipped(notes.join("; "));
+    }
+    let checked: Vec<Checked> = per_dataset
+        .iter()
+        .zip(&references)
+        .map(|(d, reference)| Checked {
+            kernel: &d.kernel,
+            program: &d.program,
+            reference,
+        })
+        .collect();
+    let mut result = compare_each(&checked, &setup.targets, python, workdir);
+    if !notes.is_empty() {
+        result.reason = format!("{} ({})", result.reason, notes.join("; "));
+    }
+    result
+}
+
+/// The kernel as the frontend reads it with `dataset`'s sizes as macros
+/// (what `cref.py` compiles), and the program to check against it: the
+/// given one when the macros change nothing (or the user gave it), else
+/// one lifted from the re-extracted kernel.
+fn program_for_dataset(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: &Program,
+    sizes: &std::collections::BTreeMap<String, i64>,
+) -> Result<DatasetProgram, String> {
+    let defines = dataset_defines(sizes);
+    let mut options = setup.frontend.clone();
+    options.functions = vec![kernel.name.clone()];
+    // After the user's own: the dataset's value wins, as in cref.py's build.
+    options.defines.extend(defines.iter().cloned());
+    let unit = tenslift_frontend::extract(&setup.file.to_string_lossy(), &options)
+        .map_err(|e| format!("the C cannot be read with -D{}: {e}", defines.join(" -D")))?;
+    let Some(at_dataset) = unit.kernels.into_iter().find(|k| k.name == kernel.name) else {
+        return Err(format!(
+            "no kernel `{}` with -D{}",
+            kernel.name,
+            defines.join(" -D")
+        ));
+    };
+    if at_dataset == *kernel {
+        return Ok(DatasetProgram {
+            kernel: at_dataset,
+            program: program.clone(),
+            relifted: None,
+        });
+    }
+    let program = if setup.relift {
+        let synth = SynthOptions {
+            timeout: setup.timeout,
+            ..SynthOptions::default()
+        };
+        let outcome = lift_whole_or_partially(&at_dataset, &synth);
+        match outcome.program() {
+            Some(p) => p.clone(),
+            None => {
+                let why = outcome
+                    .error()
+                    .map(|e| e.to_string())
+                    .or_else(|| outcome.partial_failure())
+                    .unwrap_or_else(|| "no program".to_string());
+                return Err(format!("not lifted with -D{}: {why}", defines.join(" -D")));
+            }
+        }
+    } else {
+        program.clone()
+    };
+    Ok(DatasetProgram {
+        kernel: at_dataset,
+        program,
+        relifted: Some(defines),
+    })
+}
+
+/// The generated driver's outputs at the checked sizes and a moderate
+/// tuple about four times larger (files outside the manifest).
+fn generated_references(
     setup: &VerifySetup,
     kernel: &Kernel,
     program: &Program,
     first: Option<&Sizes>,
-    workspace: &Path,
-    python: &Path,
     workdir: &Path,
 ) -> Result<Vec<CReference>, DifferentialError> {
-    if let Some(entry) = manifest::find(workspace, &setup.file, &kernel.name)? {
-        let datasets: Vec<&str> = ["MINI", "SMALL"]
-            .into_iter()
-            .filter(|d| entry.sizes.contains_key(*d))
-            .collect();
-        if !datasets.is_empty() {
-            return datasets
-                .iter()
-                .map(|d| manifest::run_cref(workspace, python, &entry, d, 0, workdir))
-                .collect();
-        }
-    }
     let Some(small) = first else {
         return Err(DifferentialError::Tool(
             "no valid size tuple for the kernel".to_string(),

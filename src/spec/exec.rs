@@ -42,6 +42,8 @@ struct Machine<'k> {
     iters: HashMap<String, i64>,
     scalars: HashMap<String, Option<Value>>,
     arrays: HashMap<String, ArrayState>,
+    /// Block-selected arrays are named by physical indices.
+    layout: Layout,
     returned: Option<Value>,
     /// One frame per enclosing data-dependent branch: (slot, value before).
     journal: Vec<Vec<(Slot, Option<Value>)>>,
@@ -135,6 +137,7 @@ impl<'k> Machine<'k> {
             iters: HashMap::new(),
             scalars,
             arrays,
+            layout: layout.clone(),
             returned: None,
             journal: Vec::new(),
             steps: 0,
@@ -150,6 +153,7 @@ impl<'k> Machine<'k> {
             .iter()
             .map(|a| eval_affine(a, &self.iters, self.sizes, loc))
             .collect::<Result<Vec<i64>, _>>()?;
+        let idx = self.layout.spec_index(array, &idx);
         let mut offset = 0usize;
         let in_bounds = idx.len() == state.shape.len()
             && idx.iter().zip(&state.shape).all(|(&i, &n)| {

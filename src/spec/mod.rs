@@ -16,6 +16,7 @@
 //! [`sizes`] chooses the size tuple (distinct small values that keep every
 //! access in bounds) and a second, different tuple for generalisation checks.
 
+pub mod blocks;
 pub mod build;
 pub mod examples;
 pub mod exec;

@@ -170,10 +170,19 @@ pub fn evaluate(
             }
             ParamKind::Array(info) => {
                 let strides = match &info.storage {
-                    Storage::Flat { strides } => strides
-                        .iter()
-                        .map(|s| eval_affine(s, &no_iters, &spec.sizes, &p.loc))
-                        .collect::<Result<Vec<_>, _>>()?,
+                    // A block-selected array's spec index is physical: the
+                    // axes before the selector, then a flat offset.
+                    Storage::Flat { strides } => match layout.blocks.get(&p.name) {
+                        Some((view, _)) => strides[..view.axis]
+                            .iter()
+                            .map(|s| eval_affine(s, &no_iters, &spec.sizes, &p.loc))
+                            .chain(std::iter::once(Ok(1)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                        None => strides
+                            .iter()
+                            .map(|s| eval_affine(s, &no_iters, &spec.sizes, &p.loc))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    },
                     Storage::Declared => row_major_strides(
                         layout.extents.get(&p.name).map_or(&[][..], Vec::as_slice),
                     ),

@@ -12,8 +12,10 @@
 //! fails, permutations and larger values are tried in a fixed order, so the
 //! choice is deterministic; a candidate whose only fault is an overlapping
 //! view has the size behind the stride grown until the view is one-to-one
-//! (`kv_dim ≥ (head+1)·head_size`). Size parameters used as indices (`head`,
-//! `pos`) get values like any other.
+//! (`kv_dim ≥ (head+1)·head_size`; strictly greater for a block-selected
+//! array, see [`super::blocks`], so that no program can read the pitch as
+//! the blocks' span). Size parameters used as indices (`head`, `pos`) get
+//! values like any other.
 //!
 //! [`smaller_candidates`] lists tuples with values from 2 (or 1) up, for
 //! specs too large to build at the usual sizes (see
@@ -23,15 +25,30 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tenslift_frontend::ir::*;
 
+use super::blocks::{block_view_of, BlockView};
 use super::{at, format_sizes, SpecError};
 
 /// Values of the size parameters.
 pub type Sizes = BTreeMap<String, i64>;
 
-/// The extents every array has at a checked size tuple.
+/// The extents every array has at a checked size tuple (physical for a
+/// block-selected array, see [`super::blocks`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
     pub extents: HashMap<String, Vec<usize>>,
+    /// Block-selected arrays with their block length at these sizes.
+    pub blocks: HashMap<String, (BlockView, i64)>,
+}
+
+impl Layout {
+    /// The index the spec names an element by: the logical index, or for a
+    /// block-selected array its physical one.
+    pub fn spec_index(&self, array: &str, logical: &[i64]) -> Vec<i64> {
+        match self.blocks.get(array) {
+            Some((view, block)) => view.physical(logical, *block),
+            None => logical.to_vec(),
+        }
+    }
 }
 
 fn affine_names(a: &Affine, out: &mut BTreeSet<String>) {
@@ -377,13 +394,38 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
     }
     scan.block(&kernel.body)?;
     let mut extents = HashMap::new();
+    let mut blocks = HashMap::new();
     for (name, a) in &scan.arrays {
-        let ext: Vec<i64> = a
+        let mut ext: Vec<i64> = a
             .declared
             .iter()
             .zip(&a.max_touched)
             .map(|(d, m)| d.unwrap_or(m + 1))
             .collect();
+        let is_param = kernel.params.iter().any(|p| p.name == *name);
+        if let Some(view) = block_view_of(kernel, name, a.info).filter(|_| is_param) {
+            let block = eval_affine(&view.block, &no_iters, sizes, a.loc)?;
+            let span = (a.max_touched[view.axis].max(0) + 1).saturating_mul(block);
+            let merged = match &view.pitch {
+                Some(pitch) => {
+                    let pitch_value = eval_affine(pitch, &no_iters, sizes, a.loc)?;
+                    if pitch_value < span {
+                        return Err(SpecError::OverlappingStrides {
+                            at: at(a.loc),
+                            array: name.to_string(),
+                            dim: view.axis - 1,
+                            stride: pitch_value,
+                            needed: span,
+                        });
+                    }
+                    pitch_value
+                }
+                None => span,
+            };
+            ext.truncate(view.axis);
+            ext.push(merged);
+            blocks.insert(name.to_string(), (view, block));
+        }
         if let Storage::Flat { strides } = &a.info.storage {
             let strides = strides
                 .iter()
@@ -420,7 +462,7 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
             ext.iter().map(|&n| n.max(0) as usize).collect(),
         );
     }
-    Ok(Layout { extents })
+    Ok(Layout { extents, blocks })
 }
 
 /// The first dimension whose stride is below the span of the inner
@@ -491,6 +533,12 @@ fn repair_overlap(kernel: &Kernel, candidate: &Sizes, fixed: &Sizes) -> Option<S
         let Storage::Flat { strides } = &info.storage else {
             return None;
         };
+        // A row pitch exactly as wide as the blocks it holds would make the
+        // spec unable to tell `kv_dim` from `(head + 1)*head_size`: grow it
+        // one further.
+        let pitch_of_blocks = block_view_of(kernel, &array, info)
+            .is_some_and(|view| view.pitch.is_some() && view.axis == dim + 1);
+        let needed = needed + i64::from(pitch_of_blocks);
         let stride = strides.get(dim)?;
         let mut terms = stride.terms.iter();
         let (param, &coeff) = terms.next()?;

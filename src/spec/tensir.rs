@@ -191,6 +191,23 @@ fn initial_symbols(name: &str, shape: &[usize]) -> Tensor {
     }
 }
 
+/// The elements of `value` a slice selects, its bounds evaluated at
+/// `sizes` (the TensIR slice semantics: a store through `items` writes
+/// exactly these elements).
+pub fn slice_at(value: &Tensor, items: &[SliceItem], sizes: &Sizes) -> Result<Tensor> {
+    let eval = |d: &tenslift_targets::Dim| -> Result<i64> {
+        d.eval(&|s| sizes.get(s).copied())
+            .map_err(|e| TensirSpecError::BadDim {
+                dim: d.to_string(),
+                sizes: super::format_sizes(sizes),
+                reason: e.to_string(),
+            })
+    };
+    let (offsets, shape) = slice_offsets(value.shape(), items, &eval)?;
+    let elems = offsets.iter().map(|&o| value.elems()[o].clone()).collect();
+    tensor(shape, elems)
+}
+
 /// Most node values an [`Executor`] keeps between executions before it
 /// starts afresh (bounds its memory over a long search).
 const SHARED_CACHE_LIMIT: usize = 200_000;

@@ -750,8 +750,10 @@ fn one_head_scores() -> Kernel {
 fn general_strided_views_get_sizes_that_keep_elements_apart() {
     let k = one_head_scores();
     let chosen = choose_sizes(&k, &Sizes::new()).unwrap();
+    // Strictly wider: a row exactly `(head + 1)*hs` wide would let `kv`
+    // stand for that product in a lifted program.
     assert!(
-        chosen["kv"] >= (chosen["head"] + 1) * chosen["hs"],
+        chosen["kv"] > (chosen["head"] + 1) * chosen["hs"],
         "{chosen:?}"
     );
     let mut values: Vec<i64> = chosen.values().copied().collect();
@@ -759,11 +761,23 @@ fn general_strided_views_get_sizes_that_keep_elements_apart() {
     values.dedup();
     assert_eq!(values.len(), 4, "distinct sizes {chosen:?}");
     let spec = spec_of_kernel(&k, &chosen).unwrap();
-    let head = chosen["head"] as u32;
+    // The block-selected cache is named by physical coordinates: row `t`,
+    // flat column `head*hs + i`, in a row `kv` wide.
+    let first_column = (chosen["head"] * chosen["hs"]) as u32;
     let expected = (0..chosen["hs"] as u32).fold(E::zero(), |acc, i| {
-        &acc + &(&sym("q", &[i]) * &sym("cache", &[1, head, i]))
+        &acc + &(&sym("q", &[i]) * &sym("cache", &[1, first_column + i]))
     });
     assert_eq!(entry(&spec, "att", &[1]), expected);
+    let cache = spec.inputs.iter().find(|i| i.name == "cache").unwrap();
+    assert_eq!(
+        cache.shape,
+        vec![chosen["pos"] as usize + 1, chosen["kv"] as usize]
+    );
+    let second = choose_second_sizes(&k, &chosen).unwrap();
+    assert!(
+        second["kv"] > (second["head"] + 1) * second["hs"],
+        "{second:?}"
+    );
     // The user's `kv` below the slice `head` needs is refused, not repaired.
     let err = choose_sizes(&k, &sizes(&[("kv", 5)])).unwrap_err();
     assert!(err.to_string().contains("overlap"), "{err}");

@@ -260,6 +260,21 @@ impl Library {
                 add(&mut lib, leaf.clone(), 0)?;
             }
             lib.keep_widest_views();
+            // `x / sqrtf(n)` scales by a function of a size: the root is a
+            // number like the size itself, so it joins the leaves (and the
+            // monomial divisors) instead of costing a level.
+            if traits.sqrt_of_number {
+                let roots: Vec<Expr> = lib
+                    .stubs
+                    .iter()
+                    .filter(|s| s.vars.is_empty() && s.expr.dtype().is_float())
+                    .filter(|s| reads_a_size(&s.expr))
+                    .filter_map(|s| Expr::unary(UnaryOp::Sqrt, s.expr.clone()).ok())
+                    .collect();
+                for root in roots {
+                    add(&mut lib, root, 0)?;
+                }
+            }
             let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
             // Dividing by a polynomial makes reciprocal atoms, slow to normalise
             // and rare in kernels: divisors are leaves whose elements are
@@ -341,6 +356,9 @@ impl Library {
 #[derive(Default)]
 struct TargetTraits {
     sqrt: bool,
+    /// Whether some element takes the root of a number (`sqrt(5)` from
+    /// `sqrtf(head_size)` at the spec's sizes).
+    sqrt_of_number: bool,
     exp: bool,
     abs: bool,
     extrema: bool,
@@ -373,7 +391,10 @@ impl TargetTraits {
                     }
                     AtomKind::App { func, args } => {
                         match func {
-                            Func::Sqrt => self.sqrt = true,
+                            Func::Sqrt => {
+                                self.sqrt = true;
+                                self.sqrt_of_number |= args.iter().all(|a| a.vars().is_empty());
+                            }
                             Func::Exp => self.exp = true,
                             Func::Abs => self.abs = true,
                             Func::Max | Func::Min | Func::Select | Func::Lt0 => self.extrema = true,
@@ -583,4 +604,68 @@ pub fn leaves(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::Expr as Value;
+    use std::time::Duration;
+    use tenslift_targets::Dim;
+
+    fn array(name: &str, shape: Vec<Dim>) -> Param {
+        Param {
+            name: Arc::from(name),
+            kind: ParamKind::Array {
+                dtype: DType::F32,
+                shape,
+                access: Access::In,
+            },
+        }
+    }
+
+    fn size(name: &str) -> Param {
+        Param {
+            name: Arc::from(name),
+            kind: ParamKind::Size,
+        }
+    }
+
+    fn library_for(target: &Tensor, params: &[Param], sizes: &Sizes) -> Library {
+        let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), Vec::new());
+        let leaves = leaves(params, &|_| vec![None], &[]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        Library::build(&mut evaluator, leaves, sizes, deadline, 100_000, target)
+            .unwrap_or_else(|_| panic!("library out of time"))
+    }
+
+    /// `x[i] / sqrtf(n)`: the root of a size is a leaf, so the scaled
+    /// vector is a stub (one level), not out of reach.
+    #[test]
+    fn a_vector_scaled_by_the_root_of_a_size_is_a_stub() {
+        let params = vec![size("n"), size("m"), array("x", vec![Dim::sym("n")])];
+        let sizes: Sizes = [("n".to_string(), 3), ("m".to_string(), 4)].into();
+        let root = Value::int(3).sqrt();
+        let target =
+            Tensor::of_symbols("x", &[3], false).map(|e| e.div(&root).expect("a nonzero root"));
+        let library = library_for(&target, &params, &sizes);
+        let stub = library.lookup(DType::F32, &target).expect("a stub");
+        assert_eq!(
+            tenslift_targets::print_expr(&stub.expr),
+            "div(x, sqrt(cast(n, f32)))"
+        );
+    }
+
+    /// A target without roots of numbers gets no root leaves.
+    #[test]
+    fn roots_of_sizes_stay_out_of_a_library_without_them() {
+        let params = vec![size("n"), array("x", vec![Dim::sym("n")])];
+        let sizes: Sizes = [("n".to_string(), 3)].into();
+        let target =
+            Tensor::of_symbols("x", &[3], false).map(|e| e.div(&Value::int(3)).expect("nonzero"));
+        let library = library_for(&target, &params, &sizes);
+        assert!(library
+            .leaves_all()
+            .all(|s| !matches!(s.expr.op(), Op::Unary(UnaryOp::Sqrt))));
+    }
 }

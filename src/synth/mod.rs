@@ -15,6 +15,8 @@
 
 pub mod contraction;
 pub mod cost;
+pub mod direct;
+pub mod fold;
 pub mod library;
 pub mod moments;
 pub mod partial;
@@ -24,6 +26,7 @@ pub mod select;
 pub mod signature;
 pub mod stencil;
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,7 +40,7 @@ use crate::algebra::Tensor;
 use crate::spec::tensir::{
     canonical_extrema, check_program_at_both_sizes, Comparison, TensirSpecError,
 };
-use crate::spec::{spec_at_chosen_sizes, Sizes, Spec, SpecError};
+use crate::spec::{spec_at_chosen_sizes, spec_at_second_sizes, Sizes, Spec, SpecError};
 use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
@@ -118,26 +121,13 @@ fn differing_output(comparison: &Comparison) -> Option<&str> {
     }
 }
 
-/// The target values of one output through one region.
+/// The target values of one output through one region (`[:, 0:s]`, a
+/// block `[s*b:(s + 1)*b]`; the region's bounds evaluated at `sizes`).
 fn region_target(value: &Tensor, region: &Option<Vec<SliceItem>>, sizes: &Sizes) -> Option<Tensor> {
-    let Some(items) = region else {
-        return Some(value.clone());
-    };
-    // Only `[:, 0:s]` regions are produced by `views_of`.
-    let [SliceItem::Full, SliceItem::Range { stop, .. }] = items.as_slice() else {
-        return None;
-    };
-    let cols = stop.eval(&|n| sizes.get(n).copied()).ok()? as usize;
-    let shape = value.shape();
-    if shape.len() != 2 || cols > shape[1] {
-        return None;
+    match region {
+        None => Some(value.clone()),
+        Some(items) => crate::spec::tensir::slice_at(value, items, sizes).ok(),
     }
-    Some(Tensor::from_fn(&[shape[0], cols], |idx| {
-        value
-            .get(idx)
-            .cloned()
-            .unwrap_or_else(crate::algebra::Expr::zero)
-    }))
 }
 
 /// `expr` broadcast to the shape of the store's target when it is a
@@ -226,6 +216,46 @@ fn size_casts(expr: &Expr) -> Vec<Expr> {
     out
 }
 
+/// The output a direct translation is attempted for.
+struct DirectOutput<'a> {
+    name: &'a str,
+    value: &'a Tensor,
+    dtype: tenslift_targets::DType,
+}
+
+/// The direct translation of a whole point-wise output ([`direct`]), with
+/// its cost, unless the generalisation check already rejected it.
+#[allow(clippy::too_many_arguments)]
+fn direct_translation<'s>(
+    output: DirectOutput<'_>,
+    sizes: &Sizes,
+    second_spec: impl FnOnce() -> &'s Option<Spec>,
+    params: &[tenslift_targets::Param],
+    prefix: &[Stmt],
+    banned: &[Expr],
+    model: &CostModel,
+) -> Option<search::Found> {
+    if !output.dtype.is_float() {
+        return None;
+    }
+    let first = output.value.map(canonical_extrema);
+    let second = second_spec().as_ref().and_then(|spec| {
+        let value = spec.output(output.name)?.value.map(canonical_extrema);
+        Some((value, spec.sizes.clone()))
+    });
+    let targets = direct::Targets {
+        first: &first,
+        first_sizes: sizes,
+        second: second.as_ref().map(|(value, sizes)| (value, sizes)),
+    };
+    let expr = direct::translate(&targets, output.dtype, params, prefix)?;
+    if banned.contains(&expr) {
+        return None;
+    }
+    let cost = model.cost_of(&[&expr], sizes);
+    Some(search::Found { expr, cost })
+}
+
 /// The share of the time left that one output's library may take; the
 /// rest is the search's.
 const LIBRARY_SHARE: f64 = 0.5;
@@ -246,6 +276,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         output_count = spec.outputs.len();
         let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
         let sizes = spec.sizes.clone();
+        // The spec at the acceptance's second size tuple, built on first
+        // use: direct translations spell size-dependent constants with it.
+        let second_spec: OnceCell<Option<Spec>> = OnceCell::new();
         let timeout = |_: Timeout| SynthError::Timeout(start.elapsed().as_secs_f64());
         // Expressions the generalisation check rejected, per output name.
         let mut banned: HashMap<String, Vec<Expr>> = HashMap::new();
@@ -288,126 +321,171 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         now + left / outputs_left.max(1)
                     };
                     outputs_left = outputs_left.saturating_sub(1);
-                    let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                    let views = |name: &str| search_views(kernel, name);
-                    let retried = failed_with.get(&out.name).copied();
-                    // Sketches over stored intermediates that need no library
-                    // come first: when one fits, the library is left empty.
-                    let direct = if retried.is_some() {
-                        let target = out.value.map(canonical_extrema);
-                        moments::direct(&mut evaluator, &params, &written, &target, &sizes)
-                    } else {
-                        None
-                    };
-                    let moment_leaves = if retried == Some(written.len()) && direct.is_none() {
-                        moments::leaves(&params, &written)
-                    } else {
-                        Vec::new()
-                    };
-                    // The moment sketches get a short budget of their own: an
-                    // output they cannot solve either must not hold up the
-                    // kept-loops fallback.
-                    let capped = !moment_leaves.is_empty();
-                    let (output_deadline, retry_deadline) = if capped {
-                        let cap = output_deadline.min(Instant::now() + MOMENT_BUDGET);
-                        (cap, cap)
-                    } else {
-                        (output_deadline, deadline)
-                    };
-                    let library_start = Instant::now();
-                    let library_deadline = library_start
-                        + output_deadline
-                            .saturating_duration_since(library_start)
-                            .mul_f64(LIBRARY_SHARE);
-                    let mut library = Library::build(
-                        &mut evaluator,
-                        leaves(&params, &views, &written)
-                            .into_iter()
-                            .filter(|_| direct.is_none())
-                            // Beside the moment leaves only scalars stay: the
-                            // plain library already failed this output.
-                            .filter(|leaf| moment_leaves.is_empty() || leaf.shape().is_empty())
-                            .filter(|leaf| {
-                                !fitted_sizes
-                                    .get(&out.name)
-                                    .is_some_and(|casts| casts.contains(leaf))
-                            })
-                            .chain(select::triangle_leaves(&params, &out.value))
-                            .chain(moment_leaves.iter().cloned())
-                            .collect(),
-                        &sizes,
-                        library_deadline,
-                        options.library_limit,
-                        &out.value,
-                    )
-                    .map_err(|_| SynthError::Timeout(start.elapsed().as_secs_f64()))?;
-                    // The library prices stubs analytically; a calibrated
-                    // model re-prices them (stubs keep their slots).
-                    if let CostModel::Calibrated(_) = &options.model {
-                        for stub in &mut library.stubs {
-                            stub.cost = options.model.cost_of(&[&stub.expr], &sizes);
-                        }
-                    }
-                    stats.stubs += library.stubs.len();
-                    stats.library_truncated |= library.truncated;
-                    stats.library_s += library_start.elapsed().as_secs_f64();
-                    let search_start = Instant::now();
                     let dtype = dtype_of(out.elem);
-                    let regions = if direct.is_some() {
-                        Vec::new()
-                    } else if out.name == "return" {
-                        vec![None]
-                    } else {
-                        search_views(kernel, &out.name)
-                    };
-                    let mut found = direct.map(|f| (f, None));
-                    let mut timed_out = false;
-                    for region in regions {
-                        let Some(target) = region_target(&out.value, &region, &sizes) else {
-                            continue;
+                    // A point-wise output is translated directly; first
+                    // mode keeps that translation, best mode searches for a
+                    // strictly cheaper program below its cost.
+                    let direct = direct_translation(
+                        DirectOutput {
+                            name: &out.name,
+                            value: &out.value,
+                            dtype,
+                        },
+                        &sizes,
+                        || second_spec.get_or_init(|| spec_at_second_sizes(kernel, &sizes).ok()),
+                        &params,
+                        &body,
+                        banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                        &options.model,
+                    );
+                    let found = 'solve: {
+                        if let Some(found) = direct.as_ref() {
+                            stats.direct += 1;
+                            if options.first {
+                                break 'solve Some((found.clone(), None));
+                            }
+                        }
+                        // A search program as cheap as the translation is
+                        // kept (the slack admits ties): the search's programs
+                        // are the ones best mode has always produced.
+                        let bound = direct
+                            .as_ref()
+                            .map_or(f64::INFINITY, |f| search::with_tie_slack(f.cost));
+                        let mut evaluator =
+                            Evaluator::new(sizes.clone(), params.clone(), body.clone());
+                        let views = |name: &str| search_views(kernel, name);
+                        // Sketches over stored intermediates that need no
+                        // library come first for an output that failed once.
+                        let retried = failed_with.get(&out.name).copied();
+                        if retried.is_some() {
+                            let target = out.value.map(canonical_extrema);
+                            let moment =
+                                moments::direct(&mut evaluator, &params, &written, &target, &sizes);
+                            if let Some(moment) = moment {
+                                let cheaper = match direct {
+                                    Some(d) if d.cost <= moment.cost => d,
+                                    _ => moment,
+                                };
+                                break 'solve Some((cheaper, None));
+                            }
+                        }
+                        let moment_leaves = if retried == Some(written.len()) {
+                            moments::leaves(&params, &written)
+                        } else {
+                            Vec::new()
                         };
-                        let target = target.map(canonical_extrema);
-                        let reductions =
-                            Reductions::build(&library, target.shape(), output_deadline);
-                        let search_with = |deadline: Instant, first: bool| {
-                            let search = Search {
-                                library: &library,
-                                reductions: &reductions,
-                                model: &options.model,
-                                sizes: &sizes,
-                                deadline,
-                                first,
-                                stats: Counters::default(),
-                                banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
-                                top_depth: options.depth,
+                        // The moment sketches get a short budget of their
+                        // own: an output they cannot solve either must not
+                        // hold up the kept-loops fallback.
+                        let capped = !moment_leaves.is_empty();
+                        let (output_deadline, retry_deadline) = if capped {
+                            let cap = output_deadline.min(Instant::now() + MOMENT_BUDGET);
+                            (cap, cap)
+                        } else {
+                            (output_deadline, deadline)
+                        };
+                        let library_start = Instant::now();
+                        let library_deadline = library_start
+                            + output_deadline
+                                .saturating_duration_since(library_start)
+                                .mul_f64(LIBRARY_SHARE);
+                        let library = Library::build(
+                            &mut evaluator,
+                            leaves(&params, &views, &written)
+                                .into_iter()
+                                // Beside the moment leaves only scalars stay:
+                                // the plain library already failed this output.
+                                .filter(|leaf| moment_leaves.is_empty() || leaf.shape().is_empty())
+                                .filter(|leaf| {
+                                    !fitted_sizes
+                                        .get(&out.name)
+                                        .is_some_and(|casts| casts.contains(leaf))
+                                })
+                                .chain(select::triangle_leaves(&params, &out.value))
+                                .chain(moment_leaves.iter().cloned())
+                                .collect(),
+                            &sizes,
+                            library_deadline,
+                            options.library_limit,
+                            &out.value,
+                        );
+                        let mut library = match library {
+                            Ok(library) => library,
+                            Err(_) => match direct {
+                                Some(found) => break 'solve Some((found, None)),
+                                None => {
+                                    return Err(SynthError::Timeout(start.elapsed().as_secs_f64()))
+                                }
+                            },
+                        };
+                        // The library prices stubs analytically; a calibrated
+                        // model re-prices them (stubs keep their slots).
+                        if let CostModel::Calibrated(_) = &options.model {
+                            for stub in &mut library.stubs {
+                                stub.cost = options.model.cost_of(&[&stub.expr], &sizes);
+                            }
+                        }
+                        stats.stubs += library.stubs.len();
+                        stats.library_truncated |= library.truncated;
+                        stats.library_s += library_start.elapsed().as_secs_f64();
+                        let search_start = Instant::now();
+                        let regions = if out.name == "return" {
+                            vec![None]
+                        } else {
+                            search_views(kernel, &out.name)
+                        };
+                        let mut found = None;
+                        let mut timed_out = false;
+                        for region in regions {
+                            let Some(target) = region_target(&out.value, &region, &sizes) else {
+                                continue;
                             };
-                            let outcome =
-                                search.solve(&target, dtype, options.depth, f64::INFINITY);
-                            (outcome, search.stats.snapshot())
-                        };
-                        let (mut outcome, searched) = search_with(output_deadline, options.first);
-                        stats.absorb(&searched);
-                        if matches!(outcome, Err(Timeout)) && output_deadline < retry_deadline {
-                            let (again, searched) = search_with(retry_deadline, true);
+                            let target = target.map(canonical_extrema);
+                            let reductions =
+                                Reductions::build(&library, target.shape(), output_deadline);
+                            let search_with = |deadline: Instant, first: bool| {
+                                let search = Search {
+                                    library: &library,
+                                    reductions: &reductions,
+                                    model: &options.model,
+                                    sizes: &sizes,
+                                    deadline,
+                                    first,
+                                    stats: Counters::default(),
+                                    banned: banned.get(&out.name).map_or(&[], |b| b.as_slice()),
+                                    top_depth: options.depth,
+                                };
+                                let outcome = search.solve(&target, dtype, options.depth, bound);
+                                (outcome, search.stats.snapshot())
+                            };
+                            let (mut outcome, searched) =
+                                search_with(output_deadline, options.first);
                             stats.absorb(&searched);
-                            outcome = again;
-                        }
-                        match outcome {
-                            Ok(Some(f)) => {
-                                found = Some((f, region));
-                                break;
+                            if matches!(outcome, Err(Timeout)) && output_deadline < retry_deadline {
+                                let (again, searched) = search_with(retry_deadline, true);
+                                stats.absorb(&searched);
+                                outcome = again;
                             }
-                            Ok(None) => {}
-                            Err(Timeout) => {
-                                timed_out = !capped;
-                                break;
+                            match outcome {
+                                Ok(Some(f)) => {
+                                    found = Some((f, region));
+                                    break;
+                                }
+                                Ok(None) => {}
+                                Err(Timeout) => {
+                                    timed_out = !capped;
+                                    break;
+                                }
                             }
                         }
-                    }
-                    stats.search_s += search_start.elapsed().as_secs_f64();
-                    if timed_out {
-                        return Err(timeout(Timeout));
-                    }
+                        stats.search_s += search_start.elapsed().as_secs_f64();
+                        match (found, direct) {
+                            (Some(searched), _) => Some(searched),
+                            (None, Some(direct)) => Some((direct, None)),
+                            (None, None) if timed_out => return Err(timeout(Timeout)),
+                            (None, None) => None,
+                        }
+                    };
                     match found {
                         Some((mut f, region)) => {
                             // The search's own expression is what a retry
@@ -416,6 +494,15 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             let (expr, saved) = rewrite::cheapest(&f.expr, &options.model, &sizes);
                             f.expr = expr;
                             f.cost -= saved;
+                            // Literal arithmetic (`2.0 + 2.0`) is folded
+                            // exactly before anything is emitted.
+                            let folded = fold::fold_constants(&f.expr);
+                            if folded != f.expr {
+                                let before = options.model.cost_of(&[&f.expr], &sizes);
+                                let after = options.model.cost_of(&[&folded], &sizes);
+                                f.cost -= (before - after).max(0.0);
+                                f.expr = folded;
+                            }
                             total_cost += f.cost;
                             progress = true;
                             solved_outputs += 1;

@@ -37,6 +37,8 @@ pub struct Stats {
     pub backtracks: u64,
     /// Sketches derived from the target's outermost function.
     pub pattern_matched: u64,
+    /// Outputs translated directly from their point-wise template.
+    pub direct: u64,
     /// Sketches whose hole value was solved algebraically.
     pub solved_algebraically: u64,
     /// Contraction sketches whose tensor hole was solved by coefficient
@@ -60,6 +62,7 @@ impl Stats {
         self.steps += other.steps;
         self.backtracks += other.backtracks;
         self.pattern_matched += other.pattern_matched;
+        self.direct += other.direct;
         self.solved_algebraically += other.solved_algebraically;
         self.solved_by_coefficients += other.solved_by_coefficients;
         self.library_s += other.library_s;
@@ -284,7 +287,7 @@ impl SharedBound {
 /// ties the current best (up to rounding) is still solved: the winner is
 /// then the cheapest, ties going to the earliest sketch, whatever order the
 /// threads finished in.
-fn with_tie_slack(bound: f64) -> f64 {
+pub(crate) fn with_tie_slack(bound: f64) -> f64 {
     bound + 1e-9 * bound.abs().max(1.0)
 }
 

@@ -30,7 +30,7 @@
 
 use std::time::Instant;
 
-use tenslift_targets::{build, DType, Expr, Lit, Param, ParamKind};
+use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Op, Param, ParamKind};
 
 use super::contraction::Peel;
 use super::search::{Found, Search, Timeout};
@@ -295,11 +295,14 @@ fn where_sketch(
         return Ok(None);
     };
     search.stats.pattern_match();
-    Ok(build::select(cond, then.expr, otherwise.expr)
+    let (then_expr, then_guards) = guard_divisions(&then.expr);
+    let (else_expr, else_guards) = guard_divisions(&otherwise.expr);
+    let guard_cost = (then_guards + else_guards) as f64 * step;
+    Ok(build::select(cond, then_expr, else_expr)
         .ok()
         .map(|expr| Found {
             expr,
-            cost: cond_cost + step + then.cost + otherwise.cost,
+            cost: cond_cost + step + then.cost + otherwise.cost + guard_cost,
         }))
 }
 
@@ -348,6 +351,65 @@ fn division_sketch(
         }));
     }
     Ok(None)
+}
+
+/// `where(d != 0, d, 1)`: `d` wherever dividing by it is defined.
+fn guarded_divisor(d: Expr) -> Option<Expr> {
+    let dtype = d.dtype();
+    let zero = Expr::lit(Lit::int(0, dtype));
+    let one = Expr::lit(Lit::int(1, dtype));
+    let nonzero = build::ne(d.clone(), zero).ok()?;
+    build::select(nonzero, d, one).ok()
+}
+
+/// Whether `d` is already `where(d != 0, d, 1)`.
+fn is_guarded(d: &Expr) -> bool {
+    matches!(d.op(), Op::Where)
+        && d.args()
+            .get(2)
+            .is_some_and(|e| matches!(e.op(), Op::Lit(Lit::Int(1, _))))
+}
+
+/// `e` with the divisor of every integer division and remainder by a
+/// non-literal guarded against zero, and how many guards were added.
+///
+/// A `where` branch holds a division C performs only where its divisor is
+/// non-zero (a zero one would be undefined), but a tensor program evaluates
+/// both branches everywhere: NumPy warns, PyTorch raises on an integer
+/// division by zero, and a solver sees a division by zero. The acceptance
+/// compares the guarded divisor as the divisor itself
+/// ([`canonical_extrema`](crate::spec::tensir::canonical_extrema)).
+fn guard_divisions(e: &Expr) -> (Expr, usize) {
+    let mut guards = 0;
+    let args: Vec<Expr> = e
+        .args()
+        .iter()
+        .map(|a| {
+            let (a, n) = guard_divisions(a);
+            guards += n;
+            a
+        })
+        .collect();
+    let rebuilt = if args.as_slice() == e.args() {
+        e.clone()
+    } else {
+        match Expr::new(e.op().clone(), args) {
+            Ok(rebuilt) => rebuilt,
+            Err(_) => return (e.clone(), 0),
+        }
+    };
+    let guarded = match (rebuilt.op(), rebuilt.args()) {
+        (Op::Binary(op @ (BinaryOp::TruncDiv | BinaryOp::Rem)), [n, d])
+            if !matches!(d.op(), Op::Lit(_)) && !is_guarded(d) =>
+        {
+            guarded_divisor(d.clone()).and_then(|d| Expr::binary(*op, n.clone(), d).ok())
+        }
+        _ => None,
+    };
+    match guarded {
+        Some(g) => (g, guards + 1),
+        None => (rebuilt, guards),
+    }
 }
 
 /// `?p + c·?x` for targets whose every element is a polynomial plus one
@@ -1093,7 +1155,7 @@ mod tests {
         let expr = solve(params, &target, DType::I32).expect("a program");
         assert_eq!(
             print_expr(&expr),
-            "where(ne(a, 0i32), trunc_div(b, a), 7i32)"
+            "where(ne(a, 0i32), trunc_div(b, where(ne(a, 0i32), a, 1i32)), 7i32)"
         );
     }
 

@@ -12,14 +12,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{
-    Affine, Expr as CExpr, ExprKind, Kernel, LValue, ParamKind as CParam, Role, ScalarType, Stmt,
-    Storage,
-};
+use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
 use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Access, DType, Dim, Param, ParamKind};
 
 use super::SynthError;
+use crate::spec::blocks::{block_view, sole_size_index, BlockView};
 use crate::spec::sizes::{check_sizes, Layout};
 use crate::spec::{choose_second_sizes, format_sizes, size_params, Sizes};
 
@@ -60,7 +58,10 @@ pub fn infer_unknown_extents(
             _ => None,
         })
         .flat_map(|(p, info)| {
-            info.dims
+            // A block-selected array's axes from the selector on are one
+            // physical axis whose extent the block view gives.
+            let logical_axes = block_view(kernel, &p.name).map_or(info.dims.len(), |v| v.axis);
+            info.dims[..logical_axes]
                 .iter()
                 .enumerate()
                 .filter(|(_, d)| d.is_none())
@@ -131,82 +132,6 @@ pub fn infer_unknown_extents(
     Ok(inferred)
 }
 
-/// The size parameter every access to `array` uses as its index along
-/// `axis`, when all of them use the same one and nothing else.
-fn sole_size_index(kernel: &Kernel, array: &str, axis: usize, sizes: &[String]) -> Option<String> {
-    let mut indices = Vec::new();
-    for stmt in &kernel.body {
-        collect_stmt_indices(stmt, array, axis, &mut indices);
-    }
-    let first = indices.first()?;
-    let (name, &coeff) = first.terms.iter().next()?;
-    let sole = first.terms.len() == 1 && coeff == 1 && first.constant == 0;
-    (sole && sizes.contains(name) && indices.iter().all(|a| a == first)).then(|| name.clone())
-}
-
-fn collect_stmt_indices(stmt: &Stmt, array: &str, axis: usize, out: &mut Vec<Affine>) {
-    match stmt {
-        Stmt::Loop(l) => {
-            for s in &l.body {
-                collect_stmt_indices(s, array, axis, out);
-            }
-        }
-        Stmt::Assign { target, value, .. } => {
-            if let LValue::Element {
-                array: a, index, ..
-            } = target
-            {
-                if a == array {
-                    out.extend(index.get(axis).cloned());
-                }
-            }
-            collect_expr_indices(value, array, axis, out);
-        }
-        Stmt::If {
-            cond,
-            then_body,
-            else_body,
-            ..
-        } => {
-            collect_expr_indices(cond, array, axis, out);
-            for s in then_body.iter().chain(else_body) {
-                collect_stmt_indices(s, array, axis, out);
-            }
-        }
-        Stmt::Return { value, .. } => collect_expr_indices(value, array, axis, out),
-    }
-}
-
-fn collect_expr_indices(expr: &CExpr, array: &str, axis: usize, out: &mut Vec<Affine>) {
-    match &expr.kind {
-        ExprKind::Load { array: a, index } if a == array => {
-            out.extend(index.get(axis).cloned());
-        }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => {
-            collect_expr_indices(arg, array, axis, out)
-        }
-        ExprKind::Binary { lhs, rhs, .. } => {
-            collect_expr_indices(lhs, array, axis, out);
-            collect_expr_indices(rhs, array, axis, out);
-        }
-        ExprKind::Select {
-            cond,
-            then_value,
-            else_value,
-        } => {
-            for e in [cond, then_value, else_value] {
-                collect_expr_indices(e, array, axis, out);
-            }
-        }
-        ExprKind::Call { args, .. } => {
-            for e in args {
-                collect_expr_indices(e, array, axis, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The TensIR element type of a C scalar type.
 pub fn dtype_of(t: ScalarType) -> DType {
     match t {
@@ -235,6 +160,35 @@ fn dim_of(a: &Affine) -> Result<Dim, SynthError> {
     Ok(d)
 }
 
+/// The extent of a block-selected array's merged axis: the row pitch
+/// (`kv_dim`), or for a leading selector `s` the `(s + 1)*block` its
+/// accesses reach.
+fn merged_extent(view: &BlockView) -> Result<Dim, SynthError> {
+    match &view.pitch {
+        Some(pitch) => dim_of(pitch),
+        None => {
+            let bad = |e: tenslift_targets::dim::DimError| SynthError::Signature(e.to_string());
+            let rows = Dim::sym(&view.selector)
+                .add(&Dim::constant(1))
+                .map_err(bad)?;
+            rows.mul(&dim_of(&view.block)?).map_err(bad)
+        }
+    }
+}
+
+/// The slice `[s*block:(s + 1)*block]` of a block view's merged axis.
+fn block_slice(view: &BlockView) -> Result<SliceItem, SynthError> {
+    let bad = |e: tenslift_targets::dim::DimError| SynthError::Signature(e.to_string());
+    let block = dim_of(&view.block)?;
+    let start = Dim::sym(&view.selector).mul(&block).map_err(bad)?;
+    let stop = start.add(&block).map_err(bad)?;
+    Ok(SliceItem::Range {
+        start,
+        stop,
+        step: 1,
+    })
+}
+
 /// The kernel's parameters as TensIR parameters, in C order; unknown
 /// extents come from `inferred`.
 pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Param>, SynthError> {
@@ -245,8 +199,10 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
                 CParam::Scalar { is_size: true, .. } => ParamKind::Size,
                 CParam::Scalar { ty, .. } => ParamKind::Scalar(dtype_of(*ty)),
                 CParam::Array(info) => {
+                    let view = block_view(kernel, &p.name);
+                    let logical_axes = view.as_ref().map_or(info.dims.len(), |v| v.axis);
                     let mut shape = Vec::new();
-                    for (axis, d) in info.dims.iter().enumerate() {
+                    for (axis, d) in info.dims[..logical_axes].iter().enumerate() {
                         let dim =
                             match d {
                                 Some(d) => dim_of(d)?,
@@ -260,6 +216,9 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
                                 )?,
                             };
                         shape.push(dim);
+                    }
+                    if let Some(view) = &view {
+                        shape.push(merged_extent(view)?);
                     }
                     let access = match p.role {
                         Role::Input => Access::In,
@@ -282,8 +241,9 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
 }
 
 /// The regions an array may be read or written through: the whole array,
-/// and for a 2-D flat array whose rows are a leading dimension `lda`,
-/// `[:, 0:s]` for every other size parameter `s`.
+/// for a block-selected array its block `[…, s*b:(s + 1)*b]`, and for a
+/// 2-D flat array whose rows are a leading dimension `lda`, `[:, 0:s]` for
+/// every other size parameter `s`.
 pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
     let mut views = vec![None];
     let Some(p) = kernel.params.iter().find(|p| p.name == name) else {
@@ -295,6 +255,15 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
     let Storage::Flat { strides } = &info.storage else {
         return views;
     };
+    if let Some(view) = block_view(kernel, name) {
+        // The block the kernel reads or writes, whole rows before it.
+        if let Ok(block) = block_slice(&view) {
+            let mut items = vec![SliceItem::Full; view.axis];
+            items.push(block);
+            views.push(Some(items));
+        }
+        return views;
+    }
     if strides.len() != 2 {
         return views;
     }
@@ -354,14 +323,50 @@ mod tests {
         assert_eq!(x.ty().shape, vec![Dim::sym("size")], "{x:?}");
     }
 
+    fn dim(text: &str) -> Dim {
+        let mut total = Dim::constant(0);
+        for term in text.split('+') {
+            let mut product = Dim::constant(1);
+            for factor in term.trim().split('*') {
+                let f = match factor.trim().parse::<i64>() {
+                    Ok(c) => Dim::constant(c),
+                    Err(_) => Dim::sym(factor.trim()),
+                };
+                product = product.mul(&f).expect("dim");
+            }
+            total = total.add(&product).expect("dim");
+        }
+        total
+    }
+
     #[test]
-    fn an_axis_indexed_only_by_a_size_parameter_extends_to_it_plus_one() {
-        // `q[head * head_size + i]` is row `head` of `q[?, head_size]`; the
-        // spec's sizes make `head + 1` equal `head_size` at both tuples, the
-        // access pattern decides for `head + 1`.
+    fn a_block_selected_pointer_is_a_vector_of_the_blocks_it_reaches() {
+        // `q[head * head_size + i]`: the blocks up to `head`'s, as one axis.
         let params = inferred("llama/transformer_part1.c").expect("a signature");
         let q = params.iter().find(|p| &*p.name == "q").expect("q");
-        let rows = Dim::sym("head").add(&Dim::constant(1)).expect("dim");
-        assert_eq!(q.ty().shape.first(), Some(&rows), "{q:?}");
+        assert_eq!(q.ty().shape, vec![dim("head*head_size + head_size")]);
+        // `key_cache[t*kv_dim + head*head_size + i]`: rows `kv_dim` wide.
+        let cache = params
+            .iter()
+            .find(|p| &*p.name == "key_cache")
+            .expect("cache");
+        assert_eq!(cache.ty().shape, vec![dim("pos + 1"), dim("kv_dim")]);
+    }
+
+    #[test]
+    fn a_block_selected_array_is_read_and_written_through_its_block() {
+        let block = SliceItem::Range {
+            start: dim("head*head_size"),
+            stop: dim("head*head_size + head_size"),
+            step: 1,
+        };
+        let reads = corpus_kernel("llama/transformer_part1.c");
+        assert_eq!(
+            views_of(&reads, "key_cache"),
+            vec![None, Some(vec![SliceItem::Full, block.clone()])]
+        );
+        assert_eq!(views_of(&reads, "q"), vec![None, Some(vec![block.clone()])]);
+        let writes = corpus_kernel("llama/transformer_part2.c");
+        assert_eq!(views_of(&writes, "xb"), vec![None, Some(vec![block])]);
     }
 }

@@ -18,6 +18,7 @@ const REPRESENTATIVE: &[&str] = &[
     "einsum_scaled_rows",
     "loop_jacobi_1d_time",
     "loop_trisolv",
+    "block_slice_store",
 ];
 
 #[test]

@@ -49,15 +49,43 @@ def test_integer_outputs_must_be_exact_and_nans_must_line_up():
     assert runner.compare_outputs(np.array([1.0, 0.0, 2.0]), floats) == "NaN in different places"
 
 
-def _kernel_dir(tmp_path, body):
+def test_the_call_json_tolerance_accepts_a_long_float32_sum_and_rejects_a_wrong_one():
+    # A float32 C loop summing 4M squares (mathfu len_sq at LARGE) drifts
+    # past the legacy fixed 2e-3 by its own rounding; the tolerance for
+    # K = 4M terms accepts it (np.cumsum adds in C's sequential order).
+    rng = np.random.default_rng(1)
+    k = 4_000_000
+    x = rng.uniform(-1, 1, k).astype(np.float32)
+    want = np.asarray(np.cumsum(x * x, dtype=np.float32)[-1])
+    exact = np.asarray(np.sum(x.astype(np.float64) ** 2), dtype=np.float32)
+    call = {"tolerance": {"reduction_length": k,
+                          "relative_factor": {"float32": 16 * (k + 2) * 2.0**-24}}}
+    factor = runner.relative_factor(call, want.dtype)
+    assert factor == pytest.approx(3.815, rel=1e-3)
+    assert runner.compare_outputs(exact, want) is not None
+    assert runner.compare_outputs(exact, want, factor) is None
+    assert "beyond the tolerance" in runner.compare_outputs(exact * 10, want, factor)
+    # Elements of a vector are each held to the rule, small ones included.
+    ref = np.array([1000.0, 1.0], dtype=np.float32)
+    short = runner.relative_factor(
+        {"tolerance": {"relative_factor": {"float32": 16 * 3 * 2.0**-24}}}, ref.dtype)
+    assert runner.compare_outputs(ref * np.float32(1 + 1e-7), ref, short) is None
+    assert "1 of 2" in runner.compare_outputs(np.array([1000.0, 2.0]), ref, short)
+    # No factor for the type: the legacy norm-wise rule.
+    assert runner.relative_factor(call, np.dtype(np.float64)) is None
+
+
+def _kernel_dir(tmp_path, body, function="scale", tolerance=None):
     kernel_dir = tmp_path / "k"
     kernel_dir.mkdir()
     (kernel_dir / "numpy.py").write_text(
-        "import numpy as np\nimport time\n\ndef scale(n, x, y):\n" + body)
-    call = {"function": "scale", "outputs": ["y"], "hlo_results": ["y"],
+        f"import numpy as np\nimport time\n\ndef {function}(n, x, y):\n" + body)
+    call = {"function": function, "outputs": ["y"], "hlo_results": ["y"],
             "params": [{"name": "n", "kind": "size", "value": 4},
                        {"name": "x", "kind": "array", "written": False},
                        {"name": "y", "kind": "array", "written": True}]}
+    if tolerance is not None:
+        call["tolerance"] = tolerance
     (kernel_dir / "call.json").write_text(json.dumps(call))
     inputs = tmp_path / "inputs"
     inputs.mkdir()
@@ -92,6 +120,22 @@ def test_a_wrong_module_is_recorded_and_not_timed(tmp_path):
     assert rows[0]["status"] == "wrong-output"
     assert rows[0]["median_s"] == ""
     assert "relative error" in rows[0]["note"]
+
+
+def test_the_function_is_looked_up_by_its_emitted_name(tmp_path):
+    # `tenslift bench` names the function as the module spells it: a C
+    # kernel `len` is emitted as `len_` (Python's builtin keeps its name).
+    plan = _kernel_dir(tmp_path, "    y[...] = 2 * x\n", function="len_")
+    rows = _rows(tmp_path, plan)
+    assert [(r["variant"], r["status"]) for r in rows] == [("numpy", "ok")], rows
+
+
+def test_a_wrong_module_fails_the_call_json_tolerance(tmp_path):
+    tolerance = {"reduction_length": 1, "relative_factor": {"float64": 16 * 3 * 2.0**-53}}
+    rows = _rows(tmp_path, _kernel_dir(tmp_path, "    y[...] = 2 * x + 1e-9\n",
+                                       tolerance=tolerance))
+    assert rows[0]["status"] == "wrong-output"
+    assert "beyond the tolerance" in rows[0]["note"]
 
 
 def test_a_measurement_over_its_timeout_is_killed(tmp_path):

@@ -12,6 +12,14 @@
 //! is replayed concretely and, when uninterpreted functions are involved,
 //! only reported as a failure if the replay confirms it.
 //!
+//! Integer-only queries that multiply unknowns (nonlinear arithmetic, where
+//! Z3's integer solver may give up) are re-posed exactly over bit-vectors
+//! wide enough that nothing overflows ([`bitvec`]) and decided by
+//! bit-blasting; the pass summary names the width. Every solver call is
+//! bounded by Z3's resource limit (`rlimit`, derived from the timeout) so a
+//! verdict does not depend on how loaded the machine is; the wall clock
+//! only backs it up.
+//!
 //! ```no_run
 //! use std::collections::BTreeMap;
 //! use tenslift_frontend::{extract, Options};
@@ -24,6 +32,8 @@
 //! let result = check(&tu.kernels[0], &program, &sizes, &BoundedOptions::default()).unwrap();
 //! println!("{result}");
 //! ```
+
+mod bitvec;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -47,10 +57,21 @@ use crate::symbolic::{SymDomain, SymVal, Term};
 /// How hard to try.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoundedOptions {
-    /// Total solver time for the whole check, in milliseconds. Building the
-    /// terms is not counted (it is linear in the unrolled size).
+    /// The solver effort of the whole check, as time on an unloaded
+    /// machine: Z3's resource limit is [`RLIMIT_PER_MS`] units per
+    /// millisecond of it. The wall clock stops the check at
+    /// [`WALL_CLOCK_FACTOR`] times this (only a loaded machine gets there). Building the terms is not
+    /// counted (it is linear in the unrolled size).
     pub timeout_ms: u64,
 }
+
+/// Z3 resource units per millisecond of `timeout_ms`: Z3 4.8 spends a few
+/// thousand units per millisecond of CPU on the bounded queries (about
+/// 4 700 on a 96-bit cube query), so the limit binds near the nominal time.
+pub const RLIMIT_PER_MS: u64 = 2_000;
+
+/// The wall-clock back-stop of a check, in multiples of `timeout_ms`.
+pub const WALL_CLOCK_FACTOR: u32 = 1;
 
 impl Default for BoundedOptions {
     fn default() -> BoundedOptions {
@@ -73,6 +94,10 @@ pub fn check(
     let iface = interface::build(kernel, program, sizes)?;
     let mut cfg = z3::Config::new();
     cfg.set_model_generation(true);
+    // One resource budget for every solver call of the check: Z3 counts
+    // its own work, so the verdict does not depend on the machine's load.
+    let rlimit = opts.timeout_ms.saturating_mul(RLIMIT_PER_MS);
+    cfg.set_param_value("rlimit", &rlimit.to_string());
     z3::with_z3_config(&cfg, || {
         Checker {
             kernel,
@@ -80,8 +105,9 @@ pub fn check(
             sizes,
             iface: &iface,
             started: Instant::now(),
-            budget: Duration::from_millis(opts.timeout_ms),
+            budget: Duration::from_millis(opts.timeout_ms) * WALL_CLOCK_FACTOR,
             stats: Stats::default(),
+            bitvec_width: None,
         }
         .run()
     })
@@ -116,8 +142,11 @@ struct Checker<'a> {
     sizes: &'a BTreeMap<String, i64>,
     iface: &'a Interface,
     started: Instant,
+    /// Wall-clock back-stop of the whole check.
     budget: Duration,
     stats: Stats,
+    /// The widest bit-vector encoding a query was decided with.
+    bitvec_width: Option<u32>,
 }
 
 fn element_name(name: &str, shape: &[usize], flat: usize) -> String {
@@ -243,10 +272,16 @@ impl Checker<'_> {
         let (how, model) = if self.iface.uses_floats {
             (
                 "over the reals",
-                "floats as exact reals, sqrt/exp/log/tanh/pow uninterpreted, integers exact",
+                "floats as exact reals, sqrt/exp/log/tanh/pow uninterpreted, integers exact"
+                    .to_string(),
+            )
+        } else if let Some(width) = self.bitvec_width {
+            (
+                "with C integer semantics",
+                format!("integers exact; nonlinear queries as {width}-bit two's-complement bit-vectors, wide enough that no value overflows, decided by bit-blasting"),
             )
         } else {
-            ("with C integer semantics", "integers exact")
+            ("with C integer semantics", "integers exact".to_string())
         };
         let summary = format!(
             "equal {how} at sizes {} ({model}; for all inputs on which the C has no undefined behaviour and divides by no zero; {} output elements, {} identical by construction)",
@@ -408,15 +443,43 @@ impl Checker<'_> {
     }
 
     /// Asks whether `query` is satisfiable together with the premises,
-    /// within what is left of the time budget.
+    /// within the resource limit and what is left of the wall clock.
     fn solve(&mut self, dom: &SymDomain, query: &Bool) -> Result<Outcome, VerifyError> {
         let left = self.budget.saturating_sub(self.started.elapsed());
         if left.is_zero() {
             return Ok(Outcome::Unknown(format!(
-                "the time budget of {} ms is spent",
+                "the wall-clock back-stop of {} ms is spent",
                 self.budget.as_millis()
             )));
         }
+        // Integer-only queries go to the integer solver first (it settles
+        // most of them, linear or not); if it gives up within half the time
+        // left, the exact bit-vector encoding gets the rest.
+        let integer_only = !self.iface.uses_floats;
+        let solver = self.solver(if integer_only { left / 2 } else { left });
+        for premise in dom.premises() {
+            solver.assert(premise);
+        }
+        solver.assert(query);
+        self.stats.solver_calls += 1;
+        let outcome = self.outcome(&solver);
+        if let (true, Outcome::Unknown(reason)) = (integer_only, &outcome) {
+            let left = self.budget.saturating_sub(self.started.elapsed());
+            if let Some(decided) = self.solve_bitvec(dom, query, left)? {
+                return Ok(match decided {
+                    Outcome::Unknown(bv_reason) => {
+                        Outcome::Unknown(format!("{reason}; {bv_reason}"))
+                    }
+                    other => other,
+                });
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// A solver bounded by `left` of wall clock (the context's resource
+    /// limit bounds it too).
+    fn solver(&self, left: Duration) -> Solver {
         let solver = Solver::new();
         let mut params = Params::new();
         params.set_u32(
@@ -424,12 +487,11 @@ impl Checker<'_> {
             u32::try_from(left.as_millis().max(1)).unwrap_or(u32::MAX),
         );
         solver.set_params(&params);
-        for premise in dom.premises() {
-            solver.assert(premise);
-        }
-        solver.assert(query);
-        self.stats.solver_calls += 1;
-        Ok(match solver.check() {
+        solver
+    }
+
+    fn outcome(&self, solver: &Solver) -> Outcome {
+        match solver.check() {
             SatResult::Unsat => Outcome::Unsat,
             SatResult::Unknown => Outcome::Unknown(
                 solver
@@ -440,7 +502,82 @@ impl Checker<'_> {
                 Some(m) => Outcome::Sat(m),
                 None => Outcome::Unknown("Z3 answered sat without a model".to_string()),
             },
-        })
+        }
+    }
+
+    /// The query over bit-vectors when it is integer-only and nonlinear
+    /// (`None`: leave it to the integer solver). A model is read back by
+    /// pinning the integer inputs to its values and asking the integer
+    /// solver again (a ground question), so counterexamples stay integers.
+    fn solve_bitvec(
+        &mut self,
+        dom: &SymDomain,
+        query: &Bool,
+        left: Duration,
+    ) -> Result<Option<Outcome>, VerifyError> {
+        let inputs: Vec<bitvec::IntInput> = dom
+            .inputs()
+            .iter()
+            .filter_map(|i| match (&i.term, i.kind) {
+                (Term::Int(term), ElemKind::Int(ty)) => Some(bitvec::IntInput {
+                    term: term.clone(),
+                    range: (ty.min(), ty.max()),
+                }),
+                _ => None,
+            })
+            .collect();
+        let mut formulas: Vec<Bool> = dom.premises().cloned().collect();
+        formulas.push(query.clone());
+        let Ok(translated) = bitvec::translate(&formulas, &inputs) else {
+            return Ok(None);
+        };
+        if !translated.nonlinear {
+            return Ok(None);
+        }
+        self.bitvec_width = Some(self.bitvec_width.unwrap_or(0).max(translated.width));
+        let solver = self.solver(left);
+        solver.assert(&translated.formula);
+        self.stats.solver_calls += 1;
+        let model = match self.outcome(&solver) {
+            Outcome::Sat(model) => model,
+            Outcome::Unsat => return Ok(Some(Outcome::Unsat)),
+            Outcome::Unknown(reason) => {
+                return Ok(Some(Outcome::Unknown(format!(
+                    "{reason} (as {}-bit vectors)",
+                    translated.width
+                ))))
+            }
+        };
+        let pinned = self.solver(self.budget.saturating_sub(self.started.elapsed()));
+        for premise in dom.premises() {
+            pinned.assert(premise);
+        }
+        pinned.assert(query);
+        for (int, bv) in &translated.inputs {
+            let low = model
+                .eval(&bv.extract(63, 0), true)
+                .and_then(|v| v.as_u64())
+                .ok_or_else(|| no_value("a bit-vector input"))?;
+            let signed = inputs
+                .iter()
+                .find(|i| i.term == *int)
+                .is_some_and(|i| i.range.0 < 0);
+            let value = if signed {
+                i128::from(low as i64)
+            } else {
+                i128::from(low)
+            };
+            pinned.assert(int.eq(z3::ast::Int::from_i128(value)));
+        }
+        self.stats.solver_calls += 1;
+        Ok(Some(match self.outcome(&pinned) {
+            Outcome::Sat(m) => Outcome::Sat(m),
+            Outcome::Unsat => Outcome::Unknown(format!(
+                "the {}-bit vector model does not hold over the integers",
+                translated.width
+            )),
+            Outcome::Unknown(reason) => Outcome::Unknown(reason),
+        }))
     }
 
     fn difference(&self, model: &Model, item: &Compared) -> Result<Difference, VerifyError> {

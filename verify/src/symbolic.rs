@@ -595,6 +595,22 @@ impl Domain for SymDomain {
             }
         }
         let reals: Vec<Real> = args.iter().map(|a| self.real_of(a)).collect();
+        // A function of numerals (`sqrt(5)` from `sqrtf(head_size)` at
+        // pinned sizes) is one unknown constant, named by its arguments so
+        // both sides share it: Z3 stalls on quotients by an application
+        // term that it decides at once for a plain constant.
+        let numerals: Option<Vec<String>> = reals
+            .iter()
+            .map(|r| {
+                r.simplify()
+                    .as_rational()
+                    .map(|(num, den)| format!("{num}/{den}"))
+            })
+            .collect();
+        if let Some(numerals) = numerals {
+            let name = format!("{}({})", f.name(), numerals.join(","));
+            return Ok(SymDomain::real_val(Real::new_const(name), true));
+        }
         let refs: Vec<&dyn Ast> = reals.iter().map(|r| r as &dyn Ast).collect();
         let decl = self.function(f);
         if decl.arity() != refs.len() {

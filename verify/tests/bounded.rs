@@ -361,3 +361,18 @@ fn polybench_jacobi_1d_time_loop_passes_and_one_step_short_fails() {
     assert_pass(&k, "jacobi_1d", &s);
     assert_fail(&k, "jacobi_1d_one_step_short", &s);
 }
+
+/// llama's scores of one head with the query scaled before the product:
+/// `sqrt(5)` is one constant on both sides, so Z3 decides the reordered
+/// quotient at once; the root of the wrong size is a real difference.
+#[test]
+fn llama_attention_scores_scaled_before_the_product_pass_and_a_wrong_root_fails() {
+    let k = kernel("benchmarks/llama/transformer_part1.c", "transformer_part1");
+    let s = [("pos", 3), ("head", 2), ("head_size", 5), ("kv_dim", 17)];
+    assert_pass(&k, "attention_scores_scaled_query", &s);
+    let wrong = run(&k, "attention_scores_wrong_root", &s);
+    assert!(
+        !matches!(wrong, BoundedResult::Pass { .. }),
+        "sqrt(kv_dim) must not pass for sqrt(head_size):\n{wrong}"
+    );
+}

@@ -85,12 +85,17 @@ fn golden_corpus_programs_are_proved_for_all_sizes() {
         "vadd",
         "softmax_part1",
         "gemv",
+        "diag_dot",
+        "trace_dot",
+        "vec_lerp",
+        "max_stack",
     ] {
         assert!(proved.iter().any(|p| p == must), "{must} should be proved");
     }
-    // Floor: what this encoding proved when the test was written (issue
-    // goal: 80% of the lifted kernels).
-    assert!(proved.len() >= 30, "proved only {}/{total}", proved.len());
+    // Floor: what this encoding proved when the floor was last raised
+    // (38/50 with Z3's deterministic resource budget; issue goal: 80% of
+    // the lifted kernels), less a margin.
+    assert!(proved.len() >= 36, "proved only {}/{total}", proved.len());
 }
 
 /// The hand-written correct programs of the verify fixtures, with the C
@@ -294,4 +299,158 @@ fn one_golden() {
             );
         }
     }
+}
+
+/// Every lifted program in a folder (each naming its C file in its
+/// `source` line, as `tenslift lift --json` writes it), for measuring the
+/// encoding on fresh lifts:
+/// `TENSLIFT_UNBOUNDED_DIR=/tmp/progs cargo test -p tenslift-verify --test unbounded programs_in_dir -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn programs_in_dir() {
+    let Ok(dir) = std::env::var("TENSLIFT_UNBOUNDED_DIR") else {
+        return;
+    };
+    let only = std::env::var("TENSLIFT_UNBOUNDED_KERNEL").ok();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("readable folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "tensir"))
+        .collect();
+    paths.sort();
+    let mut proved = 0;
+    for path in &paths {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if only.as_ref().is_some_and(|o| o != &stem) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("readable program");
+        let program =
+            parse_program(&path.display().to_string(), &text).unwrap_or_else(|d| panic!("{d}"));
+        let source = program.meta.source_file.clone().expect("a source line");
+        let source = if source.starts_with("benchmarks/") {
+            source
+        } else {
+            format!("benchmarks/{source}")
+        };
+        let kernel = common::kernel(&source, &program.name);
+        let started = std::time::Instant::now();
+        let r = prove(&kernel, &program, &options());
+        if matches!(r, UnboundedResult::Proved { .. }) {
+            proved += 1;
+        }
+        eprintln!(
+            "[unbounded] {stem}: {} ({:.0} ms)",
+            short(&r),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+    eprintln!("[unbounded] proved {proved}/{}", paths.len());
+}
+
+/// A correct lifted program (written as the synthesizer lifts it) must be
+/// proved, and a wrong variant refuted with the failing condition named.
+fn assert_proved_and_refuted(file: &str, function: &str, right: &str, wrong: &str) {
+    let kernel = common::kernel(file, function);
+    let r = prove(&kernel, &common::program_text(right), &options());
+    eprintln!("[unbounded] {function}: {}", short(&r));
+    assert!(
+        matches!(r, UnboundedResult::Proved { .. }),
+        "{function}: {}",
+        short(&r)
+    );
+    let r = prove(&kernel, &common::program_text(wrong), &options());
+    eprintln!("[unbounded] wrong {function}: {}", short(&r));
+    match r {
+        UnboundedResult::Failed {
+            condition,
+            counterexample,
+        } => {
+            assert!(
+                ["initiation of", "preservation of", "postcondition of"]
+                    .iter()
+                    .any(|k| condition.starts_with(k)),
+                "{function}: unnamed condition {condition}"
+            );
+            assert!(counterexample.is_some(), "{function}: no model");
+        }
+        other => panic!("wrong {function} must fail, got {}", short(&other)),
+    }
+}
+
+#[test]
+fn pow_with_integral_exponent_is_a_product() {
+    // Was refuted before: the unbounded check must never call a correct
+    // program wrong (it passes the bounded and differential checks).
+    let r = prove(
+        &common::kernel("benchmarks/stenso/power_neg.c", "power_neg"),
+        &common::program_text(
+            "func power_neg(n: size, m: size, A: f64[n, m], out: out f64[n, m]) {\n  out = div(1.0, A);\n}\n",
+        ),
+        &options(),
+    );
+    assert!(matches!(r, UnboundedResult::Proved { .. }), "{}", short(&r));
+    // The wrong variant differs for every input, so the concrete replay of
+    // the bounded check (with the real `pow`) confirms it.
+    assert_proved_and_refuted(
+        "benchmarks/stenso/elem_square.c",
+        "elem_square",
+        "func elem_square(n: size, m: size, A: f64[n, m], out: out f64[n, m]) {\n  out = mul(A, A);\n}\n",
+        "func elem_square(n: size, m: size, A: f64[n, m], out: out f64[n, m]) {\n  out = add(mul(A, A), 1.0);\n}\n",
+    );
+}
+
+#[test]
+fn fixed_size_reductions_are_cut_at_the_counter() {
+    assert_proved_and_refuted(
+        "benchmarks/dspstone/matrix1.c",
+        "matrix1",
+        "func matrix1(A: i32[10, 10], B: i32[10, 10], C: out i32[10, 10]) {\n  C = matmul(A, B);\n}\n",
+        "func matrix1(A: i32[10, 10], B: i32[10, 10], C: out i32[10, 10]) {\n  C = matmul(B, A);\n}\n",
+    );
+}
+
+#[test]
+fn stacked_temporaries_and_short_loops_are_unrolled() {
+    assert_proved_and_refuted(
+        "benchmarks/stenso/sum_stack.c",
+        "sum_stack",
+        "func sum_stack(n: size, m: size, A: f64[n, m], B: f64[n, m], C: f64[n, m], out: out f64[n, m]) {\n  out = add(C, add(B, A));\n}\n",
+        "func sum_stack(n: size, m: size, A: f64[n, m], B: f64[n, m], C: f64[n, m], out: out f64[n, m]) {\n  out = add(C, add(B, B));\n}\n",
+    );
+    assert_proved_and_refuted(
+        "benchmarks/stenso/max_stack.c",
+        "max_stack",
+        "func max_stack(n: size, m: size, A: f64[n, m], B: f64[n, m], out: out f64[n, m]) {\n  out = maximum(B, A);\n}\n",
+        "func max_stack(n: size, m: size, A: f64[n, m], B: f64[n, m], out: out f64[n, m]) {\n  out = minimum(B, A);\n}\n",
+    );
+}
+
+#[test]
+fn row_buffers_rewritten_per_iteration_are_tracked() {
+    assert_proved_and_refuted(
+        "benchmarks/stenso/vec_lerp.c",
+        "vec_lerp",
+        "func vec_lerp(k: size, m: size, A: f64[k], x: f64[m], y: f64[m], out: out f64[k, m]) {\n  out = add(einsum(\"b,a->ab\", x, A), einsum(\"b,a->ab\", y, sub(1.0, A)));\n}\n",
+        "func vec_lerp(k: size, m: size, A: f64[k], x: f64[m], y: f64[m], out: out f64[k, m]) {\n  out = add(einsum(\"b,a->ab\", y, A), einsum(\"b,a->ab\", x, sub(1.0, A)));\n}\n",
+    );
+}
+
+#[test]
+fn local_sums_equal_lifted_sums_over_equal_summands() {
+    assert_proved_and_refuted(
+        "benchmarks/stenso/diag_dot.c",
+        "diag_dot",
+        "func diag_dot(n: size, k: size, A: f64[n, k], B: f64[k, n], d: out f64[n]) {\n  d = einsum(\"ab,ba->a\", A, B);\n}\n",
+        "func diag_dot(n: size, k: size, A: f64[n, k], B: f64[k, n], d: out f64[n]) {\n  d = mul(2.0, einsum(\"ab,ba->a\", A, B));\n}\n",
+    );
+    assert_proved_and_refuted(
+        "benchmarks/stenso/trace_dot.c",
+        "trace_dot",
+        "func trace_dot(n: size, k: size, A: f64[n, k], B: f64[n, k]) -> f64 {\n  return einsum(\"ab,ab->\", A, B);\n}\n",
+        "func trace_dot(n: size, k: size, A: f64[n, k], B: f64[n, k]) -> f64 {\n  return einsum(\"ab,ab->\", A, A);\n}\n",
+    );
 }

@@ -6,7 +6,8 @@
 //! the same function: `select(lt0(e - t), t, e)` is `max(t, e)` (ties pick
 //! `e`, which equals `t` then) and `select(lt0(t - e), t, e)` is `min(t, e)`.
 //! [`canonical_extrema`] rewrites every such select, innermost first, so
-//! running extrema in C specs compare equal to reductions.
+//! running extrema in C specs compare equal to reductions. An integer
+//! divisor guarded against zero (`where(d != 0, d, 1)`) compares as `d`.
 //! (This rule belongs in the core's `select` constructor; it lives here until
 //! the core adopts it.)
 
@@ -69,12 +70,39 @@ fn rewrite_atom(atom: &Atom, memo: &mut HashMap<Atom, Expr>) -> Expr {
                     extremum(cond, then_value, else_value)
                         .unwrap_or_else(|| Expr::select(cond, then_value, else_value))
                 }
+                (Func::TruncDiv | Func::Rem, [n, d]) => {
+                    let d = unguarded_divisor(d).unwrap_or(d);
+                    Expr::apply(*func, &[n.clone(), d.clone()])
+                        .unwrap_or_else(|_| Expr::atom(atom.clone()))
+                }
                 _ => Expr::apply(*func, &args).unwrap_or_else(|_| Expr::atom(atom.clone())),
             }
         }
     };
     memo.insert(atom.clone(), result.clone());
     result
+}
+
+/// Whether `x` is a non-zero constant times `c` (zero exactly where `c` is;
+/// the core normalises a select's condition `255 - a` to `a - 255`).
+fn nonzero_multiple(x: &Expr, c: &Expr) -> bool {
+    x == c || *x == c.neg()
+}
+
+/// `d` for a divisor guarded against zero, `select(d, d, 1)`: C integer
+/// division by zero is undefined, and the core assumes divisors non-zero
+/// (its rule 2), so the guard a tensor program needs (PyTorch raises on an
+/// integer division by zero, even in a `where` branch it discards) changes
+/// no defined value.
+fn unguarded_divisor(d: &Expr) -> Option<&Expr> {
+    match d.as_atom()?.as_app()? {
+        (Func::Select, [cond, then_value, else_value])
+            if else_value.is_one() && nonzero_multiple(then_value, cond) =>
+        {
+            Some(then_value)
+        }
+        _ => None,
+    }
 }
 
 /// `max`/`min` of the branches when the condition compares exactly them.
@@ -115,5 +143,16 @@ mod tests {
         assert_eq!(canonical_extrema(&m), Expr::min_of(&[x(0), x(1)]));
         let other = Expr::select(&Expr::lt(&x(1), &x(2)), &x(1), &x(0));
         assert_eq!(canonical_extrema(&other), other);
+    }
+
+    #[test]
+    fn a_divisor_guarded_against_zero_compares_as_the_divisor() {
+        let guarded = Expr::select(&x(1), &x(1), &Expr::one());
+        let quotient = Expr::trunc_div(&x(0), &guarded);
+        assert_eq!(canonical_extrema(&quotient), Expr::trunc_div(&x(0), &x(1)));
+        // A guard with another fallback is a different function.
+        let other = Expr::select(&x(1), &x(1), &Expr::int(2));
+        let quotient = Expr::trunc_div(&x(0), &other);
+        assert_eq!(canonical_extrema(&quotient), quotient);
     }
 }

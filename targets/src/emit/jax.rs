@@ -221,6 +221,7 @@ fn jax_block(
             } => out.push_str(&format!(
                 "{indent}{target} = {target}.at[{r}].set({value})\n"
             )),
+            PyStmt::Call(c) => out.push_str(&format!("{indent}{c}\n")),
             PyStmt::Return(v) => {
                 out.push_str(&format!("{indent}_result = {v}\n"));
                 *returned = "_result".to_string();

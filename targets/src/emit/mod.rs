@@ -4,6 +4,7 @@
 //! StableHLO MLIR); headers and identifier renaming are shared here.
 
 mod hlo;
+mod inplace;
 mod jax;
 mod names;
 mod numpy;
@@ -150,7 +151,7 @@ mod tests {
         let p = parse_program("t.tensir", text).unwrap();
         let code = emit(&p, Target::Numpy, &EmitOptions::default()).unwrap();
         assert!(code.contains("def sum_(n, np__, lambda_, np_):"), "{code}");
-        assert!(code.contains("lambda_[...] = (np__ + np_)"), "{code}");
+        assert!(code.contains("np.add(np__, np_, out=lambda_)"), "{code}");
     }
 }
 

@@ -3,6 +3,7 @@
 use super::python::{doc_params, py_value, render_python_block, PyFunction, PyStmt, PyTable};
 use super::Target;
 use crate::dtype::{DType, Lit};
+use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
 use crate::program::ParamKind;
 
@@ -16,6 +17,17 @@ const TRUNC_DIV: &str = r#"def _trunc_div(a, b):
     return (a - r) // b
 "#;
 
+const TRUNC_DIV_BY_POSITIVE: &str = r#"def _trunc_div_by_positive(a, c):
+    """C division of signed integers by a constant c > 0: a negative
+    dividend is moved up by c - 1 (which cannot overflow), then floored."""
+    a = np.asarray(a)
+    q = a >> (8 * a.dtype.itemsize - 1)
+    q &= c - 1
+    q += a
+    q //= c
+    return q
+"#;
+
 impl PyTable for NumpyTable {
     fn target(&self) -> Target {
         Target::Numpy
@@ -26,7 +38,10 @@ impl PyTable for NumpyTable {
     }
 
     fn helpers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("_trunc_div", TRUNC_DIV)]
+        &[
+            ("_trunc_div", TRUNC_DIV),
+            ("_trunc_div_by_positive", TRUNC_DIV_BY_POSITIVE),
+        ]
     }
 
     fn dtype(&self, d: DType) -> String {
@@ -102,6 +117,58 @@ impl PyTable for NumpyTable {
         Some("np.copy({0})")
     }
 
+    fn out_rule(&self, op: &Op) -> Option<&'static str> {
+        Some(match op {
+            Op::Unary(U::Neg) => "np.negative({0}, out={out})",
+            Op::Unary(U::Abs) => "np.absolute({0}, out={out})",
+            Op::Unary(U::Sqrt) => "np.sqrt({0}, out={out})",
+            Op::Unary(U::Exp) => "np.exp({0}, out={out})",
+            Op::Unary(U::Log) => "np.log({0}, out={out})",
+            Op::Unary(U::Tanh) => "np.tanh({0}, out={out})",
+            Op::Binary(B::Add) => "np.add({0}, {1}, out={out})",
+            Op::Binary(B::Sub) => "np.subtract({0}, {1}, out={out})",
+            Op::Binary(B::Mul) => "np.multiply({0}, {1}, out={out})",
+            Op::Binary(B::Div) => "np.divide({0}, {1}, out={out})",
+            Op::Binary(B::Rem) => "np.fmod({0}, {1}, out={out})",
+            Op::Binary(B::Pow) => "np.power({0}, {1}, out={out})",
+            Op::Binary(B::Maximum) => "np.maximum({0}, {1}, out={out})",
+            Op::Binary(B::Minimum) => "np.minimum({0}, {1}, out={out})",
+            _ => return None,
+        })
+    }
+
+    /// NumPy promotes a (`from`, `to`) operand pair to `to` exactly when
+    /// `from` converts to `to` without loss, and then converts inside the
+    /// ufunc loop. Scalars are typed (NumPy 2), so ranks do not matter.
+    fn converts_operand(&self, from: DType, to: DType, _other_rank: usize) -> bool {
+        use DType::*;
+        match to {
+            I16 => matches!(from, I8 | U8),
+            U16 => matches!(from, U8),
+            I32 => matches!(from, I8 | U8 | I16 | U16),
+            U32 => matches!(from, U8 | U16),
+            I64 => matches!(from, I8 | U8 | I16 | U16 | I32 | U32),
+            F32 => matches!(from, I8 | U8 | I16 | U16),
+            F64 => matches!(from, I8 | U8 | I16 | U16 | I32 | U32 | F32),
+            _ => false,
+        }
+    }
+
+    /// Signed division by a positive constant, the common case (averages,
+    /// 8-bit blends), avoids the remainder pass of the general helper; an
+    /// unsigned quotient is the floor quotient.
+    fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if !matches!(e.op(), Op::Binary(B::TruncDiv)) {
+            return None;
+        }
+        let positive_constant = matches!(e.args()[1].op(), Op::Lit(Lit::Int(v, _)) if *v > 0);
+        match e.dtype() {
+            d if !d.is_signed_int() => Some("({0} // {1})"),
+            _ if positive_constant => Some("_trunc_div_by_positive({0}, {1})"),
+            _ => None,
+        }
+    }
+
     fn function(&self, f: &PyFunction) -> String {
         let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
         let mut out = format!(
@@ -136,6 +203,7 @@ fn numpy_line(s: &PyStmt) -> String {
             value,
         } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
         PyStmt::Return(v) => format!("return {v}"),
+        PyStmt::Call(c) => c.clone(),
         PyStmt::Loop(_) => String::new(),
     }
 }

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 
+use super::inplace::InPlaceLowering;
 use super::{header_lines, NameMap, Target};
 use crate::dim::Dim;
 use crate::dtype::{format_float, DType, Lit};
 use crate::expr::Expr;
-use crate::ops::{Op, SliceItem};
+use crate::ops::{BinaryOp, Op, SliceItem};
 use crate::program::{Param, ParamKind, Program, Stmt};
 
 /// A target's translation table. Templates name operands `{0}`, `{1}`,
@@ -46,6 +47,23 @@ pub trait PyTable {
     /// Template that copies a value that may be a view of a mutable array;
     /// `None` where values are immutable.
     fn copy_rule(&self) -> Option<&'static str>;
+    /// Template of an element-wise operation that writes its result into
+    /// an existing array `{out}` of the result's shape and element type
+    /// (`np.add({0}, {1}, out={out})`). Targets with mutable arrays use it
+    /// to write straight into destinations and to reuse temporaries; `None`
+    /// (the default, and always for immutable targets) keeps plain
+    /// expressions.
+    fn out_rule(&self, _op: &Op) -> Option<&'static str> {
+        None
+    }
+    /// Whether an element-wise operation (through [`PyTable::out_rule`])
+    /// may take an operand of type `from` where TensIR converts it to `to`
+    /// first, the library converting element by element inside the
+    /// operation (no converted copy), with the same result. `other_rank`
+    /// is the rank of the other operand, which has type `to`.
+    fn converts_operand(&self, _from: DType, _to: DType, _other_rank: usize) -> bool {
+        false
+    }
     /// Assembles the function(s) from the rendered pieces.
     fn function(&self, f: &PyFunction) -> String;
 }
@@ -72,6 +90,8 @@ pub enum PyStmt {
         value: String,
     },
     Return(String),
+    /// A call evaluated for its effect (an operation writing into `out=`).
+    Call(String),
     /// `for var in range(start, stop):` over `body`.
     Loop(PyLoop),
 }
@@ -142,7 +162,7 @@ pub fn py_slice(items: &[SliceItem], names: &NameMap) -> String {
 }
 
 /// Fills a template in one pass (generated operands are never rescanned).
-fn fill(template: &str, vars: &HashMap<&str, String>) -> String {
+pub(super) fn fill(template: &str, vars: &HashMap<&str, String>) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -330,7 +350,7 @@ fn shared_subtrees(e: &Expr) -> Vec<Expr> {
 
 /// Whether a value may alias a caller's array (so it must be copied
 /// before the array is written).
-fn may_be_view(e: &Expr) -> bool {
+pub(super) fn may_be_view(e: &Expr) -> bool {
     matches!(
         e.op(),
         Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Diag
@@ -441,6 +461,31 @@ impl<'a> BlockLowering<'a> {
                     value: text,
                 });
                 hoisted.insert(shared, name);
+            }
+            if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() {
+                let mut lowering = InPlaceLowering {
+                    table: t,
+                    names,
+                    sizes,
+                    hoisted: &hoisted,
+                    temps: &mut self.temps,
+                    out: Vec::new(),
+                };
+                let lowered = match s {
+                    Stmt::Store { target, region, .. } => {
+                        lowering.store(target, region.as_deref(), value);
+                        true
+                    }
+                    Stmt::Let { name, .. } => {
+                        lowering.bind(&names.get(name), value);
+                        true
+                    }
+                    _ => false,
+                };
+                if lowered {
+                    body.append(&mut lowering.out);
+                    continue;
+                }
             }
             let text = render_expr(value, t, names, sizes, &hoisted);
             let text = match t.copy_rule() {

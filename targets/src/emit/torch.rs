@@ -119,11 +119,49 @@ impl PyTable for TorchTable {
         Some("{0}.clone()")
     }
 
+    /// Torch promotes a tensor pair to the wider type when both have
+    /// dimensions; a 0-dim tensor of the same kind defers to the other
+    /// operand's type, so the other operand must have dimensions.
+    /// uint16/uint32 have too few kernels to be mixed in.
+    fn converts_operand(&self, from: DType, to: DType, other_rank: usize) -> bool {
+        use DType::*;
+        other_rank > 0
+            && match to {
+                I16 => matches!(from, I8 | U8),
+                I32 => matches!(from, I8 | U8 | I16),
+                I64 => matches!(from, I8 | U8 | I16 | I32),
+                F32 => matches!(from, I8 | U8 | I16),
+                F64 => matches!(from, I8 | U8 | I16 | I32 | F32),
+                _ => false,
+            }
+    }
+
+    fn out_rule(&self, op: &Op) -> Option<&'static str> {
+        Some(match op {
+            Op::Unary(U::Neg) => "torch.neg({0}, out={out})",
+            Op::Unary(U::Abs) => "torch.abs({0}, out={out})",
+            Op::Unary(U::Sqrt) => "torch.sqrt({0}, out={out})",
+            Op::Unary(U::Exp) => "torch.exp({0}, out={out})",
+            Op::Unary(U::Log) => "torch.log({0}, out={out})",
+            Op::Unary(U::Tanh) => "torch.tanh({0}, out={out})",
+            Op::Binary(B::Add) => "torch.add({0}, {1}, out={out})",
+            Op::Binary(B::Sub) => "torch.sub({0}, {1}, out={out})",
+            Op::Binary(B::Mul) => "torch.mul({0}, {1}, out={out})",
+            Op::Binary(B::Div) => "torch.div({0}, {1}, out={out})",
+            Op::Binary(B::TruncDiv) => "torch.div({0}, {1}, rounding_mode=\"trunc\", out={out})",
+            Op::Binary(B::Rem) => "torch.fmod({0}, {1}, out={out})",
+            Op::Binary(B::Pow) => "torch.pow({0}, {1}, out={out})",
+            Op::Binary(B::Maximum) => "torch.maximum({0}, {1}, out={out})",
+            Op::Binary(B::Minimum) => "torch.minimum({0}, {1}, out={out})",
+            _ => return None,
+        })
+    }
+
     fn function(&self, f: &PyFunction) -> String {
         let fname = f.names.get(&f.program.name);
         let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
         let mut out = format!(
-            "def {fname}({}):\n    \"\"\"{}\n\n    Arrays are torch tensors on one device (CPU or CUDA); out and inout\n    arrays are updated in place.\n    \"\"\"\n",
+            "@torch.no_grad()\ndef {fname}({}):\n    \"\"\"{}\n\n    Arrays are torch tensors on one device (CPU or CUDA); out and inout\n    arrays are updated in place.\n    \"\"\"\n",
             names.join(", "),
             doc_params(f)
         );
@@ -166,6 +204,7 @@ fn torch_line(s: &PyStmt) -> String {
             value,
         } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
         PyStmt::Return(v) => format!("return {v}"),
+        PyStmt::Call(c) => c.clone(),
         PyStmt::Loop(_) => String::new(),
     }
 }

@@ -2,6 +2,11 @@
 //! reference driver `scripts/cref.py`, so their inputs respect the declared
 //! ranges and structured initialisations (`spd`, `diag_dominant`, …) that
 //! domain-restricted kernels need.
+//!
+//! `cref.py` compiles the C of a dataset with `-D<SIZE>=<value>` for every
+//! size of the dataset ([`dataset_defines`]): kernels whose extents are C
+//! macros (`#define N 16`) take their sizes from there, so a program lifted
+//! for that dataset must be lifted with the same defines.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,6 +25,16 @@ pub struct ManifestKernel {
     pub outputs: Vec<String>,
     /// Size tuples by dataset name.
     pub sizes: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+/// The macro definitions (`NAME=VALUE`, as `-D` takes them) that
+/// `scripts/cref.py` (`size_defines`) compiles a dataset with: every size of
+/// the dataset, its name upper-cased.
+pub fn dataset_defines(sizes: &BTreeMap<String, i64>) -> Vec<String> {
+    sizes
+        .iter()
+        .map(|(name, value)| format!("{}={value}", name.to_uppercase()))
+        .collect()
 }
 
 /// The manifest entry for `function` in `file`, if there is one.
@@ -131,4 +146,17 @@ pub fn run_cref(
         inputs,
         outputs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dataset_defines_upper_case_every_size_like_cref() {
+        let sizes: BTreeMap<String, i64> = [("a_row".to_string(), 10), ("n".to_string(), 32)]
+            .into_iter()
+            .collect();
+        assert_eq!(dataset_defines(&sizes), vec!["A_ROW=10", "N=32"]);
+    }
 }

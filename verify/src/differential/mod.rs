@@ -8,6 +8,11 @@
 //! initialisations) or a driver generated from the kernel's signature
 //! ([`cdriver::run_generated`]) for any other C file. Both hand back a
 //! [`CReference`]: the inputs given and the outputs the C produced.
+//!
+//! Each reference is compared with the program meant for it
+//! ([`Checked`]): kernels whose extents are C macros are extracted and
+//! lifted again with each dataset's `-D` sizes, so the program of one
+//! dataset can differ from another's.
 
 pub mod cdriver;
 pub mod manifest;
@@ -135,6 +140,15 @@ impl DifferentialResult {
     }
 }
 
+/// One C reference with the kernel (as extracted for it) and the program to
+/// hold against it.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a> {
+    pub kernel: &'a Kernel,
+    pub program: &'a Program,
+    pub reference: &'a CReference,
+}
+
 /// Runs `program` with every target on the inputs of each reference and
 /// compares with the C's outputs.
 pub fn compare(
@@ -145,11 +159,31 @@ pub fn compare(
     python: &Path,
     workdir: &Path,
 ) -> DifferentialResult {
-    if let Some(reason) = references.iter().find_map(non_finite_output) {
+    let checked: Vec<Checked> = references
+        .iter()
+        .map(|reference| Checked {
+            kernel,
+            program,
+            reference,
+        })
+        .collect();
+    compare_each(&checked, targets, python, workdir)
+}
+
+/// Runs each reference's program with every target on its inputs and
+/// compares with the C's outputs.
+pub fn compare_each(
+    checked: &[Checked],
+    targets: &[Target],
+    python: &Path,
+    workdir: &Path,
+) -> DifferentialResult {
+    if let Some(reason) = checked.iter().find_map(|c| non_finite_output(c.reference)) {
         return DifferentialResult::skipped(reason);
     }
     let mut cases = Vec::new();
-    for (i, r) in references.iter().enumerate() {
+    for (i, c) in checked.iter().enumerate() {
+        let (program, r) = (c.program, c.reference);
         match program_args(program, r) {
             Ok(args) => cases.push(Case {
                 id: format!("case{i}_{}", sanitize(&r.label)),
@@ -170,7 +204,8 @@ pub fn compare(
     for &target in targets {
         let dir = workdir.join(format!("py_{}", target.name()));
         let results = run_batch(python, target, &cases, &dir);
-        for (i, r) in references.iter().enumerate() {
+        for (i, c) in checked.iter().enumerate() {
+            let (kernel, r) = (c.kernel, c.reference);
             let mut run = TargetRun {
                 target: target.name().to_string(),
                 reference: r.label.clone(),

@@ -16,11 +16,17 @@
 //! reduction in the kernel: for each assignment, the product of the trip
 //! counts of its enclosing loops whose iterator does not index the target
 //! (at the sizes of the run). Integers must match exactly.
+//!
+//! `tenslift bench` applies the same rule to the outputs it times
+//! (`scripts/bench_runner.py` reads the factors from `call.json`); there only
+//! the lifted program is at hand, so `K` is [`program_reduction_length`]:
+//! the longest reduction or contraction of the program, times the trip
+//! counts of the loops it keeps around it.
 
 use std::collections::BTreeMap;
 
 use tenslift_frontend::ir::{Affine, Kernel, LValue, Stmt};
-use tenslift_targets::DType;
+use tenslift_targets::{DType, Dim, Expr as TExpr, Op, Program, Stmt as TStmt};
 
 /// The unit round-off of a float type (`None` for integers: exact).
 pub fn unit_roundoff(dtype: DType) -> Option<f64> {
@@ -41,6 +47,81 @@ pub fn reduction_length(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> u64 {
     let mut longest = 1;
     walk(&kernel.body, sizes, &mut Vec::new(), &mut longest);
     longest
+}
+
+/// The longest reduction of `program` at `sizes` (at least 1): for every
+/// reduction, matrix product, tensor contraction or einsum, the number of
+/// terms each result element sums, multiplied by the trip counts of the
+/// loops the program keeps around it (a kept loop accumulates once per trip).
+pub fn program_reduction_length(program: &Program, sizes: &BTreeMap<String, i64>) -> u64 {
+    let mut longest = 1;
+    walk_program(&program.body, sizes, 1, &mut longest);
+    longest
+}
+
+fn dim_value(d: &Dim, sizes: &BTreeMap<String, i64>) -> u64 {
+    d.eval(&|name| sizes.get(name).copied())
+        .map_or(1, |v| u64::try_from(v).unwrap_or(0))
+}
+
+fn walk_program(body: &[TStmt], sizes: &BTreeMap<String, i64>, trips: u64, longest: &mut u64) {
+    for stmt in body {
+        match stmt {
+            TStmt::Let { value, .. } | TStmt::Store { value, .. } | TStmt::Return(value) => {
+                value.walk(&mut |e| {
+                    let terms = summed_terms(e, sizes);
+                    *longest = (*longest).max(trips.saturating_mul(terms.max(1)));
+                });
+            }
+            TStmt::Loop {
+                start, stop, body, ..
+            } => {
+                // Loop variables are unknown here: take the count at the
+                // outer loops' first iteration (sizes alone).
+                let (a, b) = (dim_value(start, sizes), dim_value(stop, sizes));
+                let count = b.saturating_sub(a).max(1);
+                walk_program(body, sizes, trips.saturating_mul(count), longest);
+            }
+        }
+    }
+}
+
+/// How many terms each element of `e` sums (1 when `e` sums nothing).
+fn summed_terms(e: &TExpr, sizes: &BTreeMap<String, i64>) -> u64 {
+    let shape_of = |i: usize| -> Vec<u64> {
+        e.args()
+            .get(i)
+            .map(|a| a.shape().iter().map(|d| dim_value(d, sizes)).collect())
+            .unwrap_or_default()
+    };
+    match e.op() {
+        Op::Reduce { axes, .. } => {
+            let shape = shape_of(0);
+            if axes.is_empty() {
+                shape.iter().product()
+            } else {
+                axes.iter().filter_map(|&a| shape.get(a)).product()
+            }
+        }
+        // The contracted axis is the last of the left operand.
+        Op::Matmul => shape_of(0).last().copied().unwrap_or(1),
+        Op::Tensordot { lhs_axes, .. } => {
+            let shape = shape_of(0);
+            lhs_axes.iter().filter_map(|&a| shape.get(a)).product()
+        }
+        Op::Einsum(spec) => {
+            let mut summed: BTreeMap<char, u64> = BTreeMap::new();
+            for (i, letters) in spec.inputs.iter().enumerate() {
+                for (letter, extent) in letters.iter().zip(shape_of(i)) {
+                    if !spec.output.contains(letter) {
+                        summed.insert(*letter, extent);
+                    }
+                }
+            }
+            summed.values().product()
+        }
+        _ => 1,
+    }
 }
 
 /// A loop being walked: its iterator and trip count.
@@ -113,5 +194,25 @@ mod tests {
         assert!(long > 300.0 * short);
         assert!(relative_factor(DType::F64, 1000).unwrap_or(1.0) < 1e-11);
         assert_eq!(relative_factor(DType::I32, 1000), None);
+    }
+
+    fn parse(text: &str) -> Program {
+        tenslift_targets::parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d}"))
+    }
+
+    #[test]
+    fn program_reductions_count_the_terms_each_element_sums() {
+        let sizes: BTreeMap<String, i64> = [("m", 3), ("n", 5), ("k", 7)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let gemm = parse(
+            "func f(m: size, n: size, k: size, a: f32[m, k], b: f32[k, n], c: out f32[m, n]) {\n  c = matmul(a, b);\n}\n",
+        );
+        assert_eq!(program_reduction_length(&gemm, &sizes), 7);
+        let total = parse("func f(n: size, x: f32[n]) -> f32 {\n  return sum(x, axes=[0]);\n}\n");
+        assert_eq!(program_reduction_length(&total, &sizes), 5);
+        let copy = parse("func f(n: size, x: f32[n], y: out f32[n]) {\n  y = x;\n}\n");
+        assert_eq!(program_reduction_length(&copy, &sizes), 1);
     }
 }

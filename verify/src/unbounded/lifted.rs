@@ -19,8 +19,12 @@ use tenslift_targets::{
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
 
+use super::extensionality::{fresh_bound, SumUse};
 use super::value::{self, dim_term, real_literal, real_num, V};
 use super::Unsupported;
+
+/// Reductions over a constant extent up to this are unfolded completely.
+const MAX_UNFOLDED_EXTENT: i64 = 16;
 
 /// Size parameters replaced inside reduction extents.
 pub(crate) type Truncation = std::collections::BTreeMap<String, Int>;
@@ -50,9 +54,11 @@ pub(crate) struct Lifted<'a> {
     final_env: Env,
     returned: Option<(Expr, Env)>,
     functions: RefCell<HashMap<String, std::rc::Rc<FuncDecl>>>,
-    unfolded: RefCell<HashSet<String>>,
+    pub(crate) unfolded: RefCell<HashSet<String>>,
     /// Ground lemma instances every condition may assume.
     pub lemmas: RefCell<Vec<Bool>>,
+    /// The sum uses met so far, for the extensionality lemmas.
+    pub sums: RefCell<Vec<SumUse>>,
 }
 
 /// Symbols both sides share, by C/TensIR name.
@@ -163,6 +169,7 @@ impl<'a> Lifted<'a> {
             functions: RefCell::new(HashMap::new()),
             unfolded: RefCell::new(HashSet::new()),
             lemmas: RefCell::new(Vec::new()),
+            sums: RefCell::new(Vec::new()),
         })
     }
 
@@ -373,6 +380,9 @@ impl<'a> Lifted<'a> {
     }
 
     fn extent(&self, d: &Dim, cut: &Truncation) -> Result<Int, Unsupported> {
+        if let Some(t) = d.as_const().and_then(|c| cut.get(&constant_key(c))) {
+            return Ok(t.clone());
+        }
         dim_term(d, &|s| cut.get(s).cloned().or_else(|| self.symbols.size(s)))
     }
 
@@ -652,6 +662,8 @@ impl<'a> Lifted<'a> {
         let mut sizes = Vec::new();
         nested_sizes(node, env, &mut sizes);
         let cut_key = cut_key(cut, &sizes);
+        // The inner extents of a multi-axis reduction shape the body: they
+        // are arguments too (a cut of one is another sum).
         let key = format!(
             "red_{:x}_{}|{:p}|{}",
             node.hash_value(),
@@ -659,7 +671,7 @@ impl<'a> Lifted<'a> {
             Arc::as_ptr(env),
             cut_key
         );
-        let arity = 1 + idx.len() + outer.len();
+        let arity = 1 + rest.len() + idx.len() + outer.len();
         let f = {
             let mut fs = self.functions.borrow_mut();
             let n = fs.len();
@@ -678,6 +690,7 @@ impl<'a> Lifted<'a> {
         };
         let apply = |h: &Int| -> V {
             let mut args: Vec<&dyn Ast> = vec![h as &dyn Ast];
+            args.extend(rest.iter().map(|i| i as &dyn Ast));
             args.extend(idx.iter().map(|i| i as &dyn Ast));
             args.extend(outer.iter().map(|i| i as &dyn Ast));
             let v = f.apply(&args);
@@ -689,7 +702,12 @@ impl<'a> Lifted<'a> {
         };
         let h = first.clone();
         let at = apply(&h);
-        let lemma_key = format!("{key}@{h}|{}|{}", key_of(idx), key_of(outer));
+        let lemma_key = format!(
+            "{key}@{h}|{}|{}|{}",
+            key_of(rest),
+            key_of(idx),
+            key_of(outer)
+        );
         if self.unfolded.borrow_mut().insert(lemma_key) {
             let one = Int::from_i64(1);
             let combine = |a: &V, b: &V| -> V {
@@ -700,41 +718,93 @@ impl<'a> Lifted<'a> {
                     ReduceKind::Min => value::min_v(a, b),
                 }
             };
-            let before = h.clone() - one.clone();
-            let after = h.clone() + one.clone();
-            let mut lemmas = Vec::new();
-            match kind {
-                ReduceKind::Sum | ReduceKind::Prod => {
-                    let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
-                    let id = if real {
-                        V::R(real_num(identity))
-                    } else {
-                        V::int(identity as i64)
-                    };
-                    lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
-                    lemmas.push(
-                        h.ge(&one)
-                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
-                    );
-                    lemmas.push(
-                        h.ge(Int::from_i64(0))
-                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
-                    );
+            // The unfold lemma around the use, its base case, and every
+            // instance below a small constant bound (a fixed-size kernel's
+            // reduction then unfolds completely).
+            let mut points = vec![h.clone()];
+            match h.simplify().as_i64() {
+                Some(c) if (1..=MAX_UNFOLDED_EXTENT).contains(&c) => {
+                    points.extend((0..c).map(Int::from_i64));
                 }
-                ReduceKind::Max | ReduceKind::Min => {
-                    let zero = Int::from_i64(0);
-                    lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
-                    lemmas.push(
-                        h.ge(Int::from_i64(2))
-                            .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
-                    );
-                    lemmas.push(
-                        h.ge(&one)
-                            .implies(apply(&after).equal(&combine(&at, &level(&h)?))),
-                    );
+                _ => points.push(Int::from_i64(0)),
+            }
+            let mut lemmas = Vec::new();
+            for (k, h) in points.iter().enumerate() {
+                let at = apply(h);
+                let before = h.clone() - one.clone();
+                let after = h.clone() + one.clone();
+                let around = k == 0;
+                if !around && h.as_i64() == Some(0) {
+                    // The base case alone: an unfolding below 0 would only
+                    // instantiate the body at -1.
+                    if matches!(kind, ReduceKind::Sum | ReduceKind::Prod) {
+                        let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
+                        let id = if real {
+                            V::R(real_num(identity))
+                        } else {
+                            V::int(identity as i64)
+                        };
+                        lemmas.push(at.equal(&id));
+                    }
+                    continue;
+                }
+                match kind {
+                    ReduceKind::Sum | ReduceKind::Prod => {
+                        let identity = if kind == ReduceKind::Sum { 0 } else { 1 };
+                        let id = if real {
+                            V::R(real_num(identity))
+                        } else {
+                            V::int(identity as i64)
+                        };
+                        lemmas.push(h.le(Int::from_i64(0)).implies(at.equal(&id)));
+                        lemmas.push(
+                            h.ge(&one)
+                                .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                        );
+                        if around {
+                            lemmas.push(
+                                h.ge(Int::from_i64(0))
+                                    .implies(apply(&after).equal(&combine(&at, &level(h)?))),
+                            );
+                        }
+                    }
+                    ReduceKind::Max | ReduceKind::Min => {
+                        let zero = Int::from_i64(0);
+                        lemmas.push(h.eq(&one).implies(at.equal(&level(&zero)?)));
+                        lemmas.push(
+                            h.ge(Int::from_i64(2))
+                                .implies(at.equal(&combine(&apply(&before), &level(&before)?))),
+                        );
+                        if around {
+                            lemmas.push(
+                                h.ge(&one)
+                                    .implies(apply(&after).equal(&combine(&at, &level(h)?))),
+                            );
+                        }
+                    }
                 }
             }
             self.lemmas.borrow_mut().extend(lemmas);
+            if kind == ReduceKind::Sum {
+                let bound = fresh_bound("sum_r");
+                // The template's own lemma instances stay with it (restated
+                // at each lemma's fresh index), out of the shared list.
+                let made = self.lemmas.borrow().len();
+                let seen = self.unfolded.borrow().clone();
+                let body = level(&bound)?;
+                let template_lemmas = self.lemmas.borrow_mut().split_off(made);
+                *self.unfolded.borrow_mut() = seen;
+                self.sums.borrow_mut().push(SumUse {
+                    value: at.clone(),
+                    lo: Int::from_i64(0),
+                    hi: h.clone(),
+                    bound,
+                    body,
+                    local: false,
+                    family: format!("red_{:x}_{}", node.hash_value(), outer.len()),
+                    lemmas: template_lemmas,
+                });
+            }
         }
         Ok(at)
     }
@@ -775,6 +845,12 @@ fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
         _ => {}
     }
     for d in dims {
+        if let Some(c) = d.as_const() {
+            let key = constant_key(c);
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
         for s in d.symbols() {
             if !out.iter().any(|o| o == s) {
                 out.push(s.to_string());
@@ -808,6 +884,12 @@ fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
         .collect();
     entries.sort();
     entries.join(",")
+}
+
+/// The truncation key of a constant extent: fixed-size kernels (`#define
+/// N 10`) cut the reductions of that extent like a size parameter's.
+pub(crate) fn constant_key(extent: i64) -> String {
+    format!("#{extent}")
 }
 
 fn reduce_name(kind: ReduceKind) -> &'static str {
@@ -883,7 +965,7 @@ fn binary(op: BinaryOp, a: &V, b: &V, operand: DType) -> Result<V, Unsupported> 
         BinaryOp::Div => V::R(a.as_real() / b.as_real()),
         BinaryOp::TruncDiv => wrap_int(V::I(value::trunc_div(&a.as_int(), &b.as_int()))),
         BinaryOp::Rem => V::I(value::trunc_rem(&a.as_int(), &b.as_int())),
-        BinaryOp::Pow => math("pow", &[a.clone(), b.clone()]),
+        BinaryOp::Pow => super::libm::pow(a, b),
         BinaryOp::Maximum => value::max_v(a, b),
         BinaryOp::Minimum => value::min_v(a, b),
         BinaryOp::Lt => V::B(value::lt(a, b)),

@@ -169,13 +169,24 @@ pub(super) fn prove(
                 // A segment is proved for every state, also states the
                 // kernel never reaches; only a program that also fails a
                 // bounded check is wrong.
-                if let Some(sizes) = super::bounded_passes(kernel, program, options) {
-                    return UnboundedResult::Unknown {
-                        condition,
-                        reason: format!(
-                            "the condition fails for some array state at the start of the segment, yet the bounded check passes at {sizes}: the segment may only hold on the states the kernel reaches"
-                        ),
-                    };
+                match super::bounded_verdict(kernel, program, options) {
+                    super::Bounded::Fails(_) => {}
+                    super::Bounded::Passes(sizes) => {
+                        return UnboundedResult::Unknown {
+                            condition,
+                            reason: format!(
+                                "the condition fails for some array state at the start of the segment, yet the bounded check passes at {sizes}: the segment may only hold on the states the kernel reaches"
+                            ),
+                        };
+                    }
+                    super::Bounded::Undecided(why) => {
+                        return UnboundedResult::Unknown {
+                            condition,
+                            reason: format!(
+                                "the condition fails for some array state at the start of the segment and the bounded check has no verdict ({why})"
+                            ),
+                        };
+                    }
                 }
                 return UnboundedResult::Failed {
                     condition,

@@ -278,3 +278,51 @@ pub(crate) fn local_reads(body: &[Stmt], name: &str, out: &mut Vec<String>) {
         }
     }
 }
+
+/// Local scalars assigned exactly once, by a value that reads no local
+/// scalar and no array the kernel writes (`double a = A[i];`): such a local
+/// equals its definition wherever the definition's loops have counters.
+pub(crate) fn scalar_definitions(
+    kernel: &tenslift_frontend::ir::Kernel,
+) -> Vec<(String, tenslift_frontend::ir::Expr)> {
+    let mut assigned: Vec<(String, tenslift_frontend::ir::Expr)> = Vec::new();
+    scalar_assignments(&kernel.body, &mut assigned);
+    let written = array_writes(&kernel.body)
+        .map(|w| w.into_keys().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let locals: Vec<&str> = kernel.locals.iter().map(|l| l.name.as_str()).collect();
+    assigned
+        .iter()
+        .filter(|(name, value)| {
+            let once = assigned.iter().filter(|(n, _)| n == name).count() == 1;
+            let mut arrays = Vec::new();
+            loads(value, &mut arrays);
+            once && locals.contains(&name.as_str())
+                && !locals.iter().any(|l| reads(value, l))
+                && !arrays.iter().any(|a| written.contains(a))
+        })
+        .cloned()
+        .collect()
+}
+
+fn scalar_assignments(body: &[Stmt], out: &mut Vec<(String, tenslift_frontend::ir::Expr)>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Loop(l) => scalar_assignments(&l.body, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                scalar_assignments(then_body, out);
+                scalar_assignments(else_body, out);
+            }
+            Stmt::Assign {
+                target: LValue::Scalar { name, .. },
+                value,
+                ..
+            } => out.push((name.clone(), value.clone())),
+            _ => {}
+        }
+    }
+}

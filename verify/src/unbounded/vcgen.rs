@@ -91,6 +91,9 @@ pub(crate) struct Exec<'a> {
     lifted: &'a Lifted<'a>,
     symbols: &'a Symbols,
     writes: HashMap<String, Vec<Write>>,
+    /// Local scalars assigned once, from inputs only (`a = A[i]`): their
+    /// value wherever the loops of the definition have counters.
+    scalar_definitions: Vec<(String, Expr)>,
     pub conditions: Vec<Condition>,
     pub invariants: Vec<String>,
     fresh: usize,
@@ -107,6 +110,7 @@ impl<'a> Exec<'a> {
             lifted,
             symbols,
             writes: shape::array_writes(&kernel.body)?,
+            scalar_definitions: shape::scalar_definitions(kernel),
             conditions: Vec::new(),
             invariants: Vec::new(),
             fresh: 0,
@@ -232,50 +236,28 @@ impl<'a> Exec<'a> {
             return self.lifted.output(name, e, cut);
         }
         let writes = self.writes.get(name).cloned().unwrap_or_default();
-        let plain = |w: &Write, extra: Option<(usize, Int)>| -> Result<V, Unsupported> {
-            let mut frames = Vec::new();
-            for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
-                let counter = match (role, &extra) {
-                    (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
-                    (None, Some((rho, r))) if *rho == m => r.clone(),
-                    _ => {
-                        return Err(Unsupported(format!(
-                            "`{name}` is rewritten in loop `{}`",
-                            l.iter
-                        )))
-                    }
-                };
-                frames.push(Frame {
-                    info: l.clone(),
-                    counter,
-                });
+        let plain = |w: &Write, extra: Option<(usize, Int)>| self.write_value(name, w, e, extra);
+        if let [w] = writes.as_slice() {
+            if let Some(m) = overwrite_loop(name, w) {
+                // Rewritten in every iteration of loop `m`: what its last
+                // iteration wrote.
+                let (covered, x) = self.coverage(w, e)?;
+                let (lo, hi) = self.bounds_at(w, m, &x)?;
+                let last = plain(w, Some((m, hi.clone() - Int::from_i64(1))))?;
+                let initial = self.symbols.initial(name, e)?;
+                return Ok(V::ite(&(covered & hi.gt(&lo)), &last, &initial));
             }
-            let ctx = Ctx {
-                frames,
-                hyps: Vec::new(),
-                guard: Bool::from_bool(true),
-            };
-            let mut state = State {
-                locals: HashMap::new(),
-                arrays: HashMap::new(),
-                returned: None,
-                relations: HashMap::new(),
-            };
-            for l in &self.kernel.locals {
-                if matches!(l.kind, tenslift_frontend::ir::LocalKind::Array(_)) {
-                    state.arrays.insert(
-                        l.name.clone(),
-                        ArrayState {
-                            base: Base::Closed,
-                            writes: Vec::new(),
-                        },
-                    );
-                }
+        }
+        if writes.len() > 1 && writes.iter().all(|w| is_plain_write(name, w)) {
+            // Several plain writes (slices of a stacked temporary): each
+            // element holds what the last write covering it stores.
+            let mut v = self.symbols.initial(name, e)?;
+            for w in &writes {
+                let (covered, _) = self.coverage(w, e)?;
+                v = V::ite(&covered, &plain(w, None)?, &v);
             }
-            Ok((state, ctx))
-                .and_then(|(state, ctx)| self.expr(&w.value, &state, &ctx))
-                .map(|v| convert(&v, w.elem))
-        };
+            return Ok(v);
+        }
         match writes.as_slice() {
             [w] if w.reduction_loops().is_empty() => plain(w, None),
             [init, acc] if init.reduction_loops().is_empty() && acc.reduction_loops().len() == 1 => {
@@ -308,6 +290,82 @@ impl<'a> Exec<'a> {
                 writes.len()
             ))),
         }
+    }
+
+    /// The value write `w` of local array `name` stores at element `e`,
+    /// with reduction or overwrite loop `extra.0` at counter `extra.1`;
+    /// other local arrays read as their definitions, local scalars with a
+    /// single definition as that definition.
+    fn write_value(
+        &self,
+        name: &str,
+        w: &Write,
+        e: &[Int],
+        extra: Option<(usize, Int)>,
+    ) -> Result<V, Unsupported> {
+        let mut frames = Vec::new();
+        for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
+            let counter = match (role, &extra) {
+                (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
+                (None, Some((rho, r))) if *rho == m => r.clone(),
+                _ => {
+                    return Err(Unsupported(format!(
+                        "`{name}` is rewritten in loop `{}`",
+                        l.iter
+                    )))
+                }
+            };
+            frames.push(Frame {
+                info: l.clone(),
+                counter,
+            });
+        }
+        let ctx = Ctx {
+            frames,
+            hyps: Vec::new(),
+            guard: Bool::from_bool(true),
+        };
+        let mut state = State {
+            locals: HashMap::new(),
+            arrays: HashMap::new(),
+            returned: None,
+            relations: HashMap::new(),
+        };
+        for l in &self.kernel.locals {
+            if matches!(l.kind, tenslift_frontend::ir::LocalKind::Array(_)) {
+                state.arrays.insert(
+                    l.name.clone(),
+                    ArrayState {
+                        base: Base::Closed,
+                        writes: Vec::new(),
+                    },
+                );
+            }
+        }
+        for (local, def) in &self.scalar_definitions {
+            // A definition outside the write's loops has no value here.
+            if let Ok(v) = self.expr(def, &state, &ctx) {
+                state
+                    .locals
+                    .insert(local.clone(), convert(&v, self.local_ty(local)));
+            }
+        }
+        self.expr(&w.value, &state, &ctx)
+            .map(|v| convert(&v, w.elem))
+    }
+
+    /// The bounds of loop `m` of write `w` for the parallel counters `x`.
+    fn bounds_at(&self, w: &Write, m: usize, x: &[Option<Int>]) -> Result<(Int, Int), Unsupported> {
+        let mut iters = HashMap::new();
+        for (l, v) in w.loops.iter().zip(x) {
+            if let Some(v) = v {
+                iters.insert(l.iter.clone(), v.clone());
+            }
+        }
+        Ok((
+            self.affine(&w.loops[m].start, &iters)?,
+            self.affine(&w.loops[m].end, &iters)?,
+        ))
     }
 
     /// `sum over r in [lo, hi) of summand(r)` for local array `name` at
@@ -349,6 +407,7 @@ impl<'a> Exec<'a> {
         let before = hi.clone() - one.clone();
         let after = hi.clone() + one;
         let lemmas = [
+            apply(lo).equal(&zero),
             hi.le(lo).implies(at.equal(&zero)),
             hi.gt(lo)
                 .implies(at.equal(&value::add(&apply(&before), &summand(&before)?))),
@@ -356,6 +415,25 @@ impl<'a> Exec<'a> {
                 .implies(apply(&after).equal(&value::add(&at, &summand(hi)?))),
         ];
         self.lifted.lemmas.borrow_mut().extend(lemmas);
+        let bound = super::extensionality::fresh_bound("local_r");
+        let made = self.lifted.lemmas.borrow().len();
+        let seen = self.lifted.unfolded.borrow().clone();
+        let body = summand(&bound)?;
+        let template_lemmas = self.lifted.lemmas.borrow_mut().split_off(made);
+        *self.lifted.unfolded.borrow_mut() = seen;
+        self.lifted
+            .sums
+            .borrow_mut()
+            .push(super::extensionality::SumUse {
+                value: at.clone(),
+                lo: lo.clone(),
+                hi: hi.clone(),
+                bound,
+                body,
+                local: true,
+                family: format!("local_{name}"),
+                lemmas: template_lemmas,
+            });
         Ok(at)
     }
 
@@ -422,11 +500,23 @@ impl<'a> Exec<'a> {
             .collect();
         let initial = self.symbols.initial(name, e)?;
         let full = self.lifted_elem(name, e, &Truncation::new())?;
+        if let [w] = writes.as_slice() {
+            if let Some(m) = overwrite_loop(name, w) {
+                return self.overwritten_piece(name, w, m, frames, e);
+            }
+        }
         let (init, acc, post) = match acc_at.as_slice() {
-            [] if writes.len() == 1 => {
-                let (covered, x) = self.coverage(&writes[0], e)?;
-                let done = self.done(&writes[0], &x, frames, None)?;
-                return Ok(V::ite(&(covered & done), &full, &initial));
+            [] if !writes.is_empty() => {
+                // Plain writes only: an element equals its final value once
+                // a write covering it is done (writes to one element in one
+                // loop body are done together at a loop head).
+                let mut v = initial;
+                for w in &writes {
+                    let (covered, x) = self.coverage(w, e)?;
+                    let done = self.done(w, &x, frames, None)?;
+                    v = V::ite(&(covered & done), &full, &v);
+                }
+                return Ok(v);
             }
             [k] if *k <= 1 && writes.len() - k <= 2 => (
                 k.checked_sub(1).map(|p| &writes[p]),
@@ -445,7 +535,7 @@ impl<'a> Exec<'a> {
         let rho = reds[0];
         let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
             Unsupported(format!(
-                "the reduction loop `{}` ends at `{}`, not at a size parameter",
+                "the reduction loop `{}` ends at `{}`, not at a size parameter or a constant",
                 acc.loops[rho].iter, acc.loops[rho].end
             ))
         })?;
@@ -485,6 +575,51 @@ impl<'a> Exec<'a> {
             v = V::ite(&(covered & done), &full, &v);
         }
         Ok(v)
+    }
+
+    /// The invariant's value of element `e` of local array `name`, which
+    /// write `w` rewrites in every iteration of loop `m` (a row buffer
+    /// refilled per outer iteration): what the latest iteration done wrote.
+    fn overwritten_piece(
+        &self,
+        name: &str,
+        w: &Write,
+        m: usize,
+        frames: &[Frame],
+        e: &[Int],
+    ) -> Result<V, Unsupported> {
+        let (covered, x) = self.coverage(w, e)?;
+        let (lo, hi) = self.bounds_at(w, m, &x)?;
+        let initial = self.symbols.initial(name, e)?;
+        let at = |c: Int| self.write_value(name, w, e, Some((m, c)));
+        let last = V::ite(&hi.gt(&lo), &at(hi.clone() - Int::from_i64(1))?, &initial);
+        let (q, equal_done) = self.common(w, frames);
+        let cs: Vec<Int> = frames.iter().map(|f| f.counter.clone()).collect();
+        let xv = |k: usize| -> Result<Int, Unsupported> {
+            x[k].clone()
+                .ok_or_else(|| Unsupported(format!("`{name}` is rewritten in two loops")))
+        };
+        if m >= q {
+            let xs = (0..q).map(xv).collect::<Result<Vec<_>, _>>()?;
+            let done = if frames.is_empty() {
+                Bool::from_bool(true)
+            } else {
+                lex(&xs, &cs[..q], equal_done)
+            };
+            return Ok(V::ite(&(covered & done), &last, &initial));
+        }
+        let before = (0..m).map(xv).collect::<Result<Vec<_>, _>>()?;
+        let after = (m + 1..q).map(xv).collect::<Result<Vec<_>, _>>()?;
+        let earlier = lex(&before, &cs[..m], false);
+        let mut same = Bool::from_bool(true);
+        for (a, b) in before.iter().zip(&cs[..m]) {
+            same &= a.eq(b);
+        }
+        let c = cs[m].clone();
+        let previous = V::ite(&c.gt(&lo), &at(c.clone() - Int::from_i64(1))?, &initial);
+        let current = V::ite(&lex(&after, &cs[m + 1..q], equal_done), &at(c)?, &previous);
+        let v = V::ite(&(covered.clone() & same), &current, &initial);
+        Ok(V::ite(&(covered & earlier), &last, &v))
     }
 
     /// The value `v` with `post(v) = target` when the post statement `w`
@@ -760,7 +895,7 @@ impl<'a> Exec<'a> {
     ) -> Result<Accumulator, Unsupported> {
         let size = single_size(&l.end).ok_or_else(|| {
             Unsupported(format!(
-                "the accumulating loop `{}` ends at `{}`, not at a size parameter",
+                "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
                 l.iter, l.end
             ))
         })?;
@@ -1105,7 +1240,7 @@ impl<'a> Exec<'a> {
                     MathFn::Exp => math("exp", &[arg(0)?]),
                     MathFn::Log => math("log", &[arg(0)?]),
                     MathFn::Tanh => math("tanh", &[arg(0)?]),
-                    MathFn::Pow => math("pow", &[arg(0)?, arg(1)?]),
+                    MathFn::Pow => super::libm::pow(&arg(0)?, &arg(1)?),
                     MathFn::Abs => {
                         let a = arg(0)?;
                         let zero = if a.is_real() {
@@ -1156,8 +1291,13 @@ fn target_ty(t: &LValue) -> ScalarType {
     }
 }
 
-/// `a` is exactly one size parameter.
+/// The truncation key of a loop bound: `a` when it is exactly one size
+/// parameter, the constant's key when it is a constant (fixed-size kernels
+/// cut their reductions at the loop counter the same way).
 fn single_size(a: &Affine) -> Option<String> {
+    if a.terms.is_empty() {
+        return Some(super::lifted::constant_key(a.constant));
+    }
     (a.constant == 0 && a.terms.len() == 1)
         .then(|| a.terms.iter().next())
         .flatten()
@@ -1259,4 +1399,24 @@ fn strip_casts(e: &Expr) -> &Expr {
         ExprKind::Cast { arg } => strip_casts(arg),
         _ => e,
     }
+}
+
+/// The loop of `w` absent from its index when `w` stores a value that does
+/// not read `name` itself: the element is rewritten in every iteration.
+fn overwrite_loop(name: &str, w: &Write) -> Option<usize> {
+    match w.reduction_loops().as_slice() {
+        [m] if !reads_array(&w.value, name) => Some(*m),
+        _ => None,
+    }
+}
+
+/// A write of `name` inside all its loops' index that does not read `name`.
+fn is_plain_write(name: &str, w: &Write) -> bool {
+    w.reduction_loops().is_empty() && !reads_array(&w.value, name)
+}
+
+fn reads_array(e: &Expr, name: &str) -> bool {
+    let mut loads = Vec::new();
+    shape::loads(e, &mut loads);
+    loads.iter().any(|l| l == name)
 }

@@ -1,0 +1,670 @@
+//! Direct translation of point-wise outputs: when every element of an
+//! output is one expression template applied to the same position of its
+//! inputs (identity, transposed or broadcast index maps, plus scalar
+//! parameters, sizes and constants), the template is written straight
+//! into a TensIR element-wise expression instead of being searched for.
+//!
+//! The template is read off one element's normal form. Normal forms are
+//! expanded polynomials, so the translation factors them back where that
+//! reads better and costs less: a common monomial is pulled out of a sum
+//! (`(A + B) / sqrt(A + B)`, not `A / sqrt(…) + B / sqrt(…)`), and a sum
+//! that is a constant times the square of a linear form is written as that
+//! square (`(truth - pred) * (truth - pred)`). A constant that depends on
+//! the sizes (`1/3` for `ss / size` at `size = 3`) is found by trying its
+//! size-dependent spellings against the spec at a second size tuple; the
+//! candidate is kept only when it equals the output at both tuples. The
+//! caller still runs the normal acceptance and cost accounting.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
+
+use super::library::Evaluator;
+use crate::algebra::{Atom, AtomKind, Expr as Value, Func, Mono, Rat, SymbolKind, Tensor};
+use crate::spec::tensir::canonical_extrema;
+use crate::spec::Sizes;
+
+/// Most combinations of constant spellings tried for one output.
+const MAX_COMBINATIONS: usize = 64;
+
+/// Largest integer multiplier of a size tried for a size-dependent constant
+/// (`2 / n`, `3 * n`).
+const MAX_SIZE_MULTIPLIER: i64 = 16;
+
+/// Where the translation is checked: the output's values at the chosen
+/// sizes, and (when the second spec could be built) at a second size tuple.
+pub struct Targets<'a> {
+    pub first: &'a Tensor,
+    pub first_sizes: &'a Sizes,
+    pub second: Option<(&'a Tensor, &'a Sizes)>,
+}
+
+/// The translated expression for an output of element type `dtype`, or
+/// `None` when the output is not a point-wise template or the template
+/// uses something with no element-wise TensIR form (selects, integer
+/// wrap-around, reductions).
+pub fn translate(
+    targets: &Targets<'_>,
+    dtype: DType,
+    params: &[Param],
+    prefix: &[Stmt],
+) -> Option<Expr> {
+    if !dtype.is_float() {
+        return None;
+    }
+    let target = targets.first;
+    let last = target.len().checked_sub(1)?;
+    let index: Vec<u32> = target
+        .index_of(last)
+        .into_iter()
+        .map(|i| u32::try_from(i).ok())
+        .collect::<Option<_>>()?;
+    let template = target.elems().get(last)?;
+    let mut constants = Vec::new();
+    collect_constants(template, &mut constants);
+    let spellings: Vec<Vec<Spelling>> = constants
+        .iter()
+        .map(|c| spellings_of(c, params, targets.first_sizes, dtype))
+        .collect();
+    let mut first_evaluator = Evaluator::new(
+        targets.first_sizes.clone(),
+        params.to_vec(),
+        prefix.to_vec(),
+    );
+    let mut second_evaluator = targets
+        .second
+        .map(|(_, sizes)| Evaluator::new(sizes.clone(), params.to_vec(), prefix.to_vec()));
+    for choice in combinations(&spellings).take(MAX_COMBINATIONS) {
+        let chosen: HashMap<Rat, Spelling> = choice
+            .iter()
+            .map(|&(i, j)| (constants[i].clone(), spellings[i][j].clone()))
+            .collect();
+        let writer = Writer {
+            params,
+            dtype,
+            rank: target.shape().len(),
+            index: &index,
+            chosen: &chosen,
+        };
+        let Some(expr) = writer.sum(template) else {
+            // The template itself has no translation; other spellings of
+            // its constants will not give it one.
+            return None;
+        };
+        if !evaluates_to(&mut first_evaluator, &expr, target) {
+            continue;
+        }
+        let generalises = match (&mut second_evaluator, targets.second) {
+            (Some(evaluator), Some((second, _))) => evaluates_to(evaluator, &expr, second),
+            _ => true,
+        };
+        if generalises {
+            return Some(expr);
+        }
+    }
+    None
+}
+
+/// Every way to pick one spelling per constant, literal spellings first.
+fn combinations(spellings: &[Vec<Spelling>]) -> impl Iterator<Item = Vec<(usize, usize)>> + '_ {
+    let total: usize = spellings
+        .iter()
+        .map(Vec::len)
+        .try_fold(1usize, |acc, n| acc.checked_mul(n))
+        .unwrap_or(usize::MAX);
+    (0..total).map(move |mut k| {
+        spellings
+            .iter()
+            .enumerate()
+            .map(|(i, options)| {
+                let j = k % options.len();
+                k /= options.len();
+                (i, j)
+            })
+            .collect()
+    })
+}
+
+/// Whether `expr` evaluates to `target` (a uniform scalar expression also
+/// counts: stores broadcast it).
+fn evaluates_to(evaluator: &mut Evaluator, expr: &Expr, target: &Tensor) -> bool {
+    let Some(value) = evaluator.value(expr) else {
+        return false;
+    };
+    let value = value.map(canonical_extrema);
+    if value.shape() == target.shape() {
+        return value == *target;
+    }
+    value.shape().is_empty() && target.elems().iter().all(|e| *e == value.elems()[0])
+}
+
+/// How a positive constant is written.
+#[derive(Clone, Debug)]
+enum Spelling {
+    /// As a number.
+    Literal,
+    /// `multiplier · size`, or `multiplier / size` when `divides`.
+    Size {
+        size: Expr,
+        multiplier: i64,
+        divides: bool,
+    },
+}
+
+/// The positive magnitudes (other than 1) of the constants `e` holds, in
+/// first-seen order, descending into applications and reciprocals.
+fn collect_constants(e: &Value, out: &mut Vec<Rat>) {
+    for term in e.terms() {
+        let magnitude = term.coeff.abs();
+        if !magnitude.is_one() && !out.contains(&magnitude) {
+            out.push(magnitude);
+        }
+        for (atom, _) in term.mono.factors() {
+            match atom.kind() {
+                AtomKind::Sym { .. } => {}
+                AtomKind::App { args, .. } => args.iter().for_each(|a| collect_constants(a, out)),
+                AtomKind::Recip(q) => collect_constants(q, out),
+            }
+        }
+    }
+}
+
+/// The spellings of `c`: the literal first, then its readings as a small
+/// multiple or fraction of a size (or of a size less one) at `sizes`.
+fn spellings_of(c: &Rat, params: &[Param], sizes: &Sizes, dtype: DType) -> Vec<Spelling> {
+    let mut out = vec![Spelling::Literal];
+    for p in params.iter().filter(|p| matches!(p.kind, ParamKind::Size)) {
+        let Some(&value) = sizes.get(&*p.name) else {
+            continue;
+        };
+        let Ok(size) = build::cast(Expr::var(&p.name, p.ty()), dtype) else {
+            continue;
+        };
+        let Ok(size_less_one) = build::sub(size.clone(), float_lit(1.0, dtype)) else {
+            continue;
+        };
+        for (size, value) in [(size, value), (size_less_one, value - 1)] {
+            if value < 2 {
+                continue;
+            }
+            let v = Rat::int(value);
+            for (divides, ratio) in [(false, c.checked_div(&v)), (true, Some(c * &v))] {
+                let multiplier = ratio
+                    .filter(Rat::is_integer)
+                    .and_then(|r| r.to_i64())
+                    .filter(|m| (1..=MAX_SIZE_MULTIPLIER).contains(m));
+                if let Some(multiplier) = multiplier {
+                    out.push(Spelling::Size {
+                        size: size.clone(),
+                        multiplier,
+                        divides,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn float_lit(v: f64, dtype: DType) -> Expr {
+    Expr::lit(Lit::float(v, dtype))
+}
+
+/// A float literal whose text reads back as exactly `c` (as the TensIR
+/// semantics read literals: the shortest decimal of the rounded value).
+pub fn exact_float_literal(c: &Rat, dtype: DType) -> Option<Expr> {
+    let v = c.to_f64();
+    if !v.is_finite() {
+        return None;
+    }
+    let text = if dtype == DType::F32 {
+        format!("{}", v as f32)
+    } else {
+        format!("{v}")
+    };
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.as_str()),
+    };
+    let parsed = Rat::parse_decimal(digits)?;
+    let parsed = if negative { -&parsed } else { parsed };
+    (parsed == *c).then(|| float_lit(v, dtype))
+}
+
+/// Writes normal forms as TensIR for one output position.
+struct Writer<'a> {
+    params: &'a [Param],
+    dtype: DType,
+    rank: usize,
+    /// The position whose element is the template.
+    index: &'a [u32],
+    chosen: &'a HashMap<Rat, Spelling>,
+}
+
+impl Writer<'_> {
+    /// A sum of terms, with a shared monomial factored out and a square of
+    /// a linear form written as a square.
+    fn sum(&self, e: &Value) -> Option<Expr> {
+        let terms = e.terms();
+        match terms {
+            [] => Some(float_lit(0.0, self.dtype)),
+            [term] => {
+                let magnitude = self.term(&term.coeff.abs(), &term.mono, None)?;
+                if term.coeff.is_negative() {
+                    build::neg(magnitude).ok()
+                } else {
+                    Some(magnitude)
+                }
+            }
+            _ => {
+                if let Some((common, rest)) = common_factor(e) {
+                    let inner = self.sum(&rest)?;
+                    return self.term(&Rat::ONE, &common, Some(inner));
+                }
+                if let Some((scale, root)) = square_of_linear(e) {
+                    let root = self.sum(&root)?;
+                    let square = build::mul(root.clone(), root).ok()?;
+                    return self.scaled(&scale, square);
+                }
+                self.plain_sum(e)
+            }
+        }
+    }
+
+    /// Terms joined by `+` and `-`: positive terms first, each group in
+    /// display order.
+    fn plain_sum(&self, e: &Value) -> Option<Expr> {
+        let mut terms: Vec<_> = e.terms().iter().collect();
+        terms.sort_by(|a, b| {
+            a.coeff
+                .is_negative()
+                .cmp(&b.coeff.is_negative())
+                .then_with(|| display_cmp(&a.mono, &b.mono))
+        });
+        let mut acc: Option<Expr> = None;
+        for term in terms {
+            let magnitude = self.term(&term.coeff.abs(), &term.mono, None)?;
+            acc = Some(match acc {
+                None if term.coeff.is_negative() => build::neg(magnitude).ok()?,
+                None => magnitude,
+                Some(a) if term.coeff.is_negative() => build::sub(a, magnitude).ok()?,
+                Some(a) => build::add(a, magnitude).ok()?,
+            });
+        }
+        acc
+    }
+
+    /// `c · mono · extra` for a positive `c`, as a numerator over a
+    /// denominator.
+    fn term(&self, c: &Rat, mono: &Mono, extra: Option<Expr>) -> Option<Expr> {
+        let mut factors: Vec<&(Atom, i32)> = mono.factors().iter().collect();
+        factors.sort_by(|a, b| a.0.structural_cmp(&b.0));
+        let mut numerator = Vec::new();
+        let mut denominator = Vec::new();
+        for (atom, exp) in factors {
+            let (base, exp) = match atom.kind() {
+                AtomKind::Recip(q) => (self.sum(q)?, -exp),
+                _ => (self.atom(atom)?, *exp),
+            };
+            let power = power(base, exp.unsigned_abs())?;
+            if exp > 0 {
+                numerator.push(power);
+            } else {
+                denominator.push(power);
+            }
+        }
+        numerator.extend(extra);
+        let product = |items: Vec<Expr>| -> Option<Option<Expr>> {
+            let mut it = items.into_iter();
+            let Some(first) = it.next() else {
+                return Some(None);
+            };
+            it.try_fold(first, |acc, x| build::mul(acc, x).ok())
+                .map(Some)
+        };
+        let num = product(numerator)?;
+        let den = product(denominator)?;
+        let body = match (num, den) {
+            (Some(n), Some(d)) => build::div(n, d).ok()?,
+            (Some(n), None) => n,
+            (None, Some(d)) => {
+                // `c / d`: the constant is the numerator.
+                let c_expr = self.constant(c)?;
+                return build::div(c_expr, d).ok();
+            }
+            (None, None) => return self.constant(c),
+        };
+        self.scaled(c, body)
+    }
+
+    /// `c · body` for a positive constant `c`, spelled as chosen.
+    fn scaled(&self, c: &Rat, body: Expr) -> Option<Expr> {
+        if c.is_one() {
+            return Some(body);
+        }
+        match self.chosen.get(c) {
+            Some(Spelling::Size {
+                size,
+                multiplier,
+                divides,
+            }) => {
+                let body = if *multiplier == 1 {
+                    body
+                } else {
+                    build::mul(float_lit(*multiplier as f64, self.dtype), body).ok()?
+                };
+                if *divides {
+                    build::div(body, size.clone()).ok()
+                } else {
+                    build::mul(size.clone(), body).ok()
+                }
+            }
+            _ => {
+                // A fraction p/q multiplies by p and divides by q, so both
+                // literals are exact integers.
+                if let Some(lit) = exact_float_literal(c, self.dtype) {
+                    return build::mul(lit, body).ok();
+                }
+                let big = c.to_big();
+                let numer = Rat::from_big(big.numer().clone().into());
+                let denom = Rat::from_big(big.denom().clone().into());
+                let body = if numer.is_one() {
+                    body
+                } else {
+                    build::mul(exact_float_literal(&numer, self.dtype)?, body).ok()?
+                };
+                build::div(body, exact_float_literal(&denom, self.dtype)?).ok()
+            }
+        }
+    }
+
+    /// A positive constant on its own.
+    fn constant(&self, c: &Rat) -> Option<Expr> {
+        if c.is_one() {
+            return Some(float_lit(1.0, self.dtype));
+        }
+        match self.chosen.get(c) {
+            Some(Spelling::Size { .. }) => self.scaled(c, float_lit(1.0, self.dtype)),
+            _ => exact_float_literal(c, self.dtype).or_else(|| {
+                let big = c.to_big();
+                let numer = Rat::from_big(big.numer().clone().into());
+                let denom = Rat::from_big(big.denom().clone().into());
+                build::div(
+                    exact_float_literal(&numer, self.dtype)?,
+                    exact_float_literal(&denom, self.dtype)?,
+                )
+                .ok()
+            }),
+        }
+    }
+
+    /// An input element, a scalar parameter or an application.
+    fn atom(&self, atom: &Atom) -> Option<Expr> {
+        match atom.kind() {
+            AtomKind::Sym { kind, name, index } => {
+                if *kind != SymbolKind::Input {
+                    return None;
+                }
+                self.input(name, index)
+            }
+            AtomKind::App { func, args } => {
+                let args: Vec<Expr> = args.iter().map(|a| self.sum(a)).collect::<Option<_>>()?;
+                let unary = |op| Expr::unary(op, args.first()?.clone()).ok();
+                match func {
+                    Func::Sqrt => unary(UnaryOp::Sqrt),
+                    Func::Exp => unary(UnaryOp::Exp),
+                    Func::Log => unary(UnaryOp::Log),
+                    Func::Tanh => unary(UnaryOp::Tanh),
+                    Func::Abs => unary(UnaryOp::Abs),
+                    Func::Pow => match args.as_slice() {
+                        [x, y] => build::pow(x.clone(), y.clone()).ok(),
+                        _ => None,
+                    },
+                    Func::Max | Func::Min => {
+                        let op = if *func == Func::Max {
+                            BinaryOp::Maximum
+                        } else {
+                            BinaryOp::Minimum
+                        };
+                        let mut it = args.into_iter();
+                        let first = it.next()?;
+                        it.try_fold(first, |acc, x| Expr::binary(op, acc, x).ok())
+                    }
+                    _ => None,
+                }
+            }
+            AtomKind::Recip(q) => build::div(float_lit(1.0, self.dtype), self.sum(q)?).ok(),
+        }
+    }
+
+    /// The view of input `name` whose element at the output position is
+    /// `name[index]`.
+    fn input(&self, name: &str, index: &[u32]) -> Option<Expr> {
+        let param = self.params.iter().find(|p| &*p.name == name)?;
+        let var = Expr::var(&param.name, param.ty());
+        let view = match &param.kind {
+            ParamKind::Scalar(_) if index.is_empty() => var,
+            ParamKind::Array { shape, .. } => {
+                let at = self.index;
+                if shape.len() == self.rank && index == at {
+                    var
+                } else if shape.len() == 2 && self.rank == 2 && index == [at[1], at[0]] {
+                    build::transpose(var, &[1, 0]).ok()?
+                } else if shape.len() == 1 && self.rank == 2 && index == [at[1]] {
+                    // Broadcasting aligns trailing axes: a row of the output.
+                    var
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        };
+        if view.dtype() == self.dtype {
+            Some(view)
+        } else {
+            build::cast(view, self.dtype).ok()
+        }
+    }
+}
+
+/// `base^exp` for `exp ≥ 1`: a product for squares, a power beyond.
+fn power(base: Expr, exp: u32) -> Option<Expr> {
+    match exp {
+        0 => None,
+        1 => Some(base),
+        2 => build::mul(base.clone(), base).ok(),
+        _ => {
+            let dtype = base.dtype();
+            build::pow(base, float_lit(f64::from(exp), dtype)).ok()
+        }
+    }
+}
+
+/// Monomials in the order the algebra prints them.
+fn display_cmp(a: &Mono, b: &Mono) -> Ordering {
+    for (x, y) in a.factors().iter().zip(b.factors()) {
+        let c = x.0.structural_cmp(&y.0).then_with(|| y.1.cmp(&x.1));
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    // Constants last.
+    b.factors().len().cmp(&a.factors().len())
+}
+
+/// The monomial every term of `e` shares (smallest exponent of each atom
+/// that appears with the same sign in every term), with `e` divided by it;
+/// `None` when it is 1.
+fn common_factor(e: &Value) -> Option<(Mono, Value)> {
+    let (first, rest) = e.terms().split_first()?;
+    let mut common: Vec<(Atom, i32)> = Vec::new();
+    for (atom, exp) in first.mono.factors() {
+        let mut shared = *exp;
+        for term in rest {
+            let other = term.mono.exponent(atom);
+            if other == 0 || other.signum() != exp.signum() {
+                shared = 0;
+                break;
+            }
+            if other.abs() < shared.abs() {
+                shared = other;
+            }
+        }
+        if shared != 0 {
+            common.push((atom.clone(), shared));
+        }
+    }
+    if common.is_empty() {
+        return None;
+    }
+    let mono = Mono::from_factors(common);
+    let rest = e.div(&mono.to_expr()).ok()?;
+    (rest.terms().len() > 1).then_some((mono, rest))
+}
+
+/// `e = c · l²` for a constant `c` and a linear form `l` (over atoms, with
+/// a constant term) of at least two terms. The pivot, whose coefficient in
+/// `l` is 1, is the atom printed last, so `(t - p)²` reads `(t - p)`.
+fn square_of_linear(e: &Value) -> Option<(Rat, Value)> {
+    let squares: Vec<(&Atom, &Rat)> = e
+        .terms()
+        .iter()
+        .filter_map(|t| match t.mono.factors() {
+            [(atom, 2)] if !atom.is_recip() => Some((atom, &t.coeff)),
+            _ => None,
+        })
+        .collect();
+    let (pivot, c) = squares.into_iter().max_by(|a, b| a.0.structural_cmp(b.0))?;
+    let pivot_value = Value::atom(pivot.clone());
+    let two_c = c * &Rat::int(2);
+    let mut root = pivot_value.clone();
+    for term in e.terms() {
+        if term.mono.exponent(pivot) != 1 {
+            continue;
+        }
+        let other = term.mono.to_expr().div(&pivot_value).ok()?;
+        let coefficient = term.coeff.checked_div(&two_c)?;
+        root = root.add(&other.scale(&coefficient));
+    }
+    if root.terms().len() < 2 {
+        return None;
+    }
+    let square = root.mul(&root).scale(c);
+    (square == *e).then(|| (c.clone(), root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::Symbol;
+    use tenslift_targets::{print_expr, Access, Dim};
+
+    fn array(name: &str, shape: &[&str]) -> Param {
+        Param {
+            name: name.into(),
+            kind: ParamKind::Array {
+                dtype: DType::F32,
+                shape: shape.iter().map(|d| Dim::sym(d)).collect(),
+                access: Access::In,
+            },
+        }
+    }
+
+    fn size(name: &str) -> Param {
+        Param {
+            name: name.into(),
+            kind: ParamKind::Size,
+        }
+    }
+
+    fn scalar(name: &str) -> Param {
+        Param {
+            name: name.into(),
+            kind: ParamKind::Scalar(DType::F32),
+        }
+    }
+
+    fn el(name: &str, i: usize) -> Value {
+        Symbol::element(name, &[i as u32]).to_expr()
+    }
+
+    fn sizes(n: i64) -> Sizes {
+        [("n".to_string(), n)].into_iter().collect()
+    }
+
+    /// Translates the 1-D output `f(i)` at n = 3, checked at n = 5.
+    fn lift(params: &[Param], f: impl Fn(usize, i64) -> Value) -> Option<String> {
+        let (s1, s2) = (sizes(3), sizes(5));
+        let first = Tensor::from_fn(&[3], |i| f(i[0], 3));
+        let second = Tensor::from_fn(&[5], |i| f(i[0], 5));
+        let targets = Targets {
+            first: &first,
+            first_sizes: &s1,
+            second: Some((&second, &s2)),
+        };
+        translate(&targets, DType::F32, params, &[]).map(|e| print_expr(&e))
+    }
+
+    #[test]
+    fn a_squared_difference_is_written_as_a_product_not_the_expanded_polynomial() {
+        let params = [array("pred", &["n"]), array("truth", &["n"]), size("n")];
+        let text = lift(&params, |i, _| {
+            let d = el("truth", i).sub(&el("pred", i));
+            d.mul(&d)
+        })
+        .expect("translates");
+        assert_eq!(text, "mul(sub(truth, pred), sub(truth, pred))");
+    }
+
+    #[test]
+    fn a_size_dependent_constant_is_spelled_with_the_size() {
+        // o[j] = w[j] * x[j] / sqrt(ss / n + 1e-5)
+        let params = [
+            array("w", &["n"]),
+            array("x", &["n"]),
+            scalar("ss"),
+            size("n"),
+        ];
+        let text = lift(&params, |i, n| {
+            let ss = Symbol::scalar("ss").to_expr();
+            let inner = ss
+                .div(&Value::int(n))
+                .expect("div")
+                .add(&Value::constant(Rat::new(1, 100_000).expect("rat")));
+            el("w", i).mul(&el("x", i)).div(&inner.sqrt()).expect("div")
+        })
+        .expect("translates");
+        assert!(text.contains("div(ss, cast(n, f32))"), "{text}");
+        assert!(text.contains("sqrt("), "{text}");
+    }
+
+    #[test]
+    fn a_shared_factor_is_pulled_out_of_a_sum() {
+        let params = [array("A", &["n"]), array("B", &["n"]), size("n")];
+        let text = lift(&params, |i, _| {
+            let s = el("A", i).add(&el("B", i));
+            s.div(&s.sqrt()).expect("div")
+        })
+        .expect("translates");
+        assert_eq!(text, "div(add(A, B), sqrt(add(A, B)))");
+    }
+
+    #[test]
+    fn silu_keeps_its_reciprocal_form() {
+        let params = [array("hb", &["n"]), size("n")];
+        let text = lift(&params, |i, _| {
+            let v = el("hb", i);
+            v.div(&v.neg().exp().add(&Value::one())).expect("div")
+        })
+        .expect("translates");
+        assert_eq!(text, "div(hb, add(exp(neg(hb)), 1.0f32))");
+    }
+
+    #[test]
+    fn a_neighbour_read_is_not_point_wise() {
+        let params = [array("A", &["n"]), size("n")];
+        // out[i] = A[i] + A[0]: not one template under an identity map.
+        assert!(lift(&params, |i, _| el("A", i).add(&el("A", 0))).is_none());
+    }
+}

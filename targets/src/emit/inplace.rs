@@ -1,0 +1,365 @@
+//! Destination passing for targets whose arrays are mutable (NumPy,
+//! PyTorch). A store's last element-wise operation writes straight into the
+//! destination (`np.add(arr, 1, out=arr)`) instead of building a temporary
+//! and copying it; element-wise chains below it run in temporaries the
+//! generated code owns and reuses (`_t0 = a * b; np.add(_t0, c, out=_t0)`).
+//! Large arrays make each fresh temporary cost page faults and a memory
+//! pass, which dominated memory-bound kernels.
+//!
+//! Semantics are kept by construction: a temporary is reused only for a
+//! result of its own element type and shape, and an operation writes into
+//! the destination only when none of its operands may be a view of the
+//! destination array other than the destination region itself (same index
+//! map, so each element is read before it is written, by the same element).
+
+use std::collections::{HashMap, HashSet};
+
+use super::python::{fill, may_be_view, py_slice, render_expr, PyStmt, PyTable};
+use super::NameMap;
+use crate::dtype::Lit;
+use crate::expr::Expr;
+use crate::ops::{Op, SliceItem};
+
+/// Lowers statements of one target, numbering temporaries after the ones
+/// the caller already made.
+pub(super) struct InPlaceLowering<'a> {
+    pub table: &'a dyn PyTable,
+    pub names: &'a NameMap,
+    /// Names that are `i64` scalars in expressions.
+    pub sizes: &'a [&'a str],
+    /// Shared subtrees already bound to temporaries (never reused: later
+    /// code may read them again).
+    pub hoisted: &'a HashMap<Expr, String>,
+    /// The temporary counter of the function (`_t0`, `_t1`, ...).
+    pub temps: &'a mut usize,
+    /// Statements made so far, in order.
+    pub out: Vec<PyStmt>,
+}
+
+/// A rendered operand: its text and whether it is a fresh array the
+/// generated code owns (free to be overwritten once consumed).
+struct Operand {
+    text: String,
+    owned: bool,
+}
+
+impl InPlaceLowering<'_> {
+    /// Whether the target can run `e` as an element-wise operation writing
+    /// into an array of `e`'s shape and type.
+    fn writes_into(&self, e: &Expr) -> bool {
+        !e.shape().is_empty()
+            && self.table.out_rule(e.op()).is_some()
+            && self.table.special_rule(e).is_none()
+            && e.args()
+                .iter()
+                .all(|a| a.dtype() == e.dtype() && self.table.compute_dtype(a.dtype()).is_none())
+    }
+
+    /// Whether `e` is a conversion that always makes a fresh array.
+    fn is_fresh_cast(e: &Expr) -> bool {
+        matches!(e.op(), Op::Cast(to) if e.args()[0].dtype() != *to) && !e.shape().is_empty()
+    }
+
+    fn new_temp(&mut self) -> String {
+        let name = format!("_t{}", *self.temps);
+        *self.temps += 1;
+        name
+    }
+
+    /// `e` through the target's plain rule, its operands already rendered.
+    fn render_node(&self, e: &Expr, operands: &[Operand]) -> String {
+        let bound: HashMap<Expr, String> = e
+            .args()
+            .iter()
+            .zip(operands)
+            .map(|(a, o)| (a.clone(), o.text.clone()))
+            .collect();
+        render_expr(e, self.table, self.names, self.sizes, &bound)
+    }
+
+    /// `e` through the target's into-rule, writing into `out`.
+    fn render_into(&self, e: &Expr, operands: &[Operand], out: &str) -> String {
+        let template = self.table.out_rule(e.op()).unwrap_or("");
+        let mut vars: HashMap<&str, String> = HashMap::new();
+        for (key, o) in ["0", "1", "2"].into_iter().zip(operands) {
+            vars.insert(key, o.text.clone());
+        }
+        vars.insert("out", out.to_string());
+        fill(template, &vars)
+    }
+
+    fn operands(&mut self, e: &Expr) -> Vec<Operand> {
+        e.args().iter().map(|a| self.value(a)).collect()
+    }
+
+    /// The operands of an element-wise operation that writes into an
+    /// array: a conversion of one operand is left to the operation when the
+    /// target converts operands exactly (`np.multiply(_t0, active, out=_t0)`
+    /// with `_t0` int32 and `active` uint8), saving the converted copy.
+    fn operands_converted_inside(&mut self, e: &Expr) -> Vec<Operand> {
+        let args = e.args();
+        let fused = (args.len() == 2)
+            .then(|| {
+                (0..2).rev().find(|&j| {
+                    let other = &args[1 - j];
+                    Self::is_fresh_cast(&args[j])
+                        && !matches!(other.op(), Op::Lit(Lit::Float(..)))
+                        && !self.hoisted.contains_key(&args[j])
+                        && self.table.converts_operand(
+                            args[j].args()[0].dtype(),
+                            e.dtype(),
+                            other.shape().len(),
+                        )
+                })
+            })
+            .flatten();
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| match fused {
+                Some(j) if i == j => {
+                    let inner = self.value(&a.args()[0]);
+                    Operand {
+                        text: inner.text,
+                        owned: false,
+                    }
+                }
+                _ => self.value(a),
+            })
+            .collect()
+    }
+
+    /// Renders `e`, computing its element-wise parts into temporaries.
+    fn value(&mut self, e: &Expr) -> Operand {
+        if let Some(name) = self.hoisted.get(e) {
+            return Operand {
+                text: name.clone(),
+                owned: false,
+            };
+        }
+        if e.args().is_empty() {
+            return Operand {
+                text: self.render_node(e, &[]),
+                owned: false,
+            };
+        }
+        let operands = if self.writes_into(e) {
+            self.operands_converted_inside(e)
+        } else {
+            self.operands(e)
+        };
+        if self.writes_into(e) {
+            let reusable = e
+                .args()
+                .iter()
+                .zip(&operands)
+                .position(|(a, o)| o.owned && a.dtype() == e.dtype() && a.shape() == e.shape());
+            if let Some(i) = reusable {
+                let out = operands[i].text.clone();
+                let call = self.render_into(e, &operands, &out);
+                self.out.push(PyStmt::Call(call));
+                return Operand {
+                    text: out,
+                    owned: true,
+                };
+            }
+        }
+        let text = self.render_node(e, &operands);
+        if self.writes_into(e) || (!e.shape().is_empty() && self.makes_new_array(e)) {
+            let name = self.new_temp();
+            self.out.push(PyStmt::Let {
+                name: name.clone(),
+                value: text,
+            });
+            return Operand {
+                text: name,
+                owned: true,
+            };
+        }
+        Operand { text, owned: false }
+    }
+
+    /// Lowers `let name = value` (a value that may be a view is copied, as
+    /// arrays may be written later).
+    pub fn bind(&mut self, name: &str, value: &Expr) {
+        let lowered = self.value(value);
+        let text = match self.table.copy_rule() {
+            Some(rule) if !lowered.owned && may_be_view(value) => {
+                rule.replace("{0}", &lowered.text)
+            }
+            _ => lowered.text,
+        };
+        self.out.push(PyStmt::Let {
+            name: name.to_string(),
+            value: text,
+        });
+    }
+
+    /// Lowers `target[region] = value`.
+    pub fn store(&mut self, target: &str, region: Option<&[SliceItem]>, value: &Expr) {
+        let dest_name = self.names.get(target);
+        let dest = match region {
+            Some(items) => format!("{dest_name}[{}]", py_slice(items, self.names)),
+            None => dest_name.clone(),
+        };
+        let plain_store = |value: String| PyStmt::Store {
+            target: dest_name.clone(),
+            region: region.map(|items| py_slice(items, self.names)),
+            value,
+        };
+        if self.writes_into(value)
+            && value
+                .args()
+                .iter()
+                .all(|a| self.safe_operand(a, target, region))
+        {
+            let operands = self.operands_converted_inside(value);
+            let call = self.render_into(value, &operands, &dest);
+            self.out.push(PyStmt::Call(call));
+            return;
+        }
+        // Assigning into an array converts like the cast would, without
+        // building the converted copy first.
+        if Self::is_fresh_cast(value) {
+            let inner = self.value(&value.args()[0]);
+            if inner.owned || !may_be_view(&value.args()[0]) {
+                self.out.push(plain_store(inner.text));
+                return;
+            }
+        }
+        let lowered = self.value(value);
+        let text = match self.table.copy_rule() {
+            Some(rule) if !lowered.owned && may_be_view(value) => {
+                rule.replace("{0}", &lowered.text)
+            }
+            _ => lowered.text,
+        };
+        self.out.push(plain_store(text));
+    }
+
+    /// Whether operand `a` of an operation writing into `target[region]`
+    /// cannot see that write before it is read: it does not read `target`,
+    /// it is the destination region itself, or it is a fresh array.
+    fn safe_operand(&self, a: &Expr, target: &str, region: Option<&[SliceItem]>) -> bool {
+        if let Op::Cast(_) = a.op() {
+            // The conversion may be left to the operation: judge its source.
+            return self.safe_operand(&a.args()[0], target, region);
+        }
+        if !reads(a, target, &mut HashSet::new()) {
+            return true;
+        }
+        let is_target = |e: &Expr| matches!(e.op(), Op::Var(n) if &**n == target);
+        let is_destination = match (a.op(), region) {
+            (Op::Var(_), None) => is_target(a),
+            (Op::Slice(items), Some(region)) => items == region && is_target(&a.args()[0]),
+            _ => false,
+        };
+        is_destination || Self::is_fresh(a)
+    }
+
+    /// Whether the target's rendering of `e` is a new array of its own,
+    /// one the generated code may overwrite: a conversion or a result that
+    /// is not element-wise (a matrix product, a reduction, ...).
+    fn makes_new_array(&self, e: &Expr) -> bool {
+        // Views (even of new arrays) are left out: a broadcast repeats
+        // elements, and writing through it would clobber them.
+        match e.op() {
+            Op::Reduce { axes, .. } => !axes.is_empty(),
+            Op::Where
+            | Op::Matmul
+            | Op::Tensordot { .. }
+            | Op::Outer
+            | Op::Concat { .. }
+            | Op::Full { .. }
+            | Op::Triu(_)
+            | Op::Tril(_) => true,
+            Op::Cast(_) => Self::is_fresh_cast(e),
+            _ => false,
+        }
+    }
+
+    /// Whether the target's rendering of `a` never shares memory with an
+    /// array that exists before it is evaluated (a view of a new array
+    /// counts as new).
+    fn is_fresh(a: &Expr) -> bool {
+        match a.op() {
+            Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
+            Op::Reduce { .. } => true,
+            Op::Transpose(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
+                Self::is_fresh(&a.args()[0])
+            }
+            Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Where
+            | Op::Matmul
+            | Op::Tensordot { .. }
+            | Op::Outer
+            | Op::Concat { .. }
+            | Op::Full { .. }
+            | Op::Triu(_)
+            | Op::Tril(_) => true,
+            Op::Cast(_) => Self::is_fresh_cast(a),
+            Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
+        }
+    }
+}
+
+/// Whether `e` reads the array `name`; shared subtrees are visited once
+/// (a tree walk of a DAG can be exponential).
+fn reads(e: &Expr, name: &str, seen: &mut HashSet<Expr>) -> bool {
+    if matches!(e.op(), Op::Var(n) if &**n == name) {
+        return true;
+    }
+    if !seen.insert(e.clone()) {
+        return false;
+    }
+    e.args().iter().any(|a| reads(a, name, seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{emit, parse_program, EmitOptions, Target};
+
+    fn numpy_and_torch(text: &str) -> (String, String) {
+        let p = parse_program("t.tensir", text).unwrap();
+        let opts = EmitOptions::default();
+        (
+            emit(&p, Target::Numpy, &opts).unwrap(),
+            emit(&p, Target::Pytorch, &opts).unwrap(),
+        )
+    }
+
+    #[test]
+    fn element_wise_results_are_written_into_the_destination() {
+        let (np, torch) =
+            numpy_and_torch("func inc(n: size, arr: inout i32[n]) {\n  arr = add(1i32, arr);\n}\n");
+        assert!(np.contains("np.add(np.int32(1), arr, out=arr)"), "{np}");
+        assert!(torch.contains(", arr, out=arr)"), "{torch}");
+        assert!(!np.contains("arr[...] ="), "{np}");
+    }
+
+    #[test]
+    fn a_shifted_read_of_the_destination_is_not_overwritten() {
+        let (np, torch) = numpy_and_torch(
+            "func shift(n: size, x: inout i32[n], y: i32[n]) {\n  x[1:n] = add(x[0:n - 1], y[1:n]);\n}\n",
+        );
+        for code in [&np, &torch] {
+            assert!(!code.contains("out=x["), "{code}");
+            assert!(code.contains("x[1:n] = "), "{code}");
+        }
+    }
+
+    #[test]
+    fn chains_reuse_their_own_temporaries_and_convert_inside_operations() {
+        let (np, _) = numpy_and_torch(
+            "func blend(n: size, a: u8[n], b: u8[n], out: out u8[n]) {\n  out = cast(maximum(add(cast(a, i32), cast(b, i32)), 255i32), u8);\n}\n",
+        );
+        assert!(np.contains("_t0 = np.asarray(a).astype(np.int32)"), "{np}");
+        assert!(np.contains("np.add(_t0, b, out=_t0)"), "{np}");
+        assert!(
+            np.contains("np.maximum(_t0, np.int32(255), out=_t0)"),
+            "{np}"
+        );
+        assert!(np.contains("out[...] = _t0"), "{np}");
+        assert!(!np.contains("_t1"), "{np}");
+    }
+}
