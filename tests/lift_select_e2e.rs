@@ -2,7 +2,8 @@
 //! `tenslift lift` binary: data-dependent selects (blend kernels with C
 //! integer division), triangular output regions (`syrk`, and `syr2k`, a
 //! sum of two products of the same operands), triangular and
-//! symmetric operands (`trmm`, `symm`) and constant fills. Each lifted
+//! symmetric operands (`trmm`, `symm`), constant fills, and sketches over
+//! stored intermediates (`correlation`). Each lifted
 //! program's NumPy runs on the C driver's inputs and must write exactly
 //! what the gcc-compiled C wrote.
 
@@ -71,6 +72,35 @@ fn syr2k_lifts_to_a_triangle_split_of_two_matrix_products() {
         }
     }
     numpy_matches_compiled_c("syr2k", file);
+}
+
+/// `correlation` stores column means, then standard deviations (a
+/// thresholded root of second moments about the stored means), then the
+/// standardised data in place, then its Gram matrix with a unit diagonal:
+/// each later output is a sketch over the stored ones, in both modes.
+#[test]
+fn correlation_lifts_through_its_stored_statistics() {
+    let file = "benchmarks/polybench/correlation.c";
+    for mode in ["best", "first"] {
+        let out = tenslift(&[file, "--target", "numpy", "--json", "--search", mode]);
+        let record: Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
+        assert_eq!(record["status"], "lifted", "{mode}: {record}");
+        assert!(
+            record["time_s"].as_f64().is_some_and(|t| t < 60.0),
+            "{record}"
+        );
+        let program = record["program"].as_str().unwrap_or_default();
+        for part in [
+            "sum(mul(sub(data, mean), sub(data, mean)), axes=[0])",
+            "-0.1",
+            "div(sub(data, mean), mul(sqrt(float_n), stddev))",
+            "matmul(transpose(data, perm=[1, 0]), data)",
+            "triu(full([m, m], 1.0), k=0)",
+        ] {
+            assert!(program.contains(part), "{part} missing in {program}");
+        }
+    }
+    numpy_matches_compiled_c("correlation", file);
 }
 
 /// `trmm` reads `A[k][i]` for `k > i` only; `symm` reads the lower

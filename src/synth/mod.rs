@@ -18,6 +18,7 @@ pub mod cost;
 pub mod direct;
 pub mod fold;
 pub mod library;
+pub mod moments;
 pub mod partial;
 pub mod rewrite;
 pub mod search;
@@ -259,6 +260,9 @@ fn direct_translation<'s>(
 /// rest is the search's.
 const LIBRARY_SHARE: f64 = 0.5;
 
+/// The most time one output's search with the [`moments`] leaves may take.
+const MOMENT_BUDGET: Duration = Duration::from_secs(3);
+
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
     let start = Instant::now();
@@ -282,6 +286,12 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         // of that output's next library.
         let mut fitted_sizes: HashMap<String, Vec<Expr>> = HashMap::new();
         let mut retries_left = MAX_GENERALISATION_RETRIES;
+        // Outputs the plain library failed, with how many arrays were
+        // stored then: their next tries start with the sketches over stored
+        // intermediates ([`moments`]), and add its leaves to the library
+        // only when nothing was stored since (an output waiting for another
+        // one's result keeps the plain, faster library).
+        let mut failed_with: HashMap<String, usize> = HashMap::new();
         loop {
             solved_outputs = 0;
             let mut chosen: HashMap<String, Expr> = HashMap::new();
@@ -344,6 +354,36 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
                         let views = |name: &str| search_views(kernel, name);
+                        // Sketches over stored intermediates that need no
+                        // library come first for an output that failed once.
+                        let retried = failed_with.get(&out.name).copied();
+                        if retried.is_some() {
+                            let target = out.value.map(canonical_extrema);
+                            let moment =
+                                moments::direct(&mut evaluator, &params, &written, &target, &sizes);
+                            if let Some(moment) = moment {
+                                let cheaper = match direct {
+                                    Some(d) if d.cost <= moment.cost => d,
+                                    _ => moment,
+                                };
+                                break 'solve Some((cheaper, None));
+                            }
+                        }
+                        let moment_leaves = if retried == Some(written.len()) {
+                            moments::leaves(&params, &written)
+                        } else {
+                            Vec::new()
+                        };
+                        // The moment sketches get a short budget of their
+                        // own: an output they cannot solve either must not
+                        // hold up the kept-loops fallback.
+                        let capped = !moment_leaves.is_empty();
+                        let (output_deadline, retry_deadline) = if capped {
+                            let cap = output_deadline.min(Instant::now() + MOMENT_BUDGET);
+                            (cap, cap)
+                        } else {
+                            (output_deadline, deadline)
+                        };
                         let library_start = Instant::now();
                         let library_deadline = library_start
                             + output_deadline
@@ -353,12 +393,16 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             &mut evaluator,
                             leaves(&params, &views, &written)
                                 .into_iter()
+                                // Beside the moment leaves only scalars stay:
+                                // the plain library already failed this output.
+                                .filter(|leaf| moment_leaves.is_empty() || leaf.shape().is_empty())
                                 .filter(|leaf| {
                                     !fitted_sizes
                                         .get(&out.name)
                                         .is_some_and(|casts| casts.contains(leaf))
                                 })
                                 .chain(select::triangle_leaves(&params, &out.value))
+                                .chain(moment_leaves.iter().cloned())
                                 .collect(),
                             &sizes,
                             library_deadline,
@@ -417,8 +461,8 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             let (mut outcome, searched) =
                                 search_with(output_deadline, options.first);
                             stats.absorb(&searched);
-                            if matches!(outcome, Err(Timeout)) && output_deadline < deadline {
-                                let (again, searched) = search_with(deadline, true);
+                            if matches!(outcome, Err(Timeout)) && output_deadline < retry_deadline {
+                                let (again, searched) = search_with(retry_deadline, true);
                                 stats.absorb(&searched);
                                 outcome = again;
                             }
@@ -429,7 +473,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 }
                                 Ok(None) => {}
                                 Err(Timeout) => {
-                                    timed_out = true;
+                                    timed_out = !capped;
                                     break;
                                 }
                             }
@@ -474,7 +518,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 written.push(out.name.clone());
                             }
                         }
-                        None => still.push(out),
+                        None => {
+                            failed_with.insert(out.name.clone(), written.len());
+                            still.push(out);
+                        }
                     }
                 }
                 if !progress {

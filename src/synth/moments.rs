@@ -1,0 +1,281 @@
+//! Sketches over stored intermediates, tried only for an output the plain
+//! library could not solve: second moments of an array about a stored
+//! column statistic (`sum((X - mean)², axis 0)`, a standard deviation's
+//! core), Gram matrices of a stored array (`Wᵀ W`, a correlation's), and a
+//! square output that is such a matrix with its diagonal overridden by one
+//! constant (`corr[i][i] = 1`). The library's depth bound never builds the
+//! product of a stub with itself, and no region sketch writes a diagonal.
+
+use tenslift_targets::{build, Dim, Expr, Lit, Param, ParamKind};
+
+use super::cost::cost_of;
+use super::library::Evaluator;
+use super::search::Found;
+use crate::algebra::Tensor;
+use crate::spec::Sizes;
+
+/// A float array parameter's (name, extents), if `p` is one.
+fn float_array(p: &Param) -> Option<(&Param, &[Dim])> {
+    match &p.kind {
+        ParamKind::Array { dtype, shape, .. } if dtype.is_float() => Some((p, shape.as_slice())),
+        _ => None,
+    }
+}
+
+/// Extra library leaves built from the arrays stored so far (`written`):
+/// for every readable matrix `X` of shape `[a, b]` and stored vector `v` of
+/// length `b`, `sum((X - v) * (X - v), axis 0)`; for every stored matrix
+/// `W`, its Gram matrices `Wᵀ W` and `W Wᵀ`.
+pub fn leaves(params: &[Param], written: &[String]) -> Vec<Expr> {
+    let is_written = |p: &Param| written.iter().any(|w| **w == *p.name);
+    let readable = |p: &Param| match &p.kind {
+        ParamKind::Array { access, .. } => {
+            *access != tenslift_targets::Access::Out || is_written(p)
+        }
+        _ => false,
+    };
+    let arrays: Vec<(&Param, &[Dim])> = params
+        .iter()
+        .filter(|p| readable(p))
+        .filter_map(float_array)
+        .collect();
+    let mut out = Vec::new();
+    for &(matrix, shape) in arrays.iter().filter(|(_, s)| s.len() == 2) {
+        let x = Expr::var(&matrix.name, matrix.ty());
+        for &(vector, vshape) in arrays.iter().filter(|(p, s)| s.len() == 1 && is_written(p)) {
+            if vshape[0] != shape[1] || vector.ty().dtype != matrix.ty().dtype {
+                continue;
+            }
+            let v = Expr::var(&vector.name, vector.ty());
+            let moment = build::sub(x.clone(), v).and_then(|d| {
+                let square = build::mul(d.clone(), d)?;
+                build::sum(square, &[0])
+            });
+            let Ok(moment) = moment else {
+                continue;
+            };
+            // The root mean square deviation over each float scalar (the
+            // count as a parameter), and its negation, which a comparison
+            // against a threshold (`σ <= eps`) reads: the library's depth
+            // bound stops below both.
+            for scalar in params
+                .iter()
+                .filter(|p| matches!(p.kind, ParamKind::Scalar(d) if d == matrix.ty().dtype))
+            {
+                let count = Expr::var(&scalar.name, scalar.ty());
+                if let Ok(root) = build::div(moment.clone(), count).and_then(build::sqrt) {
+                    out.extend(build::neg(root.clone()).ok());
+                    out.push(root);
+                }
+            }
+            out.push(moment);
+        }
+        if is_written(matrix) {
+            out.extend(gram_matrices(&x));
+        }
+    }
+    out
+}
+
+/// `Wᵀ W` and `W Wᵀ` of a matrix `w`.
+fn gram_matrices(w: &Expr) -> Vec<Expr> {
+    let transposed = |e: &Expr| build::transpose(e.clone(), &[1, 0]);
+    [
+        transposed(w).and_then(|t| build::matmul(t, w.clone())),
+        transposed(w).and_then(|t| build::matmul(w.clone(), t)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The constant every diagonal element of a square `target` holds, if the
+/// diagonal is one constant.
+fn constant_diagonal(target: &Tensor) -> Option<f64> {
+    let shape = target.shape();
+    if shape.len() != 2 || shape[0] != shape[1] || shape[0] == 0 {
+        return None;
+    }
+    let first = target.get(&[0, 0])?.as_constant()?;
+    (1..shape[0])
+        .all(|i| target.get(&[i, i]).and_then(|e| e.as_constant()).as_ref() == Some(&first))
+        .then(|| first.to_f64())
+}
+
+/// `g` off the diagonal and `c` on it: `triu(g, 1) + tril(g, -1) + c·I`,
+/// the identity built as the diagonal band of a constant matrix.
+fn with_diagonal(g: &Expr, c: f64) -> Option<Expr> {
+    let dtype = g.dtype();
+    let filled = build::full(g.shape().to_vec(), Lit::float(c, dtype)).ok()?;
+    let band = build::tril(build::triu(filled, 0).ok()?, 0).ok()?;
+    let off = build::add(
+        build::triu(g.clone(), 1).ok()?,
+        build::tril(g.clone(), -1).ok()?,
+    )
+    .ok()?;
+    build::add(off, band).ok()
+}
+
+/// A program for a square `target` whose diagonal is one constant and
+/// whose other elements are those of a stored array's Gram matrix; its
+/// value is checked whole against the target.
+pub fn unit_diagonal(
+    evaluator: &mut Evaluator,
+    params: &[Param],
+    written: &[String],
+    target: &Tensor,
+    sizes: &Sizes,
+) -> Option<Found> {
+    let c = constant_diagonal(target)?;
+    let n = target.shape()[0];
+    let grams = params
+        .iter()
+        .filter(|p| written.iter().any(|w| **w == *p.name))
+        .filter_map(float_array)
+        .filter(|(_, s)| s.len() == 2)
+        .flat_map(|(p, _)| gram_matrices(&Expr::var(&p.name, p.ty())));
+    for g in grams {
+        let Some(value) = evaluator.value(&g) else {
+            continue;
+        };
+        if value.shape() != target.shape() {
+            continue;
+        }
+        let off_diagonal_equal =
+            (0..n).all(|i| (0..n).all(|j| i == j || value.get(&[i, j]) == target.get(&[i, j])));
+        if !off_diagonal_equal {
+            continue;
+        }
+        let Some(expr) = with_diagonal(&g, c) else {
+            continue;
+        };
+        if evaluator.value(&expr).is_some_and(|v| &v == target) {
+            let cost = cost_of(&[&expr], sizes);
+            return Some(Found { expr, cost });
+        }
+    }
+    None
+}
+
+/// A program for `target` from the arrays stored so far, without a
+/// library: the diagonal override of a Gram matrix ([`unit_diagonal`]), or
+/// a matrix standardised by stored column statistics ([`standardised`]).
+pub fn direct(
+    evaluator: &mut Evaluator,
+    params: &[Param],
+    written: &[String],
+    target: &Tensor,
+    sizes: &Sizes,
+) -> Option<Found> {
+    unit_diagonal(evaluator, params, written, target, sizes)
+        .or_else(|| standardised(evaluator, params, written, target, sizes))
+}
+
+/// `(X - u) / (sqrt(c) * w)` or `(X - u) / w` for a readable matrix `X`,
+/// stored vectors `u` (a column mean) and `w` (a column deviation) and a
+/// float scalar `c`: the centring and scaling of a data matrix, whose
+/// quotient by a stored polynomial the library never divides by.
+pub fn standardised(
+    evaluator: &mut Evaluator,
+    params: &[Param],
+    written: &[String],
+    target: &Tensor,
+    sizes: &Sizes,
+) -> Option<Found> {
+    let is_written = |p: &Param| written.iter().any(|w| **w == *p.name);
+    let var = |p: &Param| Expr::var(&p.name, p.ty());
+    let matrices = params.iter().filter_map(float_array).filter(|(p, s)| {
+        s.len() == 2
+            && (is_written(p)
+                || matches!(&p.kind, ParamKind::Array { access, .. } if *access != tenslift_targets::Access::Out))
+    });
+    let vectors: Vec<&Param> = params
+        .iter()
+        .filter(|p| is_written(p))
+        .filter_map(float_array)
+        .filter(|(_, s)| s.len() == 1)
+        .map(|(p, _)| p)
+        .collect();
+    let scalars: Vec<&Param> = params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Scalar(d) if d.is_float()))
+        .collect();
+    for (matrix, _) in matrices {
+        for &mean in &vectors {
+            let Ok(centred) = build::sub(var(matrix), var(mean)) else {
+                continue;
+            };
+            for &scale in vectors.iter().filter(|v| v.name != mean.name) {
+                let scaled_by_roots = scalars.iter().filter_map(|c| {
+                    build::sqrt(var(c))
+                        .and_then(|r| build::mul(r, var(scale)))
+                        .ok()
+                });
+                for divisor in std::iter::once(var(scale)).chain(scaled_by_roots) {
+                    let Ok(expr) = build::div(centred.clone(), divisor) else {
+                        continue;
+                    };
+                    if evaluator.value(&expr).is_some_and(|v| &v == target) {
+                        let cost = cost_of(&[&expr], sizes);
+                        return Some(Found { expr, cost });
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algebra::Expr as Value;
+    use tenslift_targets::{print_expr, Access, DType};
+
+    fn array(name: &str, shape: &[&str], access: Access) -> Param {
+        Param {
+            name: name.into(),
+            kind: ParamKind::Array {
+                dtype: DType::F64,
+                shape: shape.iter().map(|d| Dim::sym(d)).collect(),
+                access,
+            },
+        }
+    }
+
+    #[test]
+    fn a_diagonal_of_one_constant_is_recognised_and_any_other_is_not() {
+        let unit = Tensor::from_fn(&[3, 3], |ix| {
+            if ix[0] == ix[1] {
+                Value::one()
+            } else {
+                Value::int((ix[0] * 3 + ix[1]) as i64)
+            }
+        });
+        assert_eq!(constant_diagonal(&unit), Some(1.0));
+        let varying = Tensor::from_fn(&[3, 3], |ix| Value::int((ix[0] + ix[1]) as i64));
+        assert_eq!(constant_diagonal(&varying), None);
+    }
+
+    #[test]
+    fn moments_need_a_stored_vector_and_gram_matrices_a_stored_matrix() {
+        let params = vec![
+            array("data", &["n", "m"], Access::InOut),
+            array("mean", &["m"], Access::Out),
+        ];
+        let printed = |written: &[String]| -> Vec<String> {
+            leaves(&params, written).iter().map(print_expr).collect()
+        };
+        assert!(printed(&[]).is_empty());
+        let with_mean = printed(&["mean".to_string()]);
+        assert_eq!(
+            with_mean,
+            ["sum(mul(sub(data, mean), sub(data, mean)), axes=[0])"]
+        );
+        let with_data = printed(&["mean".to_string(), "data".to_string()]);
+        assert!(
+            with_data.contains(&"matmul(transpose(data, perm=[1, 0]), data)".to_string()),
+            "{with_data:?}"
+        );
+    }
+}
