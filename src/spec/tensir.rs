@@ -43,6 +43,7 @@ mod machine;
 mod semantics;
 
 pub use extrema::canonical_extrema;
+pub use semantics::float_literal_value;
 
 /// Why a TensIR program could not be executed symbolically.
 #[derive(Debug, Error, Clone, PartialEq)]

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
 
 use super::library::Evaluator;
+use super::stencil::exact_literal;
 use crate::algebra::{Atom, AtomKind, Expr as Value, Func, Mono, Rat, SymbolKind, Tensor};
 use crate::spec::tensir::canonical_extrema;
 use crate::spec::Sizes;
@@ -211,27 +212,6 @@ fn float_lit(v: f64, dtype: DType) -> Expr {
     Expr::lit(Lit::float(v, dtype))
 }
 
-/// A float literal whose text reads back as exactly `c` (as the TensIR
-/// semantics read literals: the shortest decimal of the rounded value).
-pub fn exact_float_literal(c: &Rat, dtype: DType) -> Option<Expr> {
-    let v = c.to_f64();
-    if !v.is_finite() {
-        return None;
-    }
-    let text = if dtype == DType::F32 {
-        format!("{}", v as f32)
-    } else {
-        format!("{v}")
-    };
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.as_str()),
-    };
-    let parsed = Rat::parse_decimal(digits)?;
-    let parsed = if negative { -&parsed } else { parsed };
-    (parsed == *c).then(|| float_lit(v, dtype))
-}
-
 /// Writes normal forms as TensIR for one output position.
 struct Writer<'a> {
     params: &'a [Param],
@@ -363,7 +343,7 @@ impl Writer<'_> {
             _ => {
                 // A fraction p/q multiplies by p and divides by q, so both
                 // literals are exact integers.
-                if let Some(lit) = exact_float_literal(c, self.dtype) {
+                if let Some(lit) = exact_literal(c, self.dtype) {
                     return build::mul(lit, body).ok();
                 }
                 let big = c.to_big();
@@ -372,9 +352,9 @@ impl Writer<'_> {
                 let body = if numer.is_one() {
                     body
                 } else {
-                    build::mul(exact_float_literal(&numer, self.dtype)?, body).ok()?
+                    build::mul(exact_literal(&numer, self.dtype)?, body).ok()?
                 };
-                build::div(body, exact_float_literal(&denom, self.dtype)?).ok()
+                build::div(body, exact_literal(&denom, self.dtype)?).ok()
             }
         }
     }
@@ -386,13 +366,13 @@ impl Writer<'_> {
         }
         match self.chosen.get(c) {
             Some(Spelling::Size { .. }) => self.scaled(c, float_lit(1.0, self.dtype)),
-            _ => exact_float_literal(c, self.dtype).or_else(|| {
+            _ => exact_literal(c, self.dtype).or_else(|| {
                 let big = c.to_big();
                 let numer = Rat::from_big(big.numer().clone().into());
                 let denom = Rat::from_big(big.denom().clone().into());
                 build::div(
-                    exact_float_literal(&numer, self.dtype)?,
-                    exact_float_literal(&denom, self.dtype)?,
+                    exact_literal(&numer, self.dtype)?,
+                    exact_literal(&denom, self.dtype)?,
                 )
                 .ok()
             }),

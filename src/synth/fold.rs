@@ -6,30 +6,16 @@
 
 use tenslift_targets::{BinaryOp, DType, Expr, Lit, Op, UnaryOp};
 
-use super::direct::exact_float_literal;
+use super::stencil::exact_literal;
 use crate::algebra::Rat;
+use crate::spec::tensir::float_literal_value;
 
-/// The exact value of a float literal, read as the TensIR semantics read
-/// it (the shortest decimal of the value rounded to its type).
+/// The exact value of a float literal, read as the TensIR semantics read it.
 fn literal_value(lit: Lit) -> Option<(Rat, DType)> {
     let Lit::Float(bits, dtype) = lit else {
         return None;
     };
-    let v = f64::from_bits(bits);
-    if !v.is_finite() {
-        return None;
-    }
-    let text = if dtype == DType::F32 {
-        format!("{}", v as f32)
-    } else {
-        format!("{v}")
-    };
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.as_str()),
-    };
-    let value = Rat::parse_decimal(digits)?;
-    Some((if negative { -&value } else { value }, dtype))
+    Some((float_literal_value(f64::from_bits(bits), dtype)?, dtype))
 }
 
 /// The literal `expr` evaluates to, when it is an operation on literals
@@ -60,7 +46,7 @@ fn fold_node(expr: &Expr) -> Option<Expr> {
         }
         _ => return None,
     };
-    exact_float_literal(&result, dtype)
+    exact_literal(&result, dtype)
 }
 
 /// `expr` with every constant sub-expression folded, bottom up.

@@ -35,6 +35,7 @@ use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Op, Param, ParamKind};
 use super::contraction::Peel;
 use super::search::{Found, Search, Timeout};
 use crate::algebra::{Expr as Value, Func, Rat, Tensor};
+use crate::spec::tensir::float_literal_value;
 
 /// Candidates a masked (region) hole tries per level, simplest first.
 const MASKED_CANDIDATES_PER_LEVEL: usize = 64;
@@ -103,29 +104,11 @@ fn literal(value: &Rat, dtype: DType) -> Option<Expr> {
         // round-trips (`0.1` is 1/10, as in the C source) or as the binary
         // value itself.
         let lit = Lit::float(v, dtype);
-        let exact = Rat::from_f64(v).as_ref() == Some(value) || decimal_of(v, dtype) == *value;
+        let exact = Rat::from_f64(v).as_ref() == Some(value)
+            || float_literal_value(v, dtype).as_ref() == Some(value);
         exact.then(|| Expr::lit(lit))
     } else {
         None
-    }
-}
-
-/// The shortest decimal that round-trips `v` in `dtype`, as a rational
-/// (zero when it has none).
-fn decimal_of(v: f64, dtype: DType) -> Rat {
-    let text = if dtype == DType::F32 {
-        format!("{}", v as f32)
-    } else {
-        format!("{v}")
-    };
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.as_str()),
-    };
-    match Rat::parse_decimal(digits) {
-        Some(r) if negative => -&r,
-        Some(r) => r,
-        None => Rat::from(0),
     }
 }
 

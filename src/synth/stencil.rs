@@ -21,6 +21,7 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{build, BinaryOp, DType, Dim, Expr, Lit, UnaryOp};
 
 use crate::algebra::{Expr as Value, Rat, Symbol, Tensor};
+use crate::spec::tensir::float_literal_value;
 use crate::spec::Sizes;
 
 /// One loop around an access, inside the statement being lifted.
@@ -308,13 +309,7 @@ pub fn exact_literal(r: &Rat, dtype: DType) -> Option<Expr> {
         return r.to_i64().map(|v| Expr::lit(Lit::int(v, dtype)));
     }
     let v = r.to_f64();
-    let text = if dtype == DType::F32 {
-        format!("{}", (v as f32).abs())
-    } else {
-        format!("{}", v.abs())
-    };
-    let back = Rat::parse_decimal(&text)?;
-    (back == r.abs()).then(|| Expr::lit(Lit::float(v, dtype)))
+    (float_literal_value(v, dtype)? == *r).then(|| Expr::lit(Lit::float(v, dtype)))
 }
 
 /// The coefficient of each leaf in `target = c0 + Σ c_k · leaf_k`, when

@@ -47,31 +47,32 @@ pub(super) fn unwrap_operand(v: &Value, bits: u8, signed: bool) -> Value {
     v.clone()
 }
 
-/// The exact value of a literal: floats are the shortest decimal that
-/// round-trips, as the C spec reads C's decimal literals.
+/// The value a float literal `v` of type `dtype` denotes: the shortest
+/// decimal that round-trips in that type, as the C spec reads C's decimal
+/// literals (None for infinities and NaN).
+pub fn float_literal_value(v: f64, dtype: DType) -> Option<Rat> {
+    let text = if dtype == DType::F32 {
+        format!("{}", v as f32)
+    } else {
+        format!("{v}")
+    };
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.as_str()),
+    };
+    let magnitude = Rat::parse_decimal(digits)?;
+    Some(if negative { -&magnitude } else { magnitude })
+}
+
+/// The exact value of a literal (floats as [`float_literal_value`]).
 pub(super) fn literal(l: Lit) -> Result<Value> {
     Ok(match l {
         Lit::Bool(b) => Value::int(i64::from(b)),
         Lit::Int(v, _) => Value::int(v),
         Lit::Float(bits, d) => {
             let v = f64::from_bits(bits);
-            let text = if d == DType::F32 {
-                format!("{}", v as f32)
-            } else {
-                format!("{v}")
-            };
-            let (negative, digits) = match text.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, text.as_str()),
-            };
-            let exact = Rat::parse_decimal(digits)
-                .map(|r| {
-                    if negative {
-                        Value::constant(r).neg()
-                    } else {
-                        Value::constant(r)
-                    }
-                })
+            let exact = float_literal_value(v, d)
+                .map(Value::constant)
                 .or_else(|| Rat::from_f64(v).map(Value::constant));
             exact.ok_or_else(|| {
                 TensirSpecError::Malformed(format!("literal {v} is not a finite number"))
