@@ -61,21 +61,38 @@ fn short(r: &UnboundedResult) -> String {
 
 #[test]
 fn golden_corpus_programs_are_proved_for_all_sizes() {
-    let mut proved = Vec::new();
-    let mut total = 0;
-    for (name, kernel, program) in golden() {
-        total += 1;
-        let started = std::time::Instant::now();
-        let r = prove(&kernel, &program, &options());
-        eprintln!(
-            "[unbounded] {name}: {} ({:.0} ms)",
-            short(&r),
-            started.elapsed().as_secs_f64() * 1000.0
-        );
-        if matches!(r, UnboundedResult::Proved { .. }) {
-            proved.push(name);
+    let programs = golden();
+    let total = programs.len();
+    // Each program is proved on its own thread's Z3 context; the slow ones
+    // (Z3 giving up on nonlinear preservation conditions) no longer queue
+    // behind each other.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let proved = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((name, kernel, program)) = programs.get(i) else {
+                    break;
+                };
+                let started = std::time::Instant::now();
+                let r = prove(kernel, program, &options());
+                eprintln!(
+                    "[unbounded] {name}: {} ({:.0} ms)",
+                    short(&r),
+                    started.elapsed().as_secs_f64() * 1000.0
+                );
+                if matches!(r, UnboundedResult::Proved { .. }) {
+                    proved
+                        .lock()
+                        .expect("no worker panicked")
+                        .push(name.clone());
+                }
+            });
         }
-    }
+    });
+    let proved = proved.into_inner().expect("no worker panicked");
     eprintln!("[unbounded] proved {}/{total}", proved.len());
     for must in [
         "gemm",
@@ -93,7 +110,7 @@ fn golden_corpus_programs_are_proved_for_all_sizes() {
         assert!(proved.iter().any(|p| p == must), "{must} should be proved");
     }
     // Floor: what this encoding proved when the floor was last raised
-    // (38/50 with Z3's deterministic resource budget; issue goal: 80% of
+    // (40/50 with a 10 s budget and a 20 s back-stop; issue goal: 80% of
     // the lifted kernels), less a margin.
     assert!(proved.len() >= 36, "proved only {}/{total}", proved.len());
 }
