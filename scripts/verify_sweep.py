@@ -5,7 +5,7 @@ bounded (Z3 at two size tuples), unbounded (Z3 with invariants) and
 differential (generated code vs gcc-compiled C) verdicts, totals, and why
 kernels are not proved.
 
-Usage: verify_sweep.py [--bin target/release/tenslift] [--timeout 30]
+Usage: verify_sweep.py [--bin target/release/tenslift] [--timeout 30] [--lift-timeout 60]
     [--targets numpy,jax,pytorch,hlo] [--suite polybench]... [--kernel gemm]...
     [--limit N] [--out results/verification-YYYY-MM-DD.md]
 """
@@ -25,9 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def verify(binary: str, kernel: dict, timeout: float, targets: str) -> dict:
+def verify(binary: str, kernel: dict, timeout: float, lift_timeout: float, targets: str) -> dict:
     cmd = [binary, "verify", f"benchmarks/{kernel['file']}", "--function", kernel["function"],
-           "--json", "--timeout", str(timeout), "--targets", targets]
+           "--json", "--timeout", str(timeout), "--lift-timeout", str(lift_timeout),
+           "--targets", targets]
     start = time.monotonic()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     record = {"bounded": "-", "unbounded": "-", "differential": "-", "status": "", "reason": "",
@@ -61,6 +62,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/release/tenslift")
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--lift-timeout", type=float, default=60.0,
+                        help="search deadline, as the synthesis sweep's --timeout")
     parser.add_argument("--targets", default="numpy,jax,pytorch,hlo")
     parser.add_argument("--suite", action="append", default=[])
     parser.add_argument("--kernel", action="append", default=[])
@@ -79,7 +82,7 @@ def main() -> None:
     if args.limit:
         kernels = kernels[: args.limit]
     def one(k: dict) -> tuple[dict, dict]:
-        r = verify(args.bin, k, args.timeout, args.targets)
+        r = verify(args.bin, k, args.timeout, args.lift_timeout, args.targets)
         print(f"{k['name']}: bounded {r['bounded']}, unbounded {r['unbounded']}, "
               f"differential {r['differential']} ({r['time']:.1f} s)", flush=True)
         return k, r
@@ -93,6 +96,7 @@ def main() -> None:
     failed = [k["name"] for k, r in rows if r["exit"] == 6]
     not_lifted = sum(1 for _, r in rows if r["bounded"] == "-")
     command = (f".venv/bin/python scripts/verify_sweep.py --bin {args.bin} --timeout {args.timeout:g} "
+               f"--lift-timeout {args.lift_timeout:g} "
                f"--targets {args.targets}"
                + "".join(f" --suite {s}" for s in args.suite)
                + "".join(f" --kernel {s}" for s in args.kernel)

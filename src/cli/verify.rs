@@ -1,5 +1,5 @@
 //! `tenslift verify FILE.c [--function F]... [--program P.tensir]
-//! [--targets numpy,jax,pytorch,hlo] [--timeout S] [--json] [--report DIR]`:
+//! [--targets numpy,jax,pytorch,hlo] [--timeout S] [--lift-timeout S] [--json] [--report DIR]`:
 //! lifts each kernel (or takes the given program) and checks it three ways:
 //! Z3 bounded equivalence at two size tuples, the unbounded prover, and
 //! differential runs of the generated code against the gcc-compiled C. One
@@ -63,9 +63,15 @@ pub struct VerifyArgs {
     /// Targets for the differential runs (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "numpy,jax,pytorch,hlo")]
     pub targets: Vec<String>,
-    /// Seconds per kernel for the search and for each Z3 check.
+    /// Seconds of Z3 work for each check (bounded: per size tuple;
+    /// unbounded: per verification condition).
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
+    /// Seconds for the search when the kernel is lifted here, as
+    /// `tenslift lift --timeout` (default: the same 60 s, so `verify` lifts
+    /// what `lift` lifts).
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    pub lift_timeout: f64,
     /// Print one JSON object per kernel on stdout.
     #[arg(long)]
     pub json: bool,
@@ -80,7 +86,11 @@ pub struct VerifyArgs {
 pub struct VerifySetup {
     pub file: PathBuf,
     pub targets: Vec<Target>,
+    /// Z3's budget per check.
     pub timeout: Duration,
+    /// The search's deadline when a kernel (or a dataset's variant of it)
+    /// is lifted for the check.
+    pub lift_timeout: Duration,
     pub compile: CompileFlags,
     /// How the frontend read the file (the user's `-I`/`-D`/`-p`): the base
     /// for re-extracting a kernel with a dataset's macros.
@@ -103,6 +113,7 @@ impl VerifySetup {
             file: file.to_path_buf(),
             targets,
             timeout,
+            lift_timeout: timeout,
             compile: CompileFlags {
                 include_dirs: cflags.include_dirs.clone(),
                 defines: cflags.defines.clone(),
@@ -127,9 +138,16 @@ pub fn parse_targets(names: &[String]) -> Result<Vec<Target>, String> {
 }
 
 pub fn run(args: VerifyArgs) -> i32 {
-    if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        print_err("error: --timeout must be a positive number of seconds\n");
-        return EXIT_USAGE;
+    for (flag, value) in [
+        ("--timeout", args.timeout),
+        ("--lift-timeout", args.lift_timeout),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            print_err(&format!(
+                "error: {flag} must be a positive number of seconds\n"
+            ));
+            return EXIT_USAGE;
+        }
     }
     let targets = match parse_targets(&args.targets) {
         Ok(t) => t,
@@ -187,6 +205,7 @@ pub fn run(args: VerifyArgs) -> i32 {
         Duration::from_secs_f64(args.timeout),
     );
     setup.relift = given.is_none();
+    setup.lift_timeout = Duration::from_secs_f64(args.lift_timeout);
     let mut results = Vec::new();
     let mut not_lifted = false;
     for kernel in &unit.kernels {
@@ -195,7 +214,7 @@ pub fn run(args: VerifyArgs) -> i32 {
             Some(p) => (Some(p.clone()), "given".to_string()),
             None => {
                 let synth = SynthOptions {
-                    timeout: setup.timeout,
+                    timeout: setup.lift_timeout,
                     ..SynthOptions::default()
                 };
                 let outcome = lift_whole_or_partially(kernel, &synth);
@@ -558,7 +577,7 @@ fn program_for_dataset(
     }
     let program = if setup.relift {
         let synth = SynthOptions {
-            timeout: setup.timeout,
+            timeout: setup.lift_timeout,
             ..SynthOptions::default()
         };
         let outcome = lift_whole_or_partially(&at_dataset, &synth);

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use tenslift_frontend::ir::Kernel;
 use tenslift_targets::{DType, Program};
 use z3::ast::Bool;
-use z3::{Model, Params, SatResult, Solver};
+use z3::{Model, SatResult, Solver};
 
 use crate::domain::{Domain, ElemKind};
 use crate::error::{Abort, VerifyError};
@@ -92,6 +92,7 @@ pub fn check(
     opts: &BoundedOptions,
 ) -> Result<BoundedResult, VerifyError> {
     let iface = interface::build(kernel, program, sizes)?;
+    let _turn = crate::z3_turn::take();
     let mut cfg = z3::Config::new();
     cfg.set_model_generation(true);
     // One resource budget for every solver call of the check: Z3 counts
@@ -111,6 +112,12 @@ pub fn check(
         }
         .run()
     })
+}
+
+/// A solver and the wall clock its check may take.
+struct BudgetedSolver {
+    solver: Solver,
+    left: Duration,
 }
 
 /// One output position both sides define.
@@ -458,9 +465,9 @@ impl Checker<'_> {
         let integer_only = !self.iface.uses_floats;
         let solver = self.solver(if integer_only { left / 2 } else { left });
         for premise in dom.premises() {
-            solver.assert(premise);
+            solver.solver.assert(premise);
         }
-        solver.assert(query);
+        solver.solver.assert(query);
         self.stats.solver_calls += 1;
         let outcome = self.outcome(&solver);
         if let (true, Outcome::Unknown(reason)) = (integer_only, &outcome) {
@@ -477,21 +484,18 @@ impl Checker<'_> {
         Ok(outcome)
     }
 
-    /// A solver bounded by `left` of wall clock (the context's resource
-    /// limit bounds it too).
-    fn solver(&self, left: Duration) -> Solver {
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_u32(
-            "timeout",
-            u32::try_from(left.as_millis().max(1)).unwrap_or(u32::MAX),
-        );
-        solver.set_params(&params);
-        solver
+    /// A solver whose checks [`Self::outcome`] stops after `left` of wall
+    /// clock (the context's resource limit bounds them too).
+    fn solver(&self, left: Duration) -> BudgetedSolver {
+        BudgetedSolver {
+            solver: Solver::new(),
+            left: left.max(Duration::from_millis(1)),
+        }
     }
 
-    fn outcome(&self, solver: &Solver) -> Outcome {
-        match solver.check() {
+    fn outcome(&self, budgeted: &BudgetedSolver) -> Outcome {
+        let solver = &budgeted.solver;
+        match crate::z3_turn::check_within(solver, budgeted.left) {
             SatResult::Unsat => Outcome::Unsat,
             SatResult::Unknown => Outcome::Unknown(
                 solver
@@ -536,7 +540,7 @@ impl Checker<'_> {
         }
         self.bitvec_width = Some(self.bitvec_width.unwrap_or(0).max(translated.width));
         let solver = self.solver(left);
-        solver.assert(&translated.formula);
+        solver.solver.assert(&translated.formula);
         self.stats.solver_calls += 1;
         let model = match self.outcome(&solver) {
             Outcome::Sat(model) => model,
@@ -550,9 +554,9 @@ impl Checker<'_> {
         };
         let pinned = self.solver(self.budget.saturating_sub(self.started.elapsed()));
         for premise in dom.premises() {
-            pinned.assert(premise);
+            pinned.solver.assert(premise);
         }
-        pinned.assert(query);
+        pinned.solver.assert(query);
         for (int, bv) in &translated.inputs {
             let low = model
                 .eval(&bv.extract(63, 0), true)
@@ -567,7 +571,7 @@ impl Checker<'_> {
             } else {
                 i128::from(low)
             };
-            pinned.assert(int.eq(z3::ast::Int::from_i128(value)));
+            pinned.solver.assert(int.eq(z3::ast::Int::from_i128(value)));
         }
         self.stats.solver_calls += 1;
         Ok(Some(match self.outcome(&pinned) {

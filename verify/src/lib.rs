@@ -30,6 +30,7 @@ pub mod report;
 pub mod reports;
 mod symbolic;
 pub mod unbounded;
+mod z3_turn;
 
 pub use bounded::{check, BoundedOptions};
 pub use error::VerifyError;

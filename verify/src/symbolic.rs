@@ -56,6 +56,11 @@ pub(crate) struct SymDomain {
     obligations: Vec<(Bool, String)>,
     path: Vec<Bool>,
     functions: HashMap<Opaque, FuncDecl>,
+    /// Integer terms the C's preconditions keep within a range on every
+    /// path (signed arithmetic, which may not overflow). The program's
+    /// wrap-around of such a term is the term itself; left as `mod 2^32`
+    /// it makes a cube nonlinear integer arithmetic Z3 gives up on.
+    assumed_ranges: HashMap<Int, (i128, i128)>,
 }
 
 /// Exponents up to this bound in `pow(x, k)` (k a literal natural number)
@@ -65,6 +70,43 @@ const MAX_EXPANDED_POWER: i64 = 16;
 impl SymDomain {
     pub fn new() -> SymDomain {
         SymDomain::default()
+    }
+
+    /// The range the C's unconditional preconditions give `a`'s term.
+    fn assumed_range(&self, a: &SymVal) -> Option<(i128, i128)> {
+        match &a.term {
+            Term::Int(term) => self.assumed_ranges.get(term).copied(),
+            Term::Real(_) => None,
+        }
+    }
+
+    /// `a`'s own range narrowed by what the preconditions assume of it.
+    fn known_range(&self, a: &SymVal) -> Option<(i128, i128)> {
+        intersect(a.range, self.assumed_range(a))
+    }
+
+    /// Records that `term` lies in `range` on every path, and what that
+    /// says of the factor of a square: `x*x <= h` bounds `|x|` by
+    /// `isqrt(h)`, which is how `int sq = x*x; sq*sq` bounds `x` and lets
+    /// the program's `((x*x)*x)*x` stay free of wrap-around.
+    fn assume_range(&mut self, term: &Int, range: (i128, i128)) {
+        let mut next = Some((term.clone(), range));
+        while let Some((term, range)) = next.take() {
+            let known = self.assumed_ranges.entry(term.clone()).or_insert(range);
+            *known = (known.0.max(range.0), known.1.min(range.1));
+            let hi = known.1;
+            let children = term.children();
+            if hi >= 0
+                && term.decl().name() == "*"
+                && children.len() == 2
+                && children[0] == children[1]
+            {
+                if let Some(factor) = children[0].as_int() {
+                    let root = isqrt(hi);
+                    next = Some((factor, (-root, root)));
+                }
+            }
+        }
     }
 
     pub fn inputs(&self) -> &[SymInput] {
@@ -174,9 +216,9 @@ impl SymDomain {
         })
     }
 
-    /// The natural number `k` when `v` is the literal `k` (an integer or a
-    /// real numeral with an integral value).
-    fn small_natural(v: &SymVal) -> Option<i64> {
+    /// The integer `k`, of small magnitude, when `v` is the literal `k` (an
+    /// integer or a real numeral with an integral value).
+    fn small_integral(v: &SymVal) -> Option<i64> {
         let k = match &v.term {
             Term::Int(_) => i64::try_from(SymDomain::point(v)?).ok()?,
             Term::Real(r) => {
@@ -187,7 +229,9 @@ impl SymDomain {
                 num
             }
         };
-        (0..=MAX_EXPANDED_POWER).contains(&k).then_some(k)
+        (-MAX_EXPANDED_POWER..=MAX_EXPANDED_POWER)
+            .contains(&k)
+            .then_some(k)
     }
 }
 
@@ -250,6 +294,38 @@ fn mul_ranges(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128,
         ah.checked_mul(bh)?,
     ];
     Some((*products.iter().min()?, *products.iter().max()?))
+}
+
+/// The range of `x*x` for `x` in `a`.
+fn square_range(a: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    let (l, h) = a?;
+    let top = l.checked_mul(l)?.max(h.checked_mul(h)?);
+    let bottom = if l <= 0 && h >= 0 {
+        0
+    } else {
+        l.checked_mul(l)?.min(h.checked_mul(h)?)
+    };
+    Some((bottom, top))
+}
+
+/// Both ranges at once (either alone when the other is unknown).
+fn intersect(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    match (a, b) {
+        (Some((al, ah)), Some((bl, bh))) => Some((al.max(bl), ah.min(bh))),
+        (x, None) | (None, x) => x,
+    }
+}
+
+/// The largest `r` with `r*r <= n` (`n >= 0`).
+fn isqrt(n: i128) -> i128 {
+    let mut r = (n as f64).sqrt() as i128;
+    while r > 0 && r.checked_mul(r).is_none_or(|sq| sq > n) {
+        r -= 1;
+    }
+    while (r + 1).checked_mul(r + 1).is_some_and(|sq| sq <= n) {
+        r += 1;
+    }
+    r
 }
 
 fn hull(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
@@ -330,7 +406,8 @@ impl Domain for SymDomain {
                 return b.clone();
             }
             let term = SymDomain::int_of(a) + SymDomain::int_of(b);
-            return SymDomain::int_val(term, add_ranges(a.range, b.range), opaque);
+            let range = add_ranges(self.known_range(a), self.known_range(b));
+            return SymDomain::int_val(term, range, opaque);
         }
         SymDomain::real_val(self.real_of(a) + self.real_of(b), opaque)
     }
@@ -344,7 +421,8 @@ impl Domain for SymDomain {
                 }
             }
             let term = SymDomain::int_of(a) - SymDomain::int_of(b);
-            return SymDomain::int_val(term, add_ranges(a.range, nb.range), a.opaque || b.opaque);
+            let range = add_ranges(self.known_range(a), self.known_range(&nb));
+            return SymDomain::int_val(term, range, a.opaque || b.opaque);
         }
         SymDomain::real_val(self.real_of(a) - self.real_of(b), a.opaque || b.opaque)
     }
@@ -364,7 +442,12 @@ impl Domain for SymDomain {
                 return a.clone();
             }
             let term = SymDomain::int_of(a) * SymDomain::int_of(b);
-            return SymDomain::int_val(term, mul_ranges(a.range, b.range), opaque);
+            let range = if matches!((&a.term, &b.term), (Term::Int(x), Term::Int(y)) if x == y) {
+                square_range(self.known_range(a))
+            } else {
+                mul_ranges(self.known_range(a), self.known_range(b))
+            };
+            return SymDomain::int_val(term, range, opaque);
         }
         SymDomain::real_val(self.real_of(a) * self.real_of(b), opaque)
     }
@@ -373,7 +456,7 @@ impl Domain for SymDomain {
         match &a.term {
             Term::Int(i) => match SymDomain::point(a).and_then(i128::checked_neg) {
                 Some(k) => SymDomain::const_int(k),
-                None => SymDomain::int_val(-i.clone(), neg_range(a.range), a.opaque),
+                None => SymDomain::int_val(-i.clone(), neg_range(self.known_range(a)), a.opaque),
             },
             Term::Real(r) => SymDomain::real_val(-r.clone(), a.opaque),
         }
@@ -543,6 +626,11 @@ impl Domain for SymDomain {
         if within(a.range, ty) {
             return a.clone();
         }
+        if let Some(range) = self.known_range(a).filter(|r| within(Some(*r), ty)) {
+            let mut v = a.clone();
+            v.range = Some(range);
+            return v;
+        }
         if let Some(k) = SymDomain::point(a) {
             return SymDomain::const_int(wrap_value(k, ty));
         }
@@ -558,7 +646,7 @@ impl Domain for SymDomain {
     }
 
     fn fits(&mut self, a: &SymVal, ty: IntTy) -> SymVal {
-        if within(a.range, ty) {
+        if within(self.known_range(a), ty) {
             return SymDomain::const_int(1);
         }
         let x = SymDomain::int_of(a);
@@ -568,10 +656,15 @@ impl Domain for SymDomain {
 
     fn known_within(&mut self, a: &SymVal, ty: IntTy) -> SymVal {
         let mut v = a.clone();
-        v.range = Some(match a.range {
+        let range = match self.known_range(a) {
             Some((lo, hi)) => (lo.max(ty.min()), hi.min(ty.max())),
             None => (ty.min(), ty.max()),
-        });
+        };
+        v.range = Some(range);
+        // Only an unconditional precondition holds wherever the term recurs.
+        if let (true, Term::Int(term)) = (self.path.is_empty(), &a.term) {
+            self.assume_range(term, range);
+        }
         v
     }
 
@@ -582,13 +675,21 @@ impl Domain for SymDomain {
     fn apply(&mut self, f: Opaque, args: &[SymVal]) -> Result<SymVal, Abort> {
         if f == Opaque::Pow {
             if let [base, exponent] = args {
-                if let Some(k) = SymDomain::small_natural(exponent) {
+                if let Some(k) = SymDomain::small_integral(exponent) {
                     if k == 0 {
                         return self.real(1.0);
                     }
                     let mut product = base.clone();
-                    for _ in 1..k {
+                    for _ in 1..k.abs() {
                         product = self.mul(&product, base);
+                    }
+                    if k < 0 {
+                        // pow(x, -k) is 1/x^k, at zero too: IEEE gives the
+                        // same infinity for both, and Z3's quotient by
+                        // zero is one function shared with the program's
+                        // division.
+                        let one = self.real(1.0)?;
+                        return Ok(self.div_real(&one, &product));
                     }
                     return Ok(product);
                 }
@@ -775,6 +876,47 @@ mod tests {
             assert_eq!(got, Some(want), "trunc({v})");
             solver.pop(1);
         }
+    }
+
+    #[test]
+    fn a_bounded_square_bounds_its_factor_and_the_program_needs_no_wrap() {
+        let mut sym = SymDomain::new();
+        let i32t = IntTy {
+            bits: 32,
+            signed: true,
+        };
+        let x = sym
+            .input("x", ElemKind::Int(i32t))
+            .unwrap_or_else(|_| unreachable!());
+        // The C: `int sq = x*x; return sq*sq;`, both products defined.
+        let sq = sym.mul(&x, &x);
+        let sq = sym.known_within(&sq, i32t);
+        let fourth = sym.mul(&sq, &sq);
+        sym.known_within(&fourth, i32t);
+        // |x| <= 215, so the program's x*x*x stays inside i32 and its
+        // wrap-around is the identity.
+        assert_eq!(sym.known_range(&x), Some((-215, 215)));
+        let square = sym.mul(&x, &x);
+        let cube = sym.mul(&square, &x);
+        let wrapped = sym.wrap(&cube, i32t);
+        assert!(sym.same(&wrapped, &cube));
+        // Without the C's precondition the same product must wrap.
+        let mut fresh = SymDomain::new();
+        let y = fresh
+            .input("y", ElemKind::Int(i32t))
+            .unwrap_or_else(|_| unreachable!());
+        let square = fresh.mul(&y, &y);
+        let cube = fresh.mul(&square, &y);
+        let wrapped = fresh.wrap(&cube, i32t);
+        assert!(!fresh.same(&wrapped, &cube));
+    }
+
+    #[test]
+    fn integer_square_roots_round_down() {
+        assert_eq!(isqrt(0), 0);
+        assert_eq!(isqrt(2_147_483_647), 46_340);
+        assert_eq!(isqrt(46_340), 215);
+        assert_eq!(isqrt(i128::MAX), 13_043_817_825_332_782_212);
     }
 
     #[test]

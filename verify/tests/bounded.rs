@@ -318,6 +318,38 @@ fn stenso_euclidian_dist_pow_two_equals_a_product() {
 }
 
 #[test]
+fn stenso_power_neg_is_a_quotient_and_the_inverse_square_fails() {
+    let k = kernel("benchmarks/stenso/power_neg.c", "power_neg");
+    let s = [("n", 2), ("m", 3)];
+    assert_pass(&k, "power_neg", &s);
+    let cex = assert_fail(&k, "power_neg_squared", &s);
+    let Difference::Element { index, .. } = &cex.difference else {
+        panic!("unexpected difference {:?}", cex.difference);
+    };
+    let a = input(&cex, "A")[index[0] * 3 + index[1]].as_f64();
+    assert!(a != 1.0 && a != -1.0, "1/a and 1/a² differ at {a}");
+}
+
+#[test]
+fn fourth_power_in_place_passes_without_wrap_around_and_the_cube_fails() {
+    let k = kernel(
+        "benchmarks/simpl_array/fourth_in_place.c",
+        "fourth_in_place",
+    );
+    let s = [("n", 3)];
+    assert_pass(&k, "fourth_in_place", &s);
+    let cex = assert_fail(&k, "fourth_in_place_cube", &s);
+    let Difference::Element { index, .. } = &cex.difference else {
+        panic!("unexpected difference {:?}", cex.difference);
+    };
+    let x = input(&cex, "arr")[index[0]].as_f64();
+    assert!(
+        x != 0.0 && x != 1.0 && x.abs() <= 215.0,
+        "x^4 is defined in C and differs from x^3 at {x}"
+    );
+}
+
+#[test]
 fn a_global_the_c_updates_is_compared_as_a_scalar() {
     let k = kernel("verify/tests/fixtures/accumulate_global.c", "accumulate");
     let s = [("n", 4)];

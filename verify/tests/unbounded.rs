@@ -11,7 +11,7 @@ use tenslift_frontend::ir::Kernel;
 use tenslift_targets::{parse_program, Program};
 use tenslift_verify::unbounded::{prove, UnboundedOptions, UnboundedResult};
 
-fn golden() -> Vec<(String, Kernel, Program)> {
+fn golden_paths() -> Vec<PathBuf> {
     let root = common::crate_dir().join("..");
     let dir = root.join("tests/fixtures/lifted");
     let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -21,24 +21,25 @@ fn golden() -> Vec<(String, Kernel, Program)> {
         .collect();
     names.sort();
     names
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).expect("readable fixture");
-            let program =
-                parse_program(&path.display().to_string(), &text).unwrap_or_else(|d| panic!("{d}"));
-            let source = program
-                .meta
-                .source_file
-                .clone()
-                .unwrap_or_else(|| panic!("{} names no source", path.display()));
-            let kernel = common::kernel(&format!("benchmarks/{source}"), &program.name);
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            (stem, kernel, program)
-        })
-        .collect()
+}
+
+fn golden_name(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+fn load_golden(path: &std::path::Path) -> (String, Kernel, Program) {
+    let text = std::fs::read_to_string(path).expect("readable fixture");
+    let program =
+        parse_program(&path.display().to_string(), &text).unwrap_or_else(|d| panic!("{d}"));
+    let source = program
+        .meta
+        .source_file
+        .clone()
+        .unwrap_or_else(|| panic!("{} names no source", path.display()));
+    let kernel = common::kernel(&format!("benchmarks/{source}"), &program.name);
+    (golden_name(path), kernel, program)
 }
 
 fn options() -> UnboundedOptions {
@@ -59,40 +60,83 @@ fn short(r: &UnboundedResult) -> String {
     }
 }
 
+/// Wall clock one golden program may take in its own process. Z3 4.8.12
+/// ignores both its timeout and `Z3_interrupt` in some nonlinear
+/// computations, and only a separate process can be stopped for sure.
+const GOLDEN_PROCESS_LIMIT: std::time::Duration = std::time::Duration::from_secs(150);
+
+/// Proves golden program `name` in a child process (this test binary's
+/// `one_golden`), killed after [`GOLDEN_PROCESS_LIMIT`]: its summary line.
+fn prove_in_child(name: &str) -> String {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let child = std::process::Command::new(exe)
+        .args([
+            "one_golden",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TENSLIFT_UNBOUNDED_KERNEL", name)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        return format!("{name}: could not start a child process");
+    };
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > GOLDEN_PROCESS_LIMIT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return format!(
+                    "{name}: unknown: killed after {} s (Z3 ignored its budget)",
+                    GOLDEN_PROCESS_LIMIT.as_secs()
+                );
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(e) => return format!("{name}: waiting for the child failed: {e}"),
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map(|o| o.stderr)
+        .unwrap_or_default();
+    String::from_utf8_lossy(&output)
+        .lines()
+        .find_map(|l| l.strip_prefix("[unbounded] "))
+        .unwrap_or("no result line")
+        .to_string()
+}
+
 #[test]
 fn golden_corpus_programs_are_proved_for_all_sizes() {
-    let programs = golden();
-    let total = programs.len();
-    // Each program is proved on its own thread's Z3 context; the slow ones
-    // (Z3 giving up on nonlinear preservation conditions) no longer queue
-    // behind each other.
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // Each program in its own process, two at a time: separate processes
+    // share no Z3 state, and a stuck one can be killed.
+    let names: Vec<String> = golden_paths().iter().map(|p| golden_name(p)).collect();
+    let total = names.len();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let proved = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((name, kernel, program)) = programs.get(i) else {
-                    break;
-                };
-                let started = std::time::Instant::now();
-                let r = prove(kernel, program, &options());
-                eprintln!(
-                    "[unbounded] {name}: {} ({:.0} ms)",
-                    short(&r),
-                    started.elapsed().as_secs_f64() * 1000.0
-                );
-                if matches!(r, UnboundedResult::Proved { .. }) {
+                let Some(name) = names.get(i) else { break };
+                let line = prove_in_child(name);
+                eprintln!("[unbounded] {line}");
+                if line.starts_with(&format!("{name}: proved")) {
                     proved
                         .lock()
-                        .expect("no worker panicked")
+                        .unwrap_or_else(|p| p.into_inner())
                         .push(name.clone());
                 }
             });
         }
     });
-    let proved = proved.into_inner().expect("no worker panicked");
+    let proved = proved.into_inner().unwrap_or_else(|p| p.into_inner());
     eprintln!("[unbounded] proved {}/{total}", proved.len());
     for must in [
         "gemm",
@@ -305,8 +349,9 @@ fn proved_results_name_invariants_and_arithmetic() {
 #[ignore]
 fn one_golden() {
     let wanted = std::env::var("TENSLIFT_UNBOUNDED_KERNEL").unwrap_or_else(|_| "gemm".to_string());
-    for (name, kernel, program) in golden() {
-        if name == wanted {
+    for path in golden_paths() {
+        if golden_name(&path) == wanted {
+            let (name, kernel, program) = load_golden(&path);
             let started = std::time::Instant::now();
             let r = prove(&kernel, &program, &options());
             eprintln!(

@@ -35,7 +35,7 @@ use tenslift_targets::{
     Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, SliceItem, Stmt,
 };
 use z3::ast::{Ast, Bool, Int};
-use z3::{Params, SatResult, Solver};
+use z3::{SatResult, Solver};
 
 mod frame;
 
@@ -750,19 +750,13 @@ fn check(
 ) -> Verdict {
     let timeout = Duration::from_millis(options.timeout_ms.max(1));
     let solver = Solver::new();
-    let mut params = Params::new();
-    params.set_u32(
-        "timeout",
-        u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
-    );
-    solver.set_params(&params);
     let mut roots: Vec<&Bool> = hyps.iter().collect();
     roots.push(goal);
     for h in hyps.iter().chain(relevance::relevant(&roots, facts)) {
         solver.assert(h);
     }
     solver.assert(goal.not().simplify());
-    match solver.check() {
+    match crate::z3_turn::check_within(&solver, timeout) {
         SatResult::Unsat => Verdict::Holds { conditions: 1 },
         SatResult::Sat => Verdict::Refuted {
             condition: name.to_string(),

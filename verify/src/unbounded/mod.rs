@@ -93,6 +93,20 @@ use value::V;
 /// exact integers (C truncating division, wrap-around of narrow types)
 /// otherwise.
 pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
+    let _turn = crate::z3_turn::take();
+    // A fresh context per kernel: Z3's behaviour on a query depends on the
+    // terms created before it (their ids order variables), so a kernel
+    // gets the verdict it gets alone, whatever was proved before it.
+    z3::with_z3_config(&z3::Config::new(), || {
+        prove_in_context(kernel, program, options)
+    })
+}
+
+fn prove_in_context(
+    kernel: &Kernel,
+    program: &Program,
+    options: &UnboundedOptions,
+) -> UnboundedResult {
     // Kept loops (partial lifts) are proved by simulation, segment by
     // segment, with this loop-free machinery for each segment.
     if let Some(name) = array_named_by_other_coordinates(kernel, program) {
@@ -186,7 +200,6 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             let solver = Solver::new();
             let mut params = Params::new();
             params.set_u32("rlimit", budget.rlimit);
-            params.set_u32("timeout", budget.wall_ms);
             solver.set_params(&params);
             for h in condition.hyps.iter().chain(relevant) {
                 solver.assert(h);
@@ -194,7 +207,10 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
             // Z3's simplifier normalises the polynomials of the goal first
             // (simplifying the hypotheses too was measured to hurt).
             solver.assert(condition.goal.not().simplify());
-            let verdict = solver.check();
+            let verdict = crate::z3_turn::check_within(
+                &solver,
+                std::time::Duration::from_millis(u64::from(budget.wall_ms)),
+            );
             attempt = Some((verdict, solver));
             if verdict == SatResult::Unsat {
                 break;
