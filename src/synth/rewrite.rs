@@ -63,14 +63,10 @@ fn scalar_factor(expr: &Expr) -> Option<(Expr, Expr)> {
 /// `x1 @ (x2 @ y)`. Every step is an exact identity of the algebra.
 fn cheapest_product(x: &Expr, y: &Expr, model: &CostModel, sizes: &Sizes) -> Option<Expr> {
     if let Some((c, m)) = scalar_factor(x) {
-        let product =
-            cheapest_product(&m, y, model, sizes).or_else(|| build::matmul(m, y.clone()).ok())?;
-        return build::mul(c, product).ok();
+        return build::mul(c, cheapest_product(&m, y, model, sizes)?).ok();
     }
     if let Some((c, m)) = scalar_factor(y) {
-        let product =
-            cheapest_product(x, &m, model, sizes).or_else(|| build::matmul(x.clone(), m).ok())?;
-        return build::mul(c, product).ok();
+        return build::mul(c, cheapest_product(x, &m, model, sizes)?).ok();
     }
     let mut candidates = vec![build::matmul(x.clone(), y.clone()).ok()?];
     if let (Op::Matmul, [y1, y2]) = (y.op(), y.args()) {

@@ -114,12 +114,6 @@ pub fn check(
     })
 }
 
-/// A solver and the wall clock its check may take.
-struct BudgetedSolver {
-    solver: Solver,
-    left: Duration,
-}
-
 /// One output position both sides define.
 struct Compared {
     what: Place,
@@ -463,13 +457,13 @@ impl Checker<'_> {
         // most of them, linear or not); if it gives up within half the time
         // left, the exact bit-vector encoding gets the rest.
         let integer_only = !self.iface.uses_floats;
-        let solver = self.solver(if integer_only { left / 2 } else { left });
+        let solver = Solver::new();
         for premise in dom.premises() {
-            solver.solver.assert(premise);
+            solver.assert(premise);
         }
-        solver.solver.assert(query);
+        solver.assert(query);
         self.stats.solver_calls += 1;
-        let outcome = self.outcome(&solver);
+        let outcome = self.outcome(&solver, if integer_only { left / 2 } else { left });
         if let (true, Outcome::Unknown(reason)) = (integer_only, &outcome) {
             let left = self.budget.saturating_sub(self.started.elapsed());
             if let Some(decided) = self.solve_bitvec(dom, query, left)? {
@@ -484,18 +478,10 @@ impl Checker<'_> {
         Ok(outcome)
     }
 
-    /// A solver whose checks [`Self::outcome`] stops after `left` of wall
-    /// clock (the context's resource limit bounds them too).
-    fn solver(&self, left: Duration) -> BudgetedSolver {
-        BudgetedSolver {
-            solver: Solver::new(),
-            left: left.max(Duration::from_millis(1)),
-        }
-    }
-
-    fn outcome(&self, budgeted: &BudgetedSolver) -> Outcome {
-        let solver = &budgeted.solver;
-        match crate::z3_turn::check_within(solver, budgeted.left) {
+    /// Checks `solver`, stopped after `left` of wall clock (the context's
+    /// resource limit bounds it too).
+    fn outcome(&self, solver: &Solver, left: Duration) -> Outcome {
+        match crate::z3_turn::check_within(solver, left.max(Duration::from_millis(1))) {
             SatResult::Unsat => Outcome::Unsat,
             SatResult::Unknown => Outcome::Unknown(
                 solver
@@ -539,10 +525,10 @@ impl Checker<'_> {
             return Ok(None);
         }
         self.bitvec_width = Some(self.bitvec_width.unwrap_or(0).max(translated.width));
-        let solver = self.solver(left);
-        solver.solver.assert(&translated.formula);
+        let solver = Solver::new();
+        solver.assert(&translated.formula);
         self.stats.solver_calls += 1;
-        let model = match self.outcome(&solver) {
+        let model = match self.outcome(&solver, left) {
             Outcome::Sat(model) => model,
             Outcome::Unsat => return Ok(Some(Outcome::Unsat)),
             Outcome::Unknown(reason) => {
@@ -552,11 +538,11 @@ impl Checker<'_> {
                 ))))
             }
         };
-        let pinned = self.solver(self.budget.saturating_sub(self.started.elapsed()));
+        let pinned = Solver::new();
         for premise in dom.premises() {
-            pinned.solver.assert(premise);
+            pinned.assert(premise);
         }
-        pinned.solver.assert(query);
+        pinned.assert(query);
         for (int, bv) in &translated.inputs {
             let low = model
                 .eval(&bv.extract(63, 0), true)
@@ -571,10 +557,11 @@ impl Checker<'_> {
             } else {
                 i128::from(low)
             };
-            pinned.solver.assert(int.eq(z3::ast::Int::from_i128(value)));
+            pinned.assert(int.eq(z3::ast::Int::from_i128(value)));
         }
         self.stats.solver_calls += 1;
-        Ok(Some(match self.outcome(&pinned) {
+        let left = self.budget.saturating_sub(self.started.elapsed());
+        Ok(Some(match self.outcome(&pinned, left) {
             Outcome::Sat(m) => Outcome::Sat(m),
             Outcome::Unsat => Outcome::Unknown(format!(
                 "the {}-bit vector model does not hold over the integers",

@@ -74,6 +74,10 @@ impl SymDomain {
 
     /// The range the C's unconditional preconditions give `a`'s term.
     fn assumed_range(&self, a: &SymVal) -> Option<(i128, i128)> {
+        // Every integer operation asks; float kernels assume nothing.
+        if self.assumed_ranges.is_empty() {
+            return None;
+        }
         match &a.term {
             Term::Int(term) => self.assumed_ranges.get(term).copied(),
             Term::Real(_) => None,
@@ -93,7 +97,7 @@ impl SymDomain {
         let mut next = Some((term.clone(), range));
         while let Some((term, range)) = next.take() {
             let known = self.assumed_ranges.entry(term.clone()).or_insert(range);
-            *known = (known.0.max(range.0), known.1.min(range.1));
+            *known = intersect(Some(*known), Some(range)).unwrap_or(range);
             let hi = known.1;
             let children = term.children();
             if hi >= 0

@@ -207,10 +207,7 @@ fn prove_in_context(
             // Z3's simplifier normalises the polynomials of the goal first
             // (simplifying the hypotheses too was measured to hurt).
             solver.assert(condition.goal.not().simplify());
-            let verdict = crate::z3_turn::check_within(
-                &solver,
-                std::time::Duration::from_millis(u64::from(budget.wall_ms)),
-            );
+            let verdict = crate::z3_turn::check_within(&solver, budget.wall);
             attempt = Some((verdict, solver));
             if verdict == SatResult::Unsat {
                 break;
@@ -275,7 +272,7 @@ fn prove_in_context(
                             .unwrap_or_else(|| "no reason given".to_string()),
                         budget.rlimit,
                         options.timeout_ms,
-                        budget.wall_ms
+                        budget.wall.as_millis()
                     ),
                 };
             }
@@ -312,7 +309,7 @@ struct Budget {
     rlimit: u32,
     /// The safety net against a resource count that stalls: wall clock,
     /// [`WALL_CLOCK_FACTOR`] times the nominal budget.
-    wall_ms: u32,
+    wall: std::time::Duration,
 }
 
 impl Budget {
@@ -320,7 +317,7 @@ impl Budget {
         let ms = options.timeout_ms.max(1);
         Budget {
             rlimit: u32::try_from(ms.saturating_mul(RLIMIT_PER_MS)).unwrap_or(u32::MAX),
-            wall_ms: u32::try_from(ms.saturating_mul(WALL_CLOCK_FACTOR)).unwrap_or(u32::MAX),
+            wall: std::time::Duration::from_millis(ms.saturating_mul(WALL_CLOCK_FACTOR)),
         }
     }
 }
