@@ -523,6 +523,10 @@ def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, pl
     module = kernel_dir / MODULE_FILES[variant]
     if not module.is_file():
         return {"status": "not-emitted", "note": f"no {module.name}"}
+    if variant == "torch-compile" and (_read_call(plan_path, kernel) or {}).get("keeps_loops"):
+        # Dynamo unrolls Python loops: compiling a loop-kept program takes longer
+        # than any timeout and would measure nothing.
+        return {"status": "skipped", "note": "program keeps C loops, which torch.compile unrolls"}
     command = [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", variant,
                "--call", str(kernel_dir / "call.json"), "--module", str(module),
                "--inputs", str(resolve(plan_path, kernel["inputs"])),

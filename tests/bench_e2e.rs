@@ -210,7 +210,7 @@ fn unknown_suite_is_a_usage_error_with_the_known_ones() {
 }
 
 #[test]
-fn macro_sized_kernels_are_lifted_at_the_dataset_and_call_json_names_the_emitted_function() {
+fn macro_sized_kernels_take_the_dataset_size_and_call_json_names_the_emitted_function() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let out_s = out.to_string_lossy().into_owned();
@@ -234,9 +234,19 @@ fn macro_sized_kernels_are_lifted_at_the_dataset_and_call_json_names_the_emitted
         let path = out.join("kernels").join(name).join(file);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
-    // pin_down's `#define N 16` becomes MINI's N = 32, as cref.py compiles it.
+    // pin_down is sized by an overridable `#define N 16`: the program takes
+    // N as a size, call.json gives it MINI's n = 32 (cref.py compiles the C
+    // with -DN=32), and StableHLO, which needs every size, is emitted at 32.
     let program = kernel("pin_down", "program.tensir");
-    assert!(program.contains("i32[32]"), "{program}");
+    assert!(program.contains("i32[N]"), "{program}");
+    let call: serde_json::Value = serde_json::from_str(&kernel("pin_down", "call.json")).unwrap();
+    let size_n = call["params"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "N"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(size_n["kind"], "size", "{call}");
+    assert_eq!(size_n["value"], 32, "{call}");
     assert!(kernel("pin_down", "hlo.mlir").contains("32xi32"));
 
     // mathfu's `len` is emitted as `len_` (it would shadow Python's builtin).

@@ -44,7 +44,14 @@ fn include_and_define_flags_work_attached_or_separate() {
     ]);
     assert_eq!(separate.status.code(), Some(0), "{:?}", separate);
     assert_eq!(stdout(&separate), stdout(&attached));
-    assert!(stdout(&separate).contains("for i in 0..8 step 1"));
+    // `N` is overridable (`#ifndef N` in the header): a size parameter,
+    // with the value -D gave it.
+    assert!(stdout(&separate).contains("for i in 0..N step 1"));
+    assert!(
+        stdout(&separate).contains("macro N: i32 size (= 8 in this build)"),
+        "{}",
+        stdout(&separate)
+    );
     assert!(
         stdout(&separate).contains("+ b):f32"),
         "USE_BIAS branch taken"
@@ -53,7 +60,7 @@ fn include_and_define_flags_work_attached_or_separate() {
     let without_bias = tenslift(&["extract", WITH_HEADER, "-I", INCLUDE]);
     assert_eq!(without_bias.status.code(), Some(0));
     assert!(
-        stdout(&without_bias).contains("for i in 0..16 step 1"),
+        stdout(&without_bias).contains("macro N: i32 size (= 16 in this build)"),
         "header default N"
     );
     assert!(!stdout(&without_bias).contains("+ b"));
@@ -106,7 +113,7 @@ fn compile_commands_arguments_form() {
     let dir = build.path().to_string_lossy().into_owned();
     let out = tenslift(&["extract", DB_TARGET, "-p", &dir]);
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
-    assert!(stdout(&out).contains("for i in 0..8 step 1"));
+    assert!(stdout(&out).contains("macro N: i32 size (= 8 in this build)"));
 }
 
 #[test]
@@ -125,7 +132,7 @@ fn compile_commands_command_form_resolves_relative_paths() {
     let dir = build.path().to_string_lossy().into_owned();
     let out = tenslift(&["extract", DB_TARGET, "-p", &dir]);
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
-    assert!(stdout(&out).contains("for i in 0..4 step 1"));
+    assert!(stdout(&out).contains("macro N: i32 size (= 4 in this build)"));
 }
 
 #[test]

@@ -375,6 +375,13 @@ fn both_ways(
         written: HashMap::new(),
     };
     let mut harness = String::from("#include <stdio.h>\n#include <string.h>\n");
+    // Macro sizes are compiled in, with the value the interpreter uses.
+    for (position, p) in kernel.params.iter().enumerate() {
+        if matches!(p.origin, Origin::Macro { .. }) {
+            let value = int_param(position);
+            let _ = writeln!(harness, "#undef {0}\n#define {0} {value}", p.name);
+        }
+    }
     let _ = writeln!(harness, "#include \"{}\"", fixture.display());
     let _ = writeln!(harness, "int main(void) {{");
     let mut call_args = Vec::new();
@@ -400,6 +407,7 @@ fn both_ways(
                 };
                 match p.origin {
                     Origin::Argument => call_args.push(literal),
+                    Origin::Macro { .. } => {}
                     Origin::Global => {
                         let _ = writeln!(harness, "  {} = {literal};", p.name);
                         if p.role != Role::Input {
@@ -414,7 +422,7 @@ fn both_ways(
                     Storage::Declared => declared_strides(&m, info),
                 };
                 let len = match p.origin {
-                    Origin::Argument => BUFFER,
+                    Origin::Argument | Origin::Macro { .. } => BUFFER,
                     Origin::Global => global_len(info),
                 };
                 let values: Vec<Value> = (0..BUFFER).map(|k| initial(info.elem, a, k)).collect();
@@ -427,7 +435,7 @@ fn both_ways(
                     format!("({ct})((k * 37 + {a} * 11) % 23 - 11)")
                 };
                 match p.origin {
-                    Origin::Argument => {
+                    Origin::Argument | Origin::Macro { .. } => {
                         let _ = writeln!(harness, "  static {ct} buf{a}[{BUFFER}];");
                         let _ = writeln!(
                             harness,

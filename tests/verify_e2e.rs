@@ -349,10 +349,11 @@ fn unknown_targets_are_a_usage_error() {
 }
 
 #[test]
-fn a_kernel_sized_by_macros_is_lifted_per_dataset_and_agrees_at_both() {
-    // pin_down's extent is `#define N 16`; cref.py compiles MINI with -DN=32
-    // and SMALL with -DN=4096. StableHLO fixes every extent when emitted,
-    // so only a program lifted with each dataset's macro agrees with both.
+fn a_kernel_sized_by_macros_is_lifted_once_and_agrees_at_every_dataset() {
+    // pin_down's extent is `#ifndef N / #define N 16`: N is a size of the
+    // program. cref.py compiles MINI with -DN=32 and SMALL with -DN=4096;
+    // the one program (StableHLO emitted at each dataset's N) agrees with
+    // both, without lifting again.
     let out = tenslift(&[
         "verify",
         "benchmarks/dspstone/pin_down.c",
@@ -373,40 +374,27 @@ fn a_kernel_sized_by_macros_is_lifted_per_dataset_and_agrees_at_both() {
         let mine: Vec<&Value> = runs.iter().filter(|x| x["target"] == target).collect();
         assert_eq!(mine.len(), 2, "{target}: {r}");
         assert!(mine.iter().all(|x| x["verdict"] == "pass"), "{target}: {r}");
+        let ns: Vec<i64> = mine
+            .iter()
+            .filter_map(|x| x["sizes"]["N"].as_i64())
+            .collect();
+        assert_eq!(ns, vec![32, 4096], "{target}: {r}");
     }
     let reason = r["details"]["differential"]["reason"]
         .as_str()
         .unwrap_or_default();
-    assert!(
-        reason.contains("MINI: program lifted with -DN=32"),
-        "{reason}"
-    );
-    assert!(
-        reason.contains("SMALL: program lifted with -DN=4096"),
-        "{reason}"
-    );
+    assert!(!reason.contains("lifted with -D"), "{reason}");
 }
 
 #[test]
-fn a_program_lifted_with_the_default_macros_is_caught_at_the_datasets() {
-    // pin_down lifted with its default `#define N 16` writes 16 elements;
-    // the manifest's MINI (N=32) and SMALL (N=4096) C writes more.
+fn a_program_fixed_at_the_default_macro_value_is_refuted() {
+    // What a lifter that read `#define N 16` as a constant would produce:
+    // right for N = 16 only. The bounded check (N = 3, 4) and the datasets
+    // (N = 32) both catch it.
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let lifted = tenslift(&[
-        "lift",
-        "benchmarks/dspstone/pin_down.c",
-        "--target",
-        "numpy",
-        "--json",
-    ]);
-    assert_eq!(lifted.status.code(), Some(0), "{}", stderr(&lifted));
-    let program = records(&lifted)[0]["program"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(program.contains("[16]"), "{program}");
     let path = dir.path().join("pin_down_16.tensir");
-    std::fs::write(&path, &program).unwrap_or_else(|e| panic!("{e}"));
+    let program = "source \"benchmarks/dspstone/pin_down.c\" 8-13\nfunc pin_down(x: out i32[16]) {\n  x = broadcast(1i32, [16]);\n}\n";
+    std::fs::write(&path, program).unwrap_or_else(|e| panic!("{e}"));
     let out = tenslift(&[
         "verify",
         "benchmarks/dspstone/pin_down.c",
@@ -418,16 +406,67 @@ fn a_program_lifted_with_the_default_macros_is_caught_at_the_datasets() {
     ]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     let r = &records(&out)[0];
-    // Right for the default macros, wrong for what the datasets compile.
-    assert_eq!(r["bounded"], "pass", "{r}");
+    assert_eq!(r["bounded"], "fail", "{r}");
     assert_eq!(r["differential"], "fail", "{r}");
     let runs = r["details"]["differential"]["runs"]
         .as_array()
         .cloned()
         .unwrap_or_default();
+    let reason = r["details"]["differential"]["reason"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
-        runs.iter()
-            .any(|x| x["reference"] == "MINI" && x["verdict"] == "fail"),
+        reason.contains("MINI")
+            || runs
+                .iter()
+                .any(|x| x["reference"] == "MINI" && x["verdict"] == "fail"),
         "{r}"
     );
+}
+
+#[test]
+fn macro_sized_kernels_lift_at_any_size_and_verify_against_the_c_built_with_each_size() {
+    const MACRO_SIZED: &str = "tests/fixtures/verify/macro_matvec.c";
+    // 20000 x 30000 would be 6e8 statements to execute symbolically: only
+    // a kernel whose macros became size parameters lifts here at once.
+    let out = tenslift(&[
+        "lift",
+        MACRO_SIZED,
+        "-DM=20000",
+        "-DN=30000",
+        "--target",
+        "numpy",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let code = String::from_utf8_lossy(&out.stdout);
+    assert!(code.contains("def macro_matvec(a, x, y, M, N):"), "{code}");
+    assert!(code.contains("np.matmul(a, x)"), "{code}");
+
+    // The C driver defines M and N per size tuple: two different tuples
+    // both agree with the program.
+    let out = tenslift(&[
+        "verify",
+        MACRO_SIZED,
+        "--targets",
+        "numpy",
+        "--json",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rs = records(&out);
+    let r = &rs[0];
+    assert_eq!(r["bounded"], "pass", "{r}");
+    assert_eq!(r["differential"], "pass", "{r}");
+    let runs = r["details"]["differential"]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let sizes: Vec<&Value> = runs.iter().map(|x| &x["sizes"]).collect();
+    assert!(sizes.len() >= 2, "{r}");
+    assert!(
+        sizes.iter().all(|s| s["M"].as_i64().unwrap_or(0) > 1),
+        "{r}"
+    );
+    assert_ne!(sizes[0], sizes[1], "{r}");
 }

@@ -209,7 +209,9 @@ impl Poly {
 /// referenced declaration (enumerators are constants already).
 pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly, NotAffine> {
     match &e.kind {
-        CExprKind::Int(IntValue::Fits(v)) => Ok(Poly::constant(*v)),
+        CExprKind::Int(IntValue::Fits(v)) | CExprKind::MacroInt { value: v, .. } => {
+            Ok(Poly::constant(*v))
+        }
         CExprKind::Int(IntValue::TooLarge) => Err(NotAffine::Overflow),
         CExprKind::Ref(DeclRef {
             target: RefTarget::EnumConstant(v),

@@ -194,6 +194,7 @@ pub fn kernel(k: &Kernel) -> String {
         let word = match p.origin {
             Origin::Argument => "param",
             Origin::Global => "global",
+            Origin::Macro { .. } => "macro",
         };
         match &p.kind {
             ParamKind::Scalar { ty, is_size } => {
@@ -203,6 +204,9 @@ pub fn kernel(k: &Kernel) -> String {
                 }
                 if p.origin == Origin::Global {
                     let _ = write!(line, " {}", role(p.role));
+                }
+                if let Origin::Macro { value } = p.origin {
+                    let _ = write!(line, " (= {value} in this build)");
                 }
                 let _ = writeln!(out, "{line}");
             }

@@ -162,6 +162,7 @@ fn extract_here(
                 && c.position().is_some_and(|p| p.in_main_file)
         })
         .collect();
+    let size_macros = crate::macros::overridable_int_macros(&tu.root(), &options.defines);
     let (regions, unmatched) = scop_regions(source);
     for line in unmatched {
         diagnostics.push(Diagnostic::new(
@@ -212,7 +213,7 @@ fn extract_here(
 
     let mut kernels = Vec::new();
     for f in selected {
-        let mut reader = Reader::new();
+        let mut reader = Reader::with_size_macros(size_macros.clone());
         let func = reader.read_function(f);
         diagnostics.append(&mut reader.diagnostics);
         let regions = regions_in(f);

@@ -43,6 +43,24 @@ pub struct Kernel {
     pub returns: Option<ScalarType>,
 }
 
+impl Kernel {
+    /// Whether `self` and `other` are the same kernel once the values this
+    /// compilation gave its macro sizes are set aside: `-DN=32` and
+    /// `-DN=4096` read the same kernel, sized by `N`.
+    pub fn same_for_every_macro_value(&self, other: &Kernel) -> bool {
+        let forget = |k: &Kernel| {
+            let mut k = k.clone();
+            for p in &mut k.params {
+                if let Origin::Macro { value } = &mut p.origin {
+                    *value = 0;
+                }
+            }
+            k
+        };
+        forget(self) == forget(other)
+    }
+}
+
 /// A span of whole lines in one file, 1-based and inclusive.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceRange {
@@ -260,6 +278,13 @@ pub enum Role {
 pub enum Origin {
     Argument,
     Global,
+    /// An overridable macro (`-DN=384`, `#ifndef N`) that sizes a loop or
+    /// an array: an integer size that is not passed to the C function but
+    /// fixed when the C is compiled (`-DN=value`). `value` is the one this
+    /// compilation gave it; the kernel is lowered for every value.
+    Macro {
+        value: i64,
+    },
 }
 
 /// A local variable of the kernel; its lifetime is the whole kernel body

@@ -31,6 +31,7 @@ pub mod extract;
 pub mod ir;
 pub(crate) mod libclang;
 pub(crate) mod lower;
+mod macros;
 pub mod options;
 pub(crate) mod reader;
 pub mod roles;

@@ -345,6 +345,12 @@ impl<'tu> Cursor<'tu> {
         unsafe { sys::clang_isExpression(self.kind()) != 0 }
     }
 
+    /// Whether a macro definition takes arguments (`#define SQ(x) ...`).
+    pub fn is_macro_function_like(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { sys::clang_Cursor_isMacroFunctionLike(self.raw) != 0 }
+    }
+
     pub fn is_definition(&self) -> bool {
         // SAFETY: as above.
         unsafe { sys::clang_isCursorDefinition(self.raw) != 0 }

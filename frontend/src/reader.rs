@@ -6,7 +6,7 @@
 //! overflow the stack. Statements with no loop-IR meaning (`while`,
 //! `goto`, ...) are diagnosed here and kept as [`CStmt::Rejected`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use clang_sys as sys;
 
@@ -31,6 +31,11 @@ pub struct Reader {
     globals: BTreeMap<(String, u32, u32), CVarDecl>,
     too_deep_reported: bool,
     inline_expansions: usize,
+    /// Overridable integer macros (see [`crate::macros`]): a literal
+    /// spelled with one of these names is read as a `MacroInt`.
+    size_macros: HashMap<String, i64>,
+    /// Source lines by file, read when a literal may be a macro's.
+    source_lines: HashMap<String, Option<Vec<String>>>,
 }
 
 fn loc_of(c: &Cursor<'_>) -> Loc {
@@ -166,7 +171,42 @@ impl Reader {
             globals: BTreeMap::new(),
             too_deep_reported: false,
             inline_expansions: 0,
+            size_macros: HashMap::new(),
+            source_lines: HashMap::new(),
         }
+    }
+
+    /// A reader that recognises literals spelled with `size_macros`.
+    pub fn with_size_macros(size_macros: HashMap<String, i64>) -> Reader {
+        Reader {
+            size_macros,
+            ..Reader::new()
+        }
+    }
+
+    /// The overridable macro a literal with `value` is spelled as, if any:
+    /// the identifier written where the literal was expanded.
+    fn macro_spelling(&mut self, c: &Cursor<'_>, value: i64) -> Option<String> {
+        if self.size_macros.is_empty() {
+            return None;
+        }
+        let at = c.position()?;
+        let lines = self
+            .source_lines
+            .entry(at.file.clone())
+            .or_insert_with(|| {
+                std::fs::read_to_string(&at.file)
+                    .ok()
+                    .map(|t| t.lines().map(str::to_string).collect())
+            })
+            .as_ref()?;
+        let line = lines.get((at.line as usize).checked_sub(1)?)?;
+        let rest = line.get((at.col as usize).checked_sub(1)?..)?;
+        let name: String = rest
+            .chars()
+            .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+            .collect();
+        (self.size_macros.get(&name) == Some(&value)).then_some(name)
     }
 
     fn reject(&mut self, code: codes::Code, loc: &Loc, message: impl Into<String>) {
@@ -474,7 +514,10 @@ impl Reader {
         let kind = match c.kind() {
             sys::CXCursor_IntegerLiteral | sys::CXCursor_CharacterLiteral => {
                 match c.evaluate_int() {
-                    Some(EvaluatedInt::Signed(v)) => CExprKind::Int(IntValue::Fits(v)),
+                    Some(EvaluatedInt::Signed(v)) => match self.macro_spelling(c, v) {
+                        Some(name) => CExprKind::MacroInt { name, value: v },
+                        None => CExprKind::Int(IntValue::Fits(v)),
+                    },
                     Some(EvaluatedInt::Unsigned(v)) => {
                         CExprKind::Int(i64::try_from(v).map_or(IntValue::TooLarge, IntValue::Fits))
                     }

@@ -123,6 +123,14 @@ pub struct CExpr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CExprKind {
     Int(IntValue),
+    /// An integer literal spelled as an object-like macro the user may
+    /// override (`N` from `#ifndef N` / `#define N 8`, or `-DN=8`): the
+    /// lowering turns it into a size parameter when it sizes a loop or an
+    /// array, and into the plain literal `value` otherwise.
+    MacroInt {
+        name: String,
+        value: i64,
+    },
     Float {
         value: f64,
         text: String,

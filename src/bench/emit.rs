@@ -12,6 +12,7 @@ use tenslift_targets::runner::python_function_name;
 use tenslift_targets::{
     emit, parse_program, DType, EmitOptions, Expr, ParamKind, Program, Stmt, Target,
 };
+use tenslift_verify::differential::manifest::with_macro_names;
 use tenslift_verify::differential::tolerance::{program_reduction_length, relative_factor};
 
 use super::manifest::ManifestKernel;
@@ -64,7 +65,12 @@ pub fn write_modules(
     targets: &[Target],
     dir: &Path,
 ) -> Result<Vec<(Target, String)>, BenchError> {
-    let sizes: BTreeMap<String, i64> = kernel.sizes.get(dataset).cloned().unwrap_or_default();
+    // Macro-sized kernels (`-DN=...`) name their sizes in upper case.
+    let sizes: BTreeMap<String, i64> = kernel
+        .sizes
+        .get(dataset)
+        .map(with_macro_names)
+        .unwrap_or_default();
     let mut params = Vec::new();
     let mut hlo_results = Vec::new();
     for p in &program.params {
@@ -103,6 +109,9 @@ pub fn write_modules(
                 relative_factor(dtype, reduction_length).map(|f| (name.to_string(), json!(f)))
             })
             .collect();
+    // torch.compile traces Python loops by unrolling them: a program that
+    // keeps C loops would spend the runner's whole timeout compiling.
+    let keeps_loops = program.has_loops();
     let call = json!({
         // The Python modules rename names that clash with Python (`len`
         // becomes `len_`): the runner looks the function up by this name.
@@ -111,6 +120,7 @@ pub fn write_modules(
         "outputs": kernel.outputs,
         "params": params,
         "hlo_results": hlo_results,
+        "keeps_loops": keeps_loops,
         "tolerance": {
             "reduction_length": reduction_length,
             "relative_factor": factors,

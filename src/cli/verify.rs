@@ -568,7 +568,7 @@ fn program_for_dataset(
             defines.join(" -D")
         ));
     };
-    if at_dataset == *kernel {
+    if at_dataset.same_for_every_macro_value(kernel) {
         return Ok(DatasetProgram {
             kernel: at_dataset,
             program: program.clone(),

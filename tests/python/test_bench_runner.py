@@ -138,6 +138,24 @@ def test_a_wrong_module_fails_the_call_json_tolerance(tmp_path):
     assert "beyond the tolerance" in rows[0]["note"]
 
 
+def test_torch_compile_skips_a_program_that_keeps_c_loops(tmp_path):
+    # Dynamo would unroll the loops and compile until the timeout.
+    plan = _kernel_dir(tmp_path, "    y[...] = 2 * x\n")
+    call_path = tmp_path / "k" / "call.json"
+    call = json.loads(call_path.read_text())
+    call["keeps_loops"] = True
+    call_path.write_text(json.dumps(call))
+    (tmp_path / "k" / "pytorch.py").write_text("raise SystemExit('must not be loaded')\n")
+    spec = json.loads(plan.read_text())
+    spec["variants"] = ["numpy", "torch-compile"]
+    plan.write_text(json.dumps(spec))
+    rows = _rows(tmp_path, plan)
+    status = {r["variant"]: (r["status"], r["note"]) for r in rows}
+    assert status["numpy"][0] == "ok"
+    assert status["torch-compile"][0] == "skipped"
+    assert "keeps C loops" in status["torch-compile"][1]
+
+
 def test_a_measurement_over_its_timeout_is_killed(tmp_path):
     plan = _kernel_dir(tmp_path, "    time.sleep(30)\n    y[...] = 2 * x\n")
     start = time.monotonic()

@@ -467,11 +467,23 @@ fn pow_with_integral_exponent_is_a_product() {
 
 #[test]
 fn fixed_size_reductions_are_cut_at_the_counter() {
+    // `#define N 64` without `#ifndef`: the extents are constants.
+    assert_proved_and_refuted(
+        "tests/fixtures/extract/positive/gemm_fixed.c",
+        "mm_fixed",
+        "func mm_fixed(A: f32[64, 32], B: f32[32, 64], C: out f32[64, 64]) {\n  C = matmul(A, B);\n}\n",
+        "func mm_fixed(A: f32[64, 32], B: f32[32, 64], C: out f32[64, 64]) {\n  C = matmul(A, transpose(A, perm=[1, 0]));\n}\n",
+    );
+}
+
+#[test]
+fn macro_sized_reductions_are_proved_for_every_macro_value() {
+    // DSPstone's `#ifndef M / #define M 10`: M, N, K are sizes.
     assert_proved_and_refuted(
         "benchmarks/dspstone/matrix1.c",
         "matrix1",
-        "func matrix1(A: i32[10, 10], B: i32[10, 10], C: out i32[10, 10]) {\n  C = matmul(A, B);\n}\n",
-        "func matrix1(A: i32[10, 10], B: i32[10, 10], C: out i32[10, 10]) {\n  C = matmul(B, A);\n}\n",
+        "func matrix1(A: i32[M, K], B: i32[K, N], C: out i32[M, N], K: size, M: size, N: size) {\n  C = matmul(A, B);\n}\n",
+        "func matrix1(A: i32[M, K], B: i32[K, N], C: out i32[M, N], K: size, M: size, N: size) {\n  C = add(matmul(A, B), 1i32);\n}\n",
     );
 }
 

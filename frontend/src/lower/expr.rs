@@ -110,6 +110,11 @@ impl Lowerer<'_> {
                 let inner_expr = self.expr(inner)?;
                 Some(super::stmt::cast_to(self.scalar_type(e)?, inner_expr))
             }
+            // Resolved before lowering (see `macro_sizes`); kept as its value.
+            CExprKind::MacroInt { value, .. } => Some(Expr {
+                ty: self.scalar_type(e)?,
+                kind: ExprKind::IntLit { value: *value },
+            }),
             CExprKind::Int(v) => {
                 let ty = self.scalar_type(e)?;
                 match v {

@@ -11,6 +11,7 @@
 mod expr;
 mod finish;
 mod loops;
+mod macro_sizes;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -93,6 +94,8 @@ pub fn lower_function(
     func: &CFunction,
     region: Option<(u32, u32)>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
+    let promoted = macro_sizes::promote(func);
+    let func = promoted.as_ref().map_or(func, |p| &p.func);
     let mut l = Lowerer {
         func,
         diagnostics: Vec::new(),
@@ -116,12 +119,20 @@ pub fn lower_function(
     for p in func.params.iter().chain(&func.globals) {
         l.used_names.insert(p.name.clone());
     }
+    // Macro sizes are bound first (array extents of the C parameters
+    // name them) and listed last, after what the C function is passed.
+    for (m, value) in promoted.iter().flat_map(|p| &p.params) {
+        l.used_names.insert(m.name.clone());
+        l.declare_param(m, Origin::Macro { value: *value });
+    }
+    let macro_params = std::mem::take(&mut l.params);
     for p in &func.params {
         l.declare_param(p, Origin::Argument);
     }
     for g in &func.globals {
         l.declare_param(g, Origin::Global);
     }
+    l.params.extend(macro_params);
     let body = l.lower_body(region);
     let (start_line, end_line) = region.unwrap_or((func.start_line, func.end_line));
     let mut kernel = Kernel {
@@ -304,6 +315,11 @@ impl<'f> Lowerer<'f> {
         for (level, len) in lens.iter().enumerate() {
             let written = var.dims.get(level).and_then(|d| d.as_ref());
             let dim = match (len, written) {
+                // `float a[N]` with N a macro size: the extent is N, not
+                // the value N has in this compilation.
+                (Some(_), Some(size)) if macro_sizes::mentions_macro_size(size) => {
+                    self.affine(size).ok()
+                }
                 (Some(n), _) => Some(Affine::constant(*n)),
                 (None, Some(size)) => match self.affine(size) {
                     Ok(a) => Some(a),

@@ -294,6 +294,23 @@ fn driver_source(
 ) -> Result<String, DifferentialError> {
     let absolute = std::fs::canonicalize(source).map_err(|e| DifferentialError::io(source, e))?;
     let mut c = String::new();
+    let origin_of = |name: &str| {
+        kernel
+            .params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.origin)
+    };
+    // Macro sizes are fixed when the C is compiled: defined before the
+    // file, whose `#ifndef N` then keeps this value.
+    for slot in slots {
+        if let Slot::Size { name, value } = slot {
+            if matches!(origin_of(name), Some(Origin::Macro { .. })) {
+                // `#undef` first: the command line may define it too (`-DN=384`).
+                let _ = writeln!(c, "#undef {name}\n#define {name} {value}");
+            }
+        }
+    }
     // The user's file may have its own `main`; rename it out of the way.
     let _ = writeln!(c, "#define main tenslift_user_main");
     let _ = writeln!(c, "#include {}", c_string(&absolute.to_string_lossy()));
@@ -304,13 +321,6 @@ fn driver_source(
     c.push_str(NPY_HELPERS);
     c.push_str("int main(int argc, char **argv) {\n");
     c.push_str("    if (argc != 3) { fprintf(stderr, \"usage: driver IN OUT\\n\"); return 2; }\n");
-    let origin_of = |name: &str| {
-        kernel
-            .params
-            .iter()
-            .find(|p| p.name == name)
-            .map(|p| p.origin)
-    };
     for slot in slots {
         match slot {
             Slot::Size { name, value } => {

@@ -37,6 +37,18 @@ pub fn dataset_defines(sizes: &BTreeMap<String, i64>) -> Vec<String> {
         .collect()
 }
 
+/// `sizes` plus each size under its macro name (`n` also as `N`), unless
+/// that name is a size already: the C is compiled with [`dataset_defines`],
+/// so a kernel sized by the macro `N` (a parameter with
+/// `Origin::Macro`) takes the value of the manifest's `n`.
+pub fn with_macro_names(sizes: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    let mut out = sizes.clone();
+    for (name, value) in sizes {
+        out.entry(name.to_uppercase()).or_insert(*value);
+    }
+    out
+}
+
 /// The manifest entry for `function` in `file`, if there is one.
 pub fn find(
     workspace: &Path,
@@ -142,7 +154,7 @@ pub fn run_cref(
     }
     Ok(CReference {
         label: dataset.to_string(),
-        sizes,
+        sizes: with_macro_names(&sizes),
         inputs,
         outputs,
     })
@@ -151,6 +163,18 @@ pub fn run_cref(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn macro_names_alias_sizes_without_shadowing_them() {
+        let sizes: BTreeMap<String, i64> = [("n".to_string(), 32), ("M".to_string(), 4)]
+            .into_iter()
+            .collect();
+        let aliased = with_macro_names(&sizes);
+        assert_eq!(aliased.get("N"), Some(&32));
+        assert_eq!(aliased.get("n"), Some(&32));
+        assert_eq!(aliased.get("M"), Some(&4));
+        assert_eq!(aliased.len(), 3);
+    }
 
     #[test]
     fn dataset_defines_upper_case_every_size_like_cref() {
