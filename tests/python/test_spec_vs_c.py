@@ -82,9 +82,16 @@ def _with_spec_dataset(kernel, sizes: dict[str, int]):
     that is not a size parameter of the spec must not change the C program's
     meaning, so it keeps its MINI value."""
     dataset = dict(kernel.sizes["MINI"])
-    unknown = sorted(set(sizes) - set(dataset))
+
+    def manifest_name(name: str) -> str | None:
+        if name in dataset:
+            return name
+        # A macro size `N` of the spec is the manifest's `n`: cref compiles -DN=<n>.
+        return name.lower() if name.lower() in dataset else None
+
+    unknown = sorted(n for n in sizes if manifest_name(n) is None)
     assert not unknown, f"spec size parameters {unknown} are not manifest sizes of {kernel.name}"
-    dataset.update(sizes)
+    dataset.update({manifest_name(n): v for n, v in sizes.items()})
     return dataclasses.replace(kernel, sizes={**kernel.sizes, DATASET: dataset})
 
 
