@@ -110,7 +110,8 @@ impl Lowerer<'_> {
                 let inner_expr = self.expr(inner)?;
                 Some(super::stmt::cast_to(self.scalar_type(e)?, inner_expr))
             }
-            // Resolved before lowering (see `macro_sizes`); kept as its value.
+            // A macro literal that sizes nothing (`macro_sizes` resolved the
+            // others): its value.
             CExprKind::MacroInt { value, .. } => Some(Expr {
                 ty: self.scalar_type(e)?,
                 kind: ExprKind::IntLit { value: *value },

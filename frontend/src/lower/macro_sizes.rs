@@ -6,81 +6,72 @@
 //! bounds and in values alike, becomes a reference to a parameter of that
 //! name with [`crate::ir::Origin::Macro`], so later stages trace the
 //! kernel at small sizes and the lifted program takes the size as an
-//! argument. Any other macro literal is its plain value.
+//! argument. Any other macro literal is left as it is, and the lowering
+//! reads it as its plain value.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
+use crate::ir::Loc;
 use crate::syntax::*;
 
 /// Declaration keys of macro parameters start with this (no C
 /// declaration key can: those start with the declared name).
 pub(super) const MACRO_KEY_PREFIX: &str = "macro:";
 
-/// The function with its macro literals resolved, and the size macros to
+/// The function with its macro sizes resolved, and the size macros to
 /// declare as parameters (in name order) with the values they have here.
 pub(super) struct MacroSizes {
     pub func: CFunction,
     pub params: Vec<(CVarDecl, i64)>,
 }
 
-/// `None` when `func` has no macro literal at all (the common case: it is
-/// lowered as read).
+/// `None` when no macro sizes `func` (the common case: it is lowered as read).
 pub(super) fn promote(func: &CFunction) -> Option<MacroSizes> {
-    let mut any = false;
-    let mut sizing = BTreeSet::new();
-    let mut first_use = HashMap::new();
-    let mut note = |e: &CExpr, sizes: bool| {
+    // Each sizing macro with its first use and value.
+    let mut sizing: BTreeMap<String, (Loc, i64)> = BTreeMap::new();
+    let mut note = |e: &CExpr| {
         walk_expr(e, &mut |n| {
             if let CExprKind::MacroInt { name, value } = &n.kind {
-                any = true;
-                first_use
+                sizing
                     .entry(name.clone())
                     .or_insert_with(|| (n.loc.clone(), *value));
-                if sizes {
-                    sizing.insert(name.clone());
-                }
             }
         })
     };
     for d in func.params.iter().chain(&func.globals) {
-        note_decl(d, &mut note);
+        d.dims.iter().flatten().for_each(&mut note);
     }
     walk_stmts(&func.body, &mut |s| match s {
         CStmt::For { init, cond, .. } => {
             match &**init {
-                CStmt::Expr(e) => note(e, true),
+                CStmt::Expr(e) => note(e),
                 CStmt::Decl(vars, _) => vars
                     .iter()
                     .filter_map(|v| v.init.as_ref())
-                    .for_each(|e| note(e, true)),
+                    .for_each(&mut note),
                 _ => {}
             }
-            note(cond, true);
+            note(cond);
         }
-        CStmt::Decl(vars, _) => vars.iter().for_each(|d| note_decl(d, &mut note)),
+        CStmt::Decl(vars, _) => vars
+            .iter()
+            .flat_map(|d| d.dims.iter().flatten())
+            .for_each(&mut note),
         _ => {}
     });
-    // Values (not sizes) outside headers and declarations.
-    walk_stmts(&func.body, &mut |s| {
-        for e in stmt_exprs(s) {
-            note(e, false);
-        }
-    });
-    if !any {
+    if sizing.is_empty() {
         return None;
     }
     let mut out = func.clone();
     let resolve = &mut |e: &mut CExpr| {
-        if let CExprKind::MacroInt { name, value } = &e.kind {
-            e.kind = if sizing.contains(name) {
-                CExprKind::Ref(DeclRef {
+        if let CExprKind::MacroInt { name, .. } = &e.kind {
+            if sizing.contains_key(name) {
+                e.kind = CExprKind::Ref(DeclRef {
                     name: name.clone(),
                     key: format!("{MACRO_KEY_PREFIX}{name}"),
                     target: RefTarget::Param,
-                })
-            } else {
-                CExprKind::Int(IntValue::Fits(*value))
-            };
+                });
+            }
         }
     };
     for d in out.params.iter_mut().chain(out.globals.iter_mut()) {
@@ -88,19 +79,18 @@ pub(super) fn promote(func: &CFunction) -> Option<MacroSizes> {
     }
     walk_stmts_mut(&mut out.body, resolve);
     let params = sizing
-        .iter()
-        .filter_map(|name| {
-            let (loc, value) = first_use.get(name)?.clone();
+        .into_iter()
+        .map(|(name, (loc, value))| {
             let decl = CVarDecl {
-                name: name.clone(),
                 key: format!("{MACRO_KEY_PREFIX}{name}"),
+                name,
                 ty: CType::Scalar(crate::ir::ScalarType::I32),
                 dims: Vec::new(),
                 init: None,
                 is_static: false,
                 loc,
             };
-            Some((decl, value))
+            (decl, value)
         })
         .collect();
     Some(MacroSizes { func: out, params })
@@ -115,26 +105,6 @@ pub(super) fn mentions_macro_size(e: &CExpr) -> bool {
         }
     });
     found
-}
-
-fn note_decl(d: &CVarDecl, note: &mut impl FnMut(&CExpr, bool)) {
-    for dim in d.dims.iter().flatten() {
-        note(dim, true);
-    }
-    if let Some(init) = &d.init {
-        note(init, false);
-    }
-}
-
-/// The expressions a statement holds directly (not those of nested statements).
-fn stmt_exprs(s: &CStmt) -> Vec<&CExpr> {
-    match s {
-        CStmt::Expr(e) => vec![e],
-        CStmt::If { cond, .. } => vec![cond],
-        CStmt::For { cond, inc, .. } => vec![cond, inc],
-        CStmt::Return(Some(e), _) => vec![e],
-        _ => Vec::new(),
-    }
 }
 
 fn walk_stmts(stmts: &[CStmt], f: &mut impl FnMut(&CStmt)) {
