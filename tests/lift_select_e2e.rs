@@ -3,7 +3,7 @@
 //! integer division), triangular output regions (`syrk`, and `syr2k`, a
 //! sum of two products of the same operands), triangular and
 //! symmetric operands (`trmm`, `symm`), constant fills, and sketches over
-//! stored intermediates (`correlation`). Each lifted
+//! stored intermediates (`correlation`, `covariance`). Each lifted
 //! program's NumPy runs on the C driver's inputs and must write exactly
 //! what the gcc-compiled C wrote.
 
@@ -101,6 +101,28 @@ fn correlation_lifts_through_its_stored_statistics() {
         }
     }
     numpy_matches_compiled_c("correlation", file);
+}
+
+/// `covariance` centres the data in place, then fills the upper triangle
+/// of `Wᵀ W / (n - 1)` and mirrors it into the lower one: the whole matrix
+/// is one product of the stored data, divided as C divides, no loop kept.
+#[test]
+fn covariance_lifts_to_a_scaled_gram_matrix_of_the_centred_data() {
+    let file = "benchmarks/polybench/covariance.c";
+    for mode in ["best", "first"] {
+        let out = tenslift(&[file, "--target", "numpy", "--json", "--search", mode]);
+        let record: Value = serde_json::from_slice(&out.stdout).expect("one JSON record");
+        assert_eq!(record["status"], "lifted", "{mode}: {record}");
+        let program = record["program"].as_str().unwrap_or_default();
+        assert!(
+            program.contains(
+                "cov = div(matmul(transpose(data, perm=[1, 0]), data), sub(float_n, 1.0))"
+            ),
+            "{program}"
+        );
+        assert!(!program.contains("for "), "{program}");
+    }
+    numpy_matches_compiled_c("covariance", file);
 }
 
 /// `trmm` reads `A[k][i]` for `k > i` only; `symm` reads the lower

@@ -354,6 +354,24 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
                         let views = |name: &str| search_views(kernel, name);
+                        // A square output that is a stored matrix's Gram
+                        // matrix up to a scalar factor is read off directly:
+                        // the library would evaluate every stub over the
+                        // stored (centred) values first, which is slow.
+                        let scaled_gram = moments::scaled_gram(
+                            &mut evaluator,
+                            &params,
+                            &written,
+                            &out.value.map(canonical_extrema),
+                            &sizes,
+                        );
+                        if let Some(gram) = scaled_gram {
+                            let cheaper = match direct {
+                                Some(d) if d.cost <= gram.cost => d,
+                                _ => gram,
+                            };
+                            break 'solve Some((cheaper, None));
+                        }
                         // Sketches over stored intermediates that need no
                         // library come first for an output that failed once.
                         let retried = failed_with.get(&out.name).copied();

@@ -6,12 +6,13 @@
 //! constant (`corr[i][i] = 1`). The library's depth bound never builds the
 //! product of a stub with itself, and no region sketch writes a diagonal.
 
-use tenslift_targets::{build, Dim, Expr, Lit, Param, ParamKind};
+use tenslift_targets::{build, DType, Dim, Expr, Lit, Param, ParamKind};
 
 use super::cost::cost_of;
+use super::direct::{translate, Targets};
 use super::library::Evaluator;
 use super::search::Found;
-use crate::algebra::Tensor;
+use crate::algebra::{AtomKind, Expr as Value, Tensor};
 use crate::spec::Sizes;
 
 /// A float array parameter's (name, extents), if `p` is one.
@@ -157,6 +158,97 @@ pub fn unit_diagonal(
     None
 }
 
+/// `Wᵀ W / d` or `Wᵀ W · q` for a stored matrix `W` and a scalar factor of
+/// the parameters (a sample covariance `Wᵀ W / (n - 1)` of centred data):
+/// the factor is the quotient of one element of `target` by the same
+/// element of the Gram matrix, it must be the same for every element, and
+/// it is written back as an expression by the direct translation. A factor
+/// that is a reciprocal `1/d` is written as a division by `d`, as C divides.
+pub fn scaled_gram(
+    evaluator: &mut Evaluator,
+    params: &[Param],
+    written: &[String],
+    target: &Tensor,
+    sizes: &Sizes,
+) -> Option<Found> {
+    let shape = target.shape();
+    if shape.len() != 2 || shape[0] != shape[1] {
+        return None;
+    }
+    let grams: Vec<Expr> = params
+        .iter()
+        .filter(|p| written.iter().any(|w| **w == *p.name))
+        .filter_map(float_array)
+        .filter(|(_, s)| s.len() == 2)
+        .flat_map(|(p, _)| gram_matrices(&Expr::var(&p.name, p.ty())))
+        .collect();
+    for g in grams {
+        let Some(value) = evaluator.value(&g) else {
+            continue;
+        };
+        if value.shape() != target.shape() {
+            continue;
+        }
+        let Some(factor) = common_factor(&value, target) else {
+            continue;
+        };
+        let dtype = g.dtype();
+        let expr = match reciprocal_of(&factor) {
+            _ if factor == Value::one() => Some(g.clone()),
+            Some(divisor) => scalar_expr(&divisor, dtype, params, sizes)
+                .and_then(|d| build::div(g.clone(), d).ok()),
+            None => scalar_expr(&factor, dtype, params, sizes)
+                .and_then(|q| build::mul(g.clone(), q).ok()),
+        };
+        let Some(expr) = expr else {
+            continue;
+        };
+        if evaluator.value(&expr).is_some_and(|v| &v == target) {
+            let cost = cost_of(&[&expr], sizes);
+            return Some(Found { expr, cost });
+        }
+    }
+    None
+}
+
+/// The one `q` with `target = value · q` element by element, if there is
+/// one (read off the first non-zero element of `value`).
+fn common_factor(value: &Tensor, target: &Tensor) -> Option<Value> {
+    let pivot = value.elems().iter().position(|e| !e.is_zero())?;
+    let q = target.elems()[pivot].divide_exact(&value.elems()[pivot])?;
+    value
+        .elems()
+        .iter()
+        .zip(target.elems())
+        .all(|(v, t)| v.mul(&q) == *t)
+        .then_some(q)
+}
+
+/// `d` when `q` is `1/d` times a constant (`c/d` gives `d/c`).
+fn reciprocal_of(q: &Value) -> Option<Value> {
+    let [term] = q.terms() else {
+        return None;
+    };
+    let [(atom, 1)] = term.mono.factors() else {
+        return None;
+    };
+    let AtomKind::Recip(d) = atom.kind() else {
+        return None;
+    };
+    d.div(&Value::constant(term.coeff.clone())).ok()
+}
+
+/// The TensIR expression of a scalar value of the parameters.
+fn scalar_expr(value: &Value, dtype: DType, params: &[Param], sizes: &Sizes) -> Option<Expr> {
+    let target = Tensor::scalar(value.clone());
+    let targets = Targets {
+        first: &target,
+        first_sizes: sizes,
+        second: None,
+    };
+    translate(&targets, dtype, params, &[])
+}
+
 /// A program for `target` from the arrays stored so far, without a
 /// library: the diagonal override of a Gram matrix ([`unit_diagonal`]), or
 /// a matrix standardised by stored column statistics ([`standardised`]).
@@ -229,7 +321,6 @@ pub fn standardised(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algebra::Expr as Value;
     use tenslift_targets::{print_expr, Access, DType};
 
     fn array(name: &str, shape: &[&str], access: Access) -> Param {
@@ -255,6 +346,17 @@ mod tests {
         assert_eq!(constant_diagonal(&unit), Some(1.0));
         let varying = Tensor::from_fn(&[3, 3], |ix| Value::int((ix[0] + ix[1]) as i64));
         assert_eq!(constant_diagonal(&varying), None);
+    }
+
+    #[test]
+    fn a_common_factor_holds_for_every_element_or_is_not_one() {
+        let value = Tensor::from_fn(&[2, 2], |ix| Value::int((ix[0] * 2 + ix[1]) as i64));
+        let doubled = value.map(|e| e.mul(&Value::int(2)));
+        assert_eq!(common_factor(&value, &doubled), Some(Value::int(2)));
+        let mut off = doubled.elems().to_vec();
+        off[3] = Value::int(7);
+        let off = Tensor::from_fn(&[2, 2], |ix| off[ix[0] * 2 + ix[1]].clone());
+        assert_eq!(common_factor(&value, &off), None);
     }
 
     #[test]

@@ -227,8 +227,13 @@ impl InPlaceLowering<'_> {
             }
         }
         let lowered = self.value(value);
+        // The assignment copies a view of another array element by element
+        // (a second, fresh copy only costs page faults and a memory pass);
+        // a view of the destination array itself may overlap the region it
+        // overwrites, which PyTorch refuses, so that one is copied first.
+        let overlaps = || reads(value, target, &mut HashSet::new());
         let text = match self.table.copy_rule() {
-            Some(rule) if !lowered.owned && may_be_view(value) => {
+            Some(rule) if !lowered.owned && may_be_view(value) && overlaps() => {
                 rule.replace("{0}", &lowered.text)
             }
             _ => lowered.text,
@@ -346,6 +351,19 @@ mod tests {
             assert!(!code.contains("out=x["), "{code}");
             assert!(code.contains("x[1:n] = "), "{code}");
         }
+    }
+
+    #[test]
+    fn a_view_of_another_array_is_assigned_without_a_second_copy() {
+        let (np, torch) =
+            numpy_and_torch("func copy(n: size, x: f32[n], r: out f32[n]) {\n  r = x;\n}\n");
+        assert!(np.contains("r[...] = x\n"), "{np}");
+        assert!(torch.contains("r[...] = x\n"), "{torch}");
+        // A view of the destination itself may overlap the region written.
+        let (np, torch) =
+            numpy_and_torch("func shift(n: size, x: inout f32[n]) {\n  x[1:n] = x[0:n - 1];\n}\n");
+        assert!(np.contains("x[1:n] = np.copy(x[0:n - 1])"), "{np}");
+        assert!(torch.contains("x[1:n] = x[0:n - 1].clone()"), "{torch}");
     }
 
     #[test]
