@@ -1,10 +1,14 @@
-//! Sketches over stored intermediates, tried only for an output the plain
-//! library could not solve: second moments of an array about a stored
-//! column statistic (`sum((X - mean)², axis 0)`, a standard deviation's
-//! core), Gram matrices of a stored array (`Wᵀ W`, a correlation's), and a
-//! square output that is such a matrix with its diagonal overridden by one
-//! constant (`corr[i][i] = 1`). The library's depth bound never builds the
-//! product of a stub with itself, and no region sketch writes a diagonal.
+//! Sketches over stored intermediates. Tried before the library: a square
+//! output that is a stored array's Gram matrix times one scalar factor
+//! (`Wᵀ W / (n - 1)`, a covariance's), read off the spec without
+//! evaluating a library over the stored values. Tried only for an output
+//! the plain library could not solve: second moments of an array about a
+//! stored column statistic (`sum((X - mean)², axis 0)`, a standard
+//! deviation's core), Gram matrices of a stored array (`Wᵀ W`, a
+//! correlation's), and a square output that is such a matrix with its
+//! diagonal overridden by one constant (`corr[i][i] = 1`). The library's
+//! depth bound never builds the product of a stub with itself, and no
+//! region sketch writes a diagonal.
 
 use tenslift_targets::{build, DType, Dim, Expr, Lit, Param, ParamKind};
 
