@@ -133,13 +133,7 @@ pub fn unit_diagonal(
 ) -> Option<Found> {
     let c = constant_diagonal(target)?;
     let n = target.shape()[0];
-    let grams = params
-        .iter()
-        .filter(|p| written.iter().any(|w| **w == *p.name))
-        .filter_map(float_array)
-        .filter(|(_, s)| s.len() == 2)
-        .flat_map(|(p, _)| gram_matrices(&Expr::var(&p.name, p.ty())));
-    for g in grams {
+    for g in stored_grams(params, written) {
         let Some(value) = evaluator.value(&g) else {
             continue;
         };
@@ -151,15 +145,37 @@ pub fn unit_diagonal(
         if !off_diagonal_equal {
             continue;
         }
-        let Some(expr) = with_diagonal(&g, c) else {
-            continue;
-        };
-        if evaluator.value(&expr).is_some_and(|v| &v == target) {
-            let cost = cost_of(&[&expr], sizes);
-            return Some(Found { expr, cost });
+        let found = with_diagonal(&g, c).and_then(|e| accepted(evaluator, e, target, sizes));
+        if found.is_some() {
+            return found;
         }
     }
     None
+}
+
+/// The Gram matrices of every stored float matrix.
+fn stored_grams(params: &[Param], written: &[String]) -> Vec<Expr> {
+    params
+        .iter()
+        .filter(|p| written.iter().any(|w| **w == *p.name))
+        .filter_map(float_array)
+        .filter(|(_, s)| s.len() == 2)
+        .flat_map(|(p, _)| gram_matrices(&Expr::var(&p.name, p.ty())))
+        .collect()
+}
+
+/// `expr`, priced, when its value is exactly `target`.
+fn accepted(
+    evaluator: &mut Evaluator,
+    expr: Expr,
+    target: &Tensor,
+    sizes: &Sizes,
+) -> Option<Found> {
+    if !evaluator.value(&expr).is_some_and(|v| &v == target) {
+        return None;
+    }
+    let cost = cost_of(&[&expr], sizes);
+    Some(Found { expr, cost })
 }
 
 /// `Wᵀ W / d` or `Wᵀ W · q` for a stored matrix `W` and a scalar factor of
@@ -179,14 +195,7 @@ pub fn scaled_gram(
     if shape.len() != 2 || shape[0] != shape[1] {
         return None;
     }
-    let grams: Vec<Expr> = params
-        .iter()
-        .filter(|p| written.iter().any(|w| **w == *p.name))
-        .filter_map(float_array)
-        .filter(|(_, s)| s.len() == 2)
-        .flat_map(|(p, _)| gram_matrices(&Expr::var(&p.name, p.ty())))
-        .collect();
-    for g in grams {
+    for g in stored_grams(params, written) {
         let Some(value) = evaluator.value(&g) else {
             continue;
         };
@@ -204,12 +213,9 @@ pub fn scaled_gram(
             None => scalar_expr(&factor, dtype, params, sizes)
                 .and_then(|q| build::mul(g.clone(), q).ok()),
         };
-        let Some(expr) = expr else {
-            continue;
-        };
-        if evaluator.value(&expr).is_some_and(|v| &v == target) {
-            let cost = cost_of(&[&expr], sizes);
-            return Some(Found { expr, cost });
+        let found = expr.and_then(|e| accepted(evaluator, e, target, sizes));
+        if found.is_some() {
+            return found;
         }
     }
     None
@@ -308,12 +314,11 @@ pub fn standardised(
                         .ok()
                 });
                 for divisor in std::iter::once(var(scale)).chain(scaled_by_roots) {
-                    let Ok(expr) = build::div(centred.clone(), divisor) else {
-                        continue;
-                    };
-                    if evaluator.value(&expr).is_some_and(|v| &v == target) {
-                        let cost = cost_of(&[&expr], sizes);
-                        return Some(Found { expr, cost });
+                    let found = build::div(centred.clone(), divisor)
+                        .ok()
+                        .and_then(|e| accepted(evaluator, e, target, sizes));
+                    if found.is_some() {
+                        return found;
                     }
                 }
             }
