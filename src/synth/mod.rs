@@ -354,35 +354,37 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
                         let views = |name: &str| search_views(kernel, name);
-                        // A square output that is a stored matrix's Gram
-                        // matrix up to a scalar factor is read off directly:
-                        // the library would evaluate every stub over the
-                        // stored (centred) values first, which is slow.
-                        let scaled_gram = moments::scaled_gram(
-                            &mut evaluator,
-                            &params,
-                            &written,
-                            &out.value.map(canonical_extrema),
-                            &sizes,
-                        );
-                        if let Some(gram) = scaled_gram {
-                            let cheaper = match direct {
-                                Some(d) if d.cost <= gram.cost => d,
-                                _ => gram,
-                            };
-                            break 'solve Some((cheaper, None));
-                        }
                         // Sketches over stored intermediates that need no
-                        // library come first for an output that failed once.
+                        // library: a square output may be a stored matrix's
+                        // Gram matrix times a scalar (tried first: the library
+                        // would evaluate every stub over the stored values, which
+                        // is slow); an output that failed once tries the others.
                         let retried = failed_with.get(&out.name).copied();
-                        if retried.is_some() {
+                        let square = matches!(out.value.shape(), [a, b] if a == b);
+                        if (square && !written.is_empty()) || retried.is_some() {
                             let target = out.value.map(canonical_extrema);
-                            let moment =
-                                moments::direct(&mut evaluator, &params, &written, &target, &sizes);
-                            if let Some(moment) = moment {
+                            let sketched = moments::scaled_gram(
+                                &mut evaluator,
+                                &params,
+                                &written,
+                                &target,
+                                &sizes,
+                            )
+                            .or_else(|| {
+                                retried.and_then(|_| {
+                                    moments::direct(
+                                        &mut evaluator,
+                                        &params,
+                                        &written,
+                                        &target,
+                                        &sizes,
+                                    )
+                                })
+                            });
+                            if let Some(sketch) = sketched {
                                 let cheaper = match direct {
-                                    Some(d) if d.cost <= moment.cost => d,
-                                    _ => moment,
+                                    Some(d) if d.cost <= sketch.cost => d,
+                                    _ => sketch,
                                 };
                                 break 'solve Some((cheaper, None));
                             }

@@ -206,12 +206,12 @@ pub fn scaled_gram(
             continue;
         };
         let dtype = g.dtype();
-        let expr = match reciprocal_of(&factor) {
-            _ if factor == Value::one() => Some(g.clone()),
-            Some(divisor) => scalar_expr(&divisor, dtype, params, sizes)
-                .and_then(|d| build::div(g.clone(), d).ok()),
-            None => scalar_expr(&factor, dtype, params, sizes)
-                .and_then(|q| build::mul(g.clone(), q).ok()),
+        let expr = if factor == Value::one() {
+            Some(g.clone())
+        } else if let Some(divisor) = reciprocal_of(&factor) {
+            scalar_expr(&divisor, dtype, params, sizes).and_then(|d| build::div(g.clone(), d).ok())
+        } else {
+            scalar_expr(&factor, dtype, params, sizes).and_then(|q| build::mul(g.clone(), q).ok())
         };
         let found = expr.and_then(|e| accepted(evaluator, e, target, sizes));
         if found.is_some() {
