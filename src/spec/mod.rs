@@ -206,9 +206,12 @@ pub fn spec_at_chosen_sizes(kernel: &Kernel, fixed: &Sizes) -> Result<Spec, Spec
 /// [`spec_at_chosen_sizes`].
 pub fn spec_at_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Spec, SpecError> {
     let sizes = choose_second_sizes(kernel, first)?;
-    let differs = |c: &Sizes| first.iter().all(|(k, v)| c.get(k) != Some(v));
+    let breaks = |c: &Sizes| sizes::breaks_relations(first, c);
+    let differs = |c: &Sizes| sizes::differs_everywhere(first, c);
     match spec_of_kernel(kernel, &sizes) {
-        Err(e) if is_too_large(&e) => spec_smaller(kernel, &Sizes::new(), 1, &differs).ok_or(e),
+        Err(e) if is_too_large(&e) => spec_smaller(kernel, &Sizes::new(), 1, &breaks)
+            .or_else(|| spec_smaller(kernel, &Sizes::new(), 1, &differs))
+            .ok_or(e),
         other => other,
     }
 }

@@ -38,6 +38,9 @@ pub struct Layout {
     pub extents: HashMap<String, Vec<usize>>,
     /// Block-selected arrays with their block length at these sizes.
     pub blocks: HashMap<String, (BlockView, i64)>,
+    /// Loops whose body never runs at these sizes (`for k in 2..n-2` at
+    /// n = 3): a spec traced there says nothing about that body.
+    pub idle_loops: usize,
 }
 
 impl Layout {
@@ -106,6 +109,8 @@ struct Scan<'k> {
     iters: HashMap<String, i64>,
     arrays: HashMap<&'k str, ArrayScan<'k>>,
     steps: u64,
+    /// Loops whose body ran at least once, by address in the kernel.
+    entered: HashSet<*const Loop>,
 }
 
 pub(crate) const STEP_LIMIT: u64 = 2_000_000;
@@ -287,6 +292,7 @@ impl<'k> Scan<'k> {
                 let start = eval_affine(&l.start, &self.iters, self.sizes, &l.loc)?;
                 let end = eval_affine(&l.end, &self.iters, self.sizes, &l.loc)?;
                 for v in loop_values(l, start, end)? {
+                    self.entered.insert(l as *const Loop);
                     self.iters.insert(l.iter.clone(), v);
                     self.block(&l.body)?;
                 }
@@ -325,6 +331,21 @@ impl<'k> Scan<'k> {
     }
 }
 
+/// Every loop statement of `body`, at any depth (inside `if`s too).
+fn count_loops(body: &[Stmt]) -> usize {
+    body.iter()
+        .map(|s| match s {
+            Stmt::Loop(l) => 1 + count_loops(&l.body),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => count_loops(then_body) + count_loops(else_body),
+            Stmt::Assign { .. } | Stmt::Return { .. } => 0,
+        })
+        .sum()
+}
+
 fn all_arrays(kernel: &Kernel) -> impl Iterator<Item = (&str, &ArrayInfo, &Loc)> {
     let params = kernel.params.iter().filter_map(|p| match &p.kind {
         ParamKind::Array(info) => Some((p.name.as_str(), info, &p.loc)),
@@ -345,6 +366,7 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
         iters: HashMap::new(),
         arrays: HashMap::new(),
         steps: 0,
+        entered: HashSet::new(),
     };
     for (name, info, loc) in all_arrays(kernel) {
         let declared = info
@@ -462,7 +484,12 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
             ext.iter().map(|&n| n.max(0) as usize).collect(),
         );
     }
-    Ok(Layout { extents, blocks })
+    let idle_loops = count_loops(&kernel.body) - scan.entered.len();
+    Ok(Layout {
+        extents,
+        blocks,
+        idle_loops,
+    })
 }
 
 /// The first dimension whose stride is below the span of the inner
@@ -670,13 +697,30 @@ fn validate_fixed(kernel: &Kernel, params: &[String], fixed: &Sizes) -> Result<(
     Ok(())
 }
 
+/// What a size tuple must give besides valid accesses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Demand {
+    /// Every loop body runs at least once, so the spec sees every
+    /// statement (a body that never runs would let a program that ignores
+    /// it pass the acceptance check).
+    EveryLoopRuns,
+    /// Any valid tuple: the fallback for loops no small tuple enters.
+    Valid,
+}
+
+/// Valid tuples with an idle loop skipped before an [`Demand::EveryLoopRuns`]
+/// search gives up (the caller then falls back to [`Demand::Valid`]).
+const IDLE_SKIP_LIMIT: usize = 64;
+
 /// Valid size tuples in candidate order, at most `want` of them (user-`fixed`
-/// values kept, each passing `accept`); an error when there is none.
+/// values kept, each passing `accept` and `demand`); an error when there is
+/// none.
 fn search_many(
     kernel: &Kernel,
     fixed: &Sizes,
     base: i64,
     accept: &dyn Fn(&Sizes) -> bool,
+    demand: Demand,
     want: usize,
 ) -> Result<Vec<Sizes>, SpecError> {
     let params = size_params(kernel);
@@ -688,14 +732,17 @@ fn search_many(
         .collect();
     let mut found: Vec<Sizes> = Vec::new();
     let mut first_failure: Option<SpecError> = None;
+    let mut idle_skipped = 0;
     for_each_candidate(&free, fixed, base, &mut |candidate| {
         if !accept(candidate) {
             return false;
         }
         let valid = match check_sizes(kernel, candidate) {
-            Ok(_) => Some(candidate.clone()),
+            Ok(layout) => Some((candidate.clone(), layout.idle_loops)),
             Err(e @ SpecError::OverlappingStrides { .. }) => {
-                let repaired = repair_overlap(kernel, candidate, fixed).filter(|r| accept(r));
+                let repaired = repair_overlap(kernel, candidate, fixed)
+                    .filter(|r| accept(r))
+                    .and_then(|r| Some((r.clone(), check_sizes(kernel, &r).ok()?.idle_loops)));
                 if repaired.is_none() {
                     first_failure.get_or_insert(e);
                 }
@@ -705,6 +752,13 @@ fn search_many(
                 first_failure.get_or_insert(e);
                 None
             }
+        };
+        let valid = match valid {
+            Some((_, idle)) if idle > 0 && demand == Demand::EveryLoopRuns => {
+                idle_skipped += 1;
+                return idle_skipped >= IDLE_SKIP_LIMIT;
+            }
+            other => other.map(|(sizes, _)| sizes),
         };
         if let Some(sizes) = valid.filter(|s| !found.contains(s)) {
             found.push(sizes);
@@ -722,13 +776,16 @@ fn search_many(
     }
 }
 
+/// The first tuple that meets `demand`; failing that, with an idle loop
+/// allowed (a kernel whose loop no small tuple enters still gets a spec).
 fn search(
     kernel: &Kernel,
     fixed: &Sizes,
     base: i64,
     accept: &dyn Fn(&Sizes) -> bool,
 ) -> Result<Sizes, SpecError> {
-    let mut found = search_many(kernel, fixed, base, accept, 1)?;
+    let mut found = search_many(kernel, fixed, base, accept, Demand::EveryLoopRuns, 1)
+        .or_else(|_| search_many(kernel, fixed, base, accept, Demand::Valid, 1))?;
     Ok(found.remove(0))
 }
 
@@ -744,7 +801,14 @@ pub fn smaller_candidates(
     base: i64,
     accept: &dyn Fn(&Sizes) -> bool,
 ) -> Result<Vec<Sizes>, SpecError> {
-    search_many(kernel, fixed, base, accept, FALLBACK_CANDIDATES)
+    search_many(
+        kernel,
+        fixed,
+        base,
+        accept,
+        Demand::Valid,
+        FALLBACK_CANDIDATES,
+    )
 }
 
 /// The first valid size tuple (user-`fixed` values kept).
@@ -753,8 +817,31 @@ pub fn choose_sizes(kernel: &Kernel, fixed: &Sizes) -> Result<Sizes, SpecError> 
 }
 
 /// A valid size tuple in which every parameter differs from `first` (for
-/// re-checking that a lifted program generalises).
+/// re-checking that a lifted program generalises), and, where one exists,
+/// every difference of two parameters too: with `m = n + 1` at both tuples
+/// a program reading `n` where the C reads `m - 1` would pass.
 pub fn choose_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Sizes, SpecError> {
-    let differs = |c: &Sizes| first.iter().all(|(k, v)| c.get(k) != Some(v));
-    search(kernel, &Sizes::new(), 4, &differs)
+    search(kernel, &Sizes::new(), 4, &|c| breaks_relations(first, c))
+        .or_else(|_| search(kernel, &Sizes::new(), 4, &|c| differs_everywhere(first, c)))
+}
+
+/// Every parameter of `first` has another value in `candidate`.
+pub(crate) fn differs_everywhere(first: &Sizes, candidate: &Sizes) -> bool {
+    first.iter().all(|(k, v)| candidate.get(k) != Some(v))
+}
+
+/// [`differs_everywhere`], and no difference `a - b` of two parameters is
+/// the same in both tuples, so that no relation `a = b + c` that holds at
+/// `first` holds at `candidate`.
+pub(crate) fn breaks_relations(first: &Sizes, candidate: &Sizes) -> bool {
+    let pairs = first.iter().flat_map(|a| first.iter().map(move |b| (a, b)));
+    differs_everywhere(first, candidate)
+        && pairs
+            .filter(|((a, _), (b, _))| a < b)
+            .all(
+                |((a, va), (b, vb))| match (candidate.get(a), candidate.get(b)) {
+                    (Some(ca), Some(cb)) => ca - cb != va - vb,
+                    _ => true,
+                },
+            )
 }

@@ -875,3 +875,82 @@ fn numeric_values_land_in_the_c_buffer_with_c_integer_division() {
         "{err}"
     );
 }
+
+/// `out[i] += 1` for `k in 2..n-2` inside `j in 0..m`: found by the
+/// differential fuzzer (fz109), whose inner loop is empty at n = 3 or 4.
+fn inner_loop_from_two_to_n_minus_two() -> Kernel {
+    KernelBuilder::new("fz109")
+        .size("n")
+        .size("m")
+        .array("out", F32, &["n"], Role::InOut)
+        .body(vec![for_(
+            "i",
+            "0",
+            "n",
+            vec![for_(
+                "j",
+                "0",
+                "m",
+                vec![for_(
+                    "k",
+                    "2",
+                    "n-2",
+                    vec![assign(
+                        el("out", &["i"], F32),
+                        add(load("out", &["i"], F32), load("out", &["i"], F32)),
+                    )],
+                )],
+            )],
+        )])
+        .build()
+}
+
+#[test]
+fn chosen_sizes_run_every_loop_body() {
+    let k = inner_loop_from_two_to_n_minus_two();
+    let first = choose_sizes(&k, &Sizes::new()).unwrap();
+    assert!(first["n"] >= 5, "k in 2..n-2 never runs at {first:?}");
+    assert_eq!(sizes::check_sizes(&k, &first).unwrap().idle_loops, 0);
+    let second = choose_second_sizes(&k, &first).unwrap();
+    assert!(second["n"] >= 5, "k in 2..n-2 never runs at {second:?}");
+    // The fallback still gives a tuple when no small one enters a loop.
+    let dead = KernelBuilder::new("dead")
+        .size("n")
+        .array("out", F32, &["n"], Role::InOut)
+        .body(vec![for_(
+            "i",
+            "n",
+            "n",
+            vec![assign(el("out", &["i"], F32), load("out", &["i"], F32))],
+        )])
+        .build();
+    let sizes = choose_sizes(&dead, &Sizes::new()).unwrap();
+    assert_eq!(sizes::check_sizes(&dead, &sizes).unwrap().idle_loops, 1);
+}
+
+#[test]
+fn second_sizes_break_every_difference_of_two_sizes() {
+    // fz17/fz37/fz170: with m = n + 1 at both tuples, `n` passed for `m - 1`.
+    let k = strided_row_sums(&["lda", "m", "k"]);
+    let first = choose_sizes(&k, &Sizes::new()).unwrap();
+    let second = choose_second_sizes(&k, &first).unwrap();
+    for (a, va) in &first {
+        for (b, vb) in &first {
+            if a < b {
+                assert_ne!(
+                    second[a] - second[b],
+                    va - vb,
+                    "{a}-{b}: {first:?} {second:?}"
+                );
+            }
+        }
+    }
+    assert!(second["lda"] >= second["k"]);
+    let three = three_mm();
+    let first = choose_sizes(&three, &Sizes::new()).unwrap();
+    let second = choose_second_sizes(&three, &first).unwrap();
+    assert!(
+        sizes::breaks_relations(&first, &second),
+        "{first:?} {second:?}"
+    );
+}
