@@ -1,4 +1,4 @@
-//! `tenslift lift FILE.c [--function F]... --target numpy|jax|pytorch|hlo
+//! `tenslift lift FILE.c [--function F]... [--target numpy|jax|pytorch|hlo]
 //! [-o OUT] [--timeout S] [--search best|first] [--cost-table FILE.json]
 //! [--json] [--verify]`: extracts each kernel, searches a TensIR program
 //! equal to its spec at two size tuples, and emits it; with `--verify` also
@@ -10,7 +10,8 @@
 //! `partial` with `kept_loops`, a complete program that keeps the loops
 //! carrying dependencies); 1 the C was rejected (diagnostics on stderr);
 //! 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted (failed,
-//! or only some outputs solved); 6 `--verify` found a program wrong. `-o` is
+//! or only some outputs solved); 6 `--verify` found a program wrong; 7 the
+//! parse ran past `--timeout`. `-o` is
 //! written only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
@@ -26,8 +27,8 @@ use super::cflags::CFlags;
 use super::emit::TargetArg;
 use super::verify::{verify_kernel, VerifySetup};
 use super::{
-    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-    EXIT_VERIFY_FAILED,
+    print_err, print_out, quiet, render_diagnostics, report_extract_error, require_kernels,
+    EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
 use crate::synth::partial::{lift_whole_or_partially, Outcome};
@@ -45,16 +46,18 @@ pub enum SearchMode {
 pub struct LiftArgs {
     /// The C file.
     pub file: PathBuf,
-    /// Lift only these kernels (repeatable); default: every kernel.
+    /// Lift only these kernels (repeatable); default: every kernel, all in
+    /// one module.
     #[arg(long)]
     pub function: Vec<String>,
     /// The code generation target.
-    #[arg(long, short, value_enum)]
+    #[arg(long, short, value_enum, default_value_t = TargetArg::Numpy)]
     pub target: TargetArg,
     /// Write the generated code here (only when every kernel lifted).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Seconds of search per kernel.
+    /// Seconds of search per kernel; also the limit on parsing the C
+    /// (exit 7 past it).
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
     /// Search strategy.
@@ -107,7 +110,10 @@ pub fn run(args: LiftArgs) -> i32 {
         },
     };
     let path = args.file.as_path();
-    let options = match args.cflags.options(path, args.function.clone()) {
+    let options = match args
+        .cflags
+        .options_within(path, args.function.clone(), args.timeout)
+    {
         Ok(o) => o,
         Err(message) => {
             print_err(&format!("error: {message}\n"));
@@ -117,7 +123,7 @@ pub fn run(args: LiftArgs) -> i32 {
     let unit = match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
         Ok(unit) => unit,
         Err(ExtractError::Rejected(diagnostics)) => {
-            print_err(&diagnostics.render());
+            print_err(&render_diagnostics(&diagnostics));
             if args.json {
                 let record = json!({
                     "file": path.display().to_string(), "function": null, "status": "rejected",
@@ -128,10 +134,7 @@ pub fn run(args: LiftArgs) -> i32 {
             }
             return EXIT_REJECTED;
         }
-        Err(other) => {
-            print_err(&format!("error: {other}\n"));
-            return EXIT_USAGE;
-        }
+        Err(other) => return report_extract_error(&other),
     };
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;
@@ -230,7 +233,9 @@ pub fn run(args: LiftArgs) -> i32 {
                 kernel.name,
             ),
         };
-        print_err(&summary);
+        if !(quiet() && matches!(status, "lifted" | "partial")) {
+            print_err(&summary);
+        }
         if let Some(v) = &verification {
             print_err(&format!(
                 "{}: {}: verification: {}\n",
