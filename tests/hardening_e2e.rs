@@ -189,3 +189,100 @@ fn every_subcommand_help_has_an_example() {
     let lift = String::from_utf8_lossy(&tenslift(&["lift", "--help"]).stdout).into_owned();
     insta::assert_snapshot!("lift_help", lift);
 }
+
+#[test]
+fn a_search_that_ignores_its_deadline_is_stopped_by_the_watchdog() {
+    // A 65 536-term balanced sum: depth 17, so the frontend accepts it, but
+    // a contraction sketch works through it without looking at the clock.
+    fn balanced(lo: usize, hi: usize) -> String {
+        if hi - lo == 1 {
+            return format!("x[{lo}]");
+        }
+        let mid = (lo + hi) / 2;
+        format!("({} + {})", balanced(lo, mid), balanced(mid, hi))
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bal.c");
+    let src = format!(
+        "void bal(int n, double *y, const double *x) {{ for (int i = 0; i < n; i++) y[i] = {}; }}\n",
+        balanced(0, 1 << 16)
+    );
+    std::fs::write(&path, src).expect("write");
+    let out_py = dir.path().join("out.py");
+    let start = Instant::now();
+    let out = tenslift(&[
+        "lift",
+        &path.to_string_lossy(),
+        "--timeout",
+        "10",
+        "-o",
+        &out_py.to_string_lossy(),
+    ]);
+    let took = start.elapsed();
+    assert_clean(&out, "balanced sum");
+    // Parse (<= 10 s) + search (10 s) + the watchdog's grace (15 s).
+    assert!(took < Duration::from_secs(45), "took {took:?}");
+    assert!(matches!(out.status.code(), Some(5 | 7)), "{}", stderr(&out));
+    assert!(!out_py.exists(), "no partial output file");
+}
+
+#[test]
+fn refusals_and_failures_point_at_the_next_step() {
+    let negative = Path::new(ROOT).join("tests/fixtures/extract/negative");
+    let out = tenslift(&[
+        "extract",
+        &negative.join("pointer_arith.c").to_string_lossy(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        err.matches("note: pointer induction variables").count(),
+        1,
+        "one note for two TL022s:\n{err}"
+    );
+    let out = tenslift(&["lift", &fixture("global_conv1d.c").to_string_lossy()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("  tried: ") && err.contains("library candidates"),
+        "{err}"
+    );
+    assert!(
+        err.contains("next: `tenslift spec ") && err.contains("--function conv1d`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hlo_with_several_kernels_asks_for_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("two.c");
+    let relu = "void relu(int n, float *x) { for (int i = 0; i < n; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f; }\n";
+    std::fs::write(&path, format!("{SAXPY}{relu}")).expect("write");
+    let file = path.to_string_lossy();
+    let out = tenslift(&["lift", &file, "--target", "hlo", "--size", "n=4"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("choose one with --function (saxpy, relu)"),
+        "{err}"
+    );
+    let out = tenslift(&[
+        "lift",
+        &file,
+        "-t",
+        "hlo",
+        "--size",
+        "n=4",
+        "--function",
+        "relu",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // NumPy: one module with both kernels.
+    let out = tenslift(&["lift", &file]);
+    let code = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        code.contains("def saxpy(") && code.contains("def relu("),
+        "{code}"
+    );
+}

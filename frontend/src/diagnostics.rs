@@ -190,6 +190,24 @@ impl Diagnostic {
         }
         out
     }
+
+    /// What the user can do about this refusal: a rewrite that lifts today,
+    /// or the planned feature (by issue) that would lift it as written.
+    pub fn next_step(&self) -> Option<&'static str> {
+        let message = self.message.as_str();
+        Some(match self.code.id {
+            "TL001" => "pass the flags the file is compiled with: -I DIR, -D NAME=VALUE, --std, or -p BUILD_DIR for a compile_commands.json",
+            "TL002" => "a kernel is a function with a `for` loop; or mark a region with `#pragma scop` ... `#pragma endscop`",
+            "TL004" => "split the expression into several statements through local temporaries",
+            "TL010" => "when the trip count is known, write the loop as a counted `for (i = start; i < end; i++)`",
+            "TL022" => "pointer induction variables (a local pointer walking a parameter) are planned (issue #17); until then subscript the parameter itself, `A[k + i]`",
+            "TL033" => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
+            "TL034" if message.contains("**") => "`T **` row-pointer matrices indexed `A[i][j]` are planned (issue #16); until then pass a flat array and its leading dimension",
+            "TL034" if message.contains("struct") => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
+            "TL030" => "helpers whose whole body is `return expr;` over scalars are inlined; rewrite the helper so, or leave this function out with --function",
+            _ => return None,
+        })
+    }
 }
 
 /// How diagnostics are rendered: plain, or with clang's ANSI colours.
@@ -257,8 +275,18 @@ impl Diagnostics {
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         };
         let mut out = String::new();
+        let mut notes = std::collections::HashSet::new();
         for d in &self.items {
             out.push_str(&d.render_styled(&self.file, &read, style));
+            // Each next step once, after the first diagnostic it helps.
+            if let Some(note) = d.next_step().filter(|n| notes.insert(*n)) {
+                let (bold, reset) = if style.color {
+                    ("\x1b[1m", "\x1b[0m")
+                } else {
+                    ("", "")
+                };
+                let _ = writeln!(out, "{bold}note:{reset} {note}");
+            }
         }
         let n = self.items.len();
         let _ = writeln!(

@@ -26,6 +26,7 @@ use tenslift_verify::reports::render_json;
 use super::cflags::CFlags;
 use super::emit::TargetArg;
 use super::verify::{verify_kernel, VerifySetup};
+use super::watchdog::{grace, Watchdog};
 use super::{
     print_err, print_out, quiet, render_diagnostics, report_extract_error, require_kernels,
     EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_VERIFY_FAILED,
@@ -146,6 +147,16 @@ pub fn run(args: LiftArgs) -> i32 {
         ..SynthOptions::default()
     };
     let target: Target = args.target.into();
+    if target == Target::Hlo && unit.kernels.len() > 1 {
+        // Each StableHLO module has one `@main`; two in one file do not parse.
+        let names: Vec<&str> = unit.kernels.iter().map(|k| k.name.as_str()).collect();
+        print_err(&format!(
+            "{}: error: --target hlo writes one module per kernel; choose one with --function ({})\n",
+            path.display(),
+            names.join(", ")
+        ));
+        return EXIT_USAGE;
+    }
     let emit_options = EmitOptions {
         sizes: args.sizes.iter().cloned().collect(),
     };
@@ -158,8 +169,13 @@ pub fn run(args: LiftArgs) -> i32 {
         vec![target],
         Duration::from_secs_f64(args.timeout),
     );
+    let watchdog = Watchdog::start();
     for kernel in &unit.kernels {
         let start = Instant::now();
+        watchdog.arm(
+            synth_options.timeout + grace(synth_options.timeout),
+            format!("{}: {}: lifting", path.display(), kernel.name),
+        );
         let outcome = lift_whole_or_partially(kernel, &synth_options);
         let seconds = start.elapsed().as_secs_f64();
         let (mut program, cost, stats, kept_loops, vectorised) =
@@ -179,6 +195,8 @@ pub fn run(args: LiftArgs) -> i32 {
             };
         let mut verification = None;
         if args.verify {
+            // Verification has its own limits (Z3's, the compiled C's).
+            watchdog.disarm();
             if let Some(program) = program.as_mut() {
                 let v = verify_kernel(&verify_setup, kernel, Some(program), "lifted");
                 program.meta.status = v.header_status();
@@ -191,6 +209,10 @@ pub fn run(args: LiftArgs) -> i32 {
             .whole
             .as_ref()
             .map_or((0, 0), |w| (w.solved, w.outputs));
+        watchdog.arm(
+            grace(synth_options.timeout),
+            format!("{}: {}: emitting", path.display(), kernel.name),
+        );
         let emitted = program
             .as_ref()
             .map(|p| emit(p, target, &emit_options).map_err(|e| e.to_string()));
@@ -236,6 +258,9 @@ pub fn run(args: LiftArgs) -> i32 {
         if !(quiet() && matches!(status, "lifted" | "partial")) {
             print_err(&summary);
         }
+        if program.is_none() {
+            print_err(&what_was_tried(path, &kernel.name, &stats));
+        }
         if let Some(v) = &verification {
             print_err(&format!(
                 "{}: {}: verification: {}\n",
@@ -269,6 +294,7 @@ pub fn run(args: LiftArgs) -> i32 {
             print_out(&format!("{record}\n"));
         }
     }
+    watchdog.disarm();
     if verification_failed {
         return EXIT_VERIFY_FAILED;
     }
@@ -290,6 +316,27 @@ pub fn run(args: LiftArgs) -> i32 {
             EXIT_OK
         }
     }
+}
+
+/// For a kernel with no program: what the search tried (its counters) and
+/// where to look next.
+fn what_was_tried(path: &Path, kernel: &str, stats: &crate::synth::search::Stats) -> String {
+    let deadline = if stats.deadline_hit || stats.library_truncated {
+        "; the deadline cut it short: a larger --timeout may find a program"
+    } else {
+        ""
+    };
+    format!(
+        "  tried: {} library candidates, {} search steps, {} sketches backtracked, \
+         {} outputs translated directly{deadline}\n  \
+         next: `tenslift spec {} --function {kernel}` prints the exact expression of \
+         each output the search had to match\n",
+        stats.stubs,
+        stats.steps,
+        stats.backtracks,
+        stats.direct,
+        path.display(),
+    )
 }
 
 /// The whole-kernel error, followed by why keeping loops did not help

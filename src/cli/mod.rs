@@ -14,6 +14,7 @@ pub mod extract;
 pub mod lift;
 pub mod spec;
 pub mod verify;
+pub mod watchdog;
 
 use clap::{Parser, Subcommand};
 
