@@ -97,7 +97,8 @@ fn an_exponential_macro_stops_at_the_timeout() {
     assert_clean(&out, "macro bomb");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(7), "{err}");
-    assert!(err.contains("took longer than 2 s"), "{err}");
+    // The parse gets at least 5 s whatever the search budget.
+    assert!(err.contains("took longer than 5 s"), "{err}");
     assert!(took < Duration::from_secs(15), "took {took:?}");
     assert!(!out_py.exists(), "no partial output file");
     // `extract` has the same limit.

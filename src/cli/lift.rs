@@ -35,6 +35,9 @@ use crate::synth::cost::{complexity_degree, CostModel, CostTable};
 use crate::synth::partial::{lift_whole_or_partially, Outcome};
 use crate::synth::{SynthError, SynthOptions};
 
+/// The least time the parse gets, whatever `--timeout` says.
+const MIN_PARSE_SECONDS: f64 = 5.0;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchMode {
     /// Keep searching after a solution for a cheaper one (branch and bound).
@@ -58,7 +61,7 @@ pub struct LiftArgs {
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Seconds of search per kernel; also the limit on parsing the C
-    /// (exit 7 past it).
+    /// (at least 5 s; exit 7 past it).
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
     /// Search strategy.
@@ -111,9 +114,12 @@ pub fn run(args: LiftArgs) -> i32 {
         },
     };
     let path = args.file.as_path();
+    // A search budget far below a second must not fail the parse of a
+    // file with large headers: the parse gets at least MIN_PARSE_SECONDS.
+    let parse_seconds = args.timeout.max(MIN_PARSE_SECONDS);
     let options = match args
         .cflags
-        .options_within(path, args.function.clone(), args.timeout)
+        .options_within(path, args.function.clone(), parse_seconds)
     {
         Ok(o) => o,
         Err(message) => {
