@@ -78,8 +78,8 @@ fn resolve_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            !std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                && std::io::stderr().is_terminal()
+            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+            !no_color && std::io::stderr().is_terminal()
         }
     }
 }
