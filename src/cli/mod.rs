@@ -35,7 +35,8 @@ pub const EXIT_NOT_LIFTED: i32 = 5;
 /// a mismatch against the compiled C, or a disproof. Nothing is written.
 pub const EXIT_VERIFY_FAILED: i32 = 6;
 /// Parsing the C (libclang's preprocessing and parse plus extraction) ran
-/// past `--timeout` (default 60 s); nothing is written.
+/// past `--timeout` (default 60 s), or a lift past it and the watchdog's
+/// grace; nothing is written. (`bench::lift` reads it as a timeout.)
 pub const EXIT_TIMEOUT: i32 = 7;
 
 /// When diagnostics are coloured, as clang's `-fdiagnostics-color`.
