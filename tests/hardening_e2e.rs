@@ -14,9 +14,15 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn tenslift(args: &[&str]) -> Output {
+    tenslift_in(Path::new(ROOT), args)
+}
+
+/// Runs in `dir`, so that relative paths (and snapshots) are stable.
+fn tenslift_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tenslift"))
         .env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib")
         .env_remove("NO_COLOR")
+        .current_dir(dir)
         .args(args)
         .output()
         .expect("run tenslift")
@@ -77,6 +83,8 @@ fn a_200_000_term_sum_is_refused_with_a_located_diagnostic() {
         );
     }
     assert!(!out_py.exists(), "no partial output file");
+    let out = tenslift_in(dir.path(), &["extract", "sum.c"]);
+    insta::assert_snapshot!("sum_200000_terms_stderr", stderr(&out));
 }
 
 #[test]
@@ -116,6 +124,8 @@ fn device_includes_are_refused_before_parsing() {
         err.contains("include_dev_zero.c:1:1: error[TL006]: refusing to include `/dev/zero`"),
         "{err}"
     );
+    let relative = tenslift(&["extract", "tests/fixtures/hardening/include_dev_zero.c"]);
+    insta::assert_snapshot!("include_dev_zero_stderr", stderr(&relative));
     // Through a symlink beside the file, found as a quoted include.
     let dir = tempfile::tempdir().expect("tempdir");
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.h")).expect("symlink");
