@@ -42,6 +42,9 @@ codes! {
     SCOP_UNMATCHED = "TL005", "unmatched `#pragma scop` / `#pragma endscop`",
         "A `#pragma scop` must be followed by a `#pragma endscop` inside the same function, and the region must contain statements.",
         "#pragma scop\nfor (i = 0; i < n; i++) y[i] = 0;\n/* no endscop */";
+    UNSAFE_INPUT_FILE = "TL006", "an included file is not a regular file, or is too large",
+        "Before parsing, every `#include` the frontend can resolve (quoted, absolute, or found in an `-I` directory) and every `-include` file must be a regular file of at most 32 MiB: a device such as `/dev/zero`, a FIFO or a directory would make the parser read forever. Includes named through a macro cannot be checked beforehand; the parse time limit (`--timeout`) stops those.",
+        "#include \"/dev/zero\"";
     WHILE_LOOP = "TL010", "`while` and `do` loops have no affine trip count",
         "Only `for` loops with affine bounds describe an iteration space the lifter can reason about; rewrite the loop as a counted `for`.",
         "while (err > tol) { ... }";
@@ -146,40 +149,108 @@ impl Diagnostic {
     /// Renders like clang: header line, source line, caret line. `source`
     /// returns the contents of a file named in a location.
     pub fn render(&self, file: &str, source: &dyn Fn(&str) -> Option<String>) -> String {
+        self.render_styled(file, source, Style::default())
+    }
+
+    /// [`Diagnostic::render`] with clang's colours when `style.color`.
+    pub fn render_styled(
+        &self,
+        file: &str,
+        source: &dyn Fn(&str) -> Option<String>,
+        style: Style,
+    ) -> String {
         let mut out = String::new();
-        match &self.loc {
-            Some(loc) => {
-                let _ = writeln!(
-                    out,
-                    "{}:{}:{}: error[{}]: {}",
-                    loc.file, loc.line, loc.col, self.code.id, self.message
-                );
-                if let Some(line) = source(&loc.file)
-                    .as_deref()
-                    .and_then(|text| text.lines().nth(loc.line.saturating_sub(1) as usize))
-                {
-                    let gutter = loc.line.to_string();
-                    let pad = " ".repeat(gutter.len());
-                    // Columns count bytes (as clang's do); pad with one
-                    // space per character so the caret lines up in UTF-8.
-                    let mut cut = (loc.col.saturating_sub(1) as usize).min(line.len());
-                    while !line.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    let caret: String = line[..cut]
-                        .chars()
-                        .map(|c| if c == '\t' { '\t' } else { ' ' })
-                        .collect();
-                    let _ = writeln!(out, " {gutter} | {line}");
-                    let _ = writeln!(out, " {pad} | {caret}^");
-                }
-            }
-            None => {
-                let _ = writeln!(out, "{}: error[{}]: {}", file, self.code.id, self.message);
-            }
+        let (bold, red, green, reset) = if style.color {
+            ("\x1b[1m", "\x1b[1;31m", "\x1b[1;32m", "\x1b[0m")
+        } else {
+            ("", "", "", "")
+        };
+        let Some(loc) = &self.loc else {
+            let _ = writeln!(
+                out,
+                "{bold}{file}: {red}error[{}]:{reset}{bold} {}{reset}",
+                self.code.id, self.message
+            );
+            return out;
+        };
+        let _ = writeln!(
+            out,
+            "{bold}{}:{}:{}: {red}error[{}]:{reset}{bold} {}{reset}",
+            loc.file, loc.line, loc.col, self.code.id, self.message
+        );
+        if let Some(line) = source(&loc.file)
+            .as_deref()
+            .and_then(|text| text.lines().nth(loc.line.saturating_sub(1) as usize))
+        {
+            let gutter = loc.line.to_string();
+            let pad = " ".repeat(gutter.len());
+            let (shown, caret) = excerpt(line, loc.col);
+            let _ = writeln!(out, " {gutter} | {shown}");
+            let _ = writeln!(out, " {pad} | {green}{caret}^{reset}");
         }
         out
     }
+
+    /// What the user can do about this refusal: a rewrite that lifts today,
+    /// or the planned feature (by issue) that would lift it as written.
+    pub fn next_step(&self) -> Option<&'static str> {
+        let message = self.message.as_str();
+        Some(match self.code.id {
+            "TL001" => "pass the flags the file is compiled with: -I DIR, -D NAME=VALUE, --std, or -p BUILD_DIR for a compile_commands.json",
+            "TL002" => "a kernel is a function with a `for` loop; or mark a region with `#pragma scop` ... `#pragma endscop`",
+            "TL004" => "split the expression into several statements through local temporaries",
+            "TL010" => "when the trip count is known, write the loop as a counted `for (i = start; i < end; i++)`",
+            "TL022" => "pointer induction variables (a local pointer walking a parameter) are planned (issue #17); until then subscript the parameter itself, `A[k + i]`",
+            "TL033" => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
+            "TL034" if message.contains("**") => "`T **` row-pointer matrices indexed `A[i][j]` are planned (issue #16); until then pass a flat array and its leading dimension",
+            "TL034" if message.contains("struct") => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
+            "TL030" => "helpers whose whole body is `return expr;` over scalars are inlined; rewrite the helper so, or leave this function out with --function",
+            _ => return None,
+        })
+    }
+}
+
+/// How diagnostics are rendered: plain, or with clang's ANSI colours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    pub color: bool,
+}
+
+/// Source lines longer than this many bytes are shown as a window around
+/// the column (a generated 2 MB line must not become a 2 MB diagnostic).
+const EXCERPT_BYTES: usize = 160;
+
+/// The part of `line` to show and the padding that puts a caret under
+/// byte column `col` (1-based, as clang counts).
+fn excerpt(line: &str, col: u32) -> (String, String) {
+    let floor = |mut at: usize| {
+        at = at.min(line.len());
+        while !line.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let cut = floor(col.saturating_sub(1) as usize);
+    let (start, end) = if line.len() <= EXCERPT_BYTES {
+        (0, line.len())
+    } else {
+        let start = floor(cut.saturating_sub(EXCERPT_BYTES / 2));
+        (start, floor(start + EXCERPT_BYTES))
+    };
+    let (before, after) = (start > 0, end < line.len());
+    let shown = format!(
+        "{}{}{}",
+        if before { "..." } else { "" },
+        &line[start..end],
+        if after { "..." } else { "" }
+    );
+    // Pad with one space per character so the caret lines up in UTF-8.
+    let caret: String = (if before { "..." } else { "" })
+        .chars()
+        .chain(line[start..cut].chars())
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    (shown, caret)
 }
 
 /// Every rejection found in one file, in source order.
@@ -193,14 +264,29 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Renders all diagnostics, reading source lines from disk.
     pub fn render(&self) -> String {
+        self.render_styled(Style::default())
+    }
+
+    /// [`Diagnostics::render`] in `style`.
+    pub fn render_styled(&self, style: Style) -> String {
         let read = |path: &str| {
             std::fs::read(path)
                 .ok()
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         };
         let mut out = String::new();
+        let mut notes = std::collections::HashSet::new();
         for d in &self.items {
-            out.push_str(&d.render(&self.file, &read));
+            out.push_str(&d.render_styled(&self.file, &read, style));
+            // Each next step once, after the first diagnostic it helps.
+            if let Some(note) = d.next_step().filter(|n| notes.insert(*n)) {
+                let (bold, reset) = if style.color {
+                    ("\x1b[1m", "\x1b[0m")
+                } else {
+                    ("", "")
+                };
+                let _ = writeln!(out, "{bold}note:{reset} {note}");
+            }
         }
         let n = self.items.len();
         let _ = writeln!(
@@ -280,6 +366,39 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().last().map(|l| l.find('^')), Some(Some(13)));
+    }
+
+    #[test]
+    fn long_lines_show_a_window_around_the_column() {
+        let line = format!("x = {};", "a + ".repeat(100_000));
+        let d = Diagnostic::new(
+            TOO_DEEP,
+            Some(Loc {
+                file: "k.c".into(),
+                line: 1,
+                col: 200_001,
+            }),
+            "m",
+        );
+        let text = d.render("k.c", &|_| Some(line.clone()));
+        assert!(text.len() < 600, "{} bytes", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        let (shown, caret) = (lines[1], lines[2]);
+        assert!(
+            shown.contains(" | ...") && shown.ends_with("..."),
+            "{shown}"
+        );
+        let at = caret.find('^').expect("a caret");
+        assert_eq!(&shown[at..at + 1], &line[200_000..200_001]);
+    }
+
+    #[test]
+    fn colour_wraps_the_header_and_caret() {
+        let d = Diagnostic::new(GOTO, None, "m");
+        let plain = d.render("k.c", &|_| None);
+        let coloured = d.render_styled("k.c", &|_| None, Style { color: true });
+        assert_eq!(plain, "k.c: error[TL011]: m\n");
+        assert!(coloured.contains("\x1b[1;31merror[TL011]:"), "{coloured:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::path::Path;
 use clang_sys as sys;
 
 use crate::diagnostics::{self as codes, Diagnostic, Diagnostics};
+use crate::includes;
 use crate::ir::{Loc, TranslationUnit};
 use crate::libclang::{self, Cursor, Index};
 use crate::lower::lower_function;
@@ -41,6 +42,10 @@ pub enum ExtractError {
     CompileDb(#[from] CompileDbError),
     #[error("internal error in the frontend: {0}")]
     Internal(String),
+    /// Parsing and extraction ran past [`Options::parse_timeout`] (an
+    /// exponential macro, a huge file); the parsing thread was abandoned.
+    #[error("parsing {path} took longer than {seconds} s")]
+    Timeout { path: String, seconds: f64 },
 }
 
 impl ExtractError {
@@ -52,28 +57,66 @@ impl ExtractError {
 }
 
 /// Parses `path` (as the user named it) with `options` and extracts every
-/// selected kernel.
+/// selected kernel, within `options.parse_timeout`.
 pub fn extract(path: &str, options: &Options) -> Result<TranslationUnit, ExtractError> {
-    let bytes = std::fs::read(path).map_err(|source| ExtractError::Unreadable {
-        path: path.to_string(),
-        source,
-    })?;
-    let source = String::from_utf8_lossy(&bytes).into_owned();
+    let source = read_source(path)?;
+    let unsafe_includes = includes::check(path, &source, options);
+    if !unsafe_includes.is_empty() {
+        return Err(rejected(path, unsafe_includes));
+    }
     let path_owned = path.to_string();
     let options = options.clone();
-    let worker = std::thread::Builder::new()
+    let limit = options.parse_timeout;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
         .name("tenslift-frontend".into())
         .stack_size(PARSE_STACK_BYTES)
-        .spawn(move || extract_here(&path_owned, &options, &source))
+        .spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                extract_here(&path_owned, &options, &source)
+            }))
+            .unwrap_or_else(|panic| Err(ExtractError::Internal(panic_message(&*panic))));
+            // The receiver is gone when the deadline passed first.
+            let _ = send.send(result);
+        })
         .map_err(|e| ExtractError::Internal(format!("cannot start the parser thread: {e}")))?;
-    worker.join().unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(ExtractError::Internal(what))
-    })
+    // libclang cannot be interrupted: past the deadline the thread is left
+    // to finish (or to be ended with the process) and nobody waits for it.
+    match receive.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(ExtractError::Timeout {
+            path: path.to_string(),
+            seconds: limit.as_secs_f64(),
+        }),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(ExtractError::Internal(
+            "the parser thread ended without a result".into(),
+        )),
+    }
+}
+
+/// The main file's text, refusing what is not a regular file of bounded
+/// size (`tenslift extract /dev/zero` must not read forever).
+fn read_source(path: &str) -> Result<String, ExtractError> {
+    let unreadable = |source| ExtractError::Unreadable {
+        path: path.to_string(),
+        source,
+    };
+    if let Some(why) = includes::unsafe_to_read(Path::new(path)) {
+        return Err(unreadable(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            why,
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(unreadable)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Lines of `#pragma scop` / `#pragma endscop` pairs, and the lines of

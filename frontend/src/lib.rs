@@ -13,7 +13,9 @@
 //! }
 //! ```
 //!
-//! Pipeline inside: `libclang` (a thin safe layer over clang-sys) parses;
+//! Pipeline inside: [`includes`] refuses devices and oversized files
+//! before anything is read; `libclang` (a thin safe layer over clang-sys)
+//! parses, under a deadline;
 //! `reader` copies cursors into the owned `syntax` tree (depth-bounded);
 //! `lower` builds the IR, using [`affine`] and [`delinearize`] for
 //! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
@@ -28,6 +30,7 @@ pub mod delinearize;
 pub mod diagnostics;
 pub mod dump;
 pub mod extract;
+pub mod includes;
 pub mod ir;
 pub(crate) mod libclang;
 pub(crate) mod lower;
@@ -38,6 +41,6 @@ pub mod roles;
 pub(crate) mod syntax;
 pub mod types;
 
-pub use diagnostics::{Diagnostic, Diagnostics};
+pub use diagnostics::{Diagnostic, Diagnostics, Style};
 pub use extract::{extract, ExtractError};
-pub use options::{from_compile_commands, CompileDbError, Options};
+pub use options::{from_compile_commands, CompileDbError, Options, DEFAULT_PARSE_TIMEOUT};

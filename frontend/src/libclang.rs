@@ -23,6 +23,14 @@ static LIBRARY: OnceLock<Result<Arc<sys::SharedLibrary>, String>> = OnceLock::ne
 pub fn load() -> Result<Arc<sys::SharedLibrary>, String> {
     LIBRARY
         .get_or_init(|| {
+            // libclang parses on a thread of its own with an 8 MiB stack
+            // unless this is set, and a 200 000-term expression overflows
+            // that stack (SIGSEGV, no diagnostic). Set, it parses on our
+            // parsing thread, whose stack is large (see `extract`). Set once,
+            // before any parse can read the environment.
+            if std::env::var_os("LIBCLANG_NOTHREADS").is_none() {
+                std::env::set_var("LIBCLANG_NOTHREADS", "1");
+            }
             let library = sys::load_manually()?;
             Ok(Arc::new(library))
         })

@@ -2,11 +2,16 @@
 //! directly or read from a `compile_commands.json`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
+/// How long the parse and extraction may take when nobody says
+/// (`tenslift` passes its `--timeout`).
+pub const DEFAULT_PARSE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How to parse the file and which kernels to extract.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Functions to extract; empty means every function with a loop nest.
     pub functions: Vec<String>,
@@ -17,6 +22,23 @@ pub struct Options {
     pub std: Option<String>,
     /// Headers to include first (`-include FILE`).
     pub includes: Vec<PathBuf>,
+    /// The wall-clock limit on libclang's parse plus the extraction; past
+    /// it [`crate::extract`] gives up with `ExtractError::Timeout` and
+    /// abandons the parsing thread (libclang cannot be interrupted).
+    pub parse_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            functions: Vec::new(),
+            include_dirs: Vec::new(),
+            defines: Vec::new(),
+            std: None,
+            includes: Vec::new(),
+            parse_timeout: DEFAULT_PARSE_TIMEOUT,
+        }
+    }
 }
 
 impl Options {

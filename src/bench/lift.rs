@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// `tenslift lift`'s exit code for a parse or lift past `--timeout`
+/// (`cli::EXIT_TIMEOUT`).
+const LIFT_EXIT_TIMEOUT: i32 = 7;
+
 /// Extra seconds past `--timeout` before the child is killed: the search
 /// deadline is the child's own, this only catches a child that ignores it.
 pub const KILL_GRACE_S: f64 = 10.0;
@@ -99,6 +103,11 @@ pub fn lift_in_child(
         },
         None => {
             let code = status.and_then(|s| s.code());
+            // The parse or the lift ran past the child's own time limit
+            // (`tenslift lift`'s exit code 7; bench does not import the CLI).
+            if code == Some(LIFT_EXIT_TIMEOUT) {
+                return failure("timeout", time_s, first_line(&err));
+            }
             failure(
                 "error",
                 time_s,

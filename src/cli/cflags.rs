@@ -41,6 +41,23 @@ pub struct CFlags {
 }
 
 impl CFlags {
+    /// [`CFlags::options`] with the parse limited to `seconds` (the
+    /// command's `--timeout`); a bad limit is a usage error.
+    pub fn options_within(
+        &self,
+        file: &Path,
+        functions: Vec<String>,
+        seconds: f64,
+    ) -> Result<Options, String> {
+        let limit = std::time::Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or("--timeout must be a positive number of seconds")?;
+        let mut options = self.options(file, functions)?;
+        options.parse_timeout = limit;
+        Ok(options)
+    }
+
     /// Frontend options for `file`: the compilation database's flags first
     /// (when `-p` is given), then the ones on the command line.
     pub fn options(&self, file: &Path, functions: Vec<String>) -> Result<Options, String> {

@@ -36,7 +36,7 @@ pub struct EmitArgs {
     /// The TensIR program.
     pub program: PathBuf,
     /// The code generation target.
-    #[arg(long, short, value_enum)]
+    #[arg(long, short, value_enum, default_value_t = TargetArg::Numpy)]
     pub target: TargetArg,
     /// Write the code here instead of standard output.
     #[arg(long, short)]

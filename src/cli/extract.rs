@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use tenslift_frontend::{dump, extract, ExtractError};
+use tenslift_frontend::{dump, extract};
 
 use super::cflags::CFlags;
 
-use super::{print_err, print_out, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
+use super::{print_err, print_out, report_extract_error, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
@@ -22,11 +22,17 @@ pub struct ExtractArgs {
     /// Print the IR as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Seconds the parse may take (exit 7 past it).
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
 }
 
 pub fn run(args: ExtractArgs) -> i32 {
     let path = args.file.display().to_string();
-    let options = match args.cflags.options(&args.file, args.functions) {
+    let options = match args
+        .cflags
+        .options_within(&args.file, args.functions, args.timeout)
+    {
         Ok(o) => o,
         Err(e) => {
             print_err(&format!("error: {e}\n"));
@@ -48,13 +54,6 @@ pub fn run(args: ExtractArgs) -> i32 {
             }
             EXIT_OK
         }
-        Err(ExtractError::Rejected(diagnostics)) => {
-            print_err(&diagnostics.render());
-            EXIT_REJECTED
-        }
-        Err(other) => {
-            print_err(&format!("error: {other}\n"));
-            EXIT_USAGE
-        }
+        Err(error) => report_extract_error(&error),
     }
 }

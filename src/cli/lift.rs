@@ -1,4 +1,4 @@
-//! `tenslift lift FILE.c [--function F]... --target numpy|jax|pytorch|hlo
+//! `tenslift lift FILE.c [--function F]... [--target numpy|jax|pytorch|hlo]
 //! [-o OUT] [--timeout S] [--search best|first] [--cost-table FILE.json]
 //! [--json] [--verify]`: extracts each kernel, searches a TensIR program
 //! equal to its spec at two size tuples, and emits it; with `--verify` also
@@ -10,7 +10,8 @@
 //! `partial` with `kept_loops`, a complete program that keeps the loops
 //! carrying dependencies); 1 the C was rejected (diagnostics on stderr);
 //! 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted (failed,
-//! or only some outputs solved); 6 `--verify` found a program wrong. `-o` is
+//! or only some outputs solved); 6 `--verify` found a program wrong; 7 the
+//! parse ran past `--timeout`. `-o` is
 //! written only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
@@ -25,13 +26,17 @@ use tenslift_verify::reports::render_json;
 use super::cflags::CFlags;
 use super::emit::TargetArg;
 use super::verify::{verify_kernel, VerifySetup};
+use super::watchdog::{grace, Watchdog};
 use super::{
-    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-    EXIT_VERIFY_FAILED,
+    print_err, print_out, quiet, render_diagnostics, report_extract_error, require_kernels,
+    EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
 use crate::synth::partial::{lift_whole_or_partially, Outcome};
 use crate::synth::{SynthError, SynthOptions};
+
+/// The least time the parse gets, whatever `--timeout` says.
+const MIN_PARSE_SECONDS: f64 = 5.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SearchMode {
@@ -45,16 +50,18 @@ pub enum SearchMode {
 pub struct LiftArgs {
     /// The C file.
     pub file: PathBuf,
-    /// Lift only these kernels (repeatable); default: every kernel.
+    /// Lift only these kernels (repeatable); default: every kernel, all in
+    /// one module.
     #[arg(long)]
     pub function: Vec<String>,
     /// The code generation target.
-    #[arg(long, short, value_enum)]
+    #[arg(long, short, value_enum, default_value_t = TargetArg::Numpy)]
     pub target: TargetArg,
     /// Write the generated code here (only when every kernel lifted).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Seconds of search per kernel.
+    /// Seconds of search per kernel; also the limit on parsing the C
+    /// (at least 5 s; exit 7 past it).
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
     /// Search strategy.
@@ -107,7 +114,13 @@ pub fn run(args: LiftArgs) -> i32 {
         },
     };
     let path = args.file.as_path();
-    let options = match args.cflags.options(path, args.function.clone()) {
+    // A search budget far below a second must not fail the parse of a
+    // file with large headers: the parse gets at least MIN_PARSE_SECONDS.
+    let parse_seconds = args.timeout.max(MIN_PARSE_SECONDS);
+    let options = match args
+        .cflags
+        .options_within(path, args.function.clone(), parse_seconds)
+    {
         Ok(o) => o,
         Err(message) => {
             print_err(&format!("error: {message}\n"));
@@ -117,7 +130,7 @@ pub fn run(args: LiftArgs) -> i32 {
     let unit = match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
         Ok(unit) => unit,
         Err(ExtractError::Rejected(diagnostics)) => {
-            print_err(&diagnostics.render());
+            print_err(&render_diagnostics(&diagnostics));
             if args.json {
                 let record = json!({
                     "file": path.display().to_string(), "function": null, "status": "rejected",
@@ -128,10 +141,7 @@ pub fn run(args: LiftArgs) -> i32 {
             }
             return EXIT_REJECTED;
         }
-        Err(other) => {
-            print_err(&format!("error: {other}\n"));
-            return EXIT_USAGE;
-        }
+        Err(other) => return report_extract_error(&other),
     };
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;
@@ -143,6 +153,16 @@ pub fn run(args: LiftArgs) -> i32 {
         ..SynthOptions::default()
     };
     let target: Target = args.target.into();
+    if target == Target::Hlo && unit.kernels.len() > 1 {
+        // Each StableHLO module has one `@main`; two in one file do not parse.
+        let names: Vec<&str> = unit.kernels.iter().map(|k| k.name.as_str()).collect();
+        print_err(&format!(
+            "{}: error: --target hlo writes one module per kernel; choose one with --function ({})\n",
+            path.display(),
+            names.join(", ")
+        ));
+        return EXIT_USAGE;
+    }
     let emit_options = EmitOptions {
         sizes: args.sizes.iter().cloned().collect(),
     };
@@ -155,8 +175,13 @@ pub fn run(args: LiftArgs) -> i32 {
         vec![target],
         Duration::from_secs_f64(args.timeout),
     );
+    let watchdog = Watchdog::start();
     for kernel in &unit.kernels {
         let start = Instant::now();
+        watchdog.arm(
+            synth_options.timeout + grace(synth_options.timeout),
+            format!("{}: {}: lifting", path.display(), kernel.name),
+        );
         let outcome = lift_whole_or_partially(kernel, &synth_options);
         let seconds = start.elapsed().as_secs_f64();
         let (mut program, cost, stats, kept_loops, vectorised) =
@@ -176,6 +201,8 @@ pub fn run(args: LiftArgs) -> i32 {
             };
         let mut verification = None;
         if args.verify {
+            // Verification has its own limits (Z3's, the compiled C's).
+            watchdog.disarm();
             if let Some(program) = program.as_mut() {
                 let v = verify_kernel(&verify_setup, kernel, Some(program), "lifted");
                 program.meta.status = v.header_status();
@@ -188,6 +215,10 @@ pub fn run(args: LiftArgs) -> i32 {
             .whole
             .as_ref()
             .map_or((0, 0), |w| (w.solved, w.outputs));
+        watchdog.arm(
+            grace(synth_options.timeout),
+            format!("{}: {}: emitting", path.display(), kernel.name),
+        );
         let emitted = program
             .as_ref()
             .map(|p| emit(p, target, &emit_options).map_err(|e| e.to_string()));
@@ -230,7 +261,12 @@ pub fn run(args: LiftArgs) -> i32 {
                 kernel.name,
             ),
         };
-        print_err(&summary);
+        if !(quiet() && matches!(status, "lifted" | "partial")) {
+            print_err(&summary);
+        }
+        if program.is_none() {
+            print_err(&what_was_tried(path, &kernel.name, &stats));
+        }
         if let Some(v) = &verification {
             print_err(&format!(
                 "{}: {}: verification: {}\n",
@@ -264,6 +300,7 @@ pub fn run(args: LiftArgs) -> i32 {
             print_out(&format!("{record}\n"));
         }
     }
+    watchdog.disarm();
     if verification_failed {
         return EXIT_VERIFY_FAILED;
     }
@@ -285,6 +322,27 @@ pub fn run(args: LiftArgs) -> i32 {
             EXIT_OK
         }
     }
+}
+
+/// For a kernel with no program: what the search tried (its counters) and
+/// where to look next.
+fn what_was_tried(path: &Path, kernel: &str, stats: &crate::synth::search::Stats) -> String {
+    let deadline = if stats.deadline_hit || stats.library_truncated {
+        "; the deadline cut it short: a larger --timeout may find a program"
+    } else {
+        ""
+    };
+    format!(
+        "  tried: {} library candidates, {} search steps, {} sketches backtracked, \
+         {} outputs translated directly{deadline}\n  \
+         next: `tenslift spec {} --function {kernel}` prints the exact expression of \
+         each output the search had to match\n",
+        stats.stubs,
+        stats.steps,
+        stats.backtracks,
+        stats.direct,
+        path.display(),
+    )
 }
 
 /// The whole-kernel error, followed by why keeping loops did not help

@@ -91,7 +91,13 @@ fn kernels_from_c(
         Ok(unit) => Ok(unit.kernels),
         Err(ExtractError::Rejected(diagnostics)) => Err(Failure {
             code: EXIT_REJECTED,
-            message: diagnostics.render().trim_end().to_string(),
+            message: super::render_diagnostics(&diagnostics)
+                .trim_end()
+                .to_string(),
+        }),
+        Err(timeout @ ExtractError::Timeout { .. }) => Err(Failure {
+            code: super::EXIT_TIMEOUT,
+            message: format!("error: {timeout} (the parse is limited to 60 s)"),
         }),
         Err(other) => Err(Failure {
             code: EXIT_INPUT,

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tenslift_frontend::ir::Kernel;
-use tenslift_frontend::{ExtractError, Options};
+use tenslift_frontend::Options;
 use tenslift_targets::runner::python_interpreter;
 use tenslift_targets::{parse_program, print_program, Program, Target};
 use tenslift_verify::bounded::{check, BoundedOptions};
@@ -39,8 +39,7 @@ use tenslift_verify::{prove, BoundedResult, UnboundedOptions, UnboundedResult, V
 
 use super::cflags::CFlags;
 use super::{
-    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE,
-    EXIT_VERIFY_FAILED,
+    print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
 use crate::synth::partial::lift_whole_or_partially;
@@ -157,7 +156,10 @@ pub fn run(args: VerifyArgs) -> i32 {
         }
     };
     let path = args.file.as_path();
-    let options = match args.cflags.options(path, args.function.clone()) {
+    let options = match args
+        .cflags
+        .options_within(path, args.function.clone(), args.timeout)
+    {
         Ok(o) => o,
         Err(message) => {
             print_err(&format!("error: {message}\n"));
@@ -182,14 +184,7 @@ pub fn run(args: VerifyArgs) -> i32 {
     };
     let unit = match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
         Ok(unit) => unit,
-        Err(ExtractError::Rejected(diagnostics)) => {
-            print_err(&diagnostics.render());
-            return EXIT_REJECTED;
-        }
-        Err(other) => {
-            print_err(&format!("error: {other}\n"));
-            return EXIT_USAGE;
-        }
+        Err(error) => return super::report_extract_error(&error),
     };
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;

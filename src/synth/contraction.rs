@@ -132,7 +132,10 @@ fn axis_roles(pairs: &[Pair], operand_shape: &[usize], target_shape: &[usize]) -
                 && target_shape[b] == extent
                 && pairs.iter().all(|p| p.operand[axis] == p.target[b])
         });
-        let first = pairs[0].operand[axis];
+        let Some(first) = pairs.first().map(|p| p.operand[axis]) else {
+            roles.push(AxisRole::Summed);
+            continue;
+        };
         let role = match kept {
             Some(b) => {
                 used[b] = true;
@@ -164,9 +167,10 @@ impl Extraction {
             return None;
         }
         let (pairs, rest) = coefficient_pairs(target, operand)?;
-        // A scalar hole is an element-wise scaling, the arithmetic
-        // sketches' business.
-        if pairs.iter().all(|p| p.operand == pairs[0].operand) && operand.len() > 1 {
+        // No pair (an empty target) determines no hole; a scalar hole is an
+        // element-wise scaling, the arithmetic sketches' business.
+        let first = pairs.first()?;
+        if pairs.iter().all(|p| p.operand == first.operand) && operand.len() > 1 {
             return None;
         }
         let linear = target.zip_with(&rest, |t, r| t - r).ok()?;

@@ -545,7 +545,10 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     }
                 }
                 if !progress {
-                    return Err(SynthError::NotFound(still[0].name.clone()));
+                    let name = still
+                        .first()
+                        .map_or_else(String::new, |o| o.name.to_string());
+                    return Err(SynthError::NotFound(name));
                 }
                 pending = still;
             }

@@ -233,8 +233,12 @@ fn where_sketch(
         }
     };
     // The constant term shared by every compared value moves into the
-    // comparison.
-    let offset = constant_term(&compared[0]);
+    // comparison. An empty target (a loop that runs zero times at these
+    // sizes) has nothing to compare.
+    let Some(first) = compared.first() else {
+        return Ok(None);
+    };
+    let offset = constant_term(first);
     let shared = compared.iter().all(|d| constant_term(d) == offset);
     let offset = if shared { offset } else { Rat::from(0) };
     let shifted: Vec<Value> = compared
