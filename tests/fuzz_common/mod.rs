@@ -6,7 +6,9 @@
 // Each test crate uses its own subset.
 #![allow(dead_code)]
 
+pub mod campaign;
 pub mod diff;
 pub mod kernel;
+pub mod mutate;
 pub mod proc;
 pub mod rng;
