@@ -196,3 +196,31 @@ fn long_campaign() {
     std::fs::write(out.join("summary.md"), &md).expect("write summary");
     eprintln!("{md}");
 }
+
+/// Writes the first `TENSLIFT_FUZZ_INPUTS` (default 20) inputs of each
+/// target of seed `TENSLIFT_FUZZ_SEED` into `TENSLIFT_FUZZ_OUT`, to read
+/// what a campaign runs.
+#[test]
+#[ignore]
+fn dump_inputs() {
+    use fuzz_common::campaign::{input, Seeds};
+    let seed = env_or("TENSLIFT_FUZZ_SEED", 20);
+    let count = env_or("TENSLIFT_FUZZ_INPUTS", 20);
+    let out = std::env::var_os("TENSLIFT_FUZZ_OUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(ROOT).join("target/fuzz-inputs"));
+    std::fs::create_dir_all(&out).expect("output dir");
+    let seeds = Seeds::load();
+    for target in TARGETS {
+        for i in 0..count {
+            let inp = input(&seeds, target, seed, i, true);
+            let ext = if inp.command.starts_with("emit") {
+                "tensir"
+            } else {
+                "c"
+            };
+            let name = format!("{target}_{i}_{}.{ext}", inp.command);
+            std::fs::write(out.join(name), &inp.bytes).expect("write input");
+        }
+    }
+}

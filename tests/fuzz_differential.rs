@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 mod fuzz_common;
-use fuzz_common::diff::{check_batch, Outcome};
+use fuzz_common::diff::{check_batch, check_file, Named, Outcome};
 use fuzz_common::kernel::{generate, minimise, Kernel};
 use fuzz_common::proc::ROOT;
 use fuzz_common::rng::Rng;
@@ -70,7 +70,7 @@ fn is_finding(o: &Outcome) -> bool {
 
 /// Shrinks a failing kernel while it still fails the same way, writes it
 /// under `target/fuzz-findings/`, and returns the report text.
-fn report_finding(k: &Kernel, outcome: &Outcome, scratch: &Path) -> String {
+fn report_finding(k: &Kernel, outcome: &Outcome, scratch: &Path) -> (String, String) {
     let mut tries = 0;
     let mut still_fails = |candidate: &Kernel| {
         tries += 1;
@@ -86,14 +86,103 @@ fn report_finding(k: &Kernel, outcome: &Outcome, scratch: &Path) -> String {
         findings.join(format!("differential_{}.c", k.name)),
         small.to_c(),
     );
-    format!(
+    let text = format!(
         "kernel {} (sizes {:?}):\n{}\nminimal ({tries} shrink runs):\n{}\n{:?}\n",
         k.name,
         small.sizes(),
         k.to_c(),
         small.to_c(),
         last[0]
-    )
+    );
+    (normalised(&small.to_c(), &small.name), text)
+}
+
+const FIXTURES: &str = "tests/fixtures/fuzz/differential";
+
+/// C text without comment lines and with the function named `K`, so that a
+/// shrunk finding can be matched with a fixture.
+fn normalised(c: &str, name: &str) -> String {
+    c.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.replace(&format!(" {name}("), " K("))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A differential fixture: its path, function, sizes and whether
+/// `tests/fixtures/fuzz/open.txt` lists it as an open defect.
+struct Fixture {
+    path: std::path::PathBuf,
+    named: Named,
+    open: bool,
+}
+
+/// Every `tests/fixtures/fuzz/differential/*.c`; each starts with
+/// `// function: NAME` and `// sizes: n=5 m=7`.
+fn fixtures() -> Vec<Fixture> {
+    let open = std::fs::read_to_string(Path::new(ROOT).join("tests/fixtures/fuzz/open.txt"))
+        .unwrap_or_default();
+    let mut paths: Vec<_> = std::fs::read_dir(Path::new(ROOT).join(FIXTURES))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    paths.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|x| x == "c"));
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            let field = |key: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .map(str::trim)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let sizes = field("// sizes:")
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.parse().expect("size value")))
+                .collect();
+            let file = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let open = open
+                .lines()
+                .any(|l| l.starts_with(&format!("fixture differential/{file}")));
+            Fixture {
+                named: Named {
+                    name: field("// function:"),
+                    sizes,
+                },
+                path,
+                open,
+            }
+        })
+        .collect()
+}
+
+/// Each fixture agrees with the C, or, while open, still differs (then
+/// the test says it is fixed and the `open.txt` line goes).
+#[test]
+fn differential_fixtures() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let mut problems = Vec::new();
+    let all = fixtures();
+    for (n, f) in all.iter().enumerate() {
+        let dir = scratch.path().join(format!("f{n}"));
+        let outcome = check_file(&f.path, std::slice::from_ref(&f.named), &dir).remove(0);
+        match (&outcome, f.open) {
+            (Outcome::Agrees, true) => problems.push(format!(
+                "{}: fixed, remove it from open.txt",
+                f.path.display()
+            )),
+            (Outcome::Differs { .. }, true) | (Outcome::Agrees, false) => {}
+            (o, _) => problems.push(format!("{}: {o:?}", f.path.display())),
+        }
+    }
+    assert!(!all.is_empty(), "no fixtures in {FIXTURES}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
@@ -127,12 +216,25 @@ fn lifted_numpy_equals_gcc_on_generated_kernels() {
         }
     }
     eprintln!("not lifted or skipped, by reason: {reasons:#?}");
-    let reports: Vec<String> = all
+    let open: Vec<String> = fixtures()
         .iter()
-        .zip(&outcomes)
-        .filter(|(_, o)| is_finding(o))
-        .map(|(k, o)| report_finding(k, o, scratch))
+        .filter(|f| f.open)
+        .map(|f| {
+            normalised(
+                &std::fs::read_to_string(&f.path).unwrap_or_default(),
+                &f.named.name,
+            )
+        })
         .collect();
+    let mut reports = Vec::new();
+    for (k, o) in all.iter().zip(&outcomes).filter(|(_, o)| is_finding(o)) {
+        let (minimal, text) = report_finding(k, o, scratch);
+        if open.contains(&minimal) {
+            eprintln!("open defect (a fixture in {FIXTURES}):\n{text}");
+        } else {
+            reports.push(text);
+        }
+    }
     assert!(
         reports.is_empty(),
         "{} findings:\n{}",

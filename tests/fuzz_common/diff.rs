@@ -46,13 +46,33 @@ pub fn check_batch(batch: &[Kernel], dir: &Path) -> Vec<Outcome> {
     let file = dir.join("kernels.c");
     let source: String = batch.iter().map(|k| k.to_c() + "\n").collect();
     std::fs::write(&file, source).expect("write kernels");
-    let mut lifted = lift_file(&file, &[]).unwrap_or_default();
+    let named: Vec<Named> = batch
+        .iter()
+        .map(|k| Named {
+            name: k.name.clone(),
+            sizes: k.sizes(),
+        })
+        .collect();
+    check_file(&file, &named, dir)
+}
+
+/// A kernel of a C file and the sizes to run it at.
+#[derive(Clone, Debug)]
+pub struct Named {
+    pub name: String,
+    pub sizes: BTreeMap<String, i64>,
+}
+
+/// [`check_batch`] for kernels already in `file` (the fixtures).
+pub fn check_file(file: &Path, batch: &[Named], dir: &Path) -> Vec<Outcome> {
+    let file = file.to_path_buf();
+    let mut lifted = lift_file(&file, &[], dir).unwrap_or_default();
     let mut outcomes: Vec<Option<Outcome>> = vec![None; batch.len()];
     for (i, k) in batch.iter().enumerate() {
         if lifted.contains_key(&k.name) {
             continue;
         }
-        match lift_file(&file, &[&k.name]) {
+        match lift_file(&file, &[&k.name], dir) {
             Ok(records) => lifted.extend(records),
             Err((finding, text)) => outcomes[i] = Some(Outcome::Crash(finding, text)),
         }
@@ -114,8 +134,8 @@ type Lifted = BTreeMap<String, Value>;
 
 /// `tenslift lift FILE --target numpy --json`: the JSON record per function,
 /// or the defect the run showed.
-fn lift_file(file: &Path, functions: &[&str]) -> Result<Lifted, (Finding, String)> {
-    let out = file.with_extension(format!("{}.py", functions.join("_")));
+fn lift_file(file: &Path, functions: &[&str], dir: &Path) -> Result<Lifted, (Finding, String)> {
+    let out = dir.join(format!("lifted{}.py", functions.join("_")));
     let timeout = LIFT_TIMEOUT_S.to_string();
     let (f, o) = (file.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
     let mut args = vec![
@@ -169,7 +189,7 @@ type ToCompare = Vec<(usize, tenslift_frontend::ir::Kernel, Program, String)>;
 /// Builds the C reference of each lifted kernel (gcc), then runs all their
 /// NumPy programs in one Python process and records each verdict.
 fn compare(
-    batch: &[Kernel],
+    batch: &[Named],
     file: &Path,
     dir: &Path,
     lifted: &ToCompare,
@@ -184,7 +204,7 @@ fn compare(
             flags: &flags,
             workdir: &workdir,
         };
-        let sizes = batch[*i].sizes();
+        let sizes = batch[*i].sizes.clone();
         match run_generated(&setup, loop_ir, program, &sizes, *i as u64, "gen") {
             Ok(r) if non_finite(&r) => {
                 outcomes[*i] = Some(Outcome::Skipped("C output not finite".into()));

@@ -24,6 +24,8 @@ pub enum Ty {
     Float,
     Double,
     Int,
+    /// `unsigned char`: stores wrap modulo 256 (blend kernels).
+    U8,
 }
 
 impl Ty {
@@ -32,6 +34,7 @@ impl Ty {
             Ty::Float => "float",
             Ty::Double => "double",
             Ty::Int => "int",
+            Ty::U8 => "unsigned char",
         }
     }
 
@@ -39,7 +42,7 @@ impl Ty {
         match self {
             Ty::Float => format!("{v}.0f"),
             Ty::Double => format!("{v}.0"),
-            Ty::Int => format!("{v}"),
+            Ty::Int | Ty::U8 => format!("{v}"),
         }
     }
 }
@@ -104,6 +107,9 @@ pub enum Body {
 pub struct Kernel {
     pub name: String,
     pub ty: Ty,
+    /// The output's, accumulator's and returned value's type: `ty`, or a
+    /// float for integer data (int data with a float accumulator).
+    pub out_ty: Ty,
     /// C99 array parameters (`float a[n][m]`) instead of flat pointers.
     pub vla: bool,
     pub loops: Vec<Loop>,
@@ -118,7 +124,11 @@ pub struct Kernel {
 
 /// Draws one kernel; `name` becomes the C function's name.
 pub fn generate(rng: &mut Rng, name: &str) -> Kernel {
-    let ty = *rng.pick(&[Ty::Float, Ty::Float, Ty::Double, Ty::Int, Ty::Int]);
+    let ty = *rng.pick(&[Ty::Float, Ty::Float, Ty::Double, Ty::Int, Ty::Int, Ty::U8]);
+    let out_ty = match ty {
+        Ty::Int | Ty::U8 if rng.chance(25) => *rng.pick(&[Ty::Float, Ty::Double]),
+        _ => ty,
+    };
     let depth = 1 + rng.below(3);
     let distinct_sizes = 1 + rng.below(depth);
     let loops: Vec<Loop> = (0..depth)
@@ -138,6 +148,7 @@ pub fn generate(rng: &mut Rng, name: &str) -> Kernel {
     let mut kernel = Kernel {
         name: name.to_string(),
         ty,
+        out_ty,
         vla: rng.chance(25),
         loops,
         inputs,
@@ -233,7 +244,7 @@ fn gen_expr(rng: &mut Rng, k: &Kernel, budget: u32, read_out: bool) -> Expr {
 /// Floats divide by a scalar or an input element (the driver makes both
 /// positive) or a constant; ints by a positive constant (C truncation).
 fn divisor(rng: &mut Rng, k: &Kernel) -> Expr {
-    if k.ty == Ty::Int || rng.chance(30) {
+    if k.is_int() || rng.chance(30) {
         return Expr::Const(rng.range(2, 4));
     }
     if k.scalars > 0 && rng.chance(50) {
@@ -251,7 +262,7 @@ fn gen_leaf(rng: &mut Rng, k: &Kernel, read_out: bool) -> Expr {
         }
         65..=74 if read_out => read(rng, k, None),
         75..=84 if k.scalars > 0 => Expr::Scalar(rng.below(k.scalars)),
-        85..=87 if k.ty == Ty::Int || rng.chance(20) => Expr::Var(rng.below(k.loops.len())),
+        85..=87 if k.is_int() || rng.chance(20) => Expr::Var(rng.below(k.loops.len())),
         _ => Expr::Const(rng.range(-3, 3)),
     }
 }
@@ -283,6 +294,10 @@ fn read(rng: &mut Rng, k: &Kernel, array: Option<usize>) -> Expr {
 }
 
 impl Kernel {
+    fn is_int(&self) -> bool {
+        matches!(self.ty, Ty::Int | Ty::U8)
+    }
+
     fn extent(&self, l: usize) -> &'static str {
         SIZES[self.loops[l].size]
     }
@@ -341,12 +356,12 @@ impl Kernel {
         let mut params: Vec<String> = sizes.iter().map(|&s| format!("int {}", SIZES[s])).collect();
         params.extend(scalars.iter().map(|&s| format!("{t} {}", SCALARS[s])));
         if !self.returns() {
-            params.push(self.array_param("out", &self.out_dims, false));
+            params.push(self.array_param("out", &self.out_dims, false, self.out_ty));
         }
         params.extend(
             inputs
                 .iter()
-                .map(|&a| self.array_param(INPUTS[a], &self.inputs[a], true)),
+                .map(|&a| self.array_param(INPUTS[a], &self.inputs[a], true, self.ty)),
         );
         let ret = if self.returns() { t } else { "void" };
         let mut c = format!("{ret} {}({}) {{\n", self.name, params.join(", "));
@@ -355,9 +370,9 @@ impl Kernel {
         c
     }
 
-    fn array_param(&self, name: &str, dims: &[usize], input: bool) -> String {
+    fn array_param(&self, name: &str, dims: &[usize], input: bool, ty: Ty) -> String {
         let konst = if input { "const " } else { "" };
-        let t = self.ty.c_name();
+        let t = ty.c_name();
         if self.vla {
             let ext: String = dims
                 .iter()
@@ -425,9 +440,9 @@ impl Kernel {
 
     fn print_body(&self, c: &mut String) {
         let depth = self.loops.len();
-        let t = self.ty.c_name();
+        let t = self.out_ty.c_name();
         let inner = "  ".repeat(depth + 1);
-        let zero = self.ty.literal(0);
+        let zero = self.out_ty.literal(0);
         match &self.body {
             Body::Map { accumulate, value } => {
                 (0..depth).for_each(|l| self.open_loop(c, l));

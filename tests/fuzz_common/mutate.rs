@@ -333,7 +333,13 @@ pub fn mutate_tensir(rng: &mut Rng, corpus: &[(String, Vec<u8>)]) -> (String, Ve
         let (name, b) = rng.pick(corpus);
         (name.clone(), b.clone())
     };
-    let steps = if rng.chance(30) { 0 } else { 1 + rng.below(3) };
+    // Most inputs stay close to valid, so the checker and the emitters see
+    // programs and not only the lexer.
+    let steps = match rng.below(100) {
+        0..=39 => 0,
+        40..=84 => 1,
+        _ => 2,
+    };
     for _ in 0..steps {
         let step = match rng.below(6) {
             0 => truncate(rng, &mut bytes),
