@@ -59,7 +59,7 @@ pub fn input(seeds: &Seeds, target: &'static str, seed: u64, index: u64, heavy: 
         }
         "search" => {
             let k = generate(&mut rng, "fz");
-            let mut bytes = k.to_c().into_bytes();
+            let mut bytes = format!("#include <math.h>\n{}", k.to_c()).into_bytes();
             let mut what = format!("kernel {index}");
             if rng.chance(25) {
                 let corpus = vec![(what.clone(), bytes)];

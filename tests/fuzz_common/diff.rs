@@ -44,7 +44,9 @@ pub const LIFT_TIMEOUT_S: u64 = 10;
 pub fn check_batch(batch: &[Kernel], dir: &Path) -> Vec<Outcome> {
     std::fs::create_dir_all(dir).expect("scratch dir");
     let file = dir.join("kernels.c");
-    let source: String = batch.iter().map(|k| k.to_c() + "\n").collect();
+    let source: String = std::iter::once("#include <math.h>\n\n".to_string())
+        .chain(batch.iter().map(|k| k.to_c() + "\n"))
+        .collect();
     std::fs::write(&file, source).expect("write kernels");
     let named: Vec<Named> = batch
         .iter()

@@ -62,6 +62,11 @@ pub enum Op {
     Mul,
     /// Floats: by a positive scalar or array; ints: by a constant.
     Div,
+    /// Ints: C `%` by a constant (the sign of the dividend).
+    Rem,
+    /// Floats: `fmaxf`/`fmax`, `fminf`/`fmin`.
+    Max,
+    Min,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,7 +235,9 @@ fn gen_expr(rng: &mut Rng, k: &Kernel, budget: u32, read_out: bool) -> Expr {
         0..=29 => Expr::Bin(Op::Add, sub(rng), sub(rng)),
         30..=49 => Expr::Bin(Op::Sub, sub(rng), sub(rng)),
         50..=74 => Expr::Bin(Op::Mul, sub(rng), sub(rng)),
-        75..=82 => Expr::Bin(Op::Div, sub(rng), Box::new(divisor(rng, k))),
+        75..=78 if k.is_int() => Expr::Bin(Op::Rem, sub(rng), Box::new(divisor(rng, k))),
+        75..=78 => Expr::Bin(*rng.pick(&[Op::Max, Op::Min]), sub(rng), sub(rng)),
+        79..=82 => Expr::Bin(Op::Div, sub(rng), Box::new(divisor(rng, k))),
         83..=88 => Expr::Neg(sub(rng)),
         _ => Expr::Select(Box::new([
             *sub(rng),
@@ -511,12 +518,18 @@ impl Kernel {
             Expr::Const(v) if *v < 0 => format!("({})", self.ty.literal(*v)),
             Expr::Const(v) => self.ty.literal(*v),
             Expr::Var(l) => VARS[*l].to_string(),
+            Expr::Bin(op @ (Op::Max | Op::Min), a, b) => {
+                let f = if *op == Op::Max { "fmax" } else { "fmin" };
+                let f = if self.ty == Ty::Float { format!("{f}f") } else { f.to_string() };
+                format!("{f}({}, {})", self.expr(a), self.expr(b))
+            }
             Expr::Bin(op, a, b) => {
                 let sym = match op {
                     Op::Add => "+",
                     Op::Sub => "-",
                     Op::Mul => "*",
                     Op::Div => "/",
+                    Op::Rem | Op::Max | Op::Min => "%",
                 };
                 format!("({} {sym} {})", self.expr(a), self.expr(b))
             }
@@ -688,7 +701,7 @@ fn shrink_expr(e: &Expr) -> Vec<Expr> {
         }
         Expr::Bin(op, a, b) => {
             out.push((**a).clone());
-            if *op != Op::Div {
+            if !matches!(op, Op::Div | Op::Rem) {
                 out.push((**b).clone());
             }
             out.extend(
@@ -696,7 +709,7 @@ fn shrink_expr(e: &Expr) -> Vec<Expr> {
                     .into_iter()
                     .map(|x| Expr::Bin(*op, Box::new(x), b.clone())),
             );
-            if *op != Op::Div {
+            if !matches!(op, Op::Div | Op::Rem) {
                 out.extend(
                     shrink_expr(b)
                         .into_iter()
