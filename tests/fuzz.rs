@@ -101,7 +101,7 @@ fn summary(report: &Report, seed: u64) -> String {
 #[test]
 fn bounded_campaign_finds_no_new_defect() {
     let seed = env_or("TENSLIFT_FUZZ_SEED", 20);
-    let per_target = env_or("TENSLIFT_FUZZ_INPUTS", 120);
+    let per_target = env_or("TENSLIFT_FUZZ_INPUTS", 300);
     let scratch = tempfile::tempdir().expect("scratch");
     let deadline = Instant::now() + Duration::from_secs(150);
     let report = run_campaign(seed, per_target, Some(deadline), false, scratch.path());
