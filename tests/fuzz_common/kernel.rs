@@ -520,7 +520,11 @@ impl Kernel {
             Expr::Var(l) => VARS[*l].to_string(),
             Expr::Bin(op @ (Op::Max | Op::Min), a, b) => {
                 let f = if *op == Op::Max { "fmax" } else { "fmin" };
-                let f = if self.ty == Ty::Float { format!("{f}f") } else { f.to_string() };
+                let f = if self.ty == Ty::Float {
+                    format!("{f}f")
+                } else {
+                    f.to_string()
+                };
                 format!("{f}({}, {})", self.expr(a), self.expr(b))
             }
             Expr::Bin(op, a, b) => {
