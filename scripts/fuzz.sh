@@ -21,7 +21,6 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-cargo build --release --bin tenslift
 TENSLIFT_FUZZ_MINUTES="$minutes" TENSLIFT_FUZZ_SEED="$seed" TENSLIFT_FUZZ_OUT="$out" \
-  cargo test --release --test fuzz -- --ignored --exact long_campaign --nocapture
+  cargo test --release --test fuzz -- --ignored --exact long_campaign --nocapture  # builds the binary too
 echo "summary: $out/summary.md"

@@ -269,6 +269,13 @@ fn one(
     report: &Mutex<Report>,
 ) {
     let input = input(seeds, target, seed, index, heavy);
+    if known_hang(&input, report) {
+        let mut r = report.lock().expect("report");
+        *r.endings
+            .entry(format!("{target} skipped: a bomb kind that hung twice"))
+            .or_default() += 1;
+        return;
+    }
     let (finding, run) = finding_of(&input.command, &input.bytes, dir);
     {
         let mut r = report.lock().expect("report");
@@ -300,6 +307,34 @@ fn one(
         stderr,
         minimal,
     });
+}
+
+/// The kind of a bomb (`bomb: include /dev/zero`, `bomb: exponential
+/// macro`): its description without the numbers.
+fn bomb_kind(what: &str) -> Option<String> {
+    what.starts_with("bomb:").then(|| {
+        what.split(|c: char| c.is_ascii_digit())
+            .next()
+            .unwrap_or(what)
+            .to_string()
+    })
+}
+
+/// Whether a bomb of this kind already hung [`KEEP_PER_SIGNATURE`] times: a
+/// hang costs the whole time limit, and more of the same say nothing new.
+fn known_hang(input: &Input, report: &Mutex<Report>) -> bool {
+    let Some(kind) = bomb_kind(&input.what) else {
+        return false;
+    };
+    let r = report.lock().expect("report");
+    let same = r
+        .findings
+        .iter()
+        .filter(|f| {
+            f.finding == Finding::Hang && bomb_kind(&f.input.what).as_deref() == Some(&kind)
+        })
+        .count();
+    same >= KEEP_PER_SIGNATURE
 }
 
 pub fn tail(text: &str) -> String {
