@@ -1145,8 +1145,13 @@ impl Normaliser {
         header: Option<&Header>,
         loc: &Loc,
     ) -> Result<(Option<Poly>, PtrVal), String> {
-        let PtrVal::At { base, offset } = e1 else {
-            return Ok((None, e1.clone()));
+        let (base, offset) = match e1 {
+            PtrVal::At { base, offset } => (base, offset),
+            // Lost in the body: an error if the body used its entry value.
+            PtrVal::Unknown { why, .. } if self.offsets.iter().any(|o| mentions(o, sym)) => {
+                return Err(why.clone());
+            }
+            PtrVal::Unknown { .. } => return Ok((None, e1.clone())),
         };
         if !mentions(offset, sym) {
             // Reassigned in the body: its entry value must not be used.
@@ -1395,4 +1400,138 @@ fn spell(p: &Poly, leaves: &HashMap<String, CExpr>, loc: &Loc) -> Option<CExpr> 
         });
     }
     Some(sum.unwrap_or_else(|| lit(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The normalisation on real C (parsed by libclang), and its pure parts.
+    use super::*;
+    use crate::{extract, ExtractError, Options};
+
+    /// The body of the single kernel in `source`, as dumped, or the codes
+    /// of its diagnostics.
+    fn lowered(source: &str) -> Result<String, Vec<&'static str>> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write C");
+        match extract(path.to_str().expect("utf-8 path"), &Options::default()) {
+            Ok(tu) => {
+                let text = crate::dump::kernel(&tu.kernels[0]);
+                let body = text.split("  body\n").nth(1).unwrap_or_default();
+                Ok(body.split_whitespace().collect::<Vec<_>>().join(" "))
+            }
+            Err(ExtractError::Rejected(d)) => Err(d.items.iter().map(|d| d.code.id).collect()),
+            Err(other) => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn a_pointer_reset_in_an_outer_loop_walks_the_inner_one() {
+        let body = lowered(
+            "void k(int n, int t, float *x, float *h, float *y) {
+               float *p_x = x, *p_h; float *p_y = &y[0];
+               for (int i = 0; i < n; i++) {
+                 p_h = h; *p_y = 0;
+                 for (int j = 0; j < t; j++) *p_y += *p_h++ * *p_x++;
+                 p_y++; p_x -= t - 1;
+               }
+             }",
+        )
+        .expect("lifts");
+        assert!(body.contains("y[i] = (y[i] + (h[j] * x[i + j])"), "{body}");
+    }
+
+    #[test]
+    fn a_pointer_keeps_its_value_after_a_loop_and_across_rows() {
+        // Two loops over one pointer; a parameter stride `p += n`.
+        let body = lowered(
+            "void k(int n, float *a, float *b) {
+               float *p = a;
+               for (int i = 0; i < n; i++) *p++ = 1;
+               for (int i = 0; i < n; i++) *p++ = 2;
+               float *q = b;
+               for (int i = 0; i < n; i++) { q[1] = 3; q += n; }
+             }",
+        )
+        .expect("lifts");
+        assert!(body.contains("a[i] = f32(1)"), "{body}");
+        assert!(body.contains("a[i_1 + n] = f32(2)"), "{body}");
+        assert!(body.contains("b[i_2][1] = f32(3)"), "{body}");
+    }
+
+    #[test]
+    fn a_two_dimensional_array_walked_flat_gets_rows_and_columns_back() {
+        let body = lowered(
+            "void k(float a[3][4]) {
+               float *p = &a[0][0];
+               for (int i = 0; i < 3; i++)
+                 for (int j = 0; j < 4; j++) *p++ = i;
+             }",
+        )
+        .expect("lifts");
+        assert!(body.contains("a[i][j] ="), "{body}");
+    }
+
+    #[test]
+    fn what_stays_unknown_is_refused_with_its_reason() {
+        let two_arrays = "void k(int n, int f, float *a, float *b, float *y) {
+            float *p; if (f) p = a; else p = b;
+            for (int i = 0; i < n; i++) y[i] = *p++; }";
+        let data_advance = "void k(int n, float *x, int *s, float *y) {
+            float *p = x; for (int i = 0; i < n; i++) { y[i] = *p; p += s[i]; } }";
+        let cond_advance = "void k(int n, float *x, float *y) {
+            float *p = x; for (int i = 0; i < n; i++) { if (x[i] > 0) p++; y[i] = *p; } }";
+        let escapes = "void g(float *p); void k(int n, float *y) {
+            float *p = y; for (int i = 0; i < n; i++) { *p++ = 0; g(p); } }";
+        let overlap = "void k(int n, float *y) {
+            float *a = y, *b = y + 1; for (int i = 0; i < n; i++) { *a++ = 0; *b++ = 1; } }";
+        let unsequenced = "void k(int n, float *x, float *y) {
+            float *p = x; for (int i = 0; i < n; i++) y[i] = *p++ + *p++; }";
+        assert_eq!(lowered(two_arrays), Err(vec!["TL025"]));
+        assert_eq!(lowered(data_advance), Err(vec!["TL025"]));
+        assert_eq!(lowered(cond_advance), Err(vec!["TL025"]));
+        assert_eq!(lowered(escapes), Err(vec!["TL026"]));
+        assert_eq!(lowered(overlap), Err(vec!["TL027"]));
+        assert_eq!(lowered(unsequenced), Err(vec!["TL032"]));
+    }
+
+    fn poly(terms: &[(&[&str], i64)]) -> Poly {
+        let mut p = Poly::default();
+        for (m, c) in terms {
+            let mut m: Vec<String> = m.iter().map(|s| s.to_string()).collect();
+            m.sort();
+            p.terms.insert(m, *c);
+        }
+        p
+    }
+
+    #[test]
+    fn flat_offsets_split_by_named_and_constant_row_sizes() {
+        // i*M + j + M*k + 2 over rows of M: row i + k, column j + 2.
+        let offset = poly(&[(&["i", "M"], 1), (&["j"], 1), (&["M", "k"], 1), (&[], 2)]);
+        let split = split_rows(&offset, &[Poly::var("M")]).expect("splits");
+        assert_eq!(split[0], poly(&[(&["i"], 1), (&["k"], 1)]));
+        assert_eq!(split[1], poly(&[(&["j"], 1), (&[], 2)]));
+        // 5i + j + 7 over rows of 5: row i + 1, column j + 2.
+        let offset = poly(&[(&["i"], 5), (&["j"], 1), (&[], 7)]);
+        let split = split_rows(&offset, &[Poly::constant(5)]).expect("splits");
+        assert_eq!(
+            split,
+            vec![
+                poly(&[(&["i"], 1), (&[], 1)]),
+                poly(&[(&["j"], 1), (&[], 2)])
+            ]
+        );
+        // A row size that is a sum of names is not split.
+        let sum = poly(&[(&["M"], 1), (&[], 2)]);
+        assert_eq!(split_rows(&offset, &[sum]), None);
+    }
+
+    #[test]
+    fn substitution_replaces_a_symbol_inside_products() {
+        // (S + 1) * n with S := 2i gives 2 i n + n.
+        let p = poly(&[(&["S", "n"], 1), (&["n"], 1)]);
+        let s = subst(&p, "S", &poly(&[(&["i"], 2)])).expect("substitutes");
+        assert_eq!(s, poly(&[(&["i", "n"], 2), (&["n"], 1)]));
+    }
 }
