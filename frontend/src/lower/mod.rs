@@ -98,7 +98,7 @@ pub fn lower_function(
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
     // Walking pointers become subscripts of the arrays they point into.
-    let walked = pointers::normalise(func)?;
+    let walked = pointers::normalise(func, region)?;
     let func = walked.as_ref().unwrap_or(func);
     let mut l = Lowerer {
         func,

@@ -104,9 +104,23 @@ struct Normaliser {
 
 /// Rewrites `func`'s walking pointers as subscripts. `Ok(None)` when the
 /// function walks no pointer (it is lowered as read).
-pub(super) fn normalise(func: &CFunction) -> Result<Option<CFunction>, Vec<Diagnostic>> {
+/// With a `#pragma scop` `region`, statements outside it are kept as read,
+/// except that pointer declarations before it give their initial values.
+pub(super) fn normalise(
+    func: &CFunction,
+    region: Option<(u32, u32)>,
+) -> Result<Option<CFunction>, Vec<Diagnostic>> {
     let mut n = Normaliser::new(func);
-    let body = n.stmts(&func.body);
+    let body = func
+        .body
+        .iter()
+        .map(|s| match region {
+            Some((from, to)) if s.loc().line <= from || s.loc().line >= to => {
+                n.outside_region(s, s.loc().line <= from)
+            }
+            _ => n.stmt(s),
+        })
+        .collect();
     n.check_overlaps();
     if !n.diagnostics.is_empty() {
         return Err(n.diagnostics);
@@ -375,6 +389,40 @@ impl Normaliser {
             } => self.for_stmt(init, cond, inc, body, loc),
             CStmt::Return(Some(e), loc) => CStmt::Return(Some(self.full_expr(e)), loc.clone()),
             other => other.clone(),
+        }
+    }
+
+    /// A top-level statement outside the scop region: only a pointer
+    /// declaration matters (its value, when it has one before the region).
+    fn outside_region(&mut self, s: &CStmt, before: bool) -> CStmt {
+        let CStmt::Decl(vars, loc) = s else {
+            return s.clone();
+        };
+        let mut kept = Vec::new();
+        for v in vars {
+            if !self.tracked.contains_key(&v.key) {
+                kept.push(v.clone());
+                continue;
+            }
+            let value = match (&v.init, before) {
+                (Some(init), true) => {
+                    let mark = self.diagnostics.len();
+                    let value = self.assigned_value(init);
+                    self.diagnostics.truncate(mark);
+                    value
+                }
+                _ => PtrVal::Unknown {
+                    why: format!("`{}` is set outside the `#pragma scop` region", v.name),
+                    code: codes::POINTER_NOT_AFFINE,
+                },
+            };
+            self.state.insert(v.key.clone(), value);
+            self.changed = true;
+        }
+        if kept.is_empty() {
+            CStmt::Null(loc.clone())
+        } else {
+            CStmt::Decl(kept, loc.clone())
         }
     }
 
@@ -1156,10 +1204,7 @@ impl Normaliser {
         if !mentions(offset, sym) {
             // Reassigned in the body: its entry value must not be used.
             if self.offsets[..].iter().any(|o| mentions(o, sym)) {
-                return Err(format!(
-                    "it is reassigned inside the loop at {} after being used, so its value is carried from one iteration to the next",
-                    where_(loc)
-                ));
+                return Err("it is reassigned inside the loop after being used, so its value is carried from one iteration to the next".into());
             }
             return Ok((None, e1.clone()));
         }
