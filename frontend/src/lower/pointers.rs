@@ -653,13 +653,11 @@ impl Normaliser {
             CExprKind::Unary {
                 op: CUnOp::Unsupported("*"),
                 arg,
-            } => {
-                if self.pointer_like(arg) {
-                    return match self.ptr_expr(arg, fx) {
-                        Some(p) => self.element(e, p, None),
-                        None => e.clone(),
-                    };
-                }
+            } if self.pointer_like(arg) => {
+                return match self.ptr_expr(arg, fx) {
+                    Some(p) => self.element(e, p, None),
+                    None => e.clone(),
+                };
             }
             CExprKind::Subscript { base, index } if self.walks(base) => {
                 return match self.ptr_expr(base, fx) {
