@@ -79,8 +79,8 @@ codes! {
         "An index loaded from an array (gather/scatter) is data-dependent; the access pattern is unknown statically.",
         "h[img[i]] += 1;";
     POINTER_ARITHMETIC = "TL022", "pointer arithmetic or pointer derived inside the kernel",
-        "Only subscripts of pointer and array parameters are understood. Pointers computed in the kernel (`p = A + k`), dereferences and address-of may alias anything and are refused.",
-        "float *p = A + k; p[i] = 0;";
+        "Subscripts of pointer and array parameters are understood, and so are pointers to scalars that walk them (`float *p = A + k; *p++`, rewritten as subscripts; see TL025-TL027). Other pointers computed in the kernel (pointers to pointers, dereferences of anything that is not a kernel array) may alias anything and are refused.",
+        "double **rows = table; rows[i][0] = 0;";
     BAD_STRIDE = "TL023", "linearised subscript has a stride the loop IR cannot store",
         "A flat subscript is split into dimensions whose strides must be a constant or one integer parameter times a constant (e.g. `lda`). A loop-invariant parameter times a stride is a position in its own dimension (`head*head_size` is index `head` with stride `head_size`, told apart because `head_size` bounds a loop). Strides that are products of parameters such as `n*p`, two iterator strides competing for the same dimension, and parameter products whose position and stride cannot be told apart are refused.",
         "A[(i*n + j)*p + k] = 0;  /* stride of i is n*p */";
