@@ -82,14 +82,23 @@ codes! {
         "An index loaded from an array (gather/scatter) is data-dependent; the access pattern is unknown statically.",
         "h[img[i]] += 1;";
     POINTER_ARITHMETIC = "TL022", "pointer arithmetic or pointer derived inside the kernel",
-        "Only subscripts of pointer and array parameters are understood. Pointers computed in the kernel (`p = A + k`), dereferences and address-of may alias anything and are refused.",
-        "float *p = A + k; p[i] = 0;";
+        "Subscripts of pointer and array parameters are understood, and so are pointers to scalars that walk them (`float *p = A + k; *p++`, rewritten as subscripts; see TL025-TL027). Other pointers computed in the kernel (pointers to pointers, dereferences of anything that is not a kernel array) may alias anything and are refused.",
+        "double **rows = table; rows[i][0] = 0;";
     BAD_STRIDE = "TL023", "linearised subscript has a stride the loop IR cannot store",
         "A flat subscript is split into dimensions whose strides must be a constant or one integer parameter times a constant (e.g. `lda`). A loop-invariant parameter times a stride is a position in its own dimension (`head*head_size` is index `head` with stride `head_size`, told apart because `head_size` bounds a loop). Strides that are products of parameters such as `n*p`, two iterator strides competing for the same dimension, and parameter products whose position and stride cannot be told apart are refused.",
         "A[(i*n + j)*p + k] = 0;  /* stride of i is n*p */";
     PARTIAL_SUBSCRIPT = "TL024", "array used without one subscript per dimension",
         "Every use of an array must name a single element; rows (`A[i]` of a 2-D array), whole arrays and pointer-to-pointer data are not lifted.",
         "double *row = A[i];";
+    POINTER_NOT_AFFINE = "TL025", "local pointer has no affine value here",
+        "A pointer walked through an array (`p = x; ... *p++`) is rewritten as a subscript of that array when its value is the array plus an affine offset at every use. A pointer set from different arrays on different paths, advanced by a value read from memory or held in a variable, advanced under an `if` (so one path moves it and the other does not), advanced by an amount that depends on its own loop's iterator, or reset after use inside a loop has no such value.",
+        "if (x[i] > 0) p++;  y[i] = *p;";
+    POINTER_ESCAPES = "TL026", "local pointer escapes the kernel's view",
+        "A walking pointer must only be dereferenced, subscripted, assigned and advanced. Passed to a function, stored, compared or subtracted, its uses are unknown.",
+        "float *p = x; scale(p, n);";
+    POINTER_OVERLAP = "TL027", "two pointers write the same array",
+        "Two different walking pointers (or a pointer and its array's own name) that both write one array may write overlapping regions; the lifter does not prove their ranges disjoint, so the writes are refused rather than ordered by guess.",
+        "float *lo = y, *hi = y + 1; for (...) { *lo++ = a; *hi++ = b; }";
     UNKNOWN_CALL = "TL030", "call to a function the lifter does not know",
         "Only the math functions sqrt, exp, log, fabs, pow, fmax, fmin, tanh (with `f` variants), abs, labs and llabs can be called, plus helpers whose whole body is `return expr;` over scalar parameters (those are inlined). Other functions, including longer ones defined in the same file, have unknown effects.",
         "y[i] = my_helper(x[i]);";

@@ -107,7 +107,7 @@ pub(super) fn mentions_macro_size(e: &CExpr) -> bool {
     found
 }
 
-fn walk_stmts(stmts: &[CStmt], f: &mut impl FnMut(&CStmt)) {
+pub(super) fn walk_stmts(stmts: &[CStmt], f: &mut impl FnMut(&CStmt)) {
     for s in stmts {
         f(s);
         match s {
@@ -131,7 +131,7 @@ fn walk_stmts(stmts: &[CStmt], f: &mut impl FnMut(&CStmt)) {
     }
 }
 
-fn walk_expr(e: &CExpr, f: &mut impl FnMut(&CExpr)) {
+pub(super) fn walk_expr(e: &CExpr, f: &mut impl FnMut(&CExpr)) {
     f(e);
     match &e.kind {
         CExprKind::Subscript { base, index } => {
@@ -165,7 +165,7 @@ fn walk_expr(e: &CExpr, f: &mut impl FnMut(&CExpr)) {
     }
 }
 
-fn walk_expr_mut(e: &mut CExpr, f: &mut impl FnMut(&mut CExpr)) {
+pub(super) fn walk_expr_mut(e: &mut CExpr, f: &mut impl FnMut(&mut CExpr)) {
     f(e);
     match &mut e.kind {
         CExprKind::Subscript { base, index } => {
@@ -208,7 +208,7 @@ fn decl_exprs_mut(d: &mut CVarDecl, f: &mut impl FnMut(&mut CExpr)) {
     }
 }
 
-fn walk_stmts_mut(stmts: &mut [CStmt], f: &mut impl FnMut(&mut CExpr)) {
+pub(super) fn walk_stmts_mut(stmts: &mut [CStmt], f: &mut impl FnMut(&mut CExpr)) {
     for s in stmts {
         match s {
             CStmt::Compound(inner, _) => walk_stmts_mut(inner, f),

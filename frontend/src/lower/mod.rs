@@ -12,6 +12,7 @@ mod expr;
 mod finish;
 mod loops;
 mod macro_sizes;
+mod pointers;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -96,6 +97,9 @@ pub fn lower_function(
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
+    // Walking pointers become subscripts of the arrays they point into.
+    let walked = pointers::normalise(func, region)?;
+    let func = walked.as_ref().unwrap_or(func);
     let mut l = Lowerer {
         func,
         diagnostics: Vec::new(),
