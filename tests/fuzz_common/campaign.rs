@@ -95,7 +95,9 @@ pub fn execute(command: &str, bytes: &[u8], dir: &Path) -> (Run, PathBuf) {
     std::fs::write(&file, bytes).expect("write input");
     let (f, o) = (file.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
     let (args, limit): (Vec<&str>, u64) = match command {
-        "extract" => (vec!["extract", f], 20),
+        // The tool's own parse timeout (exit 7) ends well inside the limit:
+        // only a run that outlives both is a hang.
+        "extract" => (vec!["extract", f, "--timeout", "5"], 20),
         "lift" => (
             vec!["lift", f, "--target", "numpy", "--timeout", "3", "-o", o],
             90,
