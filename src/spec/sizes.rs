@@ -825,6 +825,41 @@ pub fn choose_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Sizes, Spec
         .or_else(|_| search(kernel, &Sizes::new(), 4, &|c| differs_everywhere(first, c)))
 }
 
+/// A third tuple for the acceptance check, off every line through `first`
+/// and `second`: two tuples fit any linear relation `a = c·b + d` of two
+/// sizes (a program reading `2(n - 1)` where the C reads `m` passes at
+/// n=3, m=4 and n=4, m=6), a third point off that line refutes it. `None`
+/// when no valid tuple is off every line.
+pub fn choose_third_sizes(kernel: &Kernel, first: &Sizes, second: &Sizes) -> Option<Sizes> {
+    let off_lines = |c: &Sizes| {
+        differs_everywhere(first, c)
+            && differs_everywhere(second, c)
+            && off_every_line(first, second, c)
+    };
+    search(kernel, &Sizes::new(), 3, &off_lines).ok()
+}
+
+/// For every two sizes `a`, `b`: the point `(r[a], r[b])` is not on the line
+/// through `(p[a], p[b])` and `(q[a], q[b])`.
+fn off_every_line(p: &Sizes, q: &Sizes, r: &Sizes) -> bool {
+    let value = |t: &Sizes, k: &str| t.get(k).copied();
+    p.keys().all(|a| {
+        p.keys().filter(|b| a < *b).all(|b| {
+            let (Some(pa), Some(pb), Some(qa), Some(qb), Some(ra), Some(rb)) = (
+                value(p, a),
+                value(p, b),
+                value(q, a),
+                value(q, b),
+                value(r, a),
+                value(r, b),
+            ) else {
+                return true;
+            };
+            (ra - pa) * (qb - pb) != (rb - pb) * (qa - pa)
+        })
+    })
+}
+
 /// Every parameter of `first` has another value in `candidate`.
 pub(crate) fn differs_everywhere(first: &Sizes, candidate: &Sizes) -> bool {
     first.iter().all(|(k, v)| candidate.get(k) != Some(v))

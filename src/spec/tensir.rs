@@ -485,15 +485,19 @@ pub fn check_program_against_kernel(
 }
 
 /// The acceptance test of a synthesized candidate: equal to the C spec at
-/// the chosen sizes and at the second size tuple (so that a program fitted to
-/// one size tuple is not accepted). Returns the first comparison that is not
-/// [`Comparison::Equal`], with the sizes it was made at.
+/// the chosen sizes, at the second size tuple (so that a program fitted to
+/// one size tuple is not accepted) and, where its spec can be built, at a
+/// third tuple off every line through the first two (so that a size
+/// expression fitted through both is not either; see
+/// [`super::sizes::choose_third_sizes`]). Returns the first comparison that
+/// is not [`Comparison::Equal`], with the sizes it was made at.
 pub fn check_program_at_both_sizes(
     program: &Program,
     kernel: &Kernel,
 ) -> Result<(Comparison, Sizes)> {
     let first = choose_sizes(kernel, &Sizes::new())?;
     let second = choose_second_sizes(kernel, &first)?;
+    let third = super::sizes::choose_third_sizes(kernel, &first, &second);
     let mut last = first.clone();
     for sizes in [first, second] {
         let outcome = check_program_against_kernel(program, kernel, &sizes)?;
@@ -501,6 +505,15 @@ pub fn check_program_at_both_sizes(
             return Ok((outcome, sizes));
         }
         last = sizes;
+    }
+    // The third tuple refutes sizes fitted through the first two; where its
+    // spec cannot be built (too large), the two checks stand.
+    if let Some(third) = third {
+        if let Ok(outcome) = check_program_against_kernel(program, kernel, &third) {
+            if !outcome.is_equal() {
+                return Ok((outcome, third));
+            }
+        }
     }
     Ok((Comparison::Equal, last))
 }

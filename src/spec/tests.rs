@@ -954,3 +954,28 @@ fn second_sizes_break_every_difference_of_two_sizes() {
         "{first:?} {second:?}"
     );
 }
+
+#[test]
+fn third_sizes_are_off_every_line_through_the_first_two() {
+    // fz21: `2(n - 1)` for `m` fits n=3, m=4 and n=4, m=6.
+    let k = strided_row_sums(&["lda", "m", "k"]);
+    let first = choose_sizes(&k, &Sizes::new()).unwrap();
+    let second = choose_second_sizes(&k, &first).unwrap();
+    let third = sizes::choose_third_sizes(&k, &first, &second).unwrap();
+    for (a, _) in &first {
+        for (b, _) in &first {
+            if a < b {
+                let (da, db) = (second[a] - first[a], second[b] - first[b]);
+                let (ea, eb) = (third[a] - first[a], third[b] - first[b]);
+                assert_ne!(
+                    ea * db,
+                    eb * da,
+                    "{a},{b} collinear: {first:?} {second:?} {third:?}"
+                );
+            }
+        }
+        assert_ne!(third[a], first[a]);
+        assert_ne!(third[a], second[a]);
+    }
+    assert!(third["lda"] >= third["k"]);
+}
