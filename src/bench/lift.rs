@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::manifest::CFlags;
+
 /// Extra seconds past `--timeout` before the child is killed: the search
 /// deadline is the child's own, this only catches a child that ignores it.
 pub const KILL_GRACE_S: f64 = 10.0;
@@ -30,12 +32,12 @@ pub struct LiftOutcome {
 }
 
 /// Lifts `function` of `file` with the `tenslift` executable `binary`, the
-/// C read with the macro definitions `defines` (`NAME=VALUE`).
+/// C read with `flags` (include directories and macro definitions).
 pub fn lift_in_child(
     binary: &Path,
     file: &Path,
     function: &str,
-    defines: &[String],
+    flags: &CFlags,
     timeout_s: f64,
     workdir: &Path,
 ) -> LiftOutcome {
@@ -44,7 +46,7 @@ pub fn lift_in_child(
         .arg("lift")
         .arg(file)
         .args(["--function", function, "--target", "numpy", "--json"])
-        .args(defines.iter().map(|d| format!("-D{d}")))
+        .args(flags.args())
         .arg("--timeout")
         .arg(format!("{timeout_s}"))
         .current_dir(workdir)
