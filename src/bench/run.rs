@@ -291,6 +291,7 @@ fn plan_for(config: &BenchConfig, lifted: &[Lifted], base: &Path, cleanup: bool)
             .map(|s| s.to_string()),
     );
     Plan {
+        manifest: config.manifest.to_string_lossy().into_owned(),
         dataset: config.dataset.clone(),
         repeat: config.repeat,
         timeout_s: config.runtime_timeout_s,
