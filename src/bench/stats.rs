@@ -32,8 +32,8 @@ pub struct Times {
     pub suite: BTreeMap<String, String>,
     /// (kernel, variant) of Polly rows whose `polly_transformed` is `no`.
     pub untransformed: BTreeSet<(String, String)>,
-    /// kernel -> variant -> `polly_what`, for the summary.
-    pub polly_what: BTreeMap<String, BTreeMap<String, String>>,
+    /// kernel -> variant -> (`polly_transformed`, `polly_what`), for the summary.
+    pub polly_what: BTreeMap<String, BTreeMap<String, (String, String)>>,
 }
 
 impl Times {
@@ -54,13 +54,14 @@ impl Times {
                 "no" => times.untransformed.insert(pair),
                 _ => times.untransformed.remove(&pair),
             };
-            let what = table.get(row, "polly_what");
-            if !what.is_empty() {
+            let transformed = table.get(row, "polly_transformed");
+            if !transformed.is_empty() {
+                let what = table.get(row, "polly_what").to_string();
                 times
                     .polly_what
                     .entry(kernel.clone())
                     .or_default()
-                    .insert(variant.clone(), what.to_string());
+                    .insert(variant.clone(), (transformed.to_string(), what));
             }
             let entry = times.by_kernel.entry(kernel).or_default();
             match median {
@@ -208,7 +209,8 @@ mod tests {
         // numpy 1 s against the transformed Polly's 4 s, not the untransformed 2 s.
         let (g, _) = geomean_best(&times, &["numpy"], &POLLY_VARIANTS).unwrap();
         assert!((g - 4.0).abs() < 1e-12);
-        assert_eq!(times.polly_what["a"]["polly-parallel"], "no SCoP");
+        let what = &times.polly_what["a"]["polly-parallel"];
+        assert_eq!((what.0.as_str(), what.1.as_str()), ("no", "no SCoP"));
     }
 
     #[test]

@@ -306,13 +306,14 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
                 _ => "–".into(),
             }
         );
-        let _ = write!(line, " {} |", polly_cell(&times, kernel));
+        let _ = write!(line, " {} |", polly_cell(times, kernel));
         let _ = writeln!(md, "{line}");
     }
 }
 
 /// Per Polly variant, whether Polly transformed the kernel and how
-/// (`polly: yes scop+codegen+matmul-pattern; polly-parallel: no no SCoP`).
+/// (`polly: yes (scop+codegen+matmul-pattern); polly-parallel: no (no SCoP)`;
+/// `unknown` when the Polly analysis itself failed, which still counts).
 fn polly_cell(times: &Times, kernel: &str) -> String {
     let Some(whats) = times.polly_what.get(kernel) else {
         return "–".to_string();
@@ -320,13 +321,8 @@ fn polly_cell(times: &Times, kernel: &str) -> String {
     let cells: Vec<String> = POLLY_VARIANTS
         .iter()
         .filter_map(|v| {
-            let what = whats.get(*v)?.replace('|', "/");
-            let done = if times.polly_untransformed(kernel, v) {
-                "no"
-            } else {
-                "yes"
-            };
-            Some(format!("{v}: {done} ({what})"))
+            let (done, what) = whats.get(*v)?;
+            Some(format!("{v}: {done} ({})", what.replace('|', "/")))
         })
         .collect();
     if cells.is_empty() {
