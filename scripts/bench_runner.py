@@ -28,7 +28,10 @@ CSV columns (see RUNTIME_COLUMNS): median_s is the median kernel-only time;
 for `-cuda` variants e2e_median_s is the median time including the
 host-to-device copy of the inputs and the device-to-host copy of the outputs;
 compile_s is the first call's extra time (JIT tracing and compilation) for
-jax, torch-compile and hlo.
+jax, torch-compile and hlo; for polly and polly-parallel, polly_transformed
+(yes / no / unknown) and polly_what say whether Polly transformed the kernel
+and how (scripts/cref.py polly_report: SCoP found, code generated, tiled,
+matmul pattern, parallel; else Polly's first reason).
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ SCRIPTS_DIR = Path(__file__).resolve().parent
 C_VARIANTS = ("gcc", "clang", "polly", "polly-parallel")
 PY_VARIANTS = ("numpy", "jax", "pytorch", "torch-compile", "hlo")
 RUNTIME_COLUMNS = ("kernel", "suite", "variant", "dataset", "median_s", "status", "runs",
-                   "min_s", "compile_s", "e2e_median_s", "device", "note")
+                   "min_s", "compile_s", "e2e_median_s", "device", "note",
+                   "polly_transformed", "polly_what")
 # Private memory one Python measurement may use (plan key memory_limit_gb).
 DEFAULT_MEMORY_LIMIT_GB = 8.0
 # Relative (norm-wise) tolerance for plans whose call.json carries no
@@ -221,11 +225,26 @@ def _cref():
     return cref
 
 
+# The plan's manifest (`tenslift bench --suite-dir` generates one); None:
+# benchmarks/manifest.toml, as plans written before the key existed.
+_PLAN_MANIFEST: list[Path | None] = [None]
+_LOADED: dict[Path | None, Any] = {}
+
+
+def _kernel(name: str):
+    """The cref Kernel of a plan kernel, from the plan's manifest."""
+    cref = _cref()
+    path = _PLAN_MANIFEST[0]
+    if path not in _LOADED:
+        _LOADED[path] = cref.load_manifest(path)
+    return cref.get_kernel(name, _LOADED[path])
+
+
 def ensure_inputs(kernel: dict[str, Any], dataset: str, inputs_dir: Path) -> None:
     if (inputs_dir / "meta.json").is_file():
         return
     cref = _cref()
-    cref.generate_inputs(cref.get_kernel(kernel["name"]), dataset, 0, inputs_dir)
+    cref.generate_inputs(_kernel(kernel["name"]), dataset, 0, inputs_dir)
 
 
 def run_c_variant(kernel: dict[str, Any], variant: str, dataset: str, inputs_dir: Path,
@@ -235,7 +254,7 @@ def run_c_variant(kernel: dict[str, Any], variant: str, dataset: str, inputs_dir
     cref = _cref()
     row: dict[str, Any] = {"status": "error"}
     try:
-        executable = cref.build(cref.get_kernel(kernel["name"]), dataset, variant)
+        executable = cref.build(_kernel(kernel["name"]), dataset, variant)
     except cref.CrefError as error:
         row["note"] = f"compile: {_tail(str(error))}"
         return row
@@ -256,7 +275,25 @@ def run_c_variant(kernel: dict[str, Any], variant: str, dataset: str, inputs_dir
         return row
     times = [float(t) for t in timing["times_s"]]
     timed = times[1:] if len(times) > 1 else times
-    return {"status": "ok", "median_s": median_of(timed), "min_s": min(timed), "runs": len(timed)}
+    row = {"status": "ok", "median_s": median_of(timed), "min_s": min(timed), "runs": len(timed)}
+    if variant.startswith("polly"):
+        row.update(polly_columns(cref, kernel["name"], dataset, variant))
+    return row
+
+
+def polly_columns(cref, name: str, dataset: str, variant: str) -> dict[str, str]:
+    """polly_transformed (yes / no / unknown) and polly_what (scop+codegen+…, or
+    the first reason Polly gave for not modelling the kernel) for a Polly row:
+    a Polly variant that did not transform the kernel is plain clang -O3 and must
+    not count as "best Polly" (src/bench/stats.rs)."""
+    try:
+        report = cref.polly_report(_kernel(name), dataset, variant)
+    except cref.CrefError as error:
+        return {"polly_transformed": "unknown", "polly_what": _tail(str(error), 1)}
+    what = "+".join(report["what"]) or "no SCoP"
+    if not report["transformed"] and report["missed"]:
+        what = f"{what}: {report['missed'][0]}"
+    return {"polly_transformed": "yes" if report["transformed"] else "no", "polly_what": what}
 
 
 def load_outputs(directory: Path, names: list[str]) -> dict[str, np.ndarray] | None:
@@ -555,6 +592,8 @@ def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
              device: str, quiet: bool) -> int:
     try:
         plan = json.loads(plan_path.read_text())
+        if plan.get("manifest"):
+            _PLAN_MANIFEST[0] = Path(plan["manifest"])
     except (OSError, json.JSONDecodeError) as error:
         raise BenchError(f"{plan_path}: cannot read the plan: {error}") from None
     writer = RowWriter(csv_path)

@@ -65,17 +65,27 @@ DEFAULT_SIGNED_RANGE = (-8, 8)
 DEFAULT_UNSIGNED_RANGE = (0, 15)
 INIT_KINDS = ("spd", "diag_dominant", "decaying")
 
-# Compiler variants: (compiler, optimisation flags, extra link flags).
+# Compiler variants: (compiler, optimisation flags, extra link flags). The Polly
+# variants use the flags Polly's documentation gives for performance ("Using
+# Polly with Clang", https://polly.llvm.org/docs/UsingPollyWithClang.html:
+# -O3 -mllvm -polly, automatic vector code with -mllvm -polly-vectorizer=stripmine,
+# OpenMP code with -mllvm -polly-parallel).
+POLLY_FLAGS = ("-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-vectorizer=stripmine")
 VARIANTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "gcc": ("gcc", ("-O3", "-march=native"), ()),
     "clang": ("clang-19", ("-O3", "-march=native"), ()),
-    "polly": ("clang-19", ("-O3", "-march=native", "-mllvm", "-polly"), ()),
+    "polly": ("clang-19", POLLY_FLAGS, ()),
     "polly-parallel": (
         "clang-19",
-        ("-O3", "-march=native", "-mllvm", "-polly", "-mllvm", "-polly-parallel", "-fopenmp"),
+        (*POLLY_FLAGS, "-mllvm", "-polly-parallel", "-fopenmp"),
         ("-fopenmp",),
     ),
 }
+
+# Manifest `form`s (benchmarks/README.md). A `distributed` entry is compiled the
+# suite's way: -D<DATASET>_DATASET selects the sizes in the kernel's own header.
+FORMS = ("own", "c99-vla", "distributed")
+DEFAULT_FORM = "own"
 
 # Exit codes of the command line.
 EXIT_USER_ERROR = 2
@@ -132,12 +142,23 @@ class Kernel:
     sizes: dict[str, dict[str, int]]
     reason: str | None = None
     return_type: str | None = None
+    form: str = DEFAULT_FORM
+    include: tuple[str, ...] = ()  # -I directories, relative to the manifest's directory
+    sources: tuple[str, ...] = ()  # further C files linked into the driver (the suite's runtime)
     extra: dict[str, Any] = field(default_factory=dict)
     base_dir: Path = BENCHMARKS_DIR  # `file` is relative to the manifest's directory
 
     @property
     def path(self) -> Path:
         return (self.base_dir / self.file).resolve()
+
+    @property
+    def include_dirs(self) -> list[Path]:
+        return [(self.base_dir / d).resolve() for d in self.include]
+
+    @property
+    def source_paths(self) -> list[Path]:
+        return [(self.base_dir / f).resolve() for f in self.sources]
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -248,7 +269,7 @@ def _parse_param(kernel_name: str, raw: Any) -> Param:
 
 
 _KNOWN_KEYS = {"name", "suite", "file", "function", "dtype", "outputs", "expect", "reason",
-               "params", "sizes", "return_type"}
+               "params", "sizes", "return_type", "form", "include", "sources"}
 
 
 def _parse_kernel(raw: dict[str, Any], base_dir: Path) -> Kernel:
@@ -259,10 +280,14 @@ def _parse_kernel(raw: dict[str, Any], base_dir: Path) -> Kernel:
         raise CrefError(f"kernel {name}: missing keys {', '.join(missing)}")
     params = tuple(_parse_param(name, p) for p in raw["params"])
     sizes = {d: {k: int(v) for k, v in s.items()} for d, s in raw["sizes"].items()}
+    form = raw.get("form", DEFAULT_FORM)
+    if form not in FORMS:
+        raise CrefError(f"kernel {name}: unknown form {form!r} (known: {', '.join(FORMS)})")
     return Kernel(name=name, suite=raw["suite"], file=raw["file"], function=raw["function"],
                   dtype=raw["dtype"], outputs=tuple(raw["outputs"]), expect=raw["expect"],
                   params=params, sizes=sizes, reason=raw.get("reason"),
-                  return_type=raw.get("return_type"), base_dir=base_dir,
+                  return_type=raw.get("return_type"), base_dir=base_dir, form=form,
+                  include=tuple(raw.get("include", ())), sources=tuple(raw.get("sources", ())),
                   extra={k: v for k, v in raw.items() if k not in _KNOWN_KEYS})
 
 
@@ -547,6 +572,14 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
     else:
         call_line = f"    {call};"
     template = (C_SUPPORT_DIR / "cref_main.c.in").read_text()
+    if _defines_main(kernel.path):
+        # The suite's file has its own main(): renamed inside the #include only
+        # (a -Dmain=... flag would rename the driver's main too, which is in the
+        # same translation unit). It is never called; the suite's runtime
+        # (`sources`) is linked so that its references resolve.
+        include_line = '#include "@@KERNEL_PATH@@"'
+        template = template.replace(include_line, "#define main cref_kernel_file_main\n"
+                                    f"{include_line}\n#undef main")
     replacements = {
         "@@KERNEL_NAME@@": kernel.name,
         "@@DATASET@@": dataset,
@@ -573,6 +606,22 @@ def _compiler_command(variant: str) -> tuple[str, list[str]]:
         raise CrefError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
     compiler, flags, _ = VARIANTS[variant]
     return compiler, list(flags)
+
+
+def _defines_main(path: Path) -> bool:
+    return path.is_file() and re.search(r"^\s*int\s+main\s*\(", path.read_text(errors="replace"),
+                                        re.M) is not None
+
+
+def compile_flags(kernel: Kernel | str, dataset: str) -> list[str]:
+    """The -I and -D flags the kernel's C is compiled (and lifted) with for `dataset`:
+    the entry's `include` directories, then -D<DATASET>_DATASET for the distributed
+    form (the suite's header defines the sizes) or every size otherwise."""
+    kernel = _resolve(kernel)
+    includes = [f"-I{d}" for d in kernel.include_dirs]
+    if kernel.form == "distributed":
+        return [*includes, f"-D{dataset.upper()}_DATASET"]
+    return [*includes, *size_defines(kernel, dataset)]
 
 
 def size_defines(kernel: Kernel | str, dataset: str) -> list[str]:
@@ -603,12 +652,15 @@ def build(kernel: Kernel | str, dataset: str, variant: str = "gcc",
     compiler, flags = _compiler_command(variant)
     link_flags = list(VARIANTS[variant][2])
     source = main_source(kernel, dataset, variant)
-    command_tail = [*flags, *size_defines(kernel, dataset), f"-I{C_SUPPORT_DIR}",
+    command_tail = [*flags, *compile_flags(kernel, dataset), f"-I{C_SUPPORT_DIR}",
                     f"-I{kernel.path.parent}"]
+    extra_sources = kernel.source_paths
     key = hashlib.sha256()
     key.update(source.encode())
     key.update("\0".join([compiler, *command_tail, *link_flags]).encode())
-    for dependency in [C_SUPPORT_DIR / "cref_npy.h", *_local_includes(kernel.path)]:
+    suite_headers = [h for d in kernel.include_dirs for h in sorted(d.glob("*.h"))]
+    for dependency in [C_SUPPORT_DIR / "cref_npy.h", *_local_includes(kernel.path),
+                       *suite_headers, *extra_sources]:
         key.update(dependency.read_bytes())
     digest = key.hexdigest()[:16]
     out_dir = CACHE_DIR / kernel.name / f"{dataset}-{variant}-{digest}"
@@ -621,7 +673,8 @@ def build(kernel: Kernel | str, dataset: str, variant: str = "gcc",
     # same key never see a half-written executable.
     with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".driver-", delete=False) as tmp:
         tmp_path = Path(tmp.name)
-    command = [compiler, *command_tail, str(out_dir / "main.c"), "-o", str(tmp_path),
+    command = [compiler, *command_tail, str(out_dir / "main.c"), *map(str, extra_sources),
+               "-o", str(tmp_path),
                *link_flags, "-lm", "-pthread"]
     try:
         result = subprocess.run(command, capture_output=True, text=True)
@@ -635,6 +688,83 @@ def build(kernel: Kernel | str, dataset: str, variant: str = "gcc",
             f"$ {' '.join(command)}\n{result.stderr.strip()}")
     os.replace(tmp_path, executable)
     return executable
+
+
+# ----------------------------------------------------------------------------- Polly report
+
+# A clang remark: "<file>:<line>:<col>: remark: <message> [-Rpass-analysis=<pass>]".
+_REMARK = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): remark: (?P<message>.*?)"
+                     r"\s*\[-Rpass(?:-analysis|-missed)?=(?P<pass>[\w.-]+)\]\s*$")
+
+
+def parse_polly_remarks(stderr: str, kernel_file: Path) -> dict[str, Any]:
+    """SCoPs Polly found in `kernel_file` and why other regions there were not
+    SCoPs, from clang's -Rpass-analysis=polly-scops / -Rpass-missed=polly-detect
+    remarks (clang 19's Polly emits no remark for the transformation itself)."""
+    scops, missed = 0, []
+    wanted = kernel_file.resolve()
+    for line in stderr.splitlines():
+        match = _REMARK.match(line)
+        if match is None or not match["pass"].startswith("polly"):
+            continue
+        if Path(match["file"]).resolve() != wanted:
+            continue
+        message = match["message"].split("\t")[0].strip()
+        if match["pass"] == "polly-scops" and message == "SCoP begins here.":
+            scops += 1
+        elif match["pass"] == "polly-detect" and message not in missed and not message.startswith(
+                ("The following errors", "Invalid Scop candidate ends here")):
+            missed.append(message)
+    return {"scops": scops, "missed": missed}
+
+
+def parse_polly_ir(ir: str) -> list[str]:
+    """What Polly's code generation left in the LLVM IR (value names kept with
+    -fno-discard-value-names): an optimised copy of a region guarded by its
+    run-time checks (`polly.split_new_and_old`), the packed operands of its
+    matrix-multiplication pattern (`Packed_A`), OpenMP subfunctions."""
+    found = []
+    if "polly.split_new_and_old" in ir:
+        found.append("codegen")
+    if "polly.loop_header" in ir and "polly.fdiv_q" in ir:
+        found.append("tiled")
+    if "Packed_A" in ir or "Packed_B" in ir:
+        found.append("matmul-pattern")
+    if "polly_subfn" in ir or "polly.par." in ir:
+        found.append("parallel")
+    return found
+
+
+def polly_report(kernel: Kernel | str, dataset: str, variant: str = "polly") -> dict[str, Any]:
+    """Whether Polly transformed the kernel in the C baseline `variant`: the same
+    translation unit and flags as `build`, compiled to LLVM IR with Polly's
+    remarks. `transformed` needs a SCoP inside the kernel's file and Polly's
+    generated code in the IR (the driver's own loops have no SCoP remark in
+    the kernel file). Cached as polly.json beside the executable."""
+    kernel = _resolve(kernel)
+    compiler, flags = _compiler_command(variant)
+    if "-polly" not in flags:
+        raise CrefError(f"variant {variant!r} does not run Polly")
+    executable = build(kernel, dataset, variant)
+    cached = executable.parent / "polly.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    command = [compiler, *flags, *compile_flags(kernel, dataset), f"-I{C_SUPPORT_DIR}",
+               f"-I{kernel.path.parent}", "-fno-discard-value-names",
+               "-Rpass-analysis=polly-scops", "-Rpass-missed=polly-detect", "-S", "-emit-llvm",
+               str(executable.parent / "main.c"), "-o", "-"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(f"kernel {kernel.name} ({dataset}, {variant}): Polly analysis "
+                           f"failed:\n$ {' '.join(command)}\n{result.stderr.strip()}")
+    remarks = parse_polly_remarks(result.stderr, kernel.path)
+    generated = parse_polly_ir(result.stdout) if remarks["scops"] else []
+    what = (["scop"] if remarks["scops"] else []) + generated
+    report = {"kernel": kernel.name, "dataset": dataset, "variant": variant,
+              "scops": remarks["scops"], "transformed": "codegen" in generated,
+              "what": what, "missed": remarks["missed"][:3]}
+    cached.write_text(json.dumps(report))
+    return report
 
 
 # ----------------------------------------------------------------------------- run
@@ -719,6 +849,11 @@ def _cli(argv: list[str]) -> int:
         cmd.add_argument("--inputs", type=Path, help="inputs directory (run: reuse it)")
         cmd.add_argument("--out", type=Path, help="output directory")
         cmd.add_argument("--repeat", type=int, default=1)
+    polly = sub.add_parser("polly", help="did Polly transform the kernel? (JSON)")
+    polly.add_argument("--kernel", required=True)
+    polly.add_argument("--dataset", required=True, choices=DATASETS)
+    polly.add_argument("--variant", default="polly",
+                       choices=[v for v, (_, f, _) in VARIANTS.items() if "-polly" in f])
     args = parser.parse_args(argv)
     manifest = load_manifest(args.manifest)
     if args.command == "list":
@@ -733,6 +868,8 @@ def _cli(argv: list[str]) -> int:
         print(directory)
     elif args.command == "build":
         print(build(kernel, args.dataset, args.variant))
+    elif args.command == "polly":
+        print(json.dumps(polly_report(kernel, args.dataset, args.variant)))
     else:
         result = run(kernel, args.dataset, args.variant, args.seed, args.inputs, args.out,
                      args.repeat)

@@ -27,6 +27,11 @@ struct Entry {
     file: String,
     function: String,
     expect: String,
+    /// `distributed` entries are read the suite's way (see [`c_flags`]).
+    #[serde(default)]
+    form: String,
+    #[serde(default)]
+    include: Vec<String>,
     outputs: Vec<String>,
     params: Vec<ManifestParam>,
 }
@@ -53,6 +58,7 @@ fn check(entry: &Entry) -> Option<String> {
         .current_dir(ROOT)
         .env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib")
         .args(["extract", &file, "--function", &entry.function, "--json"])
+        .args(flag_args(entry))
         .output()
         .expect("run tenslift");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -151,4 +157,32 @@ fn every_manifest_kernel_extracts_or_is_rejected_as_expected() {
         entries.len(),
         failures.join("\n")
     );
+}
+
+/// The `-I`/`-D` flags an entry's C is read with at MINI, as `scripts/cref.py`
+/// compiles it: a distributed-form PolyBench file needs the suite's header
+/// and a dataset switch; other entries carry their own size defaults.
+fn c_flags(entry: &Entry) -> (Vec<String>, Vec<String>) {
+    let includes = entry
+        .include
+        .iter()
+        .map(|dir| format!("{ROOT}/benchmarks/{dir}"))
+        .collect();
+    let defines = if entry.form == "distributed" {
+        vec!["MINI_DATASET".to_string()]
+    } else {
+        Vec::new()
+    };
+    (includes, defines)
+}
+
+fn flag_args(entry: &Entry) -> Vec<String> {
+    let (includes, defines) = c_flags(entry);
+    let mut args = Vec::new();
+    for dir in includes {
+        args.push("-I".to_string());
+        args.push(dir);
+    }
+    args.extend(defines.into_iter().map(|d| format!("-D{d}")));
+    args
 }

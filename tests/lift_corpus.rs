@@ -37,6 +37,11 @@ struct Entry {
     file: String,
     function: String,
     expect: String,
+    /// `distributed` entries are read the suite's way (see [`c_flags`]).
+    #[serde(default)]
+    form: String,
+    #[serde(default)]
+    include: Vec<String>,
 }
 
 fn manifest() -> Vec<Entry> {
@@ -51,8 +56,11 @@ fn manifest() -> Vec<Entry> {
 /// The kernel an entry names, or why it could not be extracted.
 fn extract(entry: &Entry) -> Result<Kernel, String> {
     let path = format!("{ROOT}/benchmarks/{}", entry.file);
+    let (include_dirs, defines) = c_flags(entry);
     let options = Options {
         functions: vec![entry.function.clone()],
+        include_dirs: include_dirs.into_iter().map(Into::into).collect(),
+        defines,
         ..Options::default()
     };
     let unit = tenslift_frontend::extract(&path, &options).map_err(|e| e.to_string())?;
@@ -149,4 +157,21 @@ fn every_lifted_corpus_program_equals_its_spec_at_two_size_tuples() {
         lifted >= LIFTED_FLOOR,
         "only {lifted} kernels lifted, fewer than the floor {LIFTED_FLOOR}"
     );
+}
+
+/// The `-I`/`-D` flags an entry's C is read with at MINI, as `scripts/cref.py`
+/// compiles it: a distributed-form PolyBench file needs the suite's header
+/// and a dataset switch; other entries carry their own size defaults.
+fn c_flags(entry: &Entry) -> (Vec<String>, Vec<String>) {
+    let includes = entry
+        .include
+        .iter()
+        .map(|dir| format!("{ROOT}/benchmarks/{dir}"))
+        .collect();
+    let defines = if entry.form == "distributed" {
+        vec!["MINI_DATASET".to_string()]
+    } else {
+        Vec::new()
+    };
+    (includes, defines)
 }

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::manifest::CFlags;
+
 /// `tenslift lift`'s exit code for a parse or lift past `--timeout`
 /// (`cli::EXIT_TIMEOUT`).
 const LIFT_EXIT_TIMEOUT: i32 = 7;
@@ -34,12 +36,12 @@ pub struct LiftOutcome {
 }
 
 /// Lifts `function` of `file` with the `tenslift` executable `binary`, the
-/// C read with the macro definitions `defines` (`NAME=VALUE`).
+/// C read with `flags` (include directories and macro definitions).
 pub fn lift_in_child(
     binary: &Path,
     file: &Path,
     function: &str,
-    defines: &[String],
+    flags: &CFlags,
     timeout_s: f64,
     workdir: &Path,
 ) -> LiftOutcome {
@@ -48,7 +50,7 @@ pub fn lift_in_child(
         .arg("lift")
         .arg(file)
         .args(["--function", function, "--target", "numpy", "--json"])
-        .args(defines.iter().map(|d| format!("-D{d}")))
+        .args(flags.args())
         .arg("--timeout")
         .arg(format!("{timeout_s}"))
         .current_dir(workdir)

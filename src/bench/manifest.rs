@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use tenslift_verify::differential::manifest::{form_defines, DEFAULT_FORM};
+
 use super::{read_text, BenchError};
 
 /// Dataset names, smallest first.
@@ -29,6 +31,38 @@ pub struct ManifestKernel {
     pub outputs: Vec<String>,
     pub params: Vec<ManifestParam>,
     pub sizes: BTreeMap<String, BTreeMap<String, i64>>,
+    /// `distributed`, `c99-vla` or `own` (the default; benchmarks/README.md).
+    #[serde(default = "default_form")]
+    pub form: String,
+    /// `-I` directories, relative to the manifest's directory.
+    #[serde(default)]
+    pub include: Vec<String>,
+}
+
+fn default_form() -> String {
+    DEFAULT_FORM.to_string()
+}
+
+/// How the C of one kernel is read for one dataset: what `scripts/cref.py`
+/// compiles the C baseline with, so the lifted program has the same extents.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CFlags {
+    pub include_dirs: Vec<PathBuf>,
+    /// `NAME[=VALUE]`, as `-D` takes them.
+    pub defines: Vec<String>,
+}
+
+impl CFlags {
+    /// The flags as command-line arguments (`-I DIR`, `-DNAME=VALUE`).
+    pub fn args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for dir in &self.include_dirs {
+            args.push("-I".to_string());
+            args.push(dir.to_string_lossy().into_owned());
+        }
+        args.extend(self.defines.iter().map(|d| format!("-D{d}")));
+        args
+    }
 }
 
 #[derive(Deserialize)]
@@ -63,6 +97,18 @@ impl Manifest {
             .parent()
             .unwrap_or_else(|| Path::new("."))
             .join(&kernel.file)
+    }
+
+    /// The flags the C of `kernel` is compiled with for `dataset`: the
+    /// entry's `include` directories and its form's defines
+    /// (`-D<DATASET>_DATASET` for the distributed form, else every size).
+    pub fn c_flags(&self, kernel: &ManifestKernel, dataset: &str) -> CFlags {
+        let base = self.path.parent().unwrap_or_else(|| Path::new("."));
+        let sizes = kernel.sizes.get(dataset).cloned().unwrap_or_default();
+        CFlags {
+            include_dirs: kernel.include.iter().map(|d| base.join(d)).collect(),
+            defines: form_defines(&kernel.form, dataset, &sizes),
+        }
     }
 
     /// Every suite name, sorted.

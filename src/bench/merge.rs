@@ -12,7 +12,7 @@ use super::summary::RunInfo;
 use super::BenchError;
 
 /// Columns runtime.csv always has (scripts/bench_runner.py writes them).
-pub const RUNTIME_COLUMNS: [&str; 12] = [
+pub const RUNTIME_COLUMNS: [&str; 14] = [
     "kernel",
     "suite",
     "variant",
@@ -25,6 +25,8 @@ pub const RUNTIME_COLUMNS: [&str; 12] = [
     "e2e_median_s",
     "device",
     "note",
+    "polly_transformed",
+    "polly_what",
 ];
 
 /// Rows of `tables` combined; rows with the same key keep the last one,

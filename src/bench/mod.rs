@@ -21,6 +21,7 @@ pub mod run;
 pub mod runtime;
 pub mod shard;
 pub mod stats;
+pub mod suite_dir;
 pub mod summary;
 
 use std::path::PathBuf;

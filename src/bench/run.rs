@@ -7,7 +7,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 use tenslift_targets::Target;
-use tenslift_verify::differential::manifest::dataset_defines;
 
 use super::csv::Table;
 use super::emit::{parse, program_ops, write_modules};
@@ -196,16 +195,12 @@ fn lift_all(
                 // The C reference of the dataset is compiled with its sizes
                 // as macros; kernels sized by macros must be lifted with the
                 // same values, or the program has the wrong extents.
-                let defines = k
-                    .sizes
-                    .get(&config.dataset)
-                    .map(dataset_defines)
-                    .unwrap_or_default();
+                let flags = manifest.c_flags(k, &config.dataset);
                 let outcome = lift_in_child(
                     &config.binary,
                     &source,
                     &k.function,
-                    &defines,
+                    &flags,
                     config.lift_timeout_s,
                     &config.root,
                 );
@@ -296,6 +291,7 @@ fn plan_for(config: &BenchConfig, lifted: &[Lifted], base: &Path, cleanup: bool)
             .map(|s| s.to_string()),
     );
     Plan {
+        manifest: config.manifest.to_string_lossy().into_owned(),
         dataset: config.dataset.clone(),
         repeat: config.repeat,
         timeout_s: config.runtime_timeout_s,

@@ -24,6 +24,9 @@ pub struct PlanKernel {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
+    /// The manifest the kernels come from (scripts/cref.py reads their
+    /// parameters there): benchmarks/manifest.toml or a generated one.
+    pub manifest: String,
     pub dataset: String,
     pub repeat: u32,
     pub timeout_s: f64,

@@ -2,7 +2,7 @@
 //! gcc -O3, per backend, and for the best lifted backend per kernel against
 //! gcc -O3 and against the better of the two Polly variants.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::csv::Table;
 
@@ -10,7 +10,9 @@ use super::csv::Table;
 pub const BASELINE: &str = "gcc";
 /// The C variants, in report order.
 pub const C_VARIANTS: [&str; 4] = ["gcc", "clang", "polly", "polly-parallel"];
-/// The Polly variants; the faster one per kernel is "best Polly".
+/// The Polly variants; the faster one per kernel that Polly transformed is
+/// "best Polly" (a variant whose runtime.csv row says `polly_transformed =
+/// no` ran clang's own code and does not count).
 pub const POLLY_VARIANTS: [&str; 2] = ["polly", "polly-parallel"];
 /// The lifted backends, in report order (CUDA ones add `-cuda`).
 pub const LIFTED_VARIANTS: [&str; 5] = ["numpy", "jax", "pytorch", "torch-compile", "hlo"];
@@ -28,6 +30,10 @@ pub fn geomean(values: &[f64]) -> Option<f64> {
 pub struct Times {
     pub by_kernel: BTreeMap<String, BTreeMap<String, f64>>,
     pub suite: BTreeMap<String, String>,
+    /// (kernel, variant) of Polly rows whose `polly_transformed` is `no`.
+    pub untransformed: BTreeSet<(String, String)>,
+    /// kernel -> variant -> (`polly_transformed`, `polly_what`), for the summary.
+    pub polly_what: BTreeMap<String, BTreeMap<String, (String, String)>>,
 }
 
 impl Times {
@@ -42,8 +48,22 @@ impl Times {
                 .insert(kernel.clone(), table.get(row, "suite").to_string());
             let status = table.get(row, "status");
             let median: Option<f64> = table.get(row, "median_s").parse().ok();
-            let entry = times.by_kernel.entry(kernel).or_default();
             let variant = table.get(row, "variant").to_string();
+            let pair = (kernel.clone(), variant.clone());
+            match table.get(row, "polly_transformed") {
+                "no" => times.untransformed.insert(pair),
+                _ => times.untransformed.remove(&pair),
+            };
+            let transformed = table.get(row, "polly_transformed");
+            if !transformed.is_empty() {
+                let what = table.get(row, "polly_what").to_string();
+                times
+                    .polly_what
+                    .entry(kernel.clone())
+                    .or_default()
+                    .insert(variant.clone(), (transformed.to_string(), what));
+            }
+            let entry = times.by_kernel.entry(kernel).or_default();
             match median {
                 Some(m) if status == "ok" && m > 0.0 => {
                     entry.insert(variant, m);
@@ -60,10 +80,18 @@ impl Times {
         self.by_kernel.get(kernel)?.get(variant).copied()
     }
 
-    /// The fastest of `variants` for a kernel, with its name.
+    /// Whether Polly reported that it did not transform `kernel` in `variant`.
+    pub fn polly_untransformed(&self, kernel: &str, variant: &str) -> bool {
+        self.untransformed
+            .contains(&(kernel.to_string(), variant.to_string()))
+    }
+
+    /// The fastest of `variants` for a kernel, with its name; a Polly
+    /// variant that did not transform the kernel is not a candidate.
     pub fn best<'a>(&self, kernel: &str, variants: &[&'a str]) -> Option<(&'a str, f64)> {
         variants
             .iter()
+            .filter(|v| !self.polly_untransformed(kernel, v))
             .filter_map(|v| self.get(kernel, v).map(|t| (*v, t)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
@@ -162,6 +190,27 @@ mod tests {
         let (g, n) = geomean_speedup(&times, "numpy", BASELINE).unwrap();
         assert_eq!(n, 2);
         assert!((g - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_polly_variant_that_did_not_transform_the_kernel_is_not_best_polly() {
+        let table = parse(
+            "kernel,suite,variant,dataset,median_s,status,polly_transformed,polly_what\n\
+             a,s,gcc,L,8,ok,,\n\
+             a,s,polly,L,4,ok,yes,scop+codegen\n\
+             a,s,polly-parallel,L,2,ok,no,no SCoP\n\
+             a,s,numpy,L,1,ok,,\n",
+        )
+        .unwrap();
+        let times = Times::from_table(&table);
+        assert!(times.polly_untransformed("a", "polly-parallel"));
+        assert_eq!(times.get("a", "polly-parallel"), Some(2.0));
+        assert_eq!(times.best("a", &POLLY_VARIANTS), Some(("polly", 4.0)));
+        // numpy 1 s against the transformed Polly's 4 s, not the untransformed 2 s.
+        let (g, _) = geomean_best(&times, &["numpy"], &POLLY_VARIANTS).unwrap();
+        assert!((g - 4.0).abs() < 1e-12);
+        let what = &times.polly_what["a"]["polly-parallel"];
+        assert_eq!((what.0.as_str(), what.1.as_str()), ("no", "no SCoP"));
     }
 
     #[test]

@@ -182,7 +182,9 @@ fn render_runtime(md: &mut String, table: &Table) {
         "Median of the timed runs after a warm-up, each timed inside its process around the \
          kernel alone; a lifted output is compared with the C output first and not timed when \
          it differs. Speedup = gcc -O3 time / variant time. Best Polly = the faster of `polly` \
-         and `polly-parallel` per kernel. For `-cuda` variants, `median_s` is kernel-only and \
+         and `polly-parallel` per kernel among those Polly transformed (column `Polly`, from \
+         clang's Polly remarks and generated code: `yes`/`no` and what it did); a Polly \
+         variant that did not transform the kernel is clang -O3 and is not counted. For `-cuda` variants, `median_s` is kernel-only and \
          `e2e_median_s` (runtime.csv) includes the transfers.\n\n",
     );
     if let Some((g, n)) = geomean_best(&times, &cpu_refs, &[BASELINE]) {
@@ -270,8 +272,8 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
         let _ = write!(header, " {v} |");
         rule.push_str("---|");
     }
-    header.push_str(" best lifted | vs gcc | vs best Polly |");
-    rule.push_str("---|---|---|");
+    header.push_str(" best lifted | vs gcc | vs best Polly | Polly |");
+    rule.push_str("---|---|---|---|");
     let _ = writeln!(md, "{header}\n{rule}");
     for kernel in times.by_kernel.keys() {
         let suite = times.suite.get(kernel).map(String::as_str).unwrap_or("");
@@ -304,7 +306,29 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
                 _ => "–".into(),
             }
         );
+        let _ = write!(line, " {} |", polly_cell(times, kernel));
         let _ = writeln!(md, "{line}");
+    }
+}
+
+/// Per Polly variant, whether Polly transformed the kernel and how
+/// (`polly: yes (scop+codegen+matmul-pattern); polly-parallel: no (no SCoP)`;
+/// `unknown` when the Polly analysis itself failed, which still counts).
+fn polly_cell(times: &Times, kernel: &str) -> String {
+    let Some(whats) = times.polly_what.get(kernel) else {
+        return "–".to_string();
+    };
+    let cells: Vec<String> = POLLY_VARIANTS
+        .iter()
+        .filter_map(|v| {
+            let (done, what) = whats.get(*v)?;
+            Some(format!("{v}: {done} ({})", what.replace('|', "/")))
+        })
+        .collect();
+    if cells.is_empty() {
+        "–".to_string()
+    } else {
+        cells.join("; ")
     }
 }
 

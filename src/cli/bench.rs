@@ -17,6 +17,7 @@ use super::{print_err, print_out, EXIT_OK, EXIT_USAGE};
 use crate::bench::merge::merge;
 use crate::bench::run::{self as bench_run, export_bundle, BenchConfig, Progress, RunReport};
 use crate::bench::shard::Shard;
+use crate::bench::suite_dir;
 use crate::bench::BenchError;
 
 #[derive(clap::Args, Debug)]
@@ -64,6 +65,15 @@ pub struct BenchArgs {
     /// The kernel manifest.
     #[arg(long, default_value = "benchmarks/manifest.toml")]
     pub manifest: PathBuf,
+    /// A suite tree to benchmark without a manifest (every `kernel_*` of
+    /// it; needs --layout). Its generated manifest is written to --out.
+    #[arg(long, value_name = "DIR", requires = "layout",
+          conflicts_with_all = ["merge", "export_bundle", "import"])]
+    pub suite_dir: Option<PathBuf>,
+    /// The layout of --suite-dir: `polybench` (PolyBench/C 4.2:
+    /// `<group>/<name>/<name>.c`, `utilities/polybench.h`).
+    #[arg(long, value_name = "LAYOUT", requires = "suite_dir")]
+    pub layout: Option<String>,
     /// Combine these result directories into `--out`.
     #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["export_bundle", "import"])]
     pub merge: Vec<PathBuf>,
@@ -116,7 +126,20 @@ pub fn run_command(args: BenchArgs) -> Result<RunReport, BenchError> {
     let binary = std::env::current_exe()
         .map_err(|e| BenchError::Runner(format!("cannot find the tenslift executable: {e}")))?;
     // Lifting children run in the repository root: hand them absolute paths.
-    let manifest = std::fs::canonicalize(&args.manifest).unwrap_or(args.manifest.clone());
+    let manifest = match (&args.suite_dir, &args.layout) {
+        (Some(dir), Some(layout)) => {
+            let (path, skipped) = suite_dir::write_manifest(dir, layout, &args.dataset, &out)?;
+            for s in skipped {
+                print_err(&format!(
+                    "tenslift: warning: {}: not benchmarked: {}\n",
+                    s.file.display(),
+                    s.reason
+                ));
+            }
+            std::fs::canonicalize(&path).unwrap_or(path)
+        }
+        _ => std::fs::canonicalize(&args.manifest).unwrap_or(args.manifest.clone()),
+    };
     let config = BenchConfig {
         manifest,
         python: tenslift_targets::runner::python_interpreter(&root),

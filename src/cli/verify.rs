@@ -25,7 +25,7 @@ use tenslift_targets::runner::python_interpreter;
 use tenslift_targets::{parse_program, print_program, Program, Target};
 use tenslift_verify::bounded::{check, BoundedOptions};
 use tenslift_verify::differential::cdriver::{run_generated, CompileFlags, DriverSetup};
-use tenslift_verify::differential::manifest::{dataset_defines, ManifestKernel};
+use tenslift_verify::differential::manifest::ManifestKernel;
 use tenslift_verify::differential::{
     compare, compare_each, manifest, scratch_dir, CReference, Checked, DifferentialError,
     DifferentialResult, Verdict,
@@ -491,10 +491,10 @@ fn manifest_differential(
     let mut references = Vec::new();
     let mut notes = Vec::new();
     for dataset in MANIFEST_DATASETS {
-        let Some(sizes) = entry.sizes.get(dataset) else {
+        if !entry.sizes.contains_key(dataset) {
             continue;
-        };
-        let chosen = match program_for_dataset(setup, kernel, program, sizes) {
+        }
+        let chosen = match program_for_dataset(setup, kernel, program, entry, dataset) {
             Ok(chosen) => chosen,
             Err(why) => {
                 notes.push(format!("{dataset} not checked: {why}"));
@@ -547,13 +547,15 @@ fn program_for_dataset(
     setup: &VerifySetup,
     kernel: &Kernel,
     program: &Program,
-    sizes: &std::collections::BTreeMap<String, i64>,
+    entry: &ManifestKernel,
+    dataset: &str,
 ) -> Result<DatasetProgram, String> {
-    let defines = dataset_defines(sizes);
+    let defines = entry.defines(dataset);
     let mut options = setup.frontend.clone();
     options.functions = vec![kernel.name.clone()];
     // After the user's own: the dataset's value wins, as in cref.py's build.
     options.defines.extend(defines.iter().cloned());
+    options.include_dirs.extend(entry.include_dirs());
     let unit = tenslift_frontend::extract(&setup.file.to_string_lossy(), &options)
         .map_err(|e| format!("the C cannot be read with -D{}: {e}", defines.join(" -D")))?;
     let Some(at_dataset) = unit.kernels.into_iter().find(|k| k.name == kernel.name) else {

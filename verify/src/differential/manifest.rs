@@ -6,7 +6,11 @@
 //! `cref.py` compiles the C of a dataset with `-D<SIZE>=<value>` for every
 //! size of the dataset ([`dataset_defines`]): kernels whose extents are C
 //! macros (`#define N 16`) take their sizes from there, so a program lifted
-//! for that dataset must be lifted with the same defines.
+//! for that dataset must be lifted with the same defines. Entries of the
+//! `distributed` form (PolyBench/C 4.2 as the suite ships it) are compiled
+//! the suite's way instead: `-D<DATASET>_DATASET` picks the sizes in the
+//! kernel's own header and `include` names the suite's header directory
+//! ([`form_defines`], [`ManifestKernel::include_dirs`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -25,6 +29,42 @@ pub struct ManifestKernel {
     pub outputs: Vec<String>,
     /// Size tuples by dataset name.
     pub sizes: BTreeMap<String, BTreeMap<String, i64>>,
+    /// The entry's `form` (`own` when absent): `distributed`, `c99-vla`, `own`.
+    pub form: String,
+    /// The entry's `include` directories, absolute (relative ones in the
+    /// manifest are relative to the manifest's directory).
+    pub include: Vec<PathBuf>,
+}
+
+/// The form an entry has when the manifest does not say.
+pub const DEFAULT_FORM: &str = "own";
+
+/// The form of a suite's own distributed sources, compiled with its header.
+pub const DISTRIBUTED_FORM: &str = "distributed";
+
+impl ManifestKernel {
+    /// The macro definitions (`NAME[=VALUE]`) that `cref.py` compiles `dataset` with.
+    pub fn defines(&self, dataset: &str) -> Vec<String> {
+        let sizes = self.sizes.get(dataset).cloned().unwrap_or_default();
+        form_defines(&self.form, dataset, &sizes)
+    }
+
+    /// The `-I` directories that `cref.py` compiles the entry with.
+    pub fn include_dirs(&self) -> Vec<PathBuf> {
+        self.include.clone()
+    }
+}
+
+/// What `-D` the C of an entry of `form` is compiled with for `dataset`:
+/// the suite's dataset switch (`MINI_DATASET`) for the distributed form,
+/// whose header defines the sizes, else every size as a macro
+/// ([`dataset_defines`]).
+pub fn form_defines(form: &str, dataset: &str, sizes: &BTreeMap<String, i64>) -> Vec<String> {
+    if form == DISTRIBUTED_FORM {
+        vec![format!("{}_DATASET", dataset.to_uppercase())]
+    } else {
+        dataset_defines(sizes)
+    }
 }
 
 /// The macro definitions (`NAME=VALUE`, as `-D` takes them) that
@@ -101,10 +141,27 @@ pub fn find(
                 sizes.insert(dataset.clone(), tuple);
             }
         }
+        let form = k
+            .get("form")
+            .and_then(toml::Value::as_str)
+            .unwrap_or(DEFAULT_FORM)
+            .to_string();
+        let include = k
+            .get("include")
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(toml::Value::as_str)
+                    .map(|dir| workspace.join("benchmarks").join(dir))
+                    .collect()
+            })
+            .unwrap_or_default();
         return Ok(Some(ManifestKernel {
             name: field("name").to_string(),
             outputs,
             sizes,
+            form,
+            include,
         }));
     }
     Ok(None)
@@ -174,6 +231,17 @@ mod tests {
         assert_eq!(aliased.get("n"), Some(&32));
         assert_eq!(aliased.get("M"), Some(&4));
         assert_eq!(aliased.len(), 3);
+    }
+
+    #[test]
+    fn distributed_form_is_compiled_with_the_dataset_switch_not_the_sizes() {
+        let sizes: BTreeMap<String, i64> = [("ni".to_string(), 20)].into_iter().collect();
+        assert_eq!(
+            form_defines("distributed", "MINI", &sizes),
+            vec!["MINI_DATASET"]
+        );
+        assert_eq!(form_defines("c99-vla", "MINI", &sizes), vec!["NI=20"]);
+        assert_eq!(form_defines(DEFAULT_FORM, "MINI", &sizes), vec!["NI=20"]);
     }
 
     #[test]

@@ -1,0 +1,168 @@
+/* correlation.c: PolyBench/C 4.2 correlation in the distribution's layout and default form
+ * (fixed-size arrays padded by POLYBENCH_PADDING_FACTOR, loops bounded by the
+ * run-time sizes through _PB_*, sizes from -D<SIZE>_DATASET). Written for tenslift;
+ * the computation is exactly that of benchmarks/polybench/correlation.c. */
+#include <stdio.h>
+#include <unistd.h>
+#include <string.h>
+#include <math.h>
+
+/* The suite's interface (-I utilities) and this kernel's sizes and data type. */
+#include <polybench.h>
+#include "correlation.h"
+
+/* Deterministic inputs (closed-form, as the suite initialises; no random numbers). */
+static void init_array(int m,
+                       int n,
+                       DATA_TYPE *float_n,
+                       DATA_TYPE POLYBENCH_2D(data, N, M, n, m),
+                       DATA_TYPE POLYBENCH_2D(corr, M, M, m, m),
+                       DATA_TYPE POLYBENCH_1D(mean, M, m),
+                       DATA_TYPE POLYBENCH_1D(stddev, M, m))
+{
+  int i, j;
+
+  *float_n = (DATA_TYPE)n;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < m; j++)
+      data[i][j] = (DATA_TYPE)(((i + 1) * (j + 1)) % n) / n;
+  for (i = 0; i < m; i++)
+    for (j = 0; j < m; j++)
+      corr[i][j] = (DATA_TYPE)(((i + 2) * (j + 2)) % m) / m;
+  for (i = 0; i < m; i++)
+    mean[i] = (DATA_TYPE)(((i + 3)) % m) / m;
+  for (i = 0; i < m; i++)
+    stddev[i] = (DATA_TYPE)(((i + 4)) % m) / m;
+}
+
+
+/* Writes every array the kernel writes to the dump target, twenty values a line. */
+static void print_array(int m,
+                        int n,
+                        DATA_TYPE POLYBENCH_2D(data, N, M, n, m),
+                        DATA_TYPE POLYBENCH_2D(corr, M, M, m, m),
+                        DATA_TYPE POLYBENCH_1D(mean, M, m),
+                        DATA_TYPE POLYBENCH_1D(stddev, M, m))
+{
+  int i, j;
+
+  POLYBENCH_DUMP_START;
+  POLYBENCH_DUMP_BEGIN("data");
+  for (i = 0; i < n; i++)
+    for (j = 0; j < m; j++) {
+      if ((i * m + j) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+      fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, data[i][j]);
+    }
+  POLYBENCH_DUMP_END("data");
+  POLYBENCH_DUMP_BEGIN("corr");
+  for (i = 0; i < m; i++)
+    for (j = 0; j < m; j++) {
+      if ((i * m + j) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+      fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, corr[i][j]);
+    }
+  POLYBENCH_DUMP_END("corr");
+  POLYBENCH_DUMP_BEGIN("mean");
+  for (i = 0; i < m; i++) {
+    if ((i) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+    fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, mean[i]);
+  }
+  POLYBENCH_DUMP_END("mean");
+  POLYBENCH_DUMP_BEGIN("stddev");
+  for (i = 0; i < m; i++) {
+    if ((i) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+    fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, stddev[i]);
+  }
+  POLYBENCH_DUMP_END("stddev");
+  POLYBENCH_DUMP_FINISH;
+}
+
+
+/* The kernel: the static control part between #pragma scop and endscop. */
+static
+void kernel_correlation(int m, int n,
+                        DATA_TYPE float_n,
+                        DATA_TYPE POLYBENCH_2D(data, N, M, n, m),
+                        DATA_TYPE POLYBENCH_2D(corr, M, M, m, m),
+                        DATA_TYPE POLYBENCH_1D(mean, M, m),
+                        DATA_TYPE POLYBENCH_1D(stddev, M, m))
+{
+  int i, j, k;
+
+  DATA_TYPE eps = SCALAR_VAL(0.1);
+
+#pragma scop
+  /* column means */
+  for (j = 0; j < _PB_M; j++) {
+    mean[j] = SCALAR_VAL(0.0);
+    for (i = 0; i < _PB_N; i++)
+      mean[j] += data[i][j];
+    mean[j] /= float_n;
+  }
+
+  /* column standard deviations */
+  for (j = 0; j < _PB_M; j++) {
+    stddev[j] = SCALAR_VAL(0.0);
+    for (i = 0; i < _PB_N; i++)
+      stddev[j] += (data[i][j] - mean[j]) * (data[i][j] - mean[j]);
+    stddev[j] /= float_n;
+    stddev[j] = SQRT_FUN(stddev[j]);
+    stddev[j] = stddev[j] <= eps ? SCALAR_VAL(1.0) : stddev[j];
+  }
+
+  /* center and reduce the column vectors */
+  for (i = 0; i < _PB_N; i++)
+    for (j = 0; j < _PB_M; j++) {
+      data[i][j] -= mean[j];
+      data[i][j] /= SQRT_FUN(float_n) * stddev[j];
+    }
+
+  /* the _PB_M x _PB_M correlation matrix, symmetric with a unit diagonal */
+  for (i = 0; i < _PB_M - 1; i++) {
+    corr[i][i] = SCALAR_VAL(1.0);
+    for (j = i + 1; j < _PB_M; j++) {
+      corr[i][j] = SCALAR_VAL(0.0);
+      for (k = 0; k < _PB_N; k++)
+        corr[i][j] += (data[k][i] * data[k][j]);
+      corr[j][i] = corr[i][j];
+    }
+  }
+  corr[_PB_M - 1][_PB_M - 1] = SCALAR_VAL(1.0);
+#pragma endscop
+}
+
+
+int main(int argc, char **argv)
+{
+  /* Sizes of the chosen dataset. */
+  int m = M;
+  int n = N;
+
+  /* Scalars and arrays, the arrays at their declared (padded) size. */
+  DATA_TYPE float_n;
+  POLYBENCH_2D_ARRAY_DECL(data, DATA_TYPE, N, M, n, m);
+  POLYBENCH_2D_ARRAY_DECL(corr, DATA_TYPE, M, M, m, m);
+  POLYBENCH_1D_ARRAY_DECL(mean, DATA_TYPE, M, m);
+  POLYBENCH_1D_ARRAY_DECL(stddev, DATA_TYPE, M, m);
+
+  /* Inputs. */
+  init_array(m, n, &float_n, POLYBENCH_ARRAY(data), POLYBENCH_ARRAY(corr), POLYBENCH_ARRAY(mean), POLYBENCH_ARRAY(stddev));
+
+  /* Timed with -DPOLYBENCH_TIME. */
+  polybench_start_instruments;
+
+  kernel_correlation(m, n, float_n, POLYBENCH_ARRAY(data), POLYBENCH_ARRAY(corr), POLYBENCH_ARRAY(mean), POLYBENCH_ARRAY(stddev));
+
+  polybench_stop_instruments;
+  polybench_print_instruments;
+
+  /* Dumped with -DPOLYBENCH_DUMP_ARRAYS; otherwise behind a condition the compiler
+     cannot decide, so the kernel's stores stay live. */
+  polybench_prevent_dce(print_array(m, n, POLYBENCH_ARRAY(data), POLYBENCH_ARRAY(corr), POLYBENCH_ARRAY(mean), POLYBENCH_ARRAY(stddev)));
+
+  POLYBENCH_FREE_ARRAY(data);
+  POLYBENCH_FREE_ARRAY(corr);
+  POLYBENCH_FREE_ARRAY(mean);
+  POLYBENCH_FREE_ARRAY(stddev);
+
+  return 0;
+}

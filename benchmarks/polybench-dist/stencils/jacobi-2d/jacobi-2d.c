@@ -1,0 +1,103 @@
+/* jacobi-2d.c: PolyBench/C 4.2 jacobi-2d in the distribution's layout and default form
+ * (fixed-size arrays padded by POLYBENCH_PADDING_FACTOR, loops bounded by the
+ * run-time sizes through _PB_*, sizes from -D<SIZE>_DATASET). Written for tenslift;
+ * the computation is exactly that of benchmarks/polybench/jacobi-2d.c. */
+#include <stdio.h>
+#include <unistd.h>
+#include <string.h>
+#include <math.h>
+
+/* The suite's interface (-I utilities) and this kernel's sizes and data type. */
+#include <polybench.h>
+#include "jacobi-2d.h"
+
+/* Deterministic inputs (closed-form, as the suite initialises; no random numbers). */
+static void init_array(int n,
+                       DATA_TYPE POLYBENCH_2D(A, N, N, n, n),
+                       DATA_TYPE POLYBENCH_2D(B, N, N, n, n))
+{
+  int i, j;
+
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      A[i][j] = (DATA_TYPE)(((i + 1) * (j + 1)) % n) / n;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      B[i][j] = (DATA_TYPE)(((i + 2) * (j + 2)) % n) / n;
+}
+
+
+/* Writes every array the kernel writes to the dump target, twenty values a line. */
+static void print_array(int n,
+                        DATA_TYPE POLYBENCH_2D(A, N, N, n, n),
+                        DATA_TYPE POLYBENCH_2D(B, N, N, n, n))
+{
+  int i, j;
+
+  POLYBENCH_DUMP_START;
+  POLYBENCH_DUMP_BEGIN("A");
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      if ((i * n + j) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+      fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, A[i][j]);
+    }
+  POLYBENCH_DUMP_END("A");
+  POLYBENCH_DUMP_BEGIN("B");
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      if ((i * n + j) % 20 == 0) fprintf(POLYBENCH_DUMP_TARGET, "\n");
+      fprintf(POLYBENCH_DUMP_TARGET, DATA_PRINTF_MODIFIER, B[i][j]);
+    }
+  POLYBENCH_DUMP_END("B");
+  POLYBENCH_DUMP_FINISH;
+}
+
+
+/* The kernel: the static control part between #pragma scop and endscop. */
+static
+void kernel_jacobi_2d(int tsteps, int n, DATA_TYPE POLYBENCH_2D(A, N, N, n, n),
+                      DATA_TYPE POLYBENCH_2D(B, N, N, n, n)) {
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < _PB_TSTEPS; t++) {
+    for (i = 1; i < _PB_N - 1; i++)
+      for (j = 1; j < _PB_N - 1; j++)
+        B[i][j] = SCALAR_VAL(0.2) * (A[i][j] + A[i][j - 1] + A[i][1 + j] + A[1 + i][j] + A[i - 1][j]);
+    for (i = 1; i < _PB_N - 1; i++)
+      for (j = 1; j < _PB_N - 1; j++)
+        A[i][j] = SCALAR_VAL(0.2) * (B[i][j] + B[i][j - 1] + B[i][1 + j] + B[1 + i][j] + B[i - 1][j]);
+  }
+#pragma endscop
+}
+
+
+int main(int argc, char **argv)
+{
+  /* Sizes of the chosen dataset. */
+  int tsteps = TSTEPS;
+  int n = N;
+
+  /* Scalars and arrays, the arrays at their declared (padded) size. */
+  POLYBENCH_2D_ARRAY_DECL(A, DATA_TYPE, N, N, n, n);
+  POLYBENCH_2D_ARRAY_DECL(B, DATA_TYPE, N, N, n, n);
+
+  /* Inputs. */
+  init_array(n, POLYBENCH_ARRAY(A), POLYBENCH_ARRAY(B));
+
+  /* Timed with -DPOLYBENCH_TIME. */
+  polybench_start_instruments;
+
+  kernel_jacobi_2d(tsteps, n, POLYBENCH_ARRAY(A), POLYBENCH_ARRAY(B));
+
+  polybench_stop_instruments;
+  polybench_print_instruments;
+
+  /* Dumped with -DPOLYBENCH_DUMP_ARRAYS; otherwise behind a condition the compiler
+     cannot decide, so the kernel's stores stay live. */
+  polybench_prevent_dce(print_array(n, POLYBENCH_ARRAY(A), POLYBENCH_ARRAY(B)));
+
+  POLYBENCH_FREE_ARRAY(A);
+  POLYBENCH_FREE_ARRAY(B);
+
+  return 0;
+}
