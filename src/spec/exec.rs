@@ -256,9 +256,15 @@ impl<'k> Machine<'k> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let (a, b) = (self.value(lhs, loc)?, self.value(rhs, loc)?);
                 let float = lhs.ty.is_float() || rhs.ty.is_float();
+                // Unsigned arithmetic wraps modulo 2^bits in C (signed
+                // overflow is undefined, so exact integers model it).
+                let modular = |v: Value| match e.ty {
+                    ScalarType::U32 | ScalarType::U64 => v.wrap(e.ty.bits() as u8, false),
+                    _ => v,
+                };
                 match op {
-                    BinaryOp::Add => a.add(&b),
-                    BinaryOp::Sub => a.sub(&b),
+                    BinaryOp::Add => modular(a.add(&b)),
+                    BinaryOp::Sub => modular(a.sub(&b)),
                     BinaryOp::Mul if a.len().saturating_mul(b.len()) > PRODUCT_TERM_LIMIT => {
                         return Err(SpecError::ExpressionTooLarge {
                             at: at(loc),
@@ -266,7 +272,7 @@ impl<'k> Machine<'k> {
                             limit: PRODUCT_TERM_LIMIT,
                         })
                     }
-                    BinaryOp::Mul => a.mul(&b),
+                    BinaryOp::Mul => modular(a.mul(&b)),
                     BinaryOp::Div if float => self.algebra(a.div(&b), loc)?,
                     BinaryOp::Div | BinaryOp::Rem if b.is_zero() => {
                         return Err(SpecError::DivisionByZero { at: at(loc) })

@@ -530,12 +530,17 @@ fn binary_stubs(a: &Expr, b: &Expr, monomial_divisors: &HashSet<Expr>) -> Vec<Ex
 
 /// The leaves of a search: every readable array (through each view),
 /// scalar parameter, size (as the element types in use), narrow integers
-/// widened to `i32` as C promotes them, and small constants.
+/// widened to `i32` as C promotes them, and small constants. For a float
+/// `target` type, inputs of another type come converted to it as well (C's
+/// usual arithmetic conversions: `int` data summed in a `float`, `float`
+/// data accumulated in a `double`).
 pub fn leaves(
     params: &[Param],
     views: &dyn Fn(&str) -> Vec<Option<Vec<SliceItem>>>,
     written: &[String],
+    target: DType,
 ) -> Vec<Expr> {
+    let converts = |d: DType| target.is_float() && d != target && (d.is_float() || d.is_int());
     let mut out = Vec::new();
     let mut dtypes = Vec::new();
     for p in params {
@@ -553,6 +558,9 @@ pub fn leaves(
             ParamKind::Size => continue,
             ParamKind::Scalar(d) => {
                 dtypes.push(*d);
+                if converts(*d) {
+                    out.extend(build::cast(var.clone(), target).ok());
+                }
                 out.push(var);
             }
             ParamKind::Array { dtype, .. } => {
@@ -568,10 +576,18 @@ pub fn leaves(
                     if matches!(dtype, DType::U8 | DType::I8 | DType::U16 | DType::I16) {
                         out.extend(build::cast(v.clone(), DType::I32).ok());
                     }
+                    if converts(*dtype) {
+                        out.extend(build::cast(v.clone(), target).ok());
+                    }
                     out.push(v);
                 }
             }
         }
+    }
+    // A float target over other types' inputs still gets its constants
+    // and sizes.
+    if target.is_float() && !dtypes.is_empty() && !dtypes.contains(&target) {
+        dtypes.push(target);
     }
     dtypes.sort_by_key(|d| d.name());
     dtypes.dedup();
@@ -633,7 +649,7 @@ mod tests {
 
     fn library_for(target: &Tensor, params: &[Param], sizes: &Sizes) -> Library {
         let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), Vec::new());
-        let leaves = leaves(params, &|_| vec![None], &[]);
+        let leaves = leaves(params, &|_| vec![None], &[], DType::F32);
         let deadline = Instant::now() + Duration::from_secs(60);
         Library::build(&mut evaluator, leaves, sizes, deadline, 100_000, target)
             .unwrap_or_else(|_| panic!("library out of time"))

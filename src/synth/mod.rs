@@ -14,6 +14,7 @@
 //! deadline hits, best mode returns the cheapest program found so far.
 
 pub mod contraction;
+pub mod convert;
 pub mod cost;
 pub mod direct;
 pub mod fold;
@@ -221,6 +222,9 @@ struct DirectOutput<'a> {
     name: &'a str,
     value: &'a Tensor,
     dtype: tenslift_targets::DType,
+    /// Solved through its store's conversion ([`convert`]): the second
+    /// spec's elements lose their `trunc` too.
+    peeled: bool,
 }
 
 /// The direct translation of a whole point-wise output ([`direct`]), with
@@ -240,8 +244,13 @@ fn direct_translation<'s>(
     }
     let first = output.value.map(canonical_extrema);
     let second = second_spec().as_ref().and_then(|spec| {
-        let value = spec.output(output.name)?.value.map(canonical_extrema);
-        Some((value, spec.sizes.clone()))
+        let value = &spec.output(output.name)?.value;
+        let value = if output.peeled {
+            convert::strip_truncation(value)?
+        } else {
+            value.clone()
+        };
+        Some((value.map(canonical_extrema), spec.sizes.clone()))
     });
     let targets = direct::Targets {
         first: &first,
@@ -306,7 +315,11 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                 let mut progress = false;
                 let mut still = Vec::new();
                 let mut outputs_left = pending.len() as u32;
-                for out in pending {
+                for out_spec in pending {
+                    // An integer output that truncates float values is
+                    // solved as those values, then cast back ([`convert`]).
+                    let peeled = convert::peel_store_conversion(kernel, out_spec);
+                    let out = peeled.as_ref().map_or(out_spec, |p| &p.output);
                     // Best mode shares the time among the outputs still to
                     // solve: branch-and-bound on one output must not starve
                     // the next. Past its share an output keeps the cheapest
@@ -330,6 +343,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             name: &out.name,
                             value: &out.value,
                             dtype,
+                            peeled: peeled.is_some(),
                         },
                         &sizes,
                         || second_spec.get_or_init(|| spec_at_second_sizes(kernel, &sizes).ok()),
@@ -411,7 +425,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 .mul_f64(LIBRARY_SHARE);
                         let library = Library::build(
                             &mut evaluator,
-                            leaves(&params, &views, &written)
+                            leaves(&params, &views, &written, dtype)
                                 .into_iter()
                                 // Beside the moment leaves only scalars stay:
                                 // the plain library already failed this output.
@@ -523,6 +537,11 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                 f.cost -= (before - after).max(0.0);
                                 f.expr = folded;
                             }
+                            if let Some(p) = &peeled {
+                                let before = options.model.cost_of(&[&f.expr], &sizes);
+                                f.expr = convert::convert_back(p, f.expr);
+                                f.cost += options.model.cost_of(&[&f.expr], &sizes) - before;
+                            }
                             total_cost += f.cost;
                             progress = true;
                             solved_outputs += 1;
@@ -540,7 +559,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         }
                         None => {
                             failed_with.insert(out.name.clone(), written.len());
-                            still.push(out);
+                            still.push(out_spec);
                         }
                     }
                 }

@@ -79,6 +79,56 @@ pub fn leaves(params: &[Param], written: &[String]) -> Vec<Expr> {
             out.extend(gram_matrices(&x));
         }
     }
+    out.extend(row_moments(params, written));
+    out
+}
+
+/// `sum((Xᵀ - v)², axis 0)` for every readable matrix `X` of shape `[a, b]`
+/// and stored float vector `v` of length `a`: second moments of each row
+/// about a stored row statistic (a per-row variance). An integer `X` is
+/// converted to `v`'s type first, as C's usual arithmetic conversions do
+/// in `data[i] - mean` with a float mean.
+fn row_moments(params: &[Param], written: &[String]) -> Vec<Expr> {
+    let is_written = |p: &Param| written.iter().any(|w| **w == *p.name);
+    let readable = |p: &Param| match &p.kind {
+        ParamKind::Array { access, .. } => {
+            *access != tenslift_targets::Access::Out || is_written(p)
+        }
+        _ => false,
+    };
+    let vectors: Vec<(&Param, &[Dim])> = params
+        .iter()
+        .filter(|p| is_written(p))
+        .filter_map(float_array)
+        .filter(|(_, s)| s.len() == 1)
+        .collect();
+    let mut out = Vec::new();
+    for matrix in params.iter().filter(|p| readable(p)) {
+        let ParamKind::Array { dtype, shape, .. } = &matrix.kind else {
+            continue;
+        };
+        if shape.len() != 2 || !dtype.is_numeric() {
+            continue;
+        }
+        for &(vector, vshape) in &vectors {
+            let vtype = vector.ty().dtype;
+            if vshape[0] != shape[0] || (dtype.is_float() && *dtype != vtype) {
+                continue;
+            }
+            let x = Expr::var(&matrix.name, matrix.ty());
+            let x = if *dtype == vtype {
+                Ok(x)
+            } else {
+                build::cast(x, vtype)
+            };
+            let moment = x
+                .and_then(|x| build::transpose(x, &[1, 0]))
+                .and_then(|t| build::sub(t, Expr::var(&vector.name, vector.ty())))
+                .and_then(|d| build::mul(d.clone(), d))
+                .and_then(|square| build::sum(square, &[0]));
+            out.extend(moment.ok());
+        }
+    }
     out
 }
 

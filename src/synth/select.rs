@@ -1106,7 +1106,7 @@ mod tests {
     fn solve_at(params: Vec<Param>, target: &Tensor, dtype: DType, sizes: Sizes) -> Option<Expr> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), Vec::new());
-        let leaves: Vec<Expr> = super::super::library::leaves(&params, &|_| vec![None], &[])
+        let leaves: Vec<Expr> = super::super::library::leaves(&params, &|_| vec![None], &[], dtype)
             .into_iter()
             .chain(triangle_leaves(&params, target))
             .collect();

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod build;
+pub mod c_semantics;
 pub mod diag;
 pub mod dim;
 pub mod dtype;

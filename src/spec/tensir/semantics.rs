@@ -30,9 +30,10 @@ pub(super) fn scalar_type(d: DType) -> ScalarType {
 
 /// Whether arithmetic in `d` wraps in a way the spec models: integer types
 /// narrower than C's `int` (their C counterparts promote and wrap at the
-/// conversion back). Wider integers are exact, as in the C spec.
+/// conversion back), and `unsigned int`, whose C arithmetic wraps. Signed
+/// `int` and wider are exact, as in the C spec (overflow is undefined).
 pub(super) fn wraps(d: DType) -> Option<(u8, bool)> {
-    (d.is_int() && d.bits() < 32).then(|| (d.bits() as u8, d.is_signed_int()))
+    (d.is_int() && (d.bits() < 32 || d == DType::U32)).then(|| (d.bits() as u8, d.is_signed_int()))
 }
 
 /// `wrap(x)` of the same width is `x` modulo 2^bits, so an operand of a

@@ -246,6 +246,7 @@ pub fn compare_each(
                 }
                 Ok(outcome) => {
                     let length = tolerance::reduction_length(kernel, &r.sizes);
+                    let single = tolerance::computes_in_single(kernel);
                     for (name, c_value) in &r.outputs {
                         let produced = if name == "return" {
                             outcome.returned.as_ref()
@@ -257,7 +258,7 @@ pub fn compare_each(
                             run.reason = format!("the program does not produce `{name}`");
                             continue;
                         };
-                        match measure(name, c_value, p_value, length) {
+                        match measure(name, c_value, p_value, length, single) {
                             Ok(err) => {
                                 if err.mismatches > 0 {
                                     run.verdict = Verdict::Fail;
@@ -371,7 +372,13 @@ fn mismatch_text(err: &OutputError) -> String {
 }
 
 /// Compares one output element-wise.
-fn measure(name: &str, c: &Array, p: &Array, reduction_length: u64) -> Result<OutputError, String> {
+fn measure(
+    name: &str,
+    c: &Array,
+    p: &Array,
+    reduction_length: u64,
+    single: bool,
+) -> Result<OutputError, String> {
     if c.len() != p.len() {
         return Err(format!(
             "`{name}` has {} elements in the C but {} in the program (shapes {:?} and {:?})",
@@ -381,7 +388,8 @@ fn measure(name: &str, c: &Array, p: &Array, reduction_length: u64) -> Result<Ou
             p.shape
         ));
     }
-    let factor = tolerance::relative_factor(c.dtype, reduction_length);
+    let factor =
+        tolerance::relative_factor(tolerance::working_dtype(c.dtype, single), reduction_length);
     let scale = (0..c.len())
         .map(|i| c.get_f64(i).abs())
         .fold(0.0f64, f64::max);
@@ -434,16 +442,16 @@ mod tests {
     fn integers_must_match_exactly_and_floats_within_the_scaled_tolerance() {
         let c = Array::from_i64(DType::I32, vec![3], vec![1, -2, 3]);
         let p = Array::from_i64(DType::I32, vec![3], vec![1, -1, 3]);
-        let err = measure("y", &c, &p, 1).unwrap_or_else(|e| panic!("{e}"));
+        let err = measure("y", &c, &p, 1, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(err.mismatches, 1);
         assert_eq!(err.first_mismatch, Some((1, -2.0, -1.0)));
 
         let c = Array::from_f64(DType::F32, vec![2], vec![1.0, 2.0]);
         let close = Array::from_f64(DType::F32, vec![2], vec![1.0 + 1e-6, 2.0]);
         let far = Array::from_f64(DType::F32, vec![2], vec![1.01, 2.0]);
-        let ok = measure("y", &c, &close, 64).unwrap_or_else(|e| panic!("{e}"));
+        let ok = measure("y", &c, &close, 64, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(ok.mismatches, 0);
-        let bad = measure("y", &c, &far, 64).unwrap_or_else(|e| panic!("{e}"));
+        let bad = measure("y", &c, &far, 64, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(bad.mismatches, 1);
     }
 
@@ -451,7 +459,7 @@ mod tests {
     fn a_nan_from_the_program_is_a_mismatch() {
         let c = Array::from_f64(DType::F64, vec![1], vec![1.0]);
         let p = Array::from_f64(DType::F64, vec![1], vec![f64::NAN]);
-        let err = measure("y", &c, &p, 1).unwrap_or_else(|e| panic!("{e}"));
+        let err = measure("y", &c, &p, 1, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(err.mismatches, 1);
     }
 }

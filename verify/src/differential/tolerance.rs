@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 
-use tenslift_frontend::ir::{Affine, Kernel, LValue, Stmt};
+use tenslift_frontend::ir::{Affine, Expr, ExprKind, Kernel, LValue, ScalarType, Stmt};
 use tenslift_targets::{DType, Dim, Expr as TExpr, Op, Program, Stmt as TStmt};
 
 /// The unit round-off of a float type (`None` for integers: exact).
@@ -40,6 +40,69 @@ pub fn unit_roundoff(dtype: DType) -> Option<f64> {
 /// The relative factor `16 · (K + 2) · u` for a reduction of length `k`.
 pub fn relative_factor(dtype: DType, reduction_length: u64) -> Option<f64> {
     unit_roundoff(dtype).map(|u| 16.0 * (reduction_length as f64 + 2.0) * u)
+}
+
+/// Whether the kernel does float arithmetic in single precision (`x[i] *
+/// y[i]` on `float` data): a `double` output of such a kernel (a double
+/// accumulator over float products) is only as exact as single precision,
+/// so its tolerance takes `f32`'s round-off.
+pub fn computes_in_single(kernel: &Kernel) -> bool {
+    let mut found = false;
+    visit_exprs(&kernel.body, &mut |e| {
+        found |= e.ty == ScalarType::F32
+            && matches!(e.kind, ExprKind::Binary { .. } | ExprKind::Call { .. });
+    });
+    found
+}
+
+/// The element type whose round-off bounds an output of type `dtype`.
+pub fn working_dtype(dtype: DType, single: bool) -> DType {
+    if dtype == DType::F64 && single {
+        DType::F32
+    } else {
+        dtype
+    }
+}
+
+fn visit_exprs(body: &[Stmt], f: &mut impl FnMut(&Expr)) {
+    for stmt in body {
+        match stmt {
+            Stmt::Loop(l) => visit_exprs(&l.body, f),
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                visit_expr(cond, f);
+                visit_exprs(then_body, f);
+                visit_exprs(else_body, f);
+            }
+            Stmt::Assign { value, .. } | Stmt::Return { value, .. } => visit_expr(value, f),
+        }
+    }
+}
+
+fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => visit_expr(arg, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_expr(lhs, f);
+            visit_expr(rhs, f);
+        }
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            visit_expr(cond, f);
+            visit_expr(then_value, f);
+            visit_expr(else_value, f);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_expr(a, f)),
+        _ => {}
+    }
 }
 
 /// The longest reduction of the kernel at `sizes` (at least 1).
