@@ -285,6 +285,16 @@ pub enum Origin {
     Macro {
         value: i64,
     },
+    /// A constant array extent (`double C[NI + PAD][NJ + PAD]` with `NI`
+    /// 1000 in this build) that the loops do not run to (they stop at the
+    /// parameter `ni`): a size of its own, so later stages trace the kernel
+    /// at small extents just larger than the region, and the region the
+    /// loops touch is a sub-box of the declared array. Not passed to the C
+    /// function; `value` is the declared extent. Every axis declared with
+    /// the same value shares one extent size (`ext_1000`).
+    Extent {
+        value: i64,
+    },
 }
 
 /// A local variable of the kernel; its lifetime is the whole kernel body

@@ -8,16 +8,21 @@
 //! A flat pointer with a leading dimension (`A[i*lda + k]`) is the array
 //! `A: f32[m, lda]`; the search reads it through `A[:, 0:n]` for each other
 //! size parameter `n` (the golden programs' convention).
+//!
+//! A declared array whose loops touch a sub-box of its extent (PolyBench's
+//! `C[NI + PAD][NJ + PAD]` written for `i < ni`, `j < nj`) is read and
+//! written only through `C[0:ni, 0:nj]` ([`crate::spec::region`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, Dim, Param, ParamKind};
+use tenslift_targets::{Access, DType, Dim, Param, ParamKind, Requirement};
 
 use super::SynthError;
 use crate::spec::blocks::{block_view, sole_size_index, BlockView};
+use crate::spec::region::region_of;
 use crate::spec::sizes::{check_sizes, Layout};
 use crate::spec::{choose_second_sizes, format_sizes, size_params, Sizes};
 
@@ -240,6 +245,36 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
     Ok(params)
 }
 
+/// The relations between sizes the kernel relies on for its regions to
+/// fit its arrays ([`crate::spec::region::relations`]), as TensIR dims.
+pub fn requirements(kernel: &Kernel) -> Result<Vec<Requirement>, SynthError> {
+    crate::spec::region::relations(kernel)
+        .iter()
+        .map(|r| {
+            Ok(Requirement {
+                needed: dim_of(&r.needed)?,
+                declared: dim_of(&r.declared)?,
+            })
+        })
+        .collect()
+}
+
+/// The sub-box `[0:ni, 0:nj]` a declared array's loops touch, when it is
+/// smaller than the declared extent on some axis ([`region_of`]).
+fn declared_region(kernel: &Kernel, name: &str) -> Option<Vec<SliceItem>> {
+    let ends = region_of(kernel, name)?;
+    ends.iter()
+        .map(|end| match end {
+            None => Some(SliceItem::Full),
+            Some(end) => Some(SliceItem::Range {
+                start: Dim::constant(0),
+                stop: dim_of(end).ok()?,
+                step: 1,
+            }),
+        })
+        .collect()
+}
+
 /// The regions an array may be read or written through: the whole array,
 /// for a block-selected array its block `[…, s*b:(s + 1)*b]`, and for a
 /// 2-D flat array whose rows are a leading dimension `lda`, `[:, 0:s]` for
@@ -253,7 +288,13 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         return views;
     };
     let Storage::Flat { strides } = &info.storage else {
-        return views;
+        // A declared array whose loops touch a sub-box of it (`C[NI][NJ]`
+        // written for `i < ni`, `j < nj`) is only ever read and written
+        // through that box: the rest must stay as it is.
+        return match declared_region(kernel, name) {
+            Some(items) => vec![Some(items)],
+            None => views,
+        };
     };
     if let Some(view) = block_view(kernel, name) {
         // The block the kernel reads or writes, whole rows before it.

@@ -17,6 +17,10 @@ pub struct Meta {
     pub lines: Option<(u32, u32)>,
     /// Verification status, e.g. `unverified`, `bounded`, `proved`.
     pub status: String,
+    /// Relations between sizes the program relies on (`requires ni <=
+    /// ext_1000`): the region it reads and writes fits the arrays it is
+    /// given. Emitted code checks them before computing anything.
+    pub requires: Vec<Requirement>,
 }
 
 impl Default for Meta {
@@ -25,7 +29,37 @@ impl Default for Meta {
             source_file: None,
             lines: None,
             status: "unverified".to_string(),
+            requires: Vec::new(),
         }
+    }
+}
+
+/// `needed <= declared`: one relation a program relies on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    pub needed: Dim,
+    pub declared: Dim,
+}
+
+impl Requirement {
+    /// Whether the relation holds at `sizes`; an error names a size
+    /// without a value.
+    pub fn holds(&self, sizes: &dyn Fn(&str) -> Option<i64>) -> Result<bool, crate::dim::DimError> {
+        Ok(self.needed.eval(sizes)? <= self.declared.eval(sizes)?)
+    }
+
+    /// The first relation of `requires` that fails at `sizes`.
+    pub fn first_violated<'r>(
+        requires: &'r [Requirement],
+        sizes: &dyn Fn(&str) -> Option<i64>,
+    ) -> Option<&'r Requirement> {
+        requires.iter().find(|r| r.holds(sizes) == Ok(false))
+    }
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <= {}", self.needed, self.declared)
     }
 }
 

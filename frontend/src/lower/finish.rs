@@ -1,8 +1,9 @@
 //! After the body is lowered: delinearise pointer accesses (replacing the
 //! placeholder indices), infer outer extents of pointers from loop bounds,
-//! assign roles and mark size parameters.
+//! make constant extents the loops do not run to extent sizes, assign roles
+//! and mark size parameters.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{Lowerer, FLAT_MARKER};
 use crate::delinearize::{delinearize, DelinearizeError};
@@ -140,6 +141,7 @@ impl Lowerer<'_> {
     pub(super) fn finish(&mut self, kernel: &mut Kernel) {
         self.delinearize_pointers(kernel);
         self.infer_declared_outer_extents(kernel);
+        self.promote_constant_extents(kernel);
         self.assign_roles(kernel);
         let mut sizes = HashSet::new();
         size_vars(&kernel.body, &mut sizes);
@@ -335,6 +337,63 @@ impl Lowerer<'_> {
             }
         }
         extent
+    }
+
+    /// A constant extent of a declared array parameter that some access
+    /// reaches through a parameter-bounded loop (`C[1000][1100]` written
+    /// for `i < ni`) becomes an extent size ([`Origin::Extent`]): tracing
+    /// the kernel at the declared 1000 is out of reach, and the lifted
+    /// program must touch only the region the loops do. An axis whose every
+    /// index runs between constants (`w[3][3]` read for `k < 3`) keeps its
+    /// literal extent.
+    fn promote_constant_extents(&mut self, kernel: &mut Kernel) {
+        let mut indices: HashMap<(String, usize), Vec<Affine>> = HashMap::new();
+        for_each_index(&mut kernel.body, &mut |array, index| {
+            for (axis, a) in index.iter().enumerate() {
+                indices
+                    .entry((array.to_string(), axis))
+                    .or_default()
+                    .push(a.clone());
+            }
+        });
+        // Declared value -> (extent size name, where first declared).
+        let mut by_value: BTreeMap<i64, (String, Loc)> = BTreeMap::new();
+        for p in &mut kernel.params {
+            let ParamKind::Array(info) = &mut p.kind else {
+                continue;
+            };
+            if info.storage != Storage::Declared {
+                continue;
+            }
+            for (axis, dim) in info.dims.iter_mut().enumerate() {
+                let Some(value) = dim.as_ref().and_then(Affine::as_constant) else {
+                    continue;
+                };
+                let Some(seen) = indices.get(&(p.name.clone(), axis)) else {
+                    continue;
+                };
+                if value <= 0 || seen.iter().all(|ix| self.index_range(ix).is_some()) {
+                    continue;
+                }
+                let (name, _) = by_value.entry(value).or_insert_with(|| {
+                    let name = self.fresh_name(&format!("ext_{value}"));
+                    (name, p.loc.clone())
+                });
+                *dim = Some(Affine::var(name.clone()));
+            }
+        }
+        for (value, (name, loc)) in by_value {
+            kernel.params.push(Param {
+                name,
+                kind: ParamKind::Scalar {
+                    ty: ScalarType::I32,
+                    is_size: true,
+                },
+                role: Role::Input,
+                origin: Origin::Extent { value },
+                loc,
+            });
+        }
     }
 
     fn assign_roles(&mut self, kernel: &mut Kernel) {
