@@ -45,7 +45,10 @@ use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
 use search::{Counters, Reductions, Search, Timeout};
-use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
+use signature::{
+    dtype_of, infer_unknown_extents, params_of, rebase_onto_regions, region_views, search_params,
+    views_of,
+};
 
 /// Why a kernel could not be lifted.
 #[derive(Debug, Error)]
@@ -196,6 +199,14 @@ fn search_views(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         .collect()
 }
 
+/// Whether `leaf` is an extent size (`ext_1000`) cast to an element type.
+fn reads_extent_size(leaf: &Expr, extents: &[&str]) -> bool {
+    matches!(leaf.op(), tenslift_targets::Op::Cast(_))
+        && leaf.args().first().is_some_and(
+            |a| matches!(a.op(), tenslift_targets::Op::Var(n) if extents.contains(&&**n)),
+        )
+}
+
 /// The casts of size parameters to element types inside `expr`.
 fn size_casts(expr: &Expr) -> Vec<Expr> {
     let mut out = Vec::new();
@@ -275,6 +286,18 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         let spec: Spec = spec_at_chosen_sizes(kernel, &Sizes::new())?;
         output_count = spec.outputs.len();
         let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
+        // The search sees each region array as the array of its region
+        // (`C: f64[ni, nj]`, as a VLA would declare it); the program found
+        // is rebased onto the declared arrays at the end.
+        let regions = region_views(kernel, &params);
+        let declared_params = params;
+        let params = search_params(&declared_params, &regions);
+        let extent_sizes: Vec<&str> = kernel
+            .params
+            .iter()
+            .filter(|p| matches!(p.origin, tenslift_frontend::ir::Origin::Extent { .. }))
+            .map(|p| p.name.as_str())
+            .collect();
         let sizes = spec.sizes.clone();
         // The spec at the acceptance's second size tuple, built on first
         // use: direct translations spell size-dependent constants with it.
@@ -353,7 +376,15 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             .map_or(f64::INFINITY, |f| search::with_tie_slack(f.cost));
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                        let views = |name: &str| search_views(kernel, name);
+                        // A region array is read whole: its search type
+                        // is its region.
+                        let views = |name: &str| {
+                            if regions.contains_key(name) {
+                                vec![None]
+                            } else {
+                                search_views(kernel, name)
+                            }
+                        };
                         // Sketches over stored intermediates that need no
                         // library: a square output may be a stored matrix's
                         // Gram matrix times a scalar (tried first: the library
@@ -421,6 +452,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                         .get(&out.name)
                                         .is_some_and(|casts| casts.contains(leaf))
                                 })
+                                // An extent size only sizes arrays: the C
+                                // never computes with it.
+                                .filter(|leaf| !reads_extent_size(leaf, &extent_sizes))
                                 .chain(select::triangle_leaves(&params, &out.value))
                                 .chain(moment_leaves.iter().cloned())
                                 .collect(),
@@ -451,6 +485,8 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let search_start = Instant::now();
                         let regions = if out.name == "return" {
                             vec![None]
+                        } else if let Some(region) = regions.get(&out.name) {
+                            vec![Some(region.clone())]
                         } else {
                             search_views(kernel, &out.name)
                         };
@@ -561,9 +597,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     requires: signature::requirements(kernel)?,
                 },
                 name: Arc::from(kernel.name.as_str()),
-                params: params.clone(),
+                params: declared_params.clone(),
                 ret,
-                body,
+                body: rebase_onto_regions(&body, &regions)?,
             };
             program
                 .validate()

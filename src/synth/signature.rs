@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, Dim, Param, ParamKind, Requirement};
+use tenslift_targets::{Access, DType, Dim, Expr, Op, Param, ParamKind, Requirement, Stmt};
 
 use super::SynthError;
 use crate::spec::blocks::{block_view, sole_size_index, BlockView};
@@ -275,6 +275,129 @@ fn declared_region(kernel: &Kernel, name: &str) -> Option<Vec<SliceItem>> {
         .collect()
 }
 
+/// The region of every declared array whose loops touch a sub-box of it
+/// (`C[NI][NJ]` written for `i < ni`, `j < nj`): it is only ever read and
+/// written through that box, the rest staying as it is.
+#[derive(Clone, Debug, Default)]
+pub struct Regions {
+    /// Array name -> its region of the declared array.
+    pub items: HashMap<String, Vec<SliceItem>>,
+    /// Array name -> the declared parameter.
+    declared: HashMap<String, Param>,
+}
+
+impl Regions {
+    pub fn get(&self, name: &str) -> Option<&Vec<SliceItem>> {
+        self.items.get(name)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.items.contains_key(name)
+    }
+}
+
+/// The [`Regions`] of `kernel`'s declared arrays (`params` as declared).
+pub fn region_views(kernel: &Kernel, params: &[Param]) -> Regions {
+    let mut regions = Regions::default();
+    for p in params {
+        if let Some(items) = declared_region(kernel, &p.name) {
+            regions.items.insert(p.name.to_string(), items);
+            regions.declared.insert(p.name.to_string(), p.clone());
+        }
+    }
+    regions
+}
+
+/// `params` with each region array typed as its region (`C: f64[ni,
+/// nj]`): what the search reads and writes.
+pub fn search_params(params: &[Param], regions: &Regions) -> Vec<Param> {
+    params
+        .iter()
+        .map(|p| match (&p.kind, regions.get(&p.name)) {
+            (
+                ParamKind::Array {
+                    dtype,
+                    shape,
+                    access,
+                },
+                Some(items),
+            ) => match tenslift_targets::expr::slice_shape(shape, items) {
+                Ok(region) => Param {
+                    name: p.name.clone(),
+                    kind: ParamKind::Array {
+                        dtype: *dtype,
+                        shape: region,
+                        access: *access,
+                    },
+                },
+                Err(_) => p.clone(),
+            },
+            _ => p.clone(),
+        })
+        .collect()
+}
+
+/// `stmts` found over the search's region-typed arrays, reading each
+/// region array through its region of the declared array instead.
+pub fn rebase_onto_regions(stmts: &[Stmt], regions: &Regions) -> Result<Vec<Stmt>, SynthError> {
+    if regions.items.is_empty() {
+        return Ok(stmts.to_vec());
+    }
+    stmts.iter().map(|s| rebase_stmt(s, regions)).collect()
+}
+
+fn rebase_stmt(s: &Stmt, regions: &Regions) -> Result<Stmt, SynthError> {
+    let e = |x: &Expr| rebase_expr(x, regions);
+    Ok(match s {
+        Stmt::Let { name, value } => Stmt::Let {
+            name: name.clone(),
+            value: e(value)?,
+        },
+        Stmt::Store {
+            target,
+            region,
+            value,
+        } => Stmt::Store {
+            target: target.clone(),
+            region: region.clone(),
+            value: e(value)?,
+        },
+        Stmt::Return(value) => Stmt::Return(e(value)?),
+        Stmt::Loop {
+            var,
+            start,
+            stop,
+            body,
+        } => Stmt::Loop {
+            var: var.clone(),
+            start: start.clone(),
+            stop: stop.clone(),
+            body: rebase_onto_regions(body, regions)?,
+        },
+    })
+}
+
+/// Every read of a region array's search variable becomes the slice of
+/// the declared array; every node above is rebuilt (types re-inferred).
+fn rebase_expr(e: &Expr, regions: &Regions) -> Result<Expr, SynthError> {
+    let bad = |what: String| SynthError::Rejected(format!("rebasing onto regions: {what}"));
+    if let Op::Var(name) = e.op() {
+        return match (regions.get(name), regions.declared.get(&**name)) {
+            (Some(items), Some(param)) => {
+                tenslift_targets::build::slice(Expr::var(name, param.ty()), items.clone())
+                    .map_err(|err| bad(err.to_string()))
+            }
+            _ => Ok(e.clone()),
+        };
+    }
+    let args = e
+        .args()
+        .iter()
+        .map(|a| rebase_expr(a, regions))
+        .collect::<Result<Vec<_>, _>>()?;
+    Expr::new(e.op().clone(), args).map_err(|err| bad(err.to_string()))
+}
+
 /// The regions an array may be read or written through: the whole array,
 /// for a block-selected array its block `[…, s*b:(s + 1)*b]`, and for a
 /// 2-D flat array whose rows are a leading dimension `lda`, `[:, 0:s]` for
@@ -288,13 +411,7 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         return views;
     };
     let Storage::Flat { strides } = &info.storage else {
-        // A declared array whose loops touch a sub-box of it (`C[NI][NJ]`
-        // written for `i < ni`, `j < nj`) is only ever read and written
-        // through that box: the rest must stay as it is.
-        return match declared_region(kernel, name) {
-            Some(items) => vec![Some(items)],
-            None => views,
-        };
+        return views;
     };
     if let Some(view) = block_view(kernel, name) {
         // The block the kernel reads or writes, whole rows before it.
