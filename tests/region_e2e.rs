@@ -61,7 +61,15 @@ fn stderr(out: &Output) -> String {
 /// Lifts `stem` with `--json`; the one record.
 fn lift_record(stem: &str) -> Value {
     let file = format!("{DIR}/{stem}.c");
-    let out = tenslift(&["lift", &file, "--target", "numpy", "--json", "--timeout", "120"]);
+    let out = tenslift(&[
+        "lift",
+        &file,
+        "--target",
+        "numpy",
+        "--json",
+        "--timeout",
+        "120",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
     let mut all = records(&out);
     assert_eq!(all.len(), 1, "{file}");
@@ -77,10 +85,30 @@ const EXPECTED: &[(&str, &str, &str, &[&str])] = &[
         "C[0:ni, 0:nj] = ",
         &["ni <= ext_40", "nj <= ext_50", "nk <= ext_60"],
     ),
-    ("atax", "lifted", "tmp[0:m] = ", &["m <= ext_38", "n <= ext_42"]),
-    ("bicg", "lifted", "q[0:n] = ", &["n <= ext_42", "m <= ext_38"]),
-    ("syrk", "lifted", "triu(C[0:n, 0:n], k=1)", &["n <= ext_44", "m <= ext_36"]),
-    ("jacobi_2d", "partial", "B[1:n - 1, 1:n - 1] = ", &["n <= ext_30"]),
+    (
+        "atax",
+        "lifted",
+        "tmp[0:m] = ",
+        &["m <= ext_38", "n <= ext_42"],
+    ),
+    (
+        "bicg",
+        "lifted",
+        "q[0:n] = ",
+        &["n <= ext_42", "m <= ext_38"],
+    ),
+    (
+        "syrk",
+        "lifted",
+        "triu(C[0:n, 0:n], k=1)",
+        &["n <= ext_44", "m <= ext_36"],
+    ),
+    (
+        "jacobi_2d",
+        "partial",
+        "B[1:n - 1, 1:n - 1] = ",
+        &["n <= ext_30"],
+    ),
     (
         "mult_dims",
         "lifted",
@@ -104,10 +132,7 @@ fn real_form_kernels_lift_with_sliced_regions_and_stated_preconditions() {
         let stated = preconditions
             .iter()
             .all(|p| program.contains(&format!("requires {p}\n")));
-        if r["status"] != *status
-            || !program.contains(slice)
-            || listed != *preconditions
-            || !stated
+        if r["status"] != *status || !program.contains(slice) || listed != *preconditions || !stated
         {
             failures.push(format!("{stem}: {r}"));
         }
@@ -335,7 +360,14 @@ fn generated_module_equals_the_c_and_keeps_the_border(stem: &str, call: &Value, 
     let module_arg = module.to_str().expect("utf-8 path");
     let file = format!("{DIR}/{stem}.c");
     let out = tenslift(&[
-        "lift", &file, "--target", target, "-o", module_arg, "--timeout", "120",
+        "lift",
+        &file,
+        "--target",
+        target,
+        "-o",
+        module_arg,
+        "--timeout",
+        "120",
     ]);
     assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
     let lib = shared_library(stem, dir.path());
@@ -385,7 +417,14 @@ fn hlo_refuses_sizes_that_violate_a_precondition() {
         }
         tenslift(&args)
     };
-    let fits = ["ni=4", "nj=5", "nk=6", "ext_40=40", "ext_50=50", "ext_60=60"];
+    let fits = [
+        "ni=4",
+        "nj=5",
+        "nk=6",
+        "ext_40=40",
+        "ext_50=50",
+        "ext_60=60",
+    ];
     let out = emit(&fits);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -393,7 +432,14 @@ fn hlo_refuses_sizes_that_violate_a_precondition() {
         text.contains("// requires: ni <= ext_40"),
         "the module header states the preconditions:\n{text}"
     );
-    let out = emit(&["ni=41", "nj=5", "nk=6", "ext_40=40", "ext_50=50", "ext_60=60"]);
+    let out = emit(&[
+        "ni=41",
+        "nj=5",
+        "nk=6",
+        "ext_40=40",
+        "ext_50=50",
+        "ext_60=60",
+    ]);
     assert_ne!(out.status.code(), Some(0));
     assert!(
         stderr(&out).contains("precondition `ni <= ext_40` does not hold"),
@@ -423,7 +469,11 @@ fn verify_passes_bounded_and_differential_at_declared_extents() {
         let invariants = r["details"]["unbounded"]["invariants"].to_string();
         assert!(invariants.contains("assumed (precondition): "), "{r}");
         // The C ran on arrays at their declared extents.
-        for run in r["details"]["differential"]["runs"].as_array().into_iter().flatten() {
+        for run in r["details"]["differential"]["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let sizes = &run["sizes"];
             if stem == "gemm" {
                 assert_eq!(sizes["ext_40"], 40, "{r}");

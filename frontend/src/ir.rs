@@ -45,13 +45,14 @@ pub struct Kernel {
 
 impl Kernel {
     /// Whether `self` and `other` are the same kernel once the values this
-    /// compilation gave its macro sizes are set aside: `-DN=32` and
-    /// `-DN=4096` read the same kernel, sized by `N`.
+    /// compilation gave its macro and extent sizes are set aside: `-DN=32`
+    /// and `-DN=4096` read the same kernel, sized by `N` (and PolyBench's
+    /// `-DMINI_DATASET` and `-DLARGE_DATASET` one sized by `ext_…`).
     pub fn same_for_every_macro_value(&self, other: &Kernel) -> bool {
         let forget = |k: &Kernel| {
             let mut k = k.clone();
             for p in &mut k.params {
-                if let Origin::Macro { value } = &mut p.origin {
+                if let Origin::Macro { value } | Origin::Extent { value } = &mut p.origin {
                     *value = 0;
                 }
             }

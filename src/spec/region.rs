@@ -89,7 +89,10 @@ fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
         match s {
             Stmt::Loop(l) => accesses(&l.body, array, out),
             Stmt::Assign { target, value, .. } => {
-                if let LValue::Element { array: a, index, .. } = target {
+                if let LValue::Element {
+                    array: a, index, ..
+                } = target
+                {
                     if a == array {
                         out.push(index);
                     }
@@ -139,9 +142,15 @@ fn extreme(a: &Affine, loops: &HashMap<String, Loop>, upper: bool, depth: u32) -
         // Iterator values lie in [start, end - 1] going up, [end + 1, start]
         // going down.
         let (low, high) = if l.step > 0 {
-            (l.start.clone(), add_scaled(&l.end, 1, &Affine::constant(-1))?)
+            (
+                l.start.clone(),
+                add_scaled(&l.end, 1, &Affine::constant(-1))?,
+            )
         } else {
-            (add_scaled(&l.end, 1, &Affine::constant(1))?, l.start.clone())
+            (
+                add_scaled(&l.end, 1, &Affine::constant(1))?,
+                l.start.clone(),
+            )
         };
         let pick = if (c > 0) == upper { high } else { low };
         let bound = extreme(&pick, loops, (c > 0) == upper, depth + 1)?;
@@ -208,7 +217,10 @@ pub fn relations(kernel: &Kernel) -> Vec<Relation> {
                 needed,
                 declared: declared.clone(),
             };
-            if !out.iter().any(|r: &Relation| r.to_string() == relation.to_string()) {
+            if !out
+                .iter()
+                .any(|r: &Relation| r.to_string() == relation.to_string())
+            {
                 out.push(relation);
             }
         }

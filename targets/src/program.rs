@@ -473,3 +473,33 @@ fn check_expr(
         .iter()
         .try_for_each(|a| check_expr(a, env, sizes, seen))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::syntax::{parse_program, print_program};
+
+    const REGION: &str = "status \"unverified\"\nrequires ni <= ext_40\nrequires n - 1 <= lda\n\
+        func f(ni: size, n: size, lda: size, C: inout f64[ext_40, lda], ext_40: size) {\n  \
+        C[0:ni, 0:n - 1] = mul(C[0:ni, 0:n - 1], 2.0);\n}\n";
+
+    #[test]
+    fn requirements_round_trip_and_are_decided_at_sizes() {
+        let p = parse_program("t.tensir", REGION).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(p.meta.requires.len(), 2);
+        assert_eq!(p.meta.requires[1].to_string(), "n - 1 <= lda");
+        assert_eq!(print_program(&p), REGION);
+        let at = |ni: i64, n: i64, lda: i64| {
+            move |s: &str| match s {
+                "ni" => Some(ni),
+                "n" => Some(n),
+                "lda" => Some(lda),
+                "ext_40" => Some(40),
+                _ => None,
+            }
+        };
+        let first = |sizes| super::Requirement::first_violated(&p.meta.requires, &sizes);
+        assert_eq!(first(at(40, 9, 8)), None);
+        assert_eq!(first(at(41, 9, 8)), Some(&p.meta.requires[0]));
+        assert_eq!(first(at(3, 10, 8)), Some(&p.meta.requires[1]));
+    }
+}

@@ -372,7 +372,7 @@ impl Lowerer<'_> {
                 let Some(seen) = indices.get(&(p.name.clone(), axis)) else {
                     continue;
                 };
-                if value <= 0 || seen.iter().all(|ix| self.index_range(ix).is_some()) {
+                if value <= 0 || !seen.iter().any(|ix| self.reaches_parameter(ix, 0)) {
                     continue;
                 }
                 let (name, _) = by_value.entry(value).or_insert_with(|| {
@@ -396,6 +396,21 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Whether the values `a` takes depend on a parameter: it names one,
+    /// or an iterator whose loop bounds do (through enclosing iterators:
+    /// `j <= i` for `i < n` does; `j <= i` for `i < 16` does not).
+    fn reaches_parameter(&self, a: &Affine, depth: u32) -> bool {
+        if depth > 64 {
+            return true;
+        }
+        a.terms.keys().any(|v| match self.loop_bounds.get(v) {
+            Some((start, end, _)) => {
+                self.reaches_parameter(start, depth + 1) || self.reaches_parameter(end, depth + 1)
+            }
+            None => true,
+        })
+    }
+
     fn assign_roles(&mut self, kernel: &mut Kernel) {
         let tracked: HashSet<String> = kernel
             .params
@@ -409,5 +424,72 @@ impl Lowerer<'_> {
                 p.role = *role;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Origin, ParamKind};
+    use crate::Options;
+
+    fn params_of(source: &str) -> Vec<(String, String, Origin)> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write");
+        let unit = crate::extract(&path.to_string_lossy(), &Options::default()).expect("lowers");
+        unit.kernels[0]
+            .params
+            .iter()
+            .map(|p| {
+                let kind = match &p.kind {
+                    ParamKind::Array(info) => info
+                        .dims
+                        .iter()
+                        .map(|d| d.as_ref().map_or("?".to_string(), |a| a.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    ParamKind::Scalar { is_size, .. } => format!("size={is_size}"),
+                };
+                (p.name.clone(), kind, p.origin)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_extents_the_loops_do_not_run_to_become_extent_sizes() {
+        let params = params_of(
+            "#define NI 40\n#define NJ 50\n\
+             void f(int ni, int nj, double C[NI + 0][NJ + 0], double w[3][NJ]) {\n\
+               for (int i = 0; i < ni; i++)\n\
+                 for (int j = 0; j < nj; j++) C[i][j] += w[2][j];\n\
+               for (int k = 0; k < 3; k++) w[k][0] = 1.0;\n}\n",
+        );
+        let shown: Vec<String> = params
+            .iter()
+            .map(|(n, k, o)| format!("{n}: {k} {o:?}"))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                "ni: size=true Argument",
+                "nj: size=true Argument",
+                "C: ext_40, ext_50 Argument",
+                // `w`'s rows are read at constants only: 3 stays.
+                "w: 3, ext_50 Argument",
+                "ext_40: size=true Extent { value: 40 }",
+                "ext_50: size=true Extent { value: 50 }",
+            ]
+        );
+    }
+
+    #[test]
+    fn extents_the_loops_run_to_stay_literal() {
+        let params = params_of(
+            "void f(double C[16][16]) {\n\
+               for (int i = 0; i < 16; i++)\n\
+                 for (int j = 0; j <= i; j++) C[i][j] = 0.0;\n}\n",
+        );
+        assert_eq!(params.len(), 1);
+        assert_eq!(params[0].1, "16, 16");
     }
 }

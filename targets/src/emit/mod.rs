@@ -128,7 +128,12 @@ fn requires_line(program: &Program) -> Option<String> {
     if program.meta.requires.is_empty() {
         return None;
     }
-    let shown: Vec<String> = program.meta.requires.iter().map(|r| r.to_string()).collect();
+    let shown: Vec<String> = program
+        .meta
+        .requires
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
     Some(format!("requires: {}", shown.join(", ")))
 }
 
