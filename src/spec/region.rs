@@ -62,11 +62,7 @@ fn loop_bounds(body: &[Stmt], out: &mut HashMap<String, Loop>) {
 fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
     fn in_expr<'k>(e: &'k Expr, array: &str, out: &mut Vec<&'k [Affine]>) {
         match &e.kind {
-            ExprKind::Load { array: a, index } => {
-                if a == array {
-                    out.push(index);
-                }
-            }
+            ExprKind::Load { array: a, index } if a == array => out.push(index),
             ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => in_expr(arg, array, out),
             ExprKind::Binary { lhs, rhs, .. } => {
                 in_expr(lhs, array, out);
