@@ -115,6 +115,12 @@ const EXPECTED: &[(&str, &str, &str, &[&str])] = &[
         "c_matrix[0:A_ROW, 0:B_COL] = ",
         &["B_ROW <= A_COL", "A_ROW <= C_ROW", "B_COL <= C_COL"],
     ),
+    (
+        "covariance",
+        "lifted",
+        "cov[0:m, 0:m] = ",
+        &["n <= ext_32", "m <= ext_28"],
+    ),
     ("gemv_lda", "lifted", "A[:, 0:n]", &["n <= lda"]),
     ("scale_ld", "lifted", "A[:, 0:n] = ", &["n <= ld"]),
 ];
@@ -311,6 +317,18 @@ fn calls() -> Vec<(&'static str, Value)> {
                 "sizes": {"A_ROW": 10, "A_COL": 14, "B_ROW": 12, "B_COL": 8,
                           "C_ROW": 16, "C_COL": 9},
                 "violate": [["B_ROW", 15, "B_ROW <= A_COL"]],
+            }),
+        ),
+        (
+            "covariance",
+            json!({
+                "function": "kernel_covariance",
+                "args": [int("m", 6), int("n", 9), scalar("float_n", "double", 9.0),
+                         array("data", "float64", &[32, 28], &[9, 6]),
+                         array("cov", "float64", &[28, 28], &[6, 6]),
+                         array("mean", "float64", &[28], &[6])],
+                "sizes": {"ext_28": 28, "ext_32": 32},
+                "violate": [["n", 33, "n <= ext_32"]],
             }),
         ),
         (

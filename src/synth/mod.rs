@@ -230,7 +230,9 @@ fn size_casts(expr: &Expr) -> Vec<Expr> {
 /// The output a direct translation is attempted for.
 struct DirectOutput<'a> {
     name: &'a str,
+    /// The whole output's spec value; `region` is the part to translate.
     value: &'a Tensor,
+    region: &'a Option<Vec<SliceItem>>,
     dtype: tenslift_targets::DType,
 }
 
@@ -249,10 +251,10 @@ fn direct_translation<'s>(
     if !output.dtype.is_float() {
         return None;
     }
-    let first = output.value.map(canonical_extrema);
+    let first = region_target(output.value, output.region, sizes)?.map(canonical_extrema);
     let second = second_spec().as_ref().and_then(|spec| {
-        let value = spec.output(output.name)?.value.map(canonical_extrema);
-        Some((value, spec.sizes.clone()))
+        let value = region_target(&spec.output(output.name)?.value, output.region, &spec.sizes)?;
+        Some((value.map(canonical_extrema), spec.sizes.clone()))
     });
     let targets = direct::Targets {
         first: &first,
@@ -345,6 +347,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     };
                     outputs_left = outputs_left.saturating_sub(1);
                     let dtype = dtype_of(out.elem);
+                    // A region array's output is its region: every sketch
+                    // solves that part and the store writes only it.
+                    let out_region: Option<Vec<SliceItem>> = regions.get(&out.name).cloned();
                     // A point-wise output is translated directly; first
                     // mode keeps that translation, best mode searches for a
                     // strictly cheaper program below its cost.
@@ -352,6 +357,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         DirectOutput {
                             name: &out.name,
                             value: &out.value,
+                            region: &out_region,
                             dtype,
                         },
                         &sizes,
@@ -365,7 +371,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         if let Some(found) = direct.as_ref() {
                             stats.direct += 1;
                             if options.first {
-                                break 'solve Some((found.clone(), None));
+                                break 'solve Some((found.clone(), out_region.clone()));
                             }
                         }
                         // A search program as cheap as the translation is
@@ -391,9 +397,14 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         // would evaluate every stub over the stored values, which
                         // is slow); an output that failed once tries the others.
                         let retried = failed_with.get(&out.name).copied();
-                        let square = matches!(out.value.shape(), [a, b] if a == b);
-                        if (square && !written.is_empty()) || retried.is_some() {
-                            let target = out.value.map(canonical_extrema);
+                        let sketched_target = region_target(&out.value, &out_region, &sizes);
+                        let square = sketched_target
+                            .as_ref()
+                            .is_some_and(|t| matches!(t.shape(), [a, b] if a == b));
+                        if let Some(target) = sketched_target
+                            .filter(|_| (square && !written.is_empty()) || retried.is_some())
+                        {
+                            let target = target.map(canonical_extrema);
                             let sketched = moments::scaled_gram(
                                 &mut evaluator,
                                 &params,
@@ -417,7 +428,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                     Some(d) if d.cost <= sketch.cost => d,
                                     _ => sketch,
                                 };
-                                break 'solve Some((cheaper, None));
+                                break 'solve Some((cheaper, out_region.clone()));
                             }
                         }
                         let moment_leaves = if retried == Some(written.len()) {
@@ -466,7 +477,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let mut library = match library {
                             Ok(library) => library,
                             Err(_) => match direct {
-                                Some(found) => break 'solve Some((found, None)),
+                                Some(found) => break 'solve Some((found, out_region.clone())),
                                 None => {
                                     return Err(SynthError::Timeout(start.elapsed().as_secs_f64()))
                                 }
@@ -537,7 +548,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         stats.search_s += search_start.elapsed().as_secs_f64();
                         match (found, direct) {
                             (Some(searched), _) => Some(searched),
-                            (None, Some(direct)) => Some((direct, None)),
+                            (None, Some(direct)) => Some((direct, out_region.clone())),
                             (None, None) if timed_out => return Err(timeout(Timeout)),
                             (None, None) => None,
                         }
