@@ -391,6 +391,9 @@ fn both_ways(
         if let ParamKind::Scalar { ty, .. } = &p.kind {
             let v = if ty.is_float() {
                 convert(*ty, Value::Float(FLOAT_PARAM))
+            } else if let Origin::Extent { value } = p.origin {
+                // The C's arrays have the declared extent.
+                convert(*ty, Value::Int(i128::from(value)))
             } else {
                 convert(*ty, Value::Int(i128::from(int_param(position))))
             };
@@ -407,7 +410,7 @@ fn both_ways(
                 };
                 match p.origin {
                     Origin::Argument => call_args.push(literal),
-                    Origin::Macro { .. } => {}
+                    Origin::Macro { .. } | Origin::Extent { .. } => {}
                     Origin::Global => {
                         let _ = writeln!(harness, "  {} = {literal};", p.name);
                         if p.role != Role::Input {
@@ -422,7 +425,7 @@ fn both_ways(
                     Storage::Declared => declared_strides(&m, info),
                 };
                 let len = match p.origin {
-                    Origin::Argument | Origin::Macro { .. } => BUFFER,
+                    Origin::Argument | Origin::Macro { .. } | Origin::Extent { .. } => BUFFER,
                     Origin::Global => global_len(info),
                 };
                 let values: Vec<Value> = (0..BUFFER).map(|k| initial(info.elem, a, k)).collect();
@@ -435,7 +438,7 @@ fn both_ways(
                     format!("({ct})((k * 37 + {a} * 11) % 23 - 11)")
                 };
                 match p.origin {
-                    Origin::Argument | Origin::Macro { .. } => {
+                    Origin::Argument | Origin::Macro { .. } | Origin::Extent { .. } => {
                         let _ = writeln!(harness, "  static {ct} buf{a}[{BUFFER}];");
                         let _ = writeln!(
                             harness,

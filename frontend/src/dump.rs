@@ -195,6 +195,7 @@ pub fn kernel(k: &Kernel) -> String {
             Origin::Argument => "param",
             Origin::Global => "global",
             Origin::Macro { .. } => "macro",
+            Origin::Extent { .. } => "extent",
         };
         match &p.kind {
             ParamKind::Scalar { ty, is_size } => {
@@ -205,7 +206,7 @@ pub fn kernel(k: &Kernel) -> String {
                 if p.origin == Origin::Global {
                     let _ = write!(line, " {}", role(p.role));
                 }
-                if let Origin::Macro { value } = p.origin {
+                if let Origin::Macro { value } | Origin::Extent { value } = p.origin {
                     let _ = write!(line, " (= {value} in this build)");
                 }
                 let _ = writeln!(out, "{line}");

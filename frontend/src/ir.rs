@@ -45,13 +45,14 @@ pub struct Kernel {
 
 impl Kernel {
     /// Whether `self` and `other` are the same kernel once the values this
-    /// compilation gave its macro sizes are set aside: `-DN=32` and
-    /// `-DN=4096` read the same kernel, sized by `N`.
+    /// compilation gave its macro and extent sizes are set aside: `-DN=32`
+    /// and `-DN=4096` read the same kernel, sized by `N` (and PolyBench's
+    /// `-DMINI_DATASET` and `-DLARGE_DATASET` one sized by `ext_…`).
     pub fn same_for_every_macro_value(&self, other: &Kernel) -> bool {
         let forget = |k: &Kernel| {
             let mut k = k.clone();
             for p in &mut k.params {
-                if let Origin::Macro { value } = &mut p.origin {
+                if let Origin::Macro { value } | Origin::Extent { value } = &mut p.origin {
                     *value = 0;
                 }
             }
@@ -283,6 +284,16 @@ pub enum Origin {
     /// fixed when the C is compiled (`-DN=value`). `value` is the one this
     /// compilation gave it; the kernel is lowered for every value.
     Macro {
+        value: i64,
+    },
+    /// A constant array extent (`double C[NI + PAD][NJ + PAD]` with `NI`
+    /// 1000 in this build) that the loops do not run to (they stop at the
+    /// parameter `ni`): a size of its own, so later stages trace the kernel
+    /// at small extents just larger than the region, and the region the
+    /// loops touch is a sub-box of the declared array. Not passed to the C
+    /// function; `value` is the declared extent. Every axis declared with
+    /// the same value shares one extent size (`ext_1000`).
+    Extent {
         value: i64,
     },
 }

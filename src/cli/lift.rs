@@ -296,6 +296,7 @@ pub fn run(args: LiftArgs) -> i32 {
                 "kept_loops": kept_loops,
                 "vectorised": vectorised,
                 "verification": verification.as_ref().map(render_json),
+                "preconditions": preconditions_json(kernel),
             });
             print_out(&format!("{record}\n"));
         }
@@ -370,4 +371,19 @@ pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The relations between sizes the kernel relies on (`ni <= ext_1000`),
+/// each with the array axis it keeps in bounds.
+fn preconditions_json(kernel: &tenslift_frontend::ir::Kernel) -> serde_json::Value {
+    crate::spec::region::relations(kernel)
+        .iter()
+        .map(|r| {
+            json!({
+                "relation": r.to_string(),
+                "array": r.array,
+                "axis": r.axis,
+            })
+        })
+        .collect()
 }

@@ -613,8 +613,21 @@ fn generated_references(
             "no valid size tuple for the kernel".to_string(),
         ));
     };
+    // The C declares its arrays at the extents' build values: the driver
+    // passes arrays that large (the program reads and writes its region of
+    // them), with every other size small.
+    let pinned = build_extents(kernel);
+    let small = &if pinned.is_empty() {
+        small.clone()
+    } else {
+        choose_sizes(kernel, &pinned).map_err(|e| {
+            DifferentialError::Tool(format!(
+                "no small sizes fit the arrays at their declared extents: {e}"
+            ))
+        })?
+    };
     let mut tuples = vec![("small", small.clone())];
-    if let Some(moderate) = moderate_sizes(kernel, small) {
+    if let Some(moderate) = moderate_sizes(kernel, small, &pinned) {
         tuples.push(("moderate", moderate));
     }
     let driver = DriverSetup {
@@ -631,17 +644,35 @@ fn generated_references(
 
 /// A valid tuple a few times larger than `small` (each size scaled by 4,
 /// else 2), else any other valid tuple.
-fn moderate_sizes(kernel: &Kernel, small: &Sizes) -> Option<Sizes> {
-    if small.is_empty() {
+fn moderate_sizes(kernel: &Kernel, small: &Sizes, pinned: &Sizes) -> Option<Sizes> {
+    if small.len() <= pinned.len() {
         return None;
     }
     for factor in [4, 2] {
-        let scaled: Sizes = small.iter().map(|(k, v)| (k.clone(), v * factor)).collect();
+        let scaled: Sizes = small
+            .iter()
+            .map(|(k, v)| (k.clone(), pinned.get(k).copied().unwrap_or(v * factor)))
+            .collect();
         if let Ok(sizes) = choose_sizes(kernel, &scaled) {
             return Some(sizes);
         }
     }
+    if !pinned.is_empty() {
+        return None;
+    }
     choose_second_sizes(kernel, small).ok()
+}
+
+/// The extent sizes (`Origin::Extent`) at the values this build declares.
+fn build_extents(kernel: &Kernel) -> Sizes {
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match p.origin {
+            tenslift_frontend::ir::Origin::Extent { value } => Some((p.name.clone(), value)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Lines `start..=end` of `file` (empty when it cannot be read).

@@ -46,7 +46,10 @@ use cost::CostModel;
 use library::{leaves, Evaluator, Library};
 pub use search::Stats;
 use search::{Counters, Reductions, Search, Timeout};
-use signature::{dtype_of, infer_unknown_extents, params_of, views_of};
+use signature::{
+    dtype_of, infer_unknown_extents, params_of, rebase_onto_regions, region_views, search_params,
+    views_of,
+};
 
 /// Why a kernel could not be lifted.
 #[derive(Debug, Error)]
@@ -197,6 +200,14 @@ fn search_views(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
         .collect()
 }
 
+/// Whether `leaf` is an extent size (`ext_1000`) cast to an element type.
+fn reads_extent_size(leaf: &Expr, extents: &[&str]) -> bool {
+    matches!(leaf.op(), tenslift_targets::Op::Cast(_))
+        && leaf.args().first().is_some_and(
+            |a| matches!(a.op(), tenslift_targets::Op::Var(n) if extents.contains(&&**n)),
+        )
+}
+
 /// The casts of size parameters to element types inside `expr`.
 fn size_casts(expr: &Expr) -> Vec<Expr> {
     let mut out = Vec::new();
@@ -220,7 +231,9 @@ fn size_casts(expr: &Expr) -> Vec<Expr> {
 /// The output a direct translation is attempted for.
 struct DirectOutput<'a> {
     name: &'a str,
+    /// The whole output's spec value; `region` is the part to translate.
     value: &'a Tensor,
+    region: &'a Option<Vec<SliceItem>>,
     dtype: tenslift_targets::DType,
     /// Solved through its store's conversion ([`convert`]): the second
     /// spec's elements lose their `trunc` too.
@@ -242,13 +255,13 @@ fn direct_translation<'s>(
     if !output.dtype.is_float() {
         return None;
     }
-    let first = output.value.map(canonical_extrema);
+    let first = region_target(output.value, output.region, sizes)?.map(canonical_extrema);
     let second = second_spec().as_ref().and_then(|spec| {
-        let value = &spec.output(output.name)?.value;
+        let value = region_target(&spec.output(output.name)?.value, output.region, &spec.sizes)?;
         let value = if output.peeled {
-            convert::strip_truncation(value)?
+            convert::strip_truncation(&value)?
         } else {
-            value.clone()
+            value
         };
         Some((value.map(canonical_extrema), spec.sizes.clone()))
     });
@@ -284,6 +297,18 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
         let spec: Spec = spec_at_chosen_sizes(kernel, &Sizes::new())?;
         output_count = spec.outputs.len();
         let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
+        // The search sees each region array as the array of its region
+        // (`C: f64[ni, nj]`, as a VLA would declare it); the program found
+        // is rebased onto the declared arrays at the end.
+        let regions = region_views(kernel, &params);
+        let declared_params = params;
+        let params = search_params(&declared_params, &regions);
+        let extent_sizes: Vec<&str> = kernel
+            .params
+            .iter()
+            .filter(|p| matches!(p.origin, tenslift_frontend::ir::Origin::Extent { .. }))
+            .map(|p| p.name.as_str())
+            .collect();
         let sizes = spec.sizes.clone();
         // The spec at the acceptance's second size tuple, built on first
         // use: direct translations spell size-dependent constants with it.
@@ -335,6 +360,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     };
                     outputs_left = outputs_left.saturating_sub(1);
                     let dtype = dtype_of(out.elem);
+                    // A region array's output is its region: every sketch
+                    // solves that part and the store writes only it.
+                    let out_region: Option<Vec<SliceItem>> = regions.get(&out.name).cloned();
                     // A point-wise output is translated directly; first
                     // mode keeps that translation, best mode searches for a
                     // strictly cheaper program below its cost.
@@ -342,6 +370,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         DirectOutput {
                             name: &out.name,
                             value: &out.value,
+                            region: &out_region,
                             dtype,
                             peeled: peeled.is_some(),
                         },
@@ -356,7 +385,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         if let Some(found) = direct.as_ref() {
                             stats.direct += 1;
                             if options.first {
-                                break 'solve Some((found.clone(), None));
+                                break 'solve Some((found.clone(), out_region.clone()));
                             }
                         }
                         // A search program as cheap as the translation is
@@ -367,16 +396,29 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                             .map_or(f64::INFINITY, |f| search::with_tie_slack(f.cost));
                         let mut evaluator =
                             Evaluator::new(sizes.clone(), params.clone(), body.clone());
-                        let views = |name: &str| search_views(kernel, name);
+                        // A region array is read whole: its search type
+                        // is its region.
+                        let views = |name: &str| {
+                            if regions.contains_key(name) {
+                                vec![None]
+                            } else {
+                                search_views(kernel, name)
+                            }
+                        };
                         // Sketches over stored intermediates that need no
                         // library: a square output may be a stored matrix's
                         // Gram matrix times a scalar (tried first: the library
                         // would evaluate every stub over the stored values, which
                         // is slow); an output that failed once tries the others.
                         let retried = failed_with.get(&out.name).copied();
-                        let square = matches!(out.value.shape(), [a, b] if a == b);
-                        if (square && !written.is_empty()) || retried.is_some() {
-                            let target = out.value.map(canonical_extrema);
+                        let sketched_target = region_target(&out.value, &out_region, &sizes);
+                        let square = sketched_target
+                            .as_ref()
+                            .is_some_and(|t| matches!(t.shape(), [a, b] if a == b));
+                        if let Some(target) = sketched_target
+                            .filter(|_| (square && !written.is_empty()) || retried.is_some())
+                        {
+                            let target = target.map(canonical_extrema);
                             let sketched = moments::scaled_gram(
                                 &mut evaluator,
                                 &params,
@@ -400,7 +442,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                     Some(d) if d.cost <= sketch.cost => d,
                                     _ => sketch,
                                 };
-                                break 'solve Some((cheaper, None));
+                                break 'solve Some((cheaper, out_region.clone()));
                             }
                         }
                         let moment_leaves = if retried == Some(written.len()) {
@@ -435,6 +477,9 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                                         .get(&out.name)
                                         .is_some_and(|casts| casts.contains(leaf))
                                 })
+                                // An extent size only sizes arrays: the C
+                                // never computes with it.
+                                .filter(|leaf| !reads_extent_size(leaf, &extent_sizes))
                                 .chain(select::triangle_leaves(&params, &out.value))
                                 .chain(moment_leaves.iter().cloned())
                                 .collect(),
@@ -446,7 +491,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let mut library = match library {
                             Ok(library) => library,
                             Err(_) => match direct {
-                                Some(found) => break 'solve Some((found, None)),
+                                Some(found) => break 'solve Some((found, out_region.clone())),
                                 None => {
                                     return Err(SynthError::Timeout(start.elapsed().as_secs_f64()))
                                 }
@@ -465,6 +510,8 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         let search_start = Instant::now();
                         let regions = if out.name == "return" {
                             vec![None]
+                        } else if let Some(region) = regions.get(&out.name) {
+                            vec![Some(region.clone())]
                         } else {
                             search_views(kernel, &out.name)
                         };
@@ -515,7 +562,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                         stats.search_s += search_start.elapsed().as_secs_f64();
                         match (found, direct) {
                             (Some(searched), _) => Some(searched),
-                            (None, Some(direct)) => Some((direct, None)),
+                            (None, Some(direct)) => Some((direct, out_region.clone())),
                             (None, None) if timed_out => return Err(timeout(Timeout)),
                             (None, None) => None,
                         }
@@ -580,11 +627,12 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     source_file: Some(kernel.range.file.clone()),
                     lines: Some((kernel.range.start_line, kernel.range.end_line)),
                     status: "unverified".to_string(),
+                    requires: signature::requirements(kernel)?,
                 },
                 name: Arc::from(kernel.name.as_str()),
-                params: params.clone(),
+                params: declared_params.clone(),
                 ret,
-                body,
+                body: rebase_onto_regions(&body, &regions)?,
             };
             program
                 .validate()

@@ -8,16 +8,21 @@
 //! A flat pointer with a leading dimension (`A[i*lda + k]`) is the array
 //! `A: f32[m, lda]`; the search reads it through `A[:, 0:n]` for each other
 //! size parameter `n` (the golden programs' convention).
+//!
+//! A declared array whose loops touch a sub-box of its extent (PolyBench's
+//! `C[NI + PAD][NJ + PAD]` written for `i < ni`, `j < nj`) is read and
+//! written only through `C[0:ni, 0:nj]` ([`crate::spec::region`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, Dim, Param, ParamKind};
+use tenslift_targets::{Access, DType, Dim, Expr, Op, Param, ParamKind, Requirement, Stmt};
 
 use super::SynthError;
 use crate::spec::blocks::{block_view, sole_size_index, BlockView};
+use crate::spec::region::region_of;
 use crate::spec::sizes::{check_sizes, Layout};
 use crate::spec::{choose_second_sizes, format_sizes, size_params, Sizes};
 
@@ -238,6 +243,159 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
         });
     }
     Ok(params)
+}
+
+/// The relations between sizes the kernel relies on for its regions to
+/// fit its arrays ([`crate::spec::region::relations`]), as TensIR dims.
+pub fn requirements(kernel: &Kernel) -> Result<Vec<Requirement>, SynthError> {
+    crate::spec::region::relations(kernel)
+        .iter()
+        .map(|r| {
+            Ok(Requirement {
+                needed: dim_of(&r.needed)?,
+                declared: dim_of(&r.declared)?,
+            })
+        })
+        .collect()
+}
+
+/// The sub-box `[0:ni, 0:nj]` a declared array's loops touch, when it is
+/// smaller than the declared extent on some axis ([`region_of`]).
+fn declared_region(kernel: &Kernel, name: &str) -> Option<Vec<SliceItem>> {
+    let ends = region_of(kernel, name)?;
+    ends.iter()
+        .map(|end| match end {
+            None => Some(SliceItem::Full),
+            Some(end) => Some(SliceItem::Range {
+                start: Dim::constant(0),
+                stop: dim_of(end).ok()?,
+                step: 1,
+            }),
+        })
+        .collect()
+}
+
+/// The region of every declared array whose loops touch a sub-box of it
+/// (`C[NI][NJ]` written for `i < ni`, `j < nj`): it is only ever read and
+/// written through that box, the rest staying as it is.
+#[derive(Clone, Debug, Default)]
+pub struct Regions {
+    /// Array name -> its region of the declared array.
+    pub items: HashMap<String, Vec<SliceItem>>,
+    /// Array name -> the declared parameter.
+    declared: HashMap<String, Param>,
+}
+
+impl Regions {
+    pub fn get(&self, name: &str) -> Option<&Vec<SliceItem>> {
+        self.items.get(name)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.items.contains_key(name)
+    }
+}
+
+/// The [`Regions`] of `kernel`'s declared arrays (`params` as declared).
+pub fn region_views(kernel: &Kernel, params: &[Param]) -> Regions {
+    let mut regions = Regions::default();
+    for p in params {
+        if let Some(items) = declared_region(kernel, &p.name) {
+            regions.items.insert(p.name.to_string(), items);
+            regions.declared.insert(p.name.to_string(), p.clone());
+        }
+    }
+    regions
+}
+
+/// `params` with each region array typed as its region (`C: f64[ni,
+/// nj]`): what the search reads and writes.
+pub fn search_params(params: &[Param], regions: &Regions) -> Vec<Param> {
+    params
+        .iter()
+        .map(|p| match (&p.kind, regions.get(&p.name)) {
+            (
+                ParamKind::Array {
+                    dtype,
+                    shape,
+                    access,
+                },
+                Some(items),
+            ) => match tenslift_targets::expr::slice_shape(shape, items) {
+                Ok(region) => Param {
+                    name: p.name.clone(),
+                    kind: ParamKind::Array {
+                        dtype: *dtype,
+                        shape: region,
+                        access: *access,
+                    },
+                },
+                Err(_) => p.clone(),
+            },
+            _ => p.clone(),
+        })
+        .collect()
+}
+
+/// `stmts` found over the search's region-typed arrays, reading each
+/// region array through its region of the declared array instead.
+pub fn rebase_onto_regions(stmts: &[Stmt], regions: &Regions) -> Result<Vec<Stmt>, SynthError> {
+    if regions.items.is_empty() {
+        return Ok(stmts.to_vec());
+    }
+    stmts.iter().map(|s| rebase_stmt(s, regions)).collect()
+}
+
+fn rebase_stmt(s: &Stmt, regions: &Regions) -> Result<Stmt, SynthError> {
+    let e = |x: &Expr| rebase_expr(x, regions);
+    Ok(match s {
+        Stmt::Let { name, value } => Stmt::Let {
+            name: name.clone(),
+            value: e(value)?,
+        },
+        Stmt::Store {
+            target,
+            region,
+            value,
+        } => Stmt::Store {
+            target: target.clone(),
+            region: region.clone(),
+            value: e(value)?,
+        },
+        Stmt::Return(value) => Stmt::Return(e(value)?),
+        Stmt::Loop {
+            var,
+            start,
+            stop,
+            body,
+        } => Stmt::Loop {
+            var: var.clone(),
+            start: start.clone(),
+            stop: stop.clone(),
+            body: rebase_onto_regions(body, regions)?,
+        },
+    })
+}
+
+/// Every read of a region array's search variable becomes the slice of
+/// the declared array; every node above is rebuilt (types re-inferred).
+fn rebase_expr(e: &Expr, regions: &Regions) -> Result<Expr, SynthError> {
+    let bad = |what: String| SynthError::Rejected(format!("rebasing onto regions: {what}"));
+    if let Op::Var(name) = e.op() {
+        return match (regions.get(name), regions.declared.get(&**name)) {
+            (Some(items), Some(param)) => {
+                tenslift_targets::build::slice(Expr::var(name, param.ty()), items.clone())
+                    .map_err(|err| bad(err.to_string()))
+            }
+            _ => Ok(e.clone()),
+        };
+    }
+    let args = e
+        .args()
+        .iter()
+        .map(|a| rebase_expr(a, regions))
+        .collect::<Result<Vec<_>, _>>()?;
+    Expr::new(e.op().clone(), args).map_err(|err| bad(err.to_string()))
 }
 
 /// The regions an array may be read or written through: the whole array,

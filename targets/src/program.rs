@@ -17,6 +17,10 @@ pub struct Meta {
     pub lines: Option<(u32, u32)>,
     /// Verification status, e.g. `unverified`, `bounded`, `proved`.
     pub status: String,
+    /// Relations between sizes the program relies on (`requires ni <=
+    /// ext_1000`): the region it reads and writes fits the arrays it is
+    /// given. Emitted code checks them before computing anything.
+    pub requires: Vec<Requirement>,
 }
 
 impl Default for Meta {
@@ -25,7 +29,37 @@ impl Default for Meta {
             source_file: None,
             lines: None,
             status: "unverified".to_string(),
+            requires: Vec::new(),
         }
+    }
+}
+
+/// `needed <= declared`: one relation a program relies on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    pub needed: Dim,
+    pub declared: Dim,
+}
+
+impl Requirement {
+    /// Whether the relation holds at `sizes`; an error names a size
+    /// without a value.
+    pub fn holds(&self, sizes: &dyn Fn(&str) -> Option<i64>) -> Result<bool, crate::dim::DimError> {
+        Ok(self.needed.eval(sizes)? <= self.declared.eval(sizes)?)
+    }
+
+    /// The first relation of `requires` that fails at `sizes`.
+    pub fn first_violated<'r>(
+        requires: &'r [Requirement],
+        sizes: &dyn Fn(&str) -> Option<i64>,
+    ) -> Option<&'r Requirement> {
+        requires.iter().find(|r| r.holds(sizes) == Ok(false))
+    }
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <= {}", self.needed, self.declared)
     }
 }
 
@@ -438,4 +472,34 @@ fn check_expr(
     e.args()
         .iter()
         .try_for_each(|a| check_expr(a, env, sizes, seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::syntax::{parse_program, print_program};
+
+    const REGION: &str = "status \"unverified\"\nrequires ni <= ext_40\nrequires n - 1 <= lda\n\
+        func f(ni: size, n: size, lda: size, C: inout f64[ext_40, lda], ext_40: size) {\n  \
+        C[0:ni, 0:n - 1] = mul(C[0:ni, 0:n - 1], 2.0);\n}\n";
+
+    #[test]
+    fn requirements_round_trip_and_are_decided_at_sizes() {
+        let p = parse_program("t.tensir", REGION).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(p.meta.requires.len(), 2);
+        assert_eq!(p.meta.requires[1].to_string(), "n - 1 <= lda");
+        assert_eq!(print_program(&p), REGION);
+        let at = |ni: i64, n: i64, lda: i64| {
+            move |s: &str| match s {
+                "ni" => Some(ni),
+                "n" => Some(n),
+                "lda" => Some(lda),
+                "ext_40" => Some(40),
+                _ => None,
+            }
+        };
+        let first = |sizes| super::Requirement::first_violated(&p.meta.requires, &sizes);
+        assert_eq!(first(at(40, 9, 8)), None);
+        assert_eq!(first(at(41, 9, 8)), Some(&p.meta.requires[0]));
+        assert_eq!(first(at(3, 10, 8)), Some(&p.meta.requires[1]));
+    }
 }

@@ -92,6 +92,14 @@ pub fn check(
     opts: &BoundedOptions,
 ) -> Result<BoundedResult, VerifyError> {
     let iface = interface::build(kernel, program, sizes)?;
+    // The C is only defined where its regions fit its arrays.
+    let size = |n: &str| sizes.get(n).copied();
+    if let Some(r) = tenslift_targets::Requirement::first_violated(&program.meta.requires, &size) {
+        return Err(VerifyError::Interface(format!(
+            "the precondition `{r}` does not hold at sizes {}",
+            sizes_text(sizes)
+        )));
+    }
     let _turn = crate::z3_turn::take();
     let mut cfg = z3::Config::new();
     cfg.set_model_generation(true);
@@ -284,8 +292,15 @@ impl Checker<'_> {
         } else {
             ("with C integer semantics", "integers exact".to_string())
         };
+        let assumed: String = self
+            .program
+            .meta
+            .requires
+            .iter()
+            .map(|r| format!("; precondition {r} holds"))
+            .collect();
         let summary = format!(
-            "equal {how} at sizes {} ({model}; for all inputs on which the C has no undefined behaviour and divides by no zero; {} output elements, {} identical by construction)",
+            "equal {how} at sizes {} ({model}; for all inputs on which the C has no undefined behaviour and divides by no zero{assumed}; {} output elements, {} identical by construction)",
             sizes_text(self.sizes),
             self.stats.compared,
             self.stats.identical

@@ -1,8 +1,9 @@
 //! After the body is lowered: delinearise pointer accesses (replacing the
 //! placeholder indices), infer outer extents of pointers from loop bounds,
-//! assign roles and mark size parameters.
+//! make constant extents the loops do not run to extent sizes, assign roles
+//! and mark size parameters.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{Lowerer, FLAT_MARKER};
 use crate::delinearize::{delinearize, DelinearizeError};
@@ -140,6 +141,7 @@ impl Lowerer<'_> {
     pub(super) fn finish(&mut self, kernel: &mut Kernel) {
         self.delinearize_pointers(kernel);
         self.infer_declared_outer_extents(kernel);
+        self.promote_constant_extents(kernel);
         self.assign_roles(kernel);
         let mut sizes = HashSet::new();
         size_vars(&kernel.body, &mut sizes);
@@ -337,6 +339,78 @@ impl Lowerer<'_> {
         extent
     }
 
+    /// A constant extent of a declared array parameter that some access
+    /// reaches through a parameter-bounded loop (`C[1000][1100]` written
+    /// for `i < ni`) becomes an extent size ([`Origin::Extent`]): tracing
+    /// the kernel at the declared 1000 is out of reach, and the lifted
+    /// program must touch only the region the loops do. An axis whose every
+    /// index runs between constants (`w[3][3]` read for `k < 3`) keeps its
+    /// literal extent.
+    fn promote_constant_extents(&mut self, kernel: &mut Kernel) {
+        let mut indices: HashMap<(String, usize), Vec<Affine>> = HashMap::new();
+        for_each_index(&mut kernel.body, &mut |array, index| {
+            for (axis, a) in index.iter().enumerate() {
+                indices
+                    .entry((array.to_string(), axis))
+                    .or_default()
+                    .push(a.clone());
+            }
+        });
+        // Declared value -> (extent size name, where first declared).
+        let mut by_value: BTreeMap<i64, (String, Loc)> = BTreeMap::new();
+        for p in &mut kernel.params {
+            let ParamKind::Array(info) = &mut p.kind else {
+                continue;
+            };
+            if info.storage != Storage::Declared {
+                continue;
+            }
+            for (axis, dim) in info.dims.iter_mut().enumerate() {
+                let Some(value) = dim.as_ref().and_then(Affine::as_constant) else {
+                    continue;
+                };
+                let Some(seen) = indices.get(&(p.name.clone(), axis)) else {
+                    continue;
+                };
+                if value <= 0 || !seen.iter().any(|ix| self.reaches_parameter(ix, 0)) {
+                    continue;
+                }
+                let (name, _) = by_value.entry(value).or_insert_with(|| {
+                    let name = self.fresh_name(&format!("ext_{value}"));
+                    (name, p.loc.clone())
+                });
+                *dim = Some(Affine::var(name.clone()));
+            }
+        }
+        for (value, (name, loc)) in by_value {
+            kernel.params.push(Param {
+                name,
+                kind: ParamKind::Scalar {
+                    ty: ScalarType::I32,
+                    is_size: true,
+                },
+                role: Role::Input,
+                origin: Origin::Extent { value },
+                loc,
+            });
+        }
+    }
+
+    /// Whether the values `a` takes depend on a parameter: it names one,
+    /// or an iterator whose loop bounds do (through enclosing iterators:
+    /// `j <= i` for `i < n` does; `j <= i` for `i < 16` does not).
+    fn reaches_parameter(&self, a: &Affine, depth: u32) -> bool {
+        if depth > 64 {
+            return true;
+        }
+        a.terms.keys().any(|v| match self.loop_bounds.get(v) {
+            Some((start, end, _)) => {
+                self.reaches_parameter(start, depth + 1) || self.reaches_parameter(end, depth + 1)
+            }
+            None => true,
+        })
+    }
+
     fn assign_roles(&mut self, kernel: &mut Kernel) {
         let tracked: HashSet<String> = kernel
             .params
@@ -350,5 +424,72 @@ impl Lowerer<'_> {
                 p.role = *role;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Origin, ParamKind};
+    use crate::Options;
+
+    fn params_of(source: &str) -> Vec<(String, String, Origin)> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write");
+        let unit = crate::extract(&path.to_string_lossy(), &Options::default()).expect("lowers");
+        unit.kernels[0]
+            .params
+            .iter()
+            .map(|p| {
+                let kind = match &p.kind {
+                    ParamKind::Array(info) => info
+                        .dims
+                        .iter()
+                        .map(|d| d.as_ref().map_or("?".to_string(), |a| a.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    ParamKind::Scalar { is_size, .. } => format!("size={is_size}"),
+                };
+                (p.name.clone(), kind, p.origin)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_extents_the_loops_do_not_run_to_become_extent_sizes() {
+        let params = params_of(
+            "#define NI 40\n#define NJ 50\n\
+             void f(int ni, int nj, double C[NI + 0][NJ + 0], double w[3][NJ]) {\n\
+               for (int i = 0; i < ni; i++)\n\
+                 for (int j = 0; j < nj; j++) C[i][j] += w[2][j];\n\
+               for (int k = 0; k < 3; k++) w[k][0] = 1.0;\n}\n",
+        );
+        let shown: Vec<String> = params
+            .iter()
+            .map(|(n, k, o)| format!("{n}: {k} {o:?}"))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                "ni: size=true Argument",
+                "nj: size=true Argument",
+                "C: ext_40, ext_50 Argument",
+                // `w`'s rows are read at constants only: 3 stays.
+                "w: 3, ext_50 Argument",
+                "ext_40: size=true Extent { value: 40 }",
+                "ext_50: size=true Extent { value: 50 }",
+            ]
+        );
+    }
+
+    #[test]
+    fn extents_the_loops_run_to_stay_literal() {
+        let params = params_of(
+            "void f(double C[16][16]) {\n\
+               for (int i = 0; i < 16; i++)\n\
+                 for (int j = 0; j <= i; j++) C[i][j] = 0.0;\n}\n",
+        );
+        assert_eq!(params.len(), 1);
+        assert_eq!(params[0].1, "16, 16");
     }
 }

@@ -16,7 +16,7 @@ use crate::dim::Dim;
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp as U};
-use crate::program::{ParamKind, Program, Stmt};
+use crate::program::{ParamKind, Program, Requirement, Stmt};
 
 /// A lowered value: its SSA name and static type.
 #[derive(Clone, Debug)]
@@ -1254,6 +1254,14 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
             }
             bound.insert(prm.name.to_string(), *v);
         }
+    }
+    // Static shapes: the preconditions are decided here, once.
+    if let Some(r) = Requirement::first_violated(&p.meta.requires, &|n| bound.get(n).copied()) {
+        let values: Vec<String> = bound.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        return Err(EmitError::Precondition {
+            relation: r.to_string(),
+            values: values.join(", "),
+        });
     }
     let mut l = Lowering {
         lines: Vec::new(),

@@ -2,7 +2,9 @@
 //! writes them back into the caller's NumPy arrays.
 
 use super::numpy::numpy_name;
-use super::python::{doc_params, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable};
+use super::python::{
+    doc_params, precondition_checks, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable,
+};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
@@ -182,6 +184,8 @@ impl PyTable for JaxTable {
             "def {fname}({}):\n    \"\"\"Runs {fname}_jit and writes the results into the caller's NumPy arrays.\"\"\"\n",
             names.join(", ")
         ));
+        // Checked on the concrete sizes, before anything is traced.
+        out.push_str(&precondition_checks(f, "    "));
         out.push_str(&format!(
             "    _outputs, _result = {fname}_jit({})\n",
             names.join(", ")

@@ -78,6 +78,8 @@ pub enum EmitError {
     MissingSize { target: Target, name: String },
     #[error("size parameter `{name}` = {value} is negative or too large")]
     BadSize { name: String, value: i64 },
+    #[error("precondition `{relation}` does not hold at the given sizes ({values})")]
+    Precondition { relation: String, values: String },
     #[error("{0}")]
     Unsupported(String),
 }
@@ -111,9 +113,28 @@ pub fn header_lines(program: &Program, target: Target, comment: &str) -> String 
         format!("function: {}", program.name),
         format!("verification: {}", quote_string(&program.meta.status)),
     ]
+    .into_iter()
+    .chain(requires_line(program))
+    .collect::<Vec<_>>()
     .iter()
     .map(|l| format!("{comment} {l}\n"))
     .collect()
+}
+
+/// `requires: ni <= ext_1000, nj <= ext_1100` when the program relies on
+/// relations between its sizes. Dims print as identifiers, integers and
+/// operators only, so no source text reaches the comment.
+fn requires_line(program: &Program) -> Option<String> {
+    if program.meta.requires.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = program
+        .meta
+        .requires
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    Some(format!("requires: {}", shown.join(", ")))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! NumPy: one readable function; arrays updated in place.
 
-use super::python::{doc_params, py_value, render_python_block, PyFunction, PyStmt, PyTable};
+use super::python::{
+    doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
+};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
@@ -186,6 +188,7 @@ impl PyTable for NumpyTable {
                 ParamKind::Array { .. } => {}
             }
         }
+        out.push_str(&precondition_checks(f, "    "));
         // C wraps integers and divides by zero silently; so do we.
         out.push_str("    with np.errstate(all=\"ignore\"):\n");
         render_python_block(&f.body, "        ", &numpy_line, &mut out);

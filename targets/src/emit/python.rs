@@ -582,6 +582,43 @@ pub fn render_python_block(
 
 /// A docstring line listing the parameters, shared by all Python targets.
 pub fn doc_params(f: &PyFunction) -> String {
+    let mut text = doc_param_list(f);
+    if !f.program.meta.requires.is_empty() {
+        let shown: Vec<String> = f
+            .program
+            .meta
+            .requires
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} <= {}",
+                    py_dim(&r.needed, f.names),
+                    py_dim(&r.declared, f.names)
+                )
+            })
+            .collect();
+        text.push_str(&format!(
+            "\n\n    Preconditions (the C relies on them; checked on entry, a violation\n    raises ValueError naming it): {}.",
+            shown.join(", ")
+        ));
+    }
+    text
+}
+
+/// Python statements at `indent` that raise `ValueError` naming the first
+/// violated precondition; `value` spells a size's value (`int(n)`).
+pub fn precondition_checks(f: &PyFunction, indent: &str) -> String {
+    let mut out = String::new();
+    for r in &f.program.meta.requires {
+        let (needed, declared) = (py_dim(&r.needed, f.names), py_dim(&r.declared, f.names));
+        out.push_str(&format!(
+            "{indent}if not ({needed} <= {declared}):\n{indent}    raise ValueError(f\"precondition violated: {needed} <= {declared} ({needed} = {{{needed}}}, {declared} = {{{declared}}})\")\n"
+        ));
+    }
+    out
+}
+
+fn doc_param_list(f: &PyFunction) -> String {
     let parts: Vec<String> = f
         .params
         .iter()

@@ -2,7 +2,9 @@
 //! CUDA), arrays updated in place, plus a lazily built `torch.compile`
 //! entry.
 
-use super::python::{doc_params, py_value, render_python_block, PyFunction, PyStmt, PyTable};
+use super::python::{
+    doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
+};
 use super::Target;
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -183,6 +185,7 @@ impl PyTable for TorchTable {
                 ParamKind::Array { .. } => {}
             }
         }
+        out.push_str(&precondition_checks(f, "    "));
         if !f.body.is_empty() {
             render_python_block(&f.body, "    ", &torch_line, &mut out);
         }

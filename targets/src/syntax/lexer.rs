@@ -18,8 +18,8 @@ pub struct Token {
     pub pos: Pos,
 }
 
-const PUNCTS: [&str; 16] = [
-    "->", "..", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=", "+", "-", "*", "/",
+const PUNCTS: [&str; 17] = [
+    "->", "..", "<=", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=", "+", "-", "*", "/",
 ];
 
 /// Tokenizes `text`; on failure returns the position and a message.

@@ -9,7 +9,7 @@ use crate::dim::Dim;
 use crate::dtype::{DType, Lit};
 use crate::expr::{Expr, Ty};
 use crate::ops::{BinaryOp, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
-use crate::program::{Access, Meta, Param, ParamKind, Program, Stmt};
+use crate::program::{Access, Meta, Param, ParamKind, Program, Requirement, Stmt};
 
 /// Stack for the parsing thread: recursion is bounded by `MAX_NESTING`, and
 /// unoptimized builds use large frames.
@@ -170,6 +170,12 @@ impl Parser {
             } else if self.is_keyword("status") {
                 self.bump();
                 meta.status = self.string("a verification status")?;
+            } else if self.is_keyword("requires") {
+                self.bump();
+                let needed = self.dim()?;
+                self.expect("<=")?;
+                let declared = self.dim()?;
+                meta.requires.push(Requirement { needed, declared });
             } else {
                 break;
             }

@@ -103,6 +103,9 @@ pub fn print_program(p: &Program) -> String {
         out.push('\n');
     }
     out.push_str(&format!("status {}\n", quote_string(&p.meta.status)));
+    for r in &p.meta.requires {
+        out.push_str(&format!("requires {r}\n"));
+    }
     let params: Vec<String> = p
         .params
         .iter()

@@ -258,7 +258,14 @@ pub fn compare_each(
                             run.reason = format!("the program does not produce `{name}`");
                             continue;
                         };
-                        match measure(name, c_value, p_value, length, single) {
+                        let measured =
+                            measure(name, c_value, p_value, length, single).map(|mut err| {
+                                if let Some(before) = r.inputs.get(name) {
+                                    untouched_changes(before, c_value, p_value, &mut err, &mut run);
+                                }
+                                err
+                            });
+                        match measured {
                             Ok(err) => {
                                 if err.mismatches > 0 {
                                     run.verdict = Verdict::Fail;
@@ -359,6 +366,44 @@ fn program_args(program: &Program, r: &CReference) -> Result<HashMap<String, Arr
         args.insert(name, value.clone());
     }
     Ok(args)
+}
+
+/// Elements the C left bit for bit as they were (the border of a region
+/// the loops never touch, in arrays passed at their declared size) must be
+/// left so by the program too: counted as mismatches, and the run fails
+/// naming the first.
+fn untouched_changes(
+    before: &Array,
+    c: &Array,
+    p: &Array,
+    err: &mut OutputError,
+    run: &mut TargetRun,
+) {
+    if before.len() != c.len() || p.len() != c.len() || before.dtype != c.dtype {
+        return;
+    }
+    let same = |a: &Array, i: usize, b: &Array| {
+        if c.dtype.is_float() {
+            a.get_f64(i).to_bits() == b.get_f64(i).to_bits()
+        } else {
+            a.get_i64(i) == b.get_i64(i)
+        }
+    };
+    let changed: Vec<usize> = (0..c.len())
+        .filter(|&i| same(before, i, c) && !same(before, i, p))
+        .collect();
+    let Some(&first) = changed.first() else {
+        return;
+    };
+    err.mismatches += changed.len();
+    run.verdict = Verdict::Fail;
+    run.reason = format!(
+        "`{}`: the program changed {} elements the C left unchanged (first at flat index {first}: {} became {})",
+        err.name,
+        changed.len(),
+        before.get_f64(first),
+        p.get_f64(first)
+    );
 }
 
 fn mismatch_text(err: &OutputError) -> String {

@@ -196,7 +196,7 @@ pub(super) fn prove(
         }
     }
     UnboundedResult::Proved {
-        invariants,
+        invariants: super::assumed_lines(program).chain(invariants).collect(),
         conditions,
         arithmetic: super::arithmetic(program),
     }
@@ -501,6 +501,7 @@ fn hypotheses(
         let lookup = |s: &str| Some(Int::new_const(s));
         hyps.push(v.ge(dim_term(&k.start, &lookup)?) & v.lt(dim_term(&k.stop, &lookup)?));
     }
+    hyps.extend(super::preconditions(program, &|s| Some(Int::new_const(s)))?);
     Ok(hyps)
 }
 

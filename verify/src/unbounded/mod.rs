@@ -148,6 +148,15 @@ fn prove_in_context(
         .filter(|(n, _)| is_size(program, kernel, n))
         .map(|(_, s)| s.ge(Int::from_i64(1)))
         .collect();
+    let base = match preconditions(program, &|n| symbols.size(n)) {
+        Ok(assumed) => base.into_iter().chain(assumed).collect(),
+        Err(Unsupported(reason)) => {
+            return UnboundedResult::Unknown {
+                condition: "the program's preconditions".to_string(),
+                reason,
+            }
+        }
+    };
     if let Err(Unsupported(reason)) = exec.run(base) {
         return UnboundedResult::Unknown {
             condition: "generating the verification conditions".to_string(),
@@ -279,10 +288,36 @@ fn prove_in_context(
         }
     }
     UnboundedResult::Proved {
-        invariants: exec.invariants.clone(),
+        invariants: assumed_lines(program)
+            .chain(exec.invariants.iter().cloned())
+            .collect(),
         conditions: exec.conditions.len(),
         arithmetic,
     }
+}
+
+/// The relations the program relies on (`requires ni <= ext_1000`: the
+/// region the C's loops touch fits its declared arrays) as hypotheses of
+/// every condition: the C is only defined where they hold.
+pub(crate) fn preconditions(
+    program: &Program,
+    size: &dyn Fn(&str) -> Option<Int>,
+) -> Result<Vec<Bool>, Unsupported> {
+    program
+        .meta
+        .requires
+        .iter()
+        .map(|r| Ok(value::dim_term(&r.needed, size)?.le(value::dim_term(&r.declared, size)?)))
+        .collect()
+}
+
+/// How a proof shows the preconditions it assumed, before its invariants.
+pub(crate) fn assumed_lines(program: &Program) -> impl Iterator<Item = String> + '_ {
+    program
+        .meta
+        .requires
+        .iter()
+        .map(|r| format!("assumed (precondition): {r}"))
 }
 
 /// Z3 resource units (`rlimit`) granted per millisecond of

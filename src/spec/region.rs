@@ -1,0 +1,302 @@
+//! Regions: the sub-box of an array the loops touch, and the relations
+//! between size parameters the C relies on for it to fit.
+//!
+//! Real code declares arrays at one size and runs its loops to another:
+//! PolyBench as distributed declares `C[NI + PAD][NJ + PAD]` (an extent
+//! size `ext_1000` in the loop IR) and writes it for `i < ni`, `j < nj`;
+//! BLAS-style code declares `A[][lda]` (or strides a pointer by `lda`) and
+//! reads `j < n`. The touched region of each axis is `0 : t`, where `t`
+//! is one past the largest index any access reaches (iterators replaced by
+//! their largest value, recursively); the C is only correct when `t <=
+//! extent` on every axis, which is the kernel's precondition. [`relations`]
+//! collects them once: the lifted program states them in its header
+//! (`requires`), the emitted code checks them at run time, and the Z3
+//! proofs assume them.
+
+use std::collections::HashMap;
+
+use tenslift_frontend::ir::{
+    Affine, Expr, ExprKind, Kernel, LValue, Loop, ParamKind, Stmt, Storage,
+};
+
+/// `needed <= declared`: the region the loops touch on `axis` of `array`
+/// fits the array's extent there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    pub array: String,
+    pub axis: usize,
+    /// One past the largest index an access reaches (`ni`, `n + 1`).
+    pub needed: Affine,
+    /// The extent the C declares (`ext_1000`, `lda`).
+    pub declared: Affine,
+}
+
+impl std::fmt::Display for Relation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <= {}", self.needed, self.declared)
+    }
+}
+
+/// The loops of `body` by iterator: (start, end, step).
+fn loop_bounds(body: &[Stmt], out: &mut HashMap<String, Loop>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => {
+                out.insert(l.iter.clone(), l.clone());
+                loop_bounds(&l.body, out);
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                loop_bounds(then_body, out);
+                loop_bounds(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every index vector of every access to `array` in `body`.
+fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
+    fn in_expr<'k>(e: &'k Expr, array: &str, out: &mut Vec<&'k [Affine]>) {
+        match &e.kind {
+            ExprKind::Load { array: a, index } if a == array => out.push(index),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => in_expr(arg, array, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                in_expr(lhs, array, out);
+                in_expr(rhs, array, out);
+            }
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                in_expr(cond, array, out);
+                in_expr(then_value, array, out);
+                in_expr(else_value, array, out);
+            }
+            ExprKind::Call { args, .. } => args.iter().for_each(|a| in_expr(a, array, out)),
+            _ => {}
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::Loop(l) => accesses(&l.body, array, out),
+            Stmt::Assign { target, value, .. } => {
+                if let LValue::Element {
+                    array: a, index, ..
+                } = target
+                {
+                    if a == array {
+                        out.push(index);
+                    }
+                }
+                in_expr(value, array, out);
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                in_expr(cond, array, out);
+                accesses(then_body, array, out);
+                accesses(else_body, array, out);
+            }
+            Stmt::Return { value, .. } => in_expr(value, array, out),
+        }
+    }
+}
+
+/// `a + c * b`, `None` on overflow.
+fn add_scaled(a: &Affine, c: i64, b: &Affine) -> Option<Affine> {
+    let mut out = a.clone();
+    out.constant = out.constant.checked_add(c.checked_mul(b.constant)?)?;
+    for (v, k) in &b.terms {
+        let e = out.terms.entry(v.clone()).or_insert(0);
+        *e = e.checked_add(c.checked_mul(*k)?)?;
+    }
+    out.terms.retain(|_, k| *k != 0);
+    Some(out)
+}
+
+/// The largest (`upper`) or smallest value `a` takes over the loops, in
+/// size parameters: each iterator replaced by its extreme value. `None`
+/// when a loop bound is out of reach (nested too deeply, overflow).
+fn extreme(a: &Affine, loops: &HashMap<String, Loop>, upper: bool, depth: u32) -> Option<Affine> {
+    if depth > 64 {
+        return None;
+    }
+    let mut out = Affine::constant(a.constant);
+    for (v, &c) in &a.terms {
+        let Some(l) = loops.get(v) else {
+            out = add_scaled(&out, c, &Affine::var(v.clone()))?;
+            continue;
+        };
+        // Iterator values lie in [start, end - 1] going up, [end + 1, start]
+        // going down.
+        let (low, high) = if l.step > 0 {
+            (
+                l.start.clone(),
+                add_scaled(&l.end, 1, &Affine::constant(-1))?,
+            )
+        } else {
+            (
+                add_scaled(&l.end, 1, &Affine::constant(1))?,
+                l.start.clone(),
+            )
+        };
+        let pick = if (c > 0) == upper { high } else { low };
+        let bound = extreme(&pick, loops, (c > 0) == upper, depth + 1)?;
+        out = add_scaled(&out, c, &bound)?;
+    }
+    Some(out)
+}
+
+/// One past the largest index the accesses reach on each axis of `array`
+/// (`None` for an axis whose accesses reach incomparable bounds, `i` and
+/// `j` for different sizes, or none at all).
+pub fn touched(kernel: &Kernel, array: &str, rank: usize) -> Vec<Option<Affine>> {
+    let mut loops = HashMap::new();
+    loop_bounds(&kernel.body, &mut loops);
+    let mut seen = Vec::new();
+    accesses(&kernel.body, array, &mut seen);
+    (0..rank)
+        .map(|axis| {
+            let mut best: Option<Affine> = None;
+            for index in &seen {
+                let top = extreme(index.get(axis)?, &loops, true, 0)?;
+                let end = add_scaled(&top, 1, &Affine::constant(1))?;
+                best = match best {
+                    None => Some(end),
+                    Some(b) if b.terms == end.terms => {
+                        Some(if end.constant > b.constant { end } else { b })
+                    }
+                    Some(_) => return None,
+                };
+            }
+            best
+        })
+        .collect()
+}
+
+/// The region relations of every array parameter whose declared extent is
+/// not what the loops run to (in parameter order, then axis order). An
+/// axis whose touched end equals its extent (a VLA `C[ni][nj]` written for
+/// `i < ni`) needs none; a constant extent (the loops run between
+/// constants) is checked by the frontend already.
+pub fn relations(kernel: &Kernel) -> Vec<Relation> {
+    let mut out = Vec::new();
+    for p in &kernel.params {
+        let ParamKind::Array(info) = &p.kind else {
+            continue;
+        };
+        // A flat pointer's outer extent is inferred from the loops; its
+        // other axes are strides (`lda`) the rows must fit in.
+        let first_axis = match info.storage {
+            Storage::Declared => 0,
+            Storage::Flat { .. } => 1,
+        };
+        let reach = touched(kernel, &p.name, info.dims.len());
+        for (axis, (dim, needed)) in info.dims.iter().zip(reach).enumerate() {
+            let (Some(declared), Some(needed)) = (dim, needed) else {
+                continue;
+            };
+            if axis < first_axis || declared.as_constant().is_some() || *declared == needed {
+                continue;
+            }
+            let relation = Relation {
+                array: p.name.clone(),
+                axis,
+                needed,
+                declared: declared.clone(),
+            };
+            if !out
+                .iter()
+                .any(|r: &Relation| r.to_string() == relation.to_string())
+            {
+                out.push(relation);
+            }
+        }
+    }
+    out
+}
+
+/// The region views of `array`: for each axis, `Some(end)` when the loops
+/// touch `0 : end` of a larger declared extent, `None` where they touch
+/// the whole axis. `None` overall when the array has no such axis.
+pub fn region_of(kernel: &Kernel, array: &str) -> Option<Vec<Option<Affine>>> {
+    let p = kernel.params.iter().find(|p| p.name == array)?;
+    let ParamKind::Array(info) = &p.kind else {
+        return None;
+    };
+    if info.storage != Storage::Declared {
+        return None;
+    }
+    let reach = touched(kernel, array, info.dims.len());
+    let ends: Vec<Option<Affine>> = info
+        .dims
+        .iter()
+        .zip(reach)
+        .map(|(dim, needed)| match (dim, needed) {
+            (Some(d), Some(n)) if *d != n && d.as_constant().is_none() => Some(n),
+            _ => None,
+        })
+        .collect();
+    ends.iter().any(Option::is_some).then_some(ends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tenslift_frontend::Options;
+
+    fn kernel_of(source: &str) -> Kernel {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write");
+        let unit =
+            tenslift_frontend::extract(&path.to_string_lossy(), &Options::default()).expect("C");
+        unit.kernels.into_iter().next().expect("a kernel")
+    }
+
+    #[test]
+    fn a_padded_fixed_array_written_to_parameters_needs_the_parameters_to_fit() {
+        let k = kernel_of(
+            "#define NI 40\n#define NJ 50\n\
+             void f(int ni, int nj, double C[NI + 0][NJ + 0], double x[NJ]) {\n\
+               for (int i = 0; i < ni; i++)\n\
+                 for (int j = 0; j < nj; j++) C[i][j] += x[j];\n}\n",
+        );
+        let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
+        assert_eq!(shown, vec!["ni <= ext_40", "nj <= ext_50"]);
+        assert_eq!(
+            region_of(&k, "C"),
+            Some(vec![Some(Affine::var("ni")), Some(Affine::var("nj"))])
+        );
+    }
+
+    #[test]
+    fn a_triangle_and_a_stencil_reach_one_past_their_largest_index() {
+        let k = kernel_of(
+            "void f(int n, int lda, double A[][lda], double B[][lda]) {\n\
+               for (int i = 1; i < n - 1; i++)\n\
+                 for (int j = 0; j <= i; j++) B[i][j] = A[i + 1][j] + A[i][j + 1];\n}\n",
+        );
+        let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
+        assert_eq!(shown, vec!["n <= lda", "n - 1 <= lda"]);
+    }
+
+    #[test]
+    fn a_vla_written_whole_needs_nothing() {
+        let k = kernel_of(
+            "void f(int n, int m, double C[n][m]) {\n\
+               for (int i = 0; i < n; i++)\n\
+                 for (int j = 0; j < m; j++) C[i][j] *= 2.0;\n}\n",
+        );
+        assert!(relations(&k).is_empty());
+        assert_eq!(region_of(&k, "C"), None);
+    }
+}
