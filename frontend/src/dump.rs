@@ -47,6 +47,7 @@ fn dims(info: &ArrayInfo) -> String {
 fn storage(s: &Storage) -> String {
     match s {
         Storage::Declared => "declared".into(),
+        Storage::RowPointers => "row_pointers".into(),
         Storage::Flat { strides } => format!(
             "flat({})",
             strides

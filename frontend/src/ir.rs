@@ -59,6 +59,32 @@ impl Kernel {
         };
         forget(self) == forget(other)
     }
+
+    /// What a lifted program of this kernel assumes of its caller beyond
+    /// the shapes, one sentence each: the rows of a row-pointer array are
+    /// disjoint buffers, wide enough for the iterated columns.
+    pub fn preconditions(&self) -> Vec<String> {
+        let extent = |d: &Option<Affine>| d.as_ref().map_or("?".to_string(), |a| a.to_string());
+        let mut out = Vec::new();
+        for p in &self.params {
+            let ParamKind::Array(info) = &p.kind else {
+                continue;
+            };
+            if info.storage != Storage::RowPointers || info.dims.len() < 2 {
+                continue;
+            }
+            let (outer, last) = info.dims.split_at(info.dims.len() - 1);
+            let rows: Vec<String> = outer.iter().map(extent).collect();
+            out.push(format!(
+                "`{}` is passed as row pointers: its {} rows are disjoint buffers of at least {} {} each, overlapping no other array",
+                p.name,
+                rows.join(" x "),
+                extent(&last[0]),
+                info.elem
+            ));
+        }
+        out
+    }
 }
 
 /// A span of whole lines in one file, 1-based and inclusive.
@@ -258,6 +284,13 @@ pub enum Storage {
     /// middle extent `None` (kv_dim / head_size is not known). Indices may
     /// contain integer parameters (`head`).
     Flat { strides: Vec<Affine> },
+    /// `double **A` (or `double *A[]`, `double ***A`) indexed `A[i][j]`:
+    /// an array of row pointers, each row a separate buffer. Logically a
+    /// dense array with every extent taken from the loop bounds; its
+    /// lifting rests on the precondition that no two rows overlap (nor
+    /// overlap another array) and every row holds at least the iterated
+    /// width. Drivers build the pointer levels over contiguous storage.
+    RowPointers,
 }
 
 /// What a kernel does with a parameter.

@@ -258,6 +258,7 @@ pub fn run(args: LiftArgs) -> i32 {
                 "stats": stats,
                 "message": detail,
                 "kept_loops": kept_loops,
+                "preconditions": kernel.preconditions(),
                 "vectorised": vectorised,
                 "verification": verification.as_ref().map(render_json),
             });

@@ -558,6 +558,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     source_file: Some(kernel.range.file.clone()),
                     lines: Some((kernel.range.start_line, kernel.range.end_line)),
                     status: "unverified".to_string(),
+                    preconditions: kernel.preconditions(),
                 },
                 name: Arc::from(kernel.name.as_str()),
                 params: params.clone(),

@@ -936,6 +936,7 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Part
             source_file: Some(kernel.range.file.clone()),
             lines: Some((kernel.range.start_line, kernel.range.end_line)),
             status: "unverified".to_string(),
+            preconditions: kernel.preconditions(),
         },
         name: Arc::from(kernel.name.as_str()),
         params,

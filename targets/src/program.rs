@@ -17,6 +17,10 @@ pub struct Meta {
     pub lines: Option<(u32, u32)>,
     /// Verification status, e.g. `unverified`, `bounded`, `proved`.
     pub status: String,
+    /// What the program assumes of its caller beyond the shapes (rows of a
+    /// row-pointer matrix do not overlap, how a C struct's fields are
+    /// passed), one sentence each, stated in every generated module.
+    pub preconditions: Vec<String>,
 }
 
 impl Default for Meta {
@@ -25,6 +29,7 @@ impl Default for Meta {
             source_file: None,
             lines: None,
             status: "unverified".to_string(),
+            preconditions: Vec::new(),
         }
     }
 }

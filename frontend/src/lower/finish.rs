@@ -286,7 +286,15 @@ impl Lowerer<'_> {
     /// infer it from loop bounds like a pointer's.
     fn infer_declared_outer_extents(&self, kernel: &mut Kernel) {
         let mut outer: HashMap<String, Vec<Affine>> = HashMap::new();
+        // Every level of a row-pointer array is sized by the loops over it.
+        let mut by_level: HashMap<(String, usize), Vec<Affine>> = HashMap::new();
         for_each_index(&mut kernel.body, &mut |array, index| {
+            for (d, a) in index.iter().enumerate() {
+                by_level
+                    .entry((array.to_string(), d))
+                    .or_default()
+                    .push(a.clone());
+            }
             if let Some(first) = index.first() {
                 outer
                     .entry(array.to_string())
@@ -299,6 +307,13 @@ impl Lowerer<'_> {
                 if info.storage == Storage::Declared && info.dims.first() == Some(&None) {
                     if let Some(indices) = outer.get(&p.name) {
                         info.dims[0] = self.outer_extent(indices.iter());
+                    }
+                }
+                if info.storage == Storage::RowPointers {
+                    for (d, dim) in info.dims.iter_mut().enumerate() {
+                        if let Some(indices) = by_level.get(&(p.name.clone(), d)) {
+                            *dim = self.outer_extent(indices.iter());
+                        }
                     }
                 }
             }

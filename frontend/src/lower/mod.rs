@@ -357,6 +357,21 @@ impl<'f> Lowerer<'f> {
                     is_size: false,
                 })
             }
+            // `double *A[]` as a parameter is `double **A`.
+            CType::Array { elem, len: None }
+                if matches!(**elem, CType::Pointer { .. }) && origin == Origin::Argument =>
+            {
+                let as_pointer = CVarDecl {
+                    ty: CType::Pointer {
+                        pointee: elem.clone(),
+                        restrict: false,
+                    },
+                    dims: Vec::new(),
+                    ..var.clone()
+                };
+                self.declare_param(&as_pointer, origin);
+                return;
+            }
             CType::Array { .. } => match self.declared_dims(var) {
                 Some((elem, dims)) => {
                     self.bindings.insert(
@@ -395,6 +410,25 @@ impl<'f> Lowerer<'f> {
                         },
                     }))
                 }
+                CType::Pointer { .. } => match row_pointer_levels(&var.ty) {
+                    Some((elem, ndims)) => {
+                        self.bindings.insert(
+                            var.key.clone(),
+                            Binding::Array {
+                                name: name.clone(),
+                                elem,
+                                ndims,
+                                flat: false,
+                            },
+                        );
+                        Some(ParamKind::Array(ArrayInfo {
+                            elem,
+                            dims: vec![None; ndims],
+                            storage: Storage::RowPointers,
+                        }))
+                    }
+                    None => None,
+                },
                 CType::Array { .. } => {
                     // `double (*A)[M]`: a declared array with unknown rows.
                     let as_array = CVarDecl {
@@ -442,6 +476,19 @@ impl<'f> Lowerer<'f> {
             }
         }
     }
+}
+
+/// `T **` and `T ***` (row-pointer matrices and cubes): the element type
+/// and the number of subscripts, 2 or 3.
+fn row_pointer_levels(t: &CType) -> Option<(ScalarType, usize)> {
+    let mut levels = 0;
+    let mut cur = t;
+    while let CType::Pointer { pointee, .. } = cur {
+        levels += 1;
+        cur = pointee;
+    }
+    let elem = cur.scalar()?;
+    (2..=3).contains(&levels).then_some((elem, levels))
 }
 
 /// A C-like spelling of a type, for messages.
@@ -542,6 +589,26 @@ mod tests {
             globals: Vec::new(),
         }
     }
+    #[test]
+    fn pointers_to_pointers_are_row_pointer_arrays_of_two_or_three_levels() {
+        let ptr = |t: CType| CType::Pointer {
+            pointee: Box::new(t),
+            restrict: false,
+        };
+        let f64_ = CType::Scalar(ScalarType::F64);
+        assert_eq!(row_pointer_levels(&ptr(f64_.clone())), None);
+        assert_eq!(
+            row_pointer_levels(&ptr(ptr(f64_.clone()))),
+            Some((ScalarType::F64, 2))
+        );
+        assert_eq!(
+            row_pointer_levels(&ptr(ptr(ptr(f64_.clone())))),
+            Some((ScalarType::F64, 3))
+        );
+        assert_eq!(row_pointer_levels(&ptr(ptr(ptr(ptr(f64_))))), None);
+        assert_eq!(row_pointer_levels(&ptr(ptr(CType::Void))), None);
+    }
+
     fn loops(body: Vec<CStmt>) -> Vec<(String, String, String, i64)> {
         let kernel = lower_function(&function(body), None).expect("lowers");
         kernel

@@ -111,7 +111,14 @@ pub fn header_lines(program: &Program, target: Target, comment: &str) -> String 
         format!("function: {}", program.name),
         format!("verification: {}", quote_string(&program.meta.status)),
     ]
-    .iter()
+    .into_iter()
+    .chain(
+        program
+            .meta
+            .preconditions
+            .iter()
+            .map(|p| format!("precondition: {}", quote_string(p))),
+    )
     .map(|l| format!("{comment} {l}\n"))
     .collect()
 }

@@ -598,5 +598,21 @@ pub fn doc_params(f: &PyFunction) -> String {
             }
         })
         .collect();
-    parts.join(", ")
+    let mut doc = parts.join(", ");
+    // Docstrings are triple-quoted: keep the sentences free of quotes and
+    // backslashes so that no precondition text can end the string.
+    for pre in &f.program.meta.preconditions {
+        let clean: String = pre
+            .chars()
+            .map(|c| {
+                if matches!(c, '"' | '\\' | '\n') {
+                    '\''
+                } else {
+                    c
+                }
+            })
+            .collect();
+        doc.push_str(&format!("\n\n    Precondition: {clean}"));
+    }
+    doc
 }

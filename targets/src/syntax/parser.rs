@@ -170,6 +170,10 @@ impl Parser {
             } else if self.is_keyword("status") {
                 self.bump();
                 meta.status = self.string("a verification status")?;
+            } else if self.is_keyword("precondition") {
+                self.bump();
+                let text = self.string("a precondition")?;
+                meta.preconditions.push(text);
             } else {
                 break;
             }

@@ -103,6 +103,9 @@ pub fn print_program(p: &Program) -> String {
         out.push('\n');
     }
     out.push_str(&format!("status {}\n", quote_string(&p.meta.status)));
+    for pre in &p.meta.preconditions {
+        out.push_str(&format!("precondition {}\n", quote_string(pre)));
+    }
     let params: Vec<String> = p
         .params
         .iter()

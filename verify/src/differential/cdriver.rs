@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tenslift_frontend::ir::{
-    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Stmt,
+    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Stmt, Storage,
 };
 use tenslift_targets::interp::Array;
 use tenslift_targets::{npy, DType, Program};
@@ -372,6 +372,15 @@ fn driver_source(
         match (slot, &p.kind) {
             (Some(Slot::Size { value, .. }), _) => call_args.push(value.to_string()),
             (Some(Slot::Scalar { name, .. }), _) => call_args.push(format!("tl_arg_{name}")),
+            (
+                Some(Slot::Array {
+                    name, dtype, shape, ..
+                }),
+                CParamKind::Array(info),
+            ) if info.storage == Storage::RowPointers => {
+                c.push_str(&row_pointer_levels(name, *dtype, shape));
+                call_args.push(format!("(void *)tl_rows_{name}"));
+            }
             (Some(Slot::Array { name, .. }), _) => call_args.push(format!("(void *)tl_arg_{name}")),
             (None, CParamKind::Scalar { .. }) => call_args.push("0".to_string()),
             (None, CParamKind::Array(_)) => {
@@ -440,6 +449,26 @@ fn driver_source(
     }
     c.push_str("    return 0;\n}\n");
     Ok(c)
+}
+
+/// C statements that build `tl_rows_{name}`, the row pointers (and, for
+/// three dimensions, the plane pointers) of a row-pointer array over its
+/// contiguous buffer `tl_arg_{name}`: row `r` starts at `r * shape[-1]`, so
+/// rows never overlap, as the lifted program assumes.
+fn row_pointer_levels(name: &str, dtype: DType, shape: &[usize]) -> String {
+    let t = c_type(dtype);
+    match shape {
+        [rows, cols] => format!(
+            "    {t} **tl_rows_{name} = malloc(sizeof({t} *) * {n});\n    for (long r = 0; r < {rows}L; r++) tl_rows_{name}[r] = ({t} *)tl_arg_{name} + r * {cols}L;\n",
+            n = (*rows).max(1)
+        ),
+        [planes, rows, cols] => format!(
+            "    {t} ***tl_rows_{name} = malloc(sizeof({t} **) * {np});\n    for (long z = 0; z < {planes}L; z++) {{\n        tl_rows_{name}[z] = malloc(sizeof({t} *) * {nr});\n        for (long r = 0; r < {rows}L; r++) tl_rows_{name}[z][r] = ({t} *)tl_arg_{name} + (z * {rows}L + r) * {cols}L;\n    }}\n",
+            np = (*planes).max(1),
+            nr = (*rows).max(1)
+        ),
+        _ => format!("    void *tl_rows_{name} = tl_arg_{name};\n"),
+    }
 }
 
 /// Parameters that reach a divisor or the argument of `sqrt`/`log`/`pow`.
