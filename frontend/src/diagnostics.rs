@@ -96,11 +96,11 @@ codes! {
     SIDE_EFFECT_IN_EXPRESSION = "TL032", "assignment or increment inside an expression",
         "Assignments, `++` and `--` must be whole statements (a chain `a = b = e;` counts as one: it becomes one assignment per target), so evaluating an expression never writes memory.",
         "y[i] = x[j++];  x = (t = y[i]) + 1;";
-    MEMBER_ACCESS = "TL033", "struct or union member access",
-        "Structures have no counterpart in the loop IR; pass their arrays as separate parameters.",
-        "p->data[i] = 0;";
+    MEMBER_ACCESS = "TL033", "struct field the kernel cannot use as a parameter",
+        "Fields of struct parameters and globals are read as parameters of their own (`m.rows` becomes the size `m_rows`, `m.vals` the array `m_vals`), so a field must hold a scalar or a pointer to scalars (a `void *` cast to one where it is used), and scalar fields are read-only: a size the kernel changes is no size. Member access on anything but a struct parameter or global is refused too.",
+        "void k(matrix *m) { for (i = 0; i < m->rows; i++) ...; m->rows = 0; }";
     UNSUPPORTED_TYPE = "TL034", "unsupported type",
-        "Values must be bool, 8- to 64-bit integers, float or double; arrays and pointers of those. Structs, long double, complex, function pointers and pointers to pointers are refused.",
+        "Values must be bool, 8- to 64-bit integers, float or double; arrays and pointers of those. Pointers to pointers (up to `T ***`) are row-pointer arrays, and struct parameters are read field by field (TL033); long double, complex, function pointers and deeper pointers are refused.",
         "void k(long double *x, int n)";
     LITERAL_OVERFLOW = "TL035", "integer literal does not fit in 64 bits",
         "The loop IR stores integer literals as signed 64-bit values.",

@@ -9,6 +9,7 @@
 //! declaration order in the source.
 
 mod expr;
+mod fields;
 mod finish;
 mod loops;
 mod macro_sizes;
@@ -96,6 +97,8 @@ pub fn lower_function(
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
+    let flattened = fields::flatten(func);
+    let func = flattened.as_ref().map_or(func, |f| &f.func);
     let mut l = Lowerer {
         func,
         diagnostics: Vec::new(),
@@ -126,11 +129,15 @@ pub fn lower_function(
         l.declare_param(m, Origin::Macro { value: *value });
     }
     let macro_params = std::mem::take(&mut l.params);
+    let field_origin = |key: &str| flattened.as_ref().and_then(|f| f.origins.get(key).cloned());
     for p in &func.params {
-        l.declare_param(p, Origin::Argument);
+        l.declare_param(p, field_origin(&p.key).unwrap_or(Origin::Argument));
     }
     for g in &func.globals {
-        l.declare_param(g, Origin::Global);
+        l.declare_param(g, field_origin(&g.key).unwrap_or(Origin::Global));
+    }
+    if let Some(f) = &flattened {
+        l.diagnostics.extend(f.diagnostics.iter().cloned());
     }
     l.params.extend(macro_params);
     let body = l.lower_body(region);
@@ -504,7 +511,7 @@ pub(crate) fn type_name(t: &CType) -> String {
             None => format!("{}[]", type_name(elem)),
         },
         CType::Void => "void".into(),
-        CType::Other(s) => s.clone(),
+        CType::Other(s) | CType::Struct(s) => s.clone(),
     }
 }
 
