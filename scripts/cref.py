@@ -641,10 +641,11 @@ def _field_target(p: Param, structs: dict[str, dict[str, Any]], declarations: li
         if root["pass"] != "global":
             declarations.append(f"  static {root['type']} {var};")
             arguments.append(var if root["pass"] == "value" else f"&{var}")
-    # A subscripted field is a pointer the driver must back with memory.
-    for field_prefix in re.findall(r"([\w.]+?)\[", rest):
-        pointer = f"{var}.{field_prefix}"
-        declarations.append(f"  if (!{pointer}) {pointer} = cref_alloc(sizeof *{pointer} * 16);")
+    # Pointer fields the path subscripts (the entry's `pointers`) get memory.
+    for field_prefix in root.get("pointers", []):
+        if rest.startswith(f"{field_prefix}["):
+            pointer = f"{var}.{field_prefix}"
+            declarations.append(f"  if (!{pointer}) {pointer} = cref_alloc(sizeof *{pointer} * 16);")
     return f"{var}.{rest}"
 
 

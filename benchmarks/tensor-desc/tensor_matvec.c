@@ -1,5 +1,5 @@
 /* y = A x with tensor descriptors passed by pointer; the matrix's shape is
- * nested (`A->shape.dims[k]`), the data pointers are untyped. */
+ * nested (`mat->shape.dims[k]`), the data pointers are untyped. */
 struct shape {
     int rank;
     int dims[4];
@@ -10,12 +10,12 @@ struct tensor {
     void *vals;
 };
 
-void tensor_matvec(const struct tensor *A, const struct tensor *x, struct tensor *y)
+void tensor_matvec(const struct tensor *mat, const struct tensor *x, struct tensor *y)
 {
-    for (int i = 0; i < A->shape.dims[0]; i++) {
+    for (int i = 0; i < mat->shape.dims[0]; i++) {
         double acc = 0.0;
-        for (int j = 0; j < A->shape.dims[1]; j++)
-            acc += ((const double *)A->vals)[i * A->shape.dims[1] + j] * ((const double *)x->vals)[j];
+        for (int j = 0; j < mat->shape.dims[1]; j++)
+            acc += ((const double *)mat->vals)[i * mat->shape.dims[1] + j] * ((const double *)x->vals)[j];
         ((double *)y->vals)[i] = acc;
     }
 }

@@ -31,8 +31,8 @@ codes! {
         "libclang reported an error (syntax error, undeclared name, bad type). The message is clang's own.",
         "void k(int n) { for (int i = 0; i < n; i++) x[i] = 0 }";
     NO_KERNEL = "TL002", "no kernel found",
-        "No function definition other than `main` contains a `for` loop or a `#pragma scop` region, so there is nothing to lift.",
-        "int add(int a, int b) { return a + b; }";
+        "The file defines no function other than `main` (or `--function` selected none). When some function has a `for` loop or a `#pragma scop` region, only those are kernels; a file of loop-free functions lifts every one of them.",
+        "int main(void) { return 0; }";
     UNKNOWN_FUNCTION_NAME = "TL003", "--function names a function the file does not define",
         "Every name given with `--function` must be a function defined (with a body) in the file.",
         "/* $ tenslift extract gemm.c --function gemmm */";
