@@ -192,7 +192,10 @@ fn extract_here(
         // A file of loop-free functions (`int add(int b, int c)`) lifts
         // every one of them; beside loop nests they stay helpers.
         if with_loops.is_empty() {
-            functions.iter().filter(|f| f.spelling() != "main").collect()
+            functions
+                .iter()
+                .filter(|f| f.spelling() != "main")
+                .collect()
         } else {
             with_loops
         }
