@@ -34,6 +34,10 @@ FRONTIER_POLYBENCH = """
 cholesky durbin gramschmidt lu ludcmp trisolv deriche floyd-warshall nussinov adi fdtd-2d heat-3d
 jacobi-1d jacobi-2d seidel-2d
 """.split()
+# Wave 2 (issues 16/17): real-world forms (row pointers, struct parameters,
+# tensor descriptors, loop-free functions).
+REAL_FORM_SUITES = {"rowptr", "darknet-struct", "tensor-desc", "scalar"}
+REAL_FORM_COUNT = 16
 STENSO_NAMES = """
 diag_dot elem_square log_exp_1 log_exp_2 mat_vec_prod dot_trans scalar_sum vec_lerp
 euclidian_dist common_factor inner_prod scale_dot reshape_dot dot_trans_2 power_neg sum_sum
@@ -47,21 +51,24 @@ def test_corpus_has_99_union_15_frontier_polybench_and_33_stenso_kernels(manifes
     stenso = sorted(n for n, s in suites.items() if s == "stenso")
     frontier = sorted(n for n in suites if n in FRONTIER_POLYBENCH)
     union = sorted(n for n, s in suites.items() if s in UNION_SUITES and n not in FRONTIER_POLYBENCH)
-    others = sorted(n for n, s in suites.items() if s not in UNION_SUITES | {"stenso"})
+    real_form = sorted(n for n, s in suites.items() if s in REAL_FORM_SUITES)
+    others = sorted(n for n, s in suites.items()
+                    if s not in UNION_SUITES | REAL_FORM_SUITES | {"stenso"})
     assert stenso == sorted(STENSO_NAMES)
     assert frontier == sorted(FRONTIER_POLYBENCH)
     assert all(suites[n] == "polybench" for n in frontier)
     assert not others, f"entries with an unknown suite: {others}"
     assert sorted(set(TENSORIZE_NAMES) - set(union)) == []
     assert len(union) == 99
-    assert len(manifest) == 99 + 15 + 33
+    assert len(real_form) == REAL_FORM_COUNT
+    assert len(manifest) == 99 + 15 + 33 + REAL_FORM_COUNT
 
 
 def test_every_kernel_file_belongs_to_exactly_one_manifest_entry(manifest):
     named = [k.path for k in manifest.values()]
     duplicates = sorted({str(p) for p in named if named.count(p) > 1})
     assert not duplicates, f"files used by several entries: {duplicates}"
-    on_disk = {p.resolve() for suite in UNION_SUITES | {"stenso"}
+    on_disk = {p.resolve() for suite in UNION_SUITES | REAL_FORM_SUITES | {"stenso"}
                for p in (BENCHMARKS / suite).glob("*.c")}
     orphans = sorted(str(p.relative_to(BENCHMARKS)) for p in on_disk - set(named))
     missing = sorted(str(p) for p in set(named) - on_disk)
@@ -112,17 +119,34 @@ def test_every_manifest_entry_is_consistent_with_its_c_file(manifest):
         if not kernel.path.is_file():
             continue
         parameters = _definition_parameters(kernel)
+        c_names = _c_level_names(kernel)
         if parameters is None:
             problems.append(f"{kernel.name}: no definition of {kernel.function}() in {kernel.file}")
-        elif len(parameters) != len(kernel.params):
+        elif len(parameters) != len(c_names):
             problems.append(f"{kernel.name}: {kernel.function}() takes {len(parameters)} "
-                            f"parameters, the manifest lists {len(kernel.params)}")
+                            f"parameters, the manifest lists {len(c_names)}")
         else:
-            for declared, param in zip(parameters, kernel.params):
-                if not re.search(r"\b" + re.escape(param.name) + r"\b", declared):
-                    problems.append(f"{kernel.name}: manifest param {param.name} does not "
+            for declared, name in zip(parameters, c_names):
+                if not re.search(r"\b" + re.escape(name) + r"\b", declared):
+                    problems.append(f"{kernel.name}: manifest param {name} does not "
                                     f"match C parameter `{declared}`")
     assert not problems, "\n".join(problems)
+
+
+def _c_level_names(kernel):
+    """The C parameters the manifest's params stand for: struct fields
+    (`field = "m.rows"`) collapse into their struct, passed where its first
+    field stands; fields of a global struct are no parameter."""
+    passing = {s["name"]: s["pass"] for s in kernel.extra.get("structs", [])}
+    names = []
+    for param in kernel.params:
+        if param.field is None:
+            names.append(param.name)
+            continue
+        root = re.match(r"\w+", param.field).group(0)
+        if passing.get(root) != "global" and root not in names:
+            names.append(root)
+    return names
 
 
 def _compile(kernel, command_prefix):
