@@ -312,7 +312,13 @@ impl Lowerer<'_> {
                 if info.storage == Storage::RowPointers {
                     for (d, dim) in info.dims.iter_mut().enumerate() {
                         if let Some(indices) = by_level.get(&(p.name.clone(), d)) {
-                            *dim = self.outer_extent(indices.iter());
+                            // Constant subscripts (`a[i][0]`) need that many.
+                            let constants: Option<Vec<i64>> =
+                                indices.iter().map(Affine::as_constant).collect();
+                            *dim = match constants.and_then(|c| c.into_iter().max()) {
+                                Some(last) if last >= 0 => Some(Affine::constant(last + 1)),
+                                _ => self.outer_extent(indices.iter()),
+                            };
                         }
                     }
                 }
