@@ -125,6 +125,12 @@ class Param:
     range: tuple[float, float] | None = None
     value: float | int | None = None
     init: str | None = None
+    # "rowptr": a `T **` / `T ***` parameter, passed as row pointers into
+    # the contiguous array (each row `shape[-1]` elements after the last).
+    layout: str | None = None
+    # A struct field the C reaches through its struct parameter (`m.vals`,
+    # `t->dims[0]`): the path below the struct, as written after the root.
+    field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -264,8 +270,16 @@ def _parse_param(kernel_name: str, raw: Any) -> Param:
     shape = tuple(raw.get("shape", ()))
     if kind == "array" and "shape" not in raw:
         raise CrefError(f"{where}, param {raw['name']}: arrays need a shape")
+    layout = raw.get("layout")
+    if layout not in (None, "rowptr"):
+        raise CrefError(f"{where}, param {raw['name']}: unknown layout {layout!r} (known: rowptr)")
+    if layout == "rowptr" and len(shape) not in (2, 3):
+        raise CrefError(f"{where}, param {raw['name']}: a rowptr array has 2 or 3 dimensions")
+    field_path = raw.get("field")
+    if field_path is not None and not re.fullmatch(r"\w+(->|\.)[\w.\[\]]+", field_path):
+        raise CrefError(f"{where}, param {raw['name']}: field must read like `m.vals` or `t->dims[0]`")
     return Param(name=raw["name"], kind=kind, type=ptype, shape=shape, range=rng,
-                 value=raw.get("value"), init=init)
+                 value=raw.get("value"), init=init, layout=layout, field=field_path)
 
 
 _KNOWN_KEYS = {"name", "suite", "file", "function", "dtype", "outputs", "expect", "reason",
@@ -529,9 +543,17 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
     arguments: list[str] = []
     writes: list[str] = []
     unlisted: list[str] = []
+    structs = _struct_roots(kernel)
     for index, p in enumerate(kernel.params):
+        # A struct field is stored into its struct; the struct is passed
+        # where its first field stands (by value, by pointer, or not at all
+        # for a global).
+        target = _field_target(p, structs, declarations, arguments)
         if p.kind == "size":
-            arguments.append(str(sizes[p.name]))
+            if target:
+                declarations.append(f"  {target} = {sizes[p.name]};")
+            else:
+                arguments.append(str(sizes[p.name]))
             continue
         _, c_type, descr = TYPES[p.type]
         var = f"cref_param_{index}"
@@ -539,7 +561,10 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
             declarations.append(
                 f'  {c_type} {var} = *({c_type} *)cref_npy_read(cref_path(cref_input_dir, "{p.name}.npy"), '
                 f'"{descr}", sizeof({c_type}), 0, NULL);')
-            arguments.append(var)
+            if target:
+                declarations.append(f"  {target} = {var};")
+            else:
+                arguments.append(var)
             continue
         shape = kernel.shape(p, dataset)
         extents = ", ".join(str(e) for e in shape) if shape else "0"
@@ -550,7 +575,14 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
             f'"{descr}", sizeof({c_type}), {len(shape)}, {var}_shape);')
         declarations.append(f"  {c_type} *{var} = cref_alloc(sizeof({c_type}) * (size_t){count}L);")
         restore.append(f"    memcpy({var}, {var}_pristine, sizeof({c_type}) * (size_t){count}L);")
-        arguments.append(f"(void *){var}")
+        passed = f"(void *){var}"
+        if p.layout == "rowptr":
+            declarations.extend(_row_pointers(var, c_type, shape))
+            passed = f"(void *){var}_rows"
+        if target:
+            declarations.append(f"  {target} = {passed};")
+        else:
+            arguments.append(passed)
         if p.name not in kernel.outputs:
             unlisted.append(
                 f"      if (memcmp({var}, {var}_pristine, sizeof({c_type}) * (size_t){count}L) != 0)\n"
@@ -596,6 +628,58 @@ def main_source(kernel: Kernel | str, dataset: str, variant: str = "gcc") -> str
     for marker, text in replacements.items():
         template = template.replace(marker, text)
     return template
+
+
+def _row_pointers(var: str, c_type: str, shape: tuple[int, ...]) -> list[str]:
+    """C lines building `{var}_rows`, the row (and plane) pointers of a rowptr array
+    over its contiguous buffer; rows are disjoint, as the lifted program assumes."""
+    if len(shape) == 2:
+        rows, cols = shape
+        return [f"  {c_type} **{var}_rows = cref_alloc(sizeof({c_type} *) * (size_t){max(rows, 1)});",
+                f"  for (long r = 0; r < {rows}L; r++) {var}_rows[r] = {var} + r * {cols}L;"]
+    planes, rows, cols = shape
+    return [f"  {c_type} ***{var}_rows = cref_alloc(sizeof({c_type} **) * (size_t){max(planes, 1)});",
+            f"  for (long z = 0; z < {planes}L; z++) {{",
+            f"    {var}_rows[z] = cref_alloc(sizeof({c_type} *) * (size_t){max(rows, 1)});",
+            f"    for (long r = 0; r < {rows}L; r++) {var}_rows[z][r] = {var} + (z * {rows}L + r) * {cols}L;",
+            "  }"]
+
+
+def _struct_roots(kernel: Kernel) -> dict[str, dict[str, Any]]:
+    """The manifest's `structs` table: {root name: {type, pass}}, `pass` one of
+    value, pointer, global."""
+    roots: dict[str, dict[str, Any]] = {}
+    for raw in kernel.extra.get("structs", []):
+        if not isinstance(raw, dict) or raw.get("pass") not in ("value", "pointer", "global") \
+                or "name" not in raw or ("type" not in raw and raw.get("pass") != "global"):
+            raise CrefError(f"kernel {kernel.name}: a structs entry needs name, type and "
+                            "pass = value|pointer|global")
+        roots[raw["name"]] = dict(raw, emitted=False)
+    return roots
+
+
+def _field_target(p: Param, structs: dict[str, dict[str, Any]], declarations: list[str],
+                  arguments: list[str]) -> str | None:
+    """The C lvalue that receives a struct-field parameter (None for a plain
+    parameter), declaring the struct and passing it on its first field."""
+    if p.field is None:
+        return None
+    m = re.match(r"(\w+)(->|\.)(.*)", p.field)
+    if m is None or m.group(1) not in structs:
+        raise CrefError(f"param {p.name}: field {p.field!r} names no entry of `structs`")
+    root, rest = structs[m.group(1)], m.group(3)
+    var = m.group(1) if root["pass"] == "global" else f"cref_struct_{m.group(1)}"
+    if not root["emitted"]:
+        root["emitted"] = True
+        if root["pass"] != "global":
+            declarations.append(f"  static {root['type']} {var};")
+            arguments.append(var if root["pass"] == "value" else f"&{var}")
+    # Pointer fields the path subscripts (the entry's `pointers`) get memory.
+    for field_prefix in root.get("pointers", []):
+        if rest.startswith(f"{field_prefix}["):
+            pointer = f"{var}.{field_prefix}"
+            declarations.append(f"  if (!{pointer}) {pointer} = cref_alloc(sizeof *{pointer} * 16);")
+    return f"{var}.{rest}"
 
 
 # ----------------------------------------------------------------------------- build

@@ -31,8 +31,8 @@ codes! {
         "libclang reported an error (syntax error, undeclared name, bad type). The message is clang's own.",
         "void k(int n) { for (int i = 0; i < n; i++) x[i] = 0 }";
     NO_KERNEL = "TL002", "no kernel found",
-        "No function definition other than `main` contains a `for` loop or a `#pragma scop` region, so there is nothing to lift.",
-        "int add(int a, int b) { return a + b; }";
+        "The file defines no function other than `main` (or `--function` selected none). When some function has a `for` loop or a `#pragma scop` region, only those are kernels; a file of loop-free functions lifts every one of them.",
+        "int main(void) { return 0; }";
     UNKNOWN_FUNCTION_NAME = "TL003", "--function names a function the file does not define",
         "Every name given with `--function` must be a function defined (with a body) in the file.",
         "/* $ tenslift extract gemm.c --function gemmm */";
@@ -108,11 +108,11 @@ codes! {
     SIDE_EFFECT_IN_EXPRESSION = "TL032", "assignment or increment inside an expression",
         "Assignments, `++` and `--` must be whole statements (a chain `a = b = e;` counts as one: it becomes one assignment per target), so evaluating an expression never writes memory.",
         "y[i] = x[j++];  x = (t = y[i]) + 1;";
-    MEMBER_ACCESS = "TL033", "struct or union member access",
-        "Structures have no counterpart in the loop IR; pass their arrays as separate parameters.",
-        "p->data[i] = 0;";
+    MEMBER_ACCESS = "TL033", "struct field the kernel cannot use as a parameter",
+        "Fields of struct parameters and globals are read as parameters of their own (`m.rows` becomes the size `m_rows`, `m.vals` the array `m_vals`), so a field must hold a scalar or a pointer to scalars (a `void *` cast to one where it is used), and scalar fields are read-only: a size the kernel changes is no size. Member access on anything but a struct parameter or global is refused too.",
+        "void k(matrix *m) { for (i = 0; i < m->rows; i++) ...; m->rows = 0; }";
     UNSUPPORTED_TYPE = "TL034", "unsupported type",
-        "Values must be bool, 8- to 64-bit integers, float or double; arrays and pointers of those. Structs, long double, complex, function pointers and pointers to pointers are refused.",
+        "Values must be bool, 8- to 64-bit integers, float or double; arrays and pointers of those. Pointers to pointers (up to `T ***`) are row-pointer arrays, and struct parameters are read field by field (TL033); long double, complex, function pointers and deeper pointers are refused.",
         "void k(long double *x, int n)";
     LITERAL_OVERFLOW = "TL035", "integer literal does not fit in 64 bits",
         "The loop IR stores integer literals as signed 64-bit values.",
@@ -206,13 +206,13 @@ impl Diagnostic {
         let message = self.message.as_str();
         Some(match self.code.id {
             "TL001" => "pass the flags the file is compiled with: -I DIR, -D NAME=VALUE, --std, or -p BUILD_DIR for a compile_commands.json",
-            "TL002" => "a kernel is a function with a `for` loop; or mark a region with `#pragma scop` ... `#pragma endscop`",
+            "TL002" => "define the kernel as a function in this file (loops are optional); or mark a region with `#pragma scop` ... `#pragma endscop`",
             "TL004" => "split the expression into several statements through local temporaries",
             "TL010" => "when the trip count is known, write the loop as a counted `for (i = start; i < end; i++)`",
-            "TL022" => "pointer induction variables (a local pointer walking a parameter) are planned (issue #17); until then subscript the parameter itself, `A[k + i]`",
-            "TL033" => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
-            "TL034" if message.contains("**") => "`T **` row-pointer matrices indexed `A[i][j]` are planned (issue #16); until then pass a flat array and its leading dimension",
-            "TL034" if message.contains("struct") => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
+            "TL022" => "a local pointer lifts when it walks one array of the kernel by affine steps (`p = A + k; p++`); write other pointer uses as subscripts of the parameter itself, `A[k + i]`",
+            "TL033" => "struct fields lift as parameters of their own when the kernel only reads them (`m.rows`, `t->dims[0]`, `(double *)t->vals`); copy a written field to a local",
+            "TL034" if message.contains("**") => "`T **` row-pointer matrices lift when indexed `A[i][j]` directly; otherwise pass a flat array and its leading dimension",
+            "TL034" if message.contains("struct") => "struct parameters lift when the kernel reads their scalar and array fields; pass other structs' arrays and sizes as separate parameters",
             "TL030" => "helpers whose whole body is `return expr;` over scalars are inlined; rewrite the helper so, or leave this function out with --function",
             _ => return None,
         })

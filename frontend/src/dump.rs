@@ -47,6 +47,7 @@ fn dims(info: &ArrayInfo) -> String {
 fn storage(s: &Storage) -> String {
     match s {
         Storage::Declared => "declared".into(),
+        Storage::RowPointers => "row_pointers".into(),
         Storage::Flat { strides } => format!(
             "flat({})",
             strides
@@ -196,17 +197,23 @@ pub fn kernel(k: &Kernel) -> String {
             Origin::Global => "global",
             Origin::Macro { .. } => "macro",
             Origin::Extent { .. } => "extent",
+            Origin::Field(_) => "field",
+        };
+        // A struct field says where it lives: `field m_rows = m.rows: i32`.
+        let shown = match &p.origin {
+            Origin::Field(path) => format!("{} = {}", p.name, path.c_source()),
+            _ => p.name.clone(),
         };
         match &p.kind {
             ParamKind::Scalar { ty, is_size } => {
-                let mut line = format!("  {word} {}: {ty}", p.name);
+                let mut line = format!("  {word} {shown}: {ty}");
                 if *is_size {
                     line.push_str(" size");
                 }
                 if p.origin == Origin::Global {
                     let _ = write!(line, " {}", role(p.role));
                 }
-                if let Origin::Macro { value } | Origin::Extent { value } = p.origin {
+                if let Origin::Macro { value } | Origin::Extent { value } = &p.origin {
                     let _ = write!(line, " (= {value} in this build)");
                 }
                 let _ = writeln!(out, "{line}");
@@ -214,8 +221,7 @@ pub fn kernel(k: &Kernel) -> String {
             ParamKind::Array(info) => {
                 let _ = writeln!(
                     out,
-                    "  {word} {}: {}{} {} {}",
-                    p.name,
+                    "  {word} {shown}: {}{} {} {}",
                     info.elem,
                     dims(info),
                     role(p.role),

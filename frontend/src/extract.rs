@@ -228,10 +228,20 @@ fn extract_here(
     };
 
     let selected: Vec<&Cursor<'_>> = if options.functions.is_empty() {
-        functions
+        let with_loops: Vec<&Cursor<'_>> = functions
             .iter()
             .filter(|f| f.spelling() != "main" && (contains_loop(f) || !regions_in(f).is_empty()))
-            .collect()
+            .collect();
+        // A file of loop-free functions (`int add(int b, int c)`) lifts
+        // every one of them; beside loop nests they stay helpers.
+        if with_loops.is_empty() {
+            functions
+                .iter()
+                .filter(|f| f.spelling() != "main")
+                .collect()
+        } else {
+            with_loops
+        }
     } else {
         let mut chosen = Vec::new();
         for name in &options.functions {
@@ -250,7 +260,7 @@ fn extract_here(
         diagnostics.push(Diagnostic::new(
             codes::NO_KERNEL,
             None,
-            "no function with a loop nest (other than `main`) is defined in this file",
+            "no function (other than `main`) is defined in this file",
         ));
     }
 

@@ -60,6 +60,74 @@ impl Kernel {
         };
         forget(self) == forget(other)
     }
+
+    /// How a caller holding the C structs passes them: one sentence per
+    /// struct parameter or global, naming the argument of each used field
+    /// (`m_rows = m.rows, m_vals = m.vals`).
+    fn struct_calling_notes(&self) -> Vec<String> {
+        let mut roots: Vec<(&FieldPath, Vec<String>)> = Vec::new();
+        for p in &self.params {
+            let Origin::Field(path) = &p.origin else {
+                continue;
+            };
+            let shown = match &p.kind {
+                ParamKind::Array(info) if info.storage == Storage::RowPointers => format!(
+                    "{} = {} (its rows stacked into one {}-D array)",
+                    p.name,
+                    path.c_source(),
+                    info.dims.len()
+                ),
+                ParamKind::Array(_) => format!("{} = {} (as an array)", p.name, path.c_source()),
+                ParamKind::Scalar { .. } => format!("{} = {}", p.name, path.c_source()),
+            };
+            match roots.iter_mut().find(|(r, _)| r.root == path.root) {
+                Some((_, fields)) => fields.push(shown),
+                None => roots.push((path, vec![shown])),
+            }
+        }
+        roots
+            .into_iter()
+            .map(|(path, fields)| {
+                let how = match path.passing {
+                    Passing::ByValue => "passed by value",
+                    Passing::ByPointer => "passed by pointer",
+                    Passing::Global => "a global",
+                };
+                format!(
+                    "the C struct `{}` ({}, {how}) arrives field by field: {}; its other fields are not used",
+                    path.root,
+                    path.struct_type,
+                    fields.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    /// What a lifted program of this kernel assumes of its caller beyond
+    /// the shapes, one sentence each: the rows of a row-pointer array are
+    /// disjoint buffers, wide enough for the iterated columns.
+    pub fn preconditions(&self) -> Vec<String> {
+        let extent = |d: &Option<Affine>| d.as_ref().map_or("?".to_string(), |a| a.to_string());
+        let mut out = self.struct_calling_notes();
+        for p in &self.params {
+            let ParamKind::Array(info) = &p.kind else {
+                continue;
+            };
+            if info.storage != Storage::RowPointers || info.dims.len() < 2 {
+                continue;
+            }
+            let (outer, last) = info.dims.split_at(info.dims.len() - 1);
+            let rows: Vec<String> = outer.iter().map(extent).collect();
+            out.push(format!(
+                "`{}` is passed as row pointers: its {} rows are disjoint buffers of at least {} {} each, overlapping no other array",
+                p.name,
+                rows.join(" x "),
+                extent(&last[0]),
+                info.elem
+            ));
+        }
+        out
+    }
 }
 
 /// A span of whole lines in one file, 1-based and inclusive.
@@ -259,6 +327,13 @@ pub enum Storage {
     /// middle extent `None` (kv_dim / head_size is not known). Indices may
     /// contain integer parameters (`head`).
     Flat { strides: Vec<Affine> },
+    /// `double **A` (or `double *A[]`, `double ***A`) indexed `A[i][j]`:
+    /// an array of row pointers, each row a separate buffer. Logically a
+    /// dense array with every extent taken from the loop bounds; its
+    /// lifting rests on the precondition that no two rows overlap (nor
+    /// overlap another array) and every row holds at least the iterated
+    /// width. Drivers build the pointer levels over contiguous storage.
+    RowPointers,
 }
 
 /// What a kernel does with a parameter.
@@ -274,7 +349,7 @@ pub enum Role {
     InOut,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     Argument,
@@ -296,6 +371,92 @@ pub enum Origin {
     Extent {
         value: i64,
     },
+    /// A field of a struct parameter or global (`m.rows`, `t->dims[0]`,
+    /// `(double *)t->vals`): the kernel reads it as a parameter of its own,
+    /// named after the path (`m_rows`, `t_dims_0`, `t_vals`); drivers
+    /// rebuild the struct from the path.
+    Field(FieldPath),
+}
+
+/// Where a struct-field parameter lives in its C struct.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldPath {
+    /// The C name of the struct parameter or global.
+    pub root: String,
+    /// The C spelling of its struct type (`matrix`, `struct tensor`).
+    pub struct_type: String,
+    pub passing: Passing,
+    /// From the root down, e.g. `dims`, `[0]`.
+    pub steps: Vec<FieldStep>,
+}
+
+/// How the C function receives a struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Passing {
+    ByValue,
+    ByPointer,
+    Global,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum FieldStep {
+    /// `.name` (or `->name` below a pointer); `pointer` says the field
+    /// itself holds a pointer, which a following index goes through.
+    Field { name: String, pointer: bool },
+    /// `[index]`, a constant subscript (`t->dims[0]`).
+    Index { index: i64 },
+}
+
+impl FieldPath {
+    /// The path in C, from an expression `object` of the struct type
+    /// itself (not a pointer to it): `object.shape.dims[1]`.
+    pub fn c_lvalue(&self, object: &str) -> String {
+        let mut out = object.to_string();
+        let mut below_pointer = false;
+        for step in &self.steps {
+            match step {
+                FieldStep::Field { name, pointer } => {
+                    out.push_str(if below_pointer { "->" } else { "." });
+                    out.push_str(name);
+                    below_pointer = *pointer;
+                }
+                FieldStep::Index { index } => {
+                    out.push_str(&format!("[{index}]"));
+                    below_pointer = false;
+                }
+            }
+        }
+        out
+    }
+
+    /// The path as the C source spells it: `m.rows`, `t->dims[0]`.
+    pub fn c_source(&self) -> String {
+        let object = self.c_lvalue("");
+        let sep = if self.passing == Passing::ByPointer {
+            "->"
+        } else {
+            "."
+        };
+        format!("{}{sep}{}", self.root, object.trim_start_matches('.'))
+    }
+
+    /// The prefixes of the path that are pointer fields followed by an
+    /// index or a field: memory a driver must allocate before storing.
+    pub fn pointer_prefixes(&self, object: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, step) in self.steps.iter().enumerate() {
+            if matches!(step, FieldStep::Field { pointer: true, .. }) && k + 1 < self.steps.len() {
+                let prefix = FieldPath {
+                    steps: self.steps[..=k].to_vec(),
+                    ..self.clone()
+                };
+                out.push(prefix.c_lvalue(object));
+            }
+        }
+        out
+    }
 }
 
 /// A local variable of the kernel; its lifetime is the whole kernel body

@@ -88,6 +88,23 @@ pub fn read_type(ty: Type<'_>) -> CType {
             elem: Box::new(read_type(canonical.element())),
             len: None,
         },
+        // The written spelling (`matrix`) when it names the struct, since an
+        // anonymous struct's canonical spelling is no C type name.
+        sys::CXType_Record => {
+            // Qualifiers are not part of the name a driver declares.
+            let unqualified = |s: String| {
+                s.split_whitespace()
+                    .filter(|w| !matches!(*w, "const" | "volatile" | "restrict"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let canonical_name = unqualified(canonical.spelling());
+            if canonical_name.contains('(') {
+                CType::Struct(unqualified(ty.spelling()))
+            } else {
+                CType::Struct(canonical_name)
+            }
+        }
         _ => CType::Other(ty.spelling()),
     }
 }
@@ -600,7 +617,13 @@ impl Reader {
                     },
                 }
             }
-            sys::CXCursor_MemberRefExpr => CExprKind::Member,
+            sys::CXCursor_MemberRefExpr => match children.first() {
+                Some(_) => CExprKind::Member {
+                    base: sub(self, 0),
+                    field: c.spelling(),
+                },
+                None => CExprKind::Unsupported("member access without a base".into()),
+            },
             sys::CXCursor_UnaryExpr => CExprKind::Unsupported("sizeof".into()),
             _ => CExprKind::Unsupported(c.kind_name()),
         };

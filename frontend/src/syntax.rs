@@ -20,6 +20,8 @@ pub enum CType {
         len: Option<i64>,
     },
     Void,
+    /// A struct (or union) type, by its spelling (`matrix`, `struct tensor`).
+    Struct(String),
     /// Anything else (struct, long double, function, ...), by its spelling.
     Other(String),
 }
@@ -167,7 +169,11 @@ pub enum CExprKind {
         /// helper such as `static inline float relu(float x)`), to inline.
         inline: Option<Box<InlineBody>>,
     },
-    Member,
+    /// `base.field`, or `base->field` when `base` is a pointer.
+    Member {
+        base: Box<CExpr>,
+        field: String,
+    },
     /// Anything else, by libclang's kind name.
     Unsupported(String),
     /// Already refused by the reader (its diagnostic is recorded).

@@ -373,17 +373,23 @@ pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<(
     result
 }
 
-/// The relations between sizes the kernel relies on (`ni <= ext_1000`),
-/// each with the array axis it keeps in bounds.
+/// Every precondition of the kernel, one object each: the relations
+/// between sizes its region relies on (`ni <= ext_1000`, with the array
+/// axis it keeps in bounds; the program checks them), then what the caller
+/// must guarantee beyond the shapes (disjoint rows, how a C struct's fields
+/// are passed). `text` is the sentence in either case.
 fn preconditions_json(kernel: &tenslift_frontend::ir::Kernel) -> serde_json::Value {
-    crate::spec::region::relations(kernel)
-        .iter()
-        .map(|r| {
-            json!({
-                "relation": r.to_string(),
-                "array": r.array,
-                "axis": r.axis,
-            })
+    let relations = crate::spec::region::relations(kernel).into_iter().map(|r| {
+        json!({
+            "text": r.to_string(),
+            "relation": r.to_string(),
+            "array": r.array,
+            "axis": r.axis,
         })
-        .collect()
+    });
+    let stated = kernel
+        .preconditions()
+        .into_iter()
+        .map(|text| json!({ "text": text }));
+    relations.chain(stated).collect()
 }

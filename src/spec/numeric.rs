@@ -183,7 +183,7 @@ pub fn evaluate(
                             .map(|s| eval_affine(s, &no_iters, &spec.sizes, &p.loc))
                             .collect::<Result<Vec<_>, _>>()?,
                     },
-                    Storage::Declared => row_major_strides(
+                    Storage::Declared | Storage::RowPointers => row_major_strides(
                         layout.extents.get(&p.name).map_or(&[][..], Vec::as_slice),
                     ),
                 };

@@ -198,6 +198,9 @@ pub fn relations(kernel: &Kernel) -> Vec<Relation> {
         let first_axis = match info.storage {
             Storage::Declared => 0,
             Storage::Flat { .. } => 1,
+            // Row pointers have no declared extent: the loops give their
+            // shape, and the driver allocates exactly that.
+            Storage::RowPointers => continue,
         };
         let reach = touched(kernel, &p.name, info.dims.len());
         for (axis, (dim, needed)) in info.dims.iter().zip(reach).enumerate() {

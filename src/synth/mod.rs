@@ -628,6 +628,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     lines: Some((kernel.range.start_line, kernel.range.end_line)),
                     status: "unverified".to_string(),
                     requires: signature::requirements(kernel)?,
+                    preconditions: kernel.preconditions(),
                 },
                 name: Arc::from(kernel.name.as_str()),
                 params: declared_params.clone(),

@@ -937,6 +937,7 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Part
             lines: Some((kernel.range.start_line, kernel.range.end_line)),
             status: "unverified".to_string(),
             requires: super::signature::requirements(kernel)?,
+            preconditions: kernel.preconditions(),
         },
         name: Arc::from(kernel.name.as_str()),
         params,

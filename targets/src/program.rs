@@ -21,6 +21,10 @@ pub struct Meta {
     /// ext_1000`): the region it reads and writes fits the arrays it is
     /// given. Emitted code checks them before computing anything.
     pub requires: Vec<Requirement>,
+    /// What the program assumes of its caller beyond the shapes (rows of a
+    /// row-pointer matrix do not overlap, how a C struct's fields are
+    /// passed), one sentence each, stated in every generated module.
+    pub preconditions: Vec<String>,
 }
 
 impl Default for Meta {
@@ -30,6 +34,7 @@ impl Default for Meta {
             lines: None,
             status: "unverified".to_string(),
             requires: Vec::new(),
+            preconditions: Vec::new(),
         }
     }
 }

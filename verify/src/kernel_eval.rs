@@ -166,7 +166,7 @@ impl<D: Domain> Interp<'_, D> {
                 .iter()
                 .map(|s| self.affine(s))
                 .collect::<Result<Vec<_>, _>>()?,
-            Storage::Declared => {
+            Storage::Declared | Storage::RowPointers => {
                 let mut strides = vec![1i64; info.dims.len()];
                 for d in (0..info.dims.len().saturating_sub(1)).rev() {
                     let extent = match &info.dims[d + 1] {

@@ -206,7 +206,7 @@ impl Lowerer<'_> {
                 args,
                 inline,
             } => self.call(e, callee.as_ref(), args, inline.as_deref()),
-            CExprKind::Member => {
+            CExprKind::Member { .. } => {
                 self.error(
                     codes::MEMBER_ACCESS,
                     &e.loc,
@@ -533,7 +533,7 @@ impl Lowerer<'_> {
                 );
                 None
             }
-            CExprKind::Member => {
+            CExprKind::Member { .. } => {
                 self.error(
                     codes::MEMBER_ACCESS,
                     &e.loc,
@@ -580,7 +580,7 @@ impl Lowerer<'_> {
         indices.reverse();
         let r = match &cur.kind {
             CExprKind::Ref(r) => r,
-            CExprKind::Member => {
+            CExprKind::Member { .. } => {
                 self.error(
                     codes::MEMBER_ACCESS,
                     &cur.loc,

@@ -288,7 +288,15 @@ impl Lowerer<'_> {
     /// infer it from loop bounds like a pointer's.
     fn infer_declared_outer_extents(&self, kernel: &mut Kernel) {
         let mut outer: HashMap<String, Vec<Affine>> = HashMap::new();
+        // Every level of a row-pointer array is sized by the loops over it.
+        let mut by_level: HashMap<(String, usize), Vec<Affine>> = HashMap::new();
         for_each_index(&mut kernel.body, &mut |array, index| {
+            for (d, a) in index.iter().enumerate() {
+                by_level
+                    .entry((array.to_string(), d))
+                    .or_default()
+                    .push(a.clone());
+            }
             if let Some(first) = index.first() {
                 outer
                     .entry(array.to_string())
@@ -301,6 +309,19 @@ impl Lowerer<'_> {
                 if info.storage == Storage::Declared && info.dims.first() == Some(&None) {
                     if let Some(indices) = outer.get(&p.name) {
                         info.dims[0] = self.outer_extent(indices.iter());
+                    }
+                }
+                if info.storage == Storage::RowPointers {
+                    for (d, dim) in info.dims.iter_mut().enumerate() {
+                        if let Some(indices) = by_level.get(&(p.name.clone(), d)) {
+                            // Constant subscripts (`a[i][0]`) need that many.
+                            let constants: Option<Vec<i64>> =
+                                indices.iter().map(Affine::as_constant).collect();
+                            *dim = match constants.and_then(|c| c.into_iter().max()) {
+                                Some(last) if last >= 0 => Some(Affine::constant(last + 1)),
+                                _ => self.outer_extent(indices.iter()),
+                            };
+                        }
                     }
                 }
             }
@@ -450,7 +471,7 @@ mod tests {
                         .join(", "),
                     ParamKind::Scalar { is_size, .. } => format!("size={is_size}"),
                 };
-                (p.name.clone(), kind, p.origin)
+                (p.name.clone(), kind, p.origin.clone())
             })
             .collect()
     }

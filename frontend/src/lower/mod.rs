@@ -9,6 +9,7 @@
 //! declaration order in the source.
 
 mod expr;
+mod fields;
 mod finish;
 mod loops;
 mod macro_sizes;
@@ -97,6 +98,10 @@ pub fn lower_function(
 ) -> Result<Kernel, Vec<Diagnostic>> {
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
+    // Struct fields become parameters of their own first, so a pointer
+    // walked out of a field is an ordinary walking pointer below.
+    let flattened = fields::flatten(func);
+    let func = flattened.as_ref().map_or(func, |f| &f.func);
     // Walking pointers become subscripts of the arrays they point into.
     let walked = pointers::normalise(func, region)?;
     let func = walked.as_ref().unwrap_or(func);
@@ -130,11 +135,15 @@ pub fn lower_function(
         l.declare_param(m, Origin::Macro { value: *value });
     }
     let macro_params = std::mem::take(&mut l.params);
+    let field_origin = |key: &str| flattened.as_ref().and_then(|f| f.origins.get(key).cloned());
     for p in &func.params {
-        l.declare_param(p, Origin::Argument);
+        l.declare_param(p, field_origin(&p.key).unwrap_or(Origin::Argument));
     }
     for g in &func.globals {
-        l.declare_param(g, Origin::Global);
+        l.declare_param(g, field_origin(&g.key).unwrap_or(Origin::Global));
+    }
+    if let Some(f) = &flattened {
+        l.diagnostics.extend(f.diagnostics.iter().cloned());
     }
     l.params.extend(macro_params);
     let body = l.lower_body(region);
@@ -361,6 +370,21 @@ impl<'f> Lowerer<'f> {
                     is_size: false,
                 })
             }
+            // `double *A[]` as a parameter is `double **A`.
+            CType::Array { elem, len: None }
+                if matches!(**elem, CType::Pointer { .. }) && origin == Origin::Argument =>
+            {
+                let as_pointer = CVarDecl {
+                    ty: CType::Pointer {
+                        pointee: elem.clone(),
+                        restrict: false,
+                    },
+                    dims: Vec::new(),
+                    ..var.clone()
+                };
+                self.declare_param(&as_pointer, origin);
+                return;
+            }
             CType::Array { .. } => match self.declared_dims(var) {
                 Some((elem, dims)) => {
                     self.bindings.insert(
@@ -399,6 +423,25 @@ impl<'f> Lowerer<'f> {
                         },
                     }))
                 }
+                CType::Pointer { .. } => match row_pointer_levels(&var.ty) {
+                    Some((elem, ndims)) => {
+                        self.bindings.insert(
+                            var.key.clone(),
+                            Binding::Array {
+                                name: name.clone(),
+                                elem,
+                                ndims,
+                                flat: false,
+                            },
+                        );
+                        Some(ParamKind::Array(ArrayInfo {
+                            elem,
+                            dims: vec![None; ndims],
+                            storage: Storage::RowPointers,
+                        }))
+                    }
+                    None => None,
+                },
                 CType::Array { .. } => {
                     // `double (*A)[M]`: a declared array with unknown rows.
                     let as_array = CVarDecl {
@@ -448,6 +491,19 @@ impl<'f> Lowerer<'f> {
     }
 }
 
+/// `T **` and `T ***` (row-pointer matrices and cubes): the element type
+/// and the number of subscripts, 2 or 3.
+fn row_pointer_levels(t: &CType) -> Option<(ScalarType, usize)> {
+    let mut levels = 0;
+    let mut cur = t;
+    while let CType::Pointer { pointee, .. } = cur {
+        levels += 1;
+        cur = pointee;
+    }
+    let elem = cur.scalar()?;
+    (2..=3).contains(&levels).then_some((elem, levels))
+}
+
 /// A C-like spelling of a type, for messages.
 pub(crate) fn type_name(t: &CType) -> String {
     match t {
@@ -461,7 +517,7 @@ pub(crate) fn type_name(t: &CType) -> String {
             None => format!("{}[]", type_name(elem)),
         },
         CType::Void => "void".into(),
-        CType::Other(s) => s.clone(),
+        CType::Other(s) | CType::Struct(s) => s.clone(),
     }
 }
 
@@ -546,6 +602,26 @@ mod tests {
             globals: Vec::new(),
         }
     }
+    #[test]
+    fn pointers_to_pointers_are_row_pointer_arrays_of_two_or_three_levels() {
+        let ptr = |t: CType| CType::Pointer {
+            pointee: Box::new(t),
+            restrict: false,
+        };
+        let f64_ = CType::Scalar(ScalarType::F64);
+        assert_eq!(row_pointer_levels(&ptr(f64_.clone())), None);
+        assert_eq!(
+            row_pointer_levels(&ptr(ptr(f64_.clone()))),
+            Some((ScalarType::F64, 2))
+        );
+        assert_eq!(
+            row_pointer_levels(&ptr(ptr(ptr(f64_.clone())))),
+            Some((ScalarType::F64, 3))
+        );
+        assert_eq!(row_pointer_levels(&ptr(ptr(ptr(ptr(f64_))))), None);
+        assert_eq!(row_pointer_levels(&ptr(ptr(CType::Void))), None);
+    }
+
     fn loops(body: Vec<CStmt>) -> Vec<(String, String, String, i64)> {
         let kernel = lower_function(&function(body), None).expect("lowers");
         kernel

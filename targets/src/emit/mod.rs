@@ -115,8 +115,13 @@ pub fn header_lines(program: &Program, target: Target, comment: &str) -> String 
     ]
     .into_iter()
     .chain(requires_line(program))
-    .collect::<Vec<_>>()
-    .iter()
+    .chain(
+        program
+            .meta
+            .preconditions
+            .iter()
+            .map(|p| format!("precondition: {}", quote_string(p))),
+    )
     .map(|l| format!("{comment} {l}\n"))
     .collect()
 }

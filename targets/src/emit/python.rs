@@ -580,27 +580,38 @@ pub fn render_python_block(
     }
 }
 
-/// A docstring line listing the parameters, shared by all Python targets.
+/// A docstring line listing the parameters, shared by all Python targets,
+/// then one section with every precondition: the size relations the
+/// region needs (checked on entry) and the caller's obligations the code
+/// cannot check (disjoint rows, how a C struct's fields are passed).
 pub fn doc_params(f: &PyFunction) -> String {
     let mut text = doc_param_list(f);
-    if !f.program.meta.requires.is_empty() {
-        let shown: Vec<String> = f
-            .program
-            .meta
-            .requires
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} <= {}",
-                    py_dim(&r.needed, f.names),
-                    py_dim(&r.declared, f.names)
-                )
+    let relations = f.program.meta.requires.iter().map(|r| {
+        format!(
+            "{} <= {} (checked on entry: a violation raises ValueError naming it)",
+            py_dim(&r.needed, f.names),
+            py_dim(&r.declared, f.names)
+        )
+    });
+    // Docstrings are triple-quoted: keep the sentences free of quotes and
+    // backslashes so that no precondition text can end the string.
+    let stated = f.program.meta.preconditions.iter().map(|pre| {
+        pre.chars()
+            .map(|c| {
+                if matches!(c, '"' | '\\' | '\n') {
+                    '\''
+                } else {
+                    c
+                }
             })
-            .collect();
-        text.push_str(&format!(
-            "\n\n    Preconditions (the C relies on them; checked on entry, a violation\n    raises ValueError naming it): {}.",
-            shown.join(", ")
-        ));
+            .collect::<String>()
+    });
+    let all: Vec<String> = relations.chain(stated).collect();
+    if !all.is_empty() {
+        text.push_str("\n\n    Preconditions (the C relies on them):");
+        for entry in &all {
+            text.push_str(&format!("\n    - {entry}"));
+        }
     }
     text
 }

@@ -176,6 +176,10 @@ impl Parser {
                 self.expect("<=")?;
                 let declared = self.dim()?;
                 meta.requires.push(Requirement { needed, declared });
+            } else if self.is_keyword("precondition") {
+                self.bump();
+                let text = self.string("a precondition")?;
+                meta.preconditions.push(text);
             } else {
                 break;
             }

@@ -106,6 +106,9 @@ pub fn print_program(p: &Program) -> String {
     for r in &p.meta.requires {
         out.push_str(&format!("requires {r}\n"));
     }
+    for pre in &p.meta.preconditions {
+        out.push_str(&format!("precondition {}\n", quote_string(pre)));
+    }
     let params: Vec<String> = p
         .params
         .iter()

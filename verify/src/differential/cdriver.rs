@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tenslift_frontend::ir::{
-    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Stmt,
+    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Passing, Stmt,
+    Storage,
 };
 use tenslift_targets::interp::Array;
 use tenslift_targets::{npy, DType, Program};
@@ -299,7 +300,7 @@ fn driver_source(
             .params
             .iter()
             .find(|p| p.name == name)
-            .map(|p| p.origin)
+            .map(|p| p.origin.clone())
     };
     // Macro sizes are fixed when the C is compiled: defined before the
     // file, whose `#ifndef N` then keeps this value.
@@ -358,30 +359,7 @@ fn driver_source(
             }
         }
     }
-    let mut call_args = Vec::new();
-    for p in kernel
-        .params
-        .iter()
-        .filter(|p| p.origin == Origin::Argument)
-    {
-        let slot = slots.iter().find(|s| match s {
-            Slot::Size { name, .. } | Slot::Scalar { name, .. } | Slot::Array { name, .. } => {
-                name == &p.name
-            }
-        });
-        match (slot, &p.kind) {
-            (Some(Slot::Size { value, .. }), _) => call_args.push(value.to_string()),
-            (Some(Slot::Scalar { name, .. }), _) => call_args.push(format!("tl_arg_{name}")),
-            (Some(Slot::Array { name, .. }), _) => call_args.push(format!("(void *)tl_arg_{name}")),
-            (None, CParamKind::Scalar { .. }) => call_args.push("0".to_string()),
-            (None, CParamKind::Array(_)) => {
-                return Err(DifferentialError::Interface(format!(
-                    "the array argument `{}` has no extent at these sizes",
-                    p.name
-                )))
-            }
-        }
-    }
+    let call_args = call_arguments(kernel, slots, &mut c)?;
     let call = format!("{}({})", kernel.name, call_args.join(", "));
     match returns {
         Some(d) => {
@@ -440,6 +418,100 @@ fn driver_source(
     }
     c.push_str("    return 0;\n}\n");
     Ok(c)
+}
+
+/// The arguments of the kernel call, in C order, after the statements
+/// (appended to `c`) that build row pointers and fill struct parameters:
+/// a struct's fields are stored into `tl_struct_{root}` (or the global
+/// itself), and the struct is passed, by value or by address, where its
+/// first field parameter stands.
+fn call_arguments(
+    kernel: &Kernel,
+    slots: &[Slot],
+    c: &mut String,
+) -> Result<Vec<String>, DifferentialError> {
+    let mut args = Vec::new();
+    let mut passed_roots: Vec<String> = Vec::new();
+    for p in &kernel.params {
+        if !matches!(p.origin, Origin::Argument | Origin::Field(_)) {
+            continue;
+        }
+        let slot = slots.iter().find(|s| match s {
+            Slot::Size { name, .. } | Slot::Scalar { name, .. } | Slot::Array { name, .. } => {
+                name == &p.name
+            }
+        });
+        let value = match (slot, &p.kind) {
+            (Some(Slot::Size { value, .. }), _) => value.to_string(),
+            (Some(Slot::Scalar { name, .. }), _) => format!("tl_arg_{name}"),
+            (
+                Some(Slot::Array {
+                    name, dtype, shape, ..
+                }),
+                CParamKind::Array(info),
+            ) if info.storage == Storage::RowPointers => {
+                c.push_str(&row_pointer_levels(name, *dtype, shape));
+                format!("(void *)tl_rows_{name}")
+            }
+            (Some(Slot::Array { name, .. }), _) => format!("(void *)tl_arg_{name}"),
+            (None, CParamKind::Scalar { .. }) => "0".to_string(),
+            (None, CParamKind::Array(_)) => {
+                return Err(DifferentialError::Interface(format!(
+                    "the array argument `{}` has no extent at these sizes",
+                    p.name
+                )))
+            }
+        };
+        match &p.origin {
+            Origin::Argument => args.push(value),
+            Origin::Field(path) => {
+                let object = match path.passing {
+                    Passing::Global => path.root.clone(),
+                    _ => format!("tl_struct_{}", path.root),
+                };
+                if !passed_roots.contains(&path.root) {
+                    passed_roots.push(path.root.clone());
+                    if path.passing != Passing::Global {
+                        let _ = writeln!(c, "    static {} {object};", path.struct_type);
+                        args.push(match path.passing {
+                            Passing::ByPointer => format!("&{object}"),
+                            _ => object.clone(),
+                        });
+                    }
+                }
+                // A pointer field the path goes through gets memory first.
+                for pointer in path.pointer_prefixes(&object) {
+                    let _ = writeln!(
+                        c,
+                        "    if (!{pointer}) {pointer} = calloc(16, sizeof *{pointer});"
+                    );
+                }
+                let _ = writeln!(c, "    {} = {value};", path.c_lvalue(&object));
+            }
+            _ => {}
+        }
+    }
+    Ok(args)
+}
+
+/// C statements that build `tl_rows_{name}`, the row pointers (and, for
+/// three dimensions, the plane pointers) of a row-pointer array over its
+/// contiguous buffer `tl_arg_{name}`: row `r` starts at `r * shape[-1]`, so
+/// rows never overlap, as the lifted program assumes.
+fn row_pointer_levels(name: &str, dtype: DType, shape: &[usize]) -> String {
+    let t = c_type(dtype);
+    match shape {
+        [rows, cols] => format!(
+            "    {t} **tl_rows_{name} = malloc(sizeof({t} *) * {n});\n    for (long r = 0; r < {rows}L; r++) tl_rows_{name}[r] = ({t} *)tl_arg_{name} + r * {cols}L;\n",
+            n = (*rows).max(1)
+        ),
+        [planes, rows, cols] => format!(
+            "    {t} ***tl_rows_{name} = malloc(sizeof({t} **) * {np});\n    for (long z = 0; z < {planes}L; z++) {{\n        tl_rows_{name}[z] = malloc(sizeof({t} *) * {nr});\n        for (long r = 0; r < {rows}L; r++) tl_rows_{name}[z][r] = ({t} *)tl_arg_{name} + (z * {rows}L + r) * {cols}L;\n    }}\n",
+            np = (*planes).max(1),
+            nr = (*rows).max(1)
+        ),
+        _ => format!("    void *tl_rows_{name} = tl_arg_{name};\n"),
+    }
 }
 
 /// Parameters that reach a divisor or the argument of `sqrt`/`log`/`pow`.
