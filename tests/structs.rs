@@ -151,7 +151,8 @@ fn refused_struct_and_row_uses_are_located() {
     ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("row_alias_write.c:5:13: error[TL022]"),
+        err.contains("row_alias_write.c:7:7: error[TL026]")
+            && err.contains("a row of a row-pointer matrix"),
         "{err}"
     );
 }

@@ -151,6 +151,24 @@ fn strip(e: &CExpr) -> &CExpr {
     }
 }
 
+/// Why a pointer set from `rhs` has no known position. A row of a `T **`
+/// matrix (`double *row = A[i]`) is named as such: rows are disjoint
+/// buffers, so a local row pointer cannot be rewritten as a subscript.
+fn unknown_source(rhs: &CExpr) -> String {
+    if let CExprKind::Subscript { base, .. } = &strip(rhs).kind {
+        if matches!(&base.ty, CType::Pointer { pointee, .. } if is_pointer(pointee)) {
+            return format!(
+                "it is set at {} to a row of a row-pointer matrix, which may alias any row; subscript the matrix itself, `A[i][j]`",
+                where_(&rhs.loc)
+            );
+        }
+    }
+    format!(
+        "it is set at {} from something that is not an array of the kernel",
+        where_(&rhs.loc)
+    )
+}
+
 fn is_pointer(t: &CType) -> bool {
     matches!(t, CType::Pointer { .. } | CType::Array { .. })
 }
@@ -468,10 +486,7 @@ impl Normaliser {
                 code: codes::POINTER_NOT_AFFINE,
             },
             None => PtrVal::Unknown {
-                why: format!(
-                    "it is set at {} from something that is not an array of the kernel",
-                    where_(&rhs.loc)
-                ),
+                why: unknown_source(rhs),
                 code: codes::POINTER_ESCAPES,
             },
         };
