@@ -507,4 +507,24 @@ mod tests {
         assert_eq!(first(at(41, 9, 8)), Some(&p.meta.requires[0]));
         assert_eq!(first(at(3, 10, 8)), Some(&p.meta.requires[1]));
     }
+
+    /// Size relations and stated preconditions are one `Meta` section:
+    /// both survive printing and parsing, in their printed order.
+    #[test]
+    fn relations_and_stated_preconditions_round_trip_together() {
+        let text = "status \"unverified\"\nrequires ni <= ext_40\n\
+            precondition \"`C` is passed as row pointers: its rows are \\\"disjoint\\\"\"\n\
+            func f(ni: size, C: inout f64[ext_40, 3], ext_40: size) {\n  \
+            C[0:ni, :] = mul(C[0:ni, :], 2.0);\n}\n";
+        let p = parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(p.meta.requires.len(), 1);
+        assert_eq!(
+            p.meta.preconditions,
+            ["`C` is passed as row pointers: its rows are \"disjoint\""]
+        );
+        assert_eq!(print_program(&p), text);
+        let again =
+            parse_program("t.tensir", &print_program(&p)).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(again.meta, p.meta);
+    }
 }
