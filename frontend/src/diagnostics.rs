@@ -209,7 +209,7 @@ impl Diagnostic {
             "TL002" => "a kernel is a function with a `for` loop; or mark a region with `#pragma scop` ... `#pragma endscop`",
             "TL004" => "split the expression into several statements through local temporaries",
             "TL010" => "when the trip count is known, write the loop as a counted `for (i = start; i < end; i++)`",
-            "TL022" => "pointer induction variables (a local pointer walking a parameter) are planned (issue #17); until then subscript the parameter itself, `A[k + i]`",
+            "TL022" => "write the access as a subscript of the kernel's array, `A[k + i]`; a local pointer that walks a parameter (`p = A + k; *p++`) is followed already (TL025-TL027 say when it is not)",
             "TL033" => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",
             "TL034" if message.contains("**") => "`T **` row-pointer matrices indexed `A[i][j]` are planned (issue #16); until then pass a flat array and its leading dimension",
             "TL034" if message.contains("struct") => "struct parameters are planned (issue #17); until then pass the struct's arrays and sizes as separate parameters",

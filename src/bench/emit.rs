@@ -54,6 +54,15 @@ pub fn program_ops(program: &Program) -> usize {
         .sum()
 }
 
+/// The declared extent an extent size stands for: the frontend names the
+/// size of a constant extent `v` that the loops do not run to `ext_v`
+/// (`Origin::Extent`), and the suite's header, not the manifest, fixes it.
+fn extent_value(name: &str) -> Option<i64> {
+    let digits = name.strip_prefix("ext_")?;
+    let digits = digits.split('_').next()?;
+    digits.parse().ok()
+}
+
 pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
     parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
 }
@@ -80,7 +89,8 @@ pub fn write_modules(
         let written = p.access().is_some_and(|a| a.is_written());
         match &p.kind {
             ParamKind::Size => {
-                let value = sizes.get(&name).ok_or_else(|| {
+                let value = sizes.get(&name).copied().or_else(|| extent_value(&name));
+                let value = value.ok_or_else(|| {
                     BenchError::Usage(format!(
                         "kernel {}: size `{name}` has no value at {dataset} in the manifest",
                         kernel.name
