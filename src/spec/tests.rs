@@ -962,8 +962,8 @@ fn third_sizes_are_off_every_line_through_the_first_two() {
     let first = choose_sizes(&k, &Sizes::new()).unwrap();
     let second = choose_second_sizes(&k, &first).unwrap();
     let third = sizes::choose_third_sizes(&k, &first, &second).unwrap();
-    for (a, _) in &first {
-        for (b, _) in &first {
+    for a in first.keys() {
+        for b in first.keys() {
             if a < b {
                 let (da, db) = (second[a] - first[a], second[b] - first[b]);
                 let (ea, eb) = (third[a] - first[a], third[b] - first[b]);
