@@ -242,14 +242,15 @@ fn refusals_and_failures_point_at_the_next_step() {
     let negative = Path::new(ROOT).join("tests/fixtures/extract/negative");
     let out = tenslift(&[
         "extract",
-        &negative.join("pointer_arith.c").to_string_lossy(),
+        &negative.join("unknown_call.c").to_string_lossy(),
     ]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1));
+    assert_eq!(err.matches("error[TL030]").count(), 2, "{err}");
     assert_eq!(
-        err.matches("note: pointer induction variables").count(),
+        err.matches("note: helpers whose whole body").count(),
         1,
-        "one note for two TL022s:\n{err}"
+        "one note for two TL030s:\n{err}"
     );
     let out = tenslift(&["lift", &fixture("global_conv1d.c").to_string_lossy()]);
     let err = stderr(&out);

@@ -54,6 +54,15 @@ pub fn program_ops(program: &Program) -> usize {
         .sum()
 }
 
+/// The declared extent an extent size stands for: the frontend names the
+/// size of a constant extent `v` that the loops do not run to `ext_v`
+/// (`Origin::Extent`), and the suite's header, not the manifest, fixes it.
+fn extent_value(name: &str) -> Option<i64> {
+    let digits = name.strip_prefix("ext_")?;
+    let digits = digits.split('_').next()?;
+    digits.parse().ok()
+}
+
 pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
     parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
 }
@@ -68,11 +77,21 @@ pub fn write_modules(
     dir: &Path,
 ) -> Result<Vec<(Target, String)>, BenchError> {
     // Macro-sized kernels (`-DN=...`) name their sizes in upper case.
-    let sizes: BTreeMap<String, i64> = kernel
+    let mut sizes: BTreeMap<String, i64> = kernel
         .sizes
         .get(dataset)
         .map(with_macro_names)
         .unwrap_or_default();
+    // Extent sizes are fixed by the build, not by the manifest; StableHLO's
+    // static shapes need them like any other size.
+    for p in &program.params {
+        let name = p.name.to_string();
+        if matches!(p.kind, ParamKind::Size) && !sizes.contains_key(&name) {
+            if let Some(value) = extent_value(&name) {
+                sizes.insert(name, value);
+            }
+        }
+    }
     let mut params = Vec::new();
     let mut hlo_results = Vec::new();
     for p in &program.params {
@@ -80,7 +99,8 @@ pub fn write_modules(
         let written = p.access().is_some_and(|a| a.is_written());
         match &p.kind {
             ParamKind::Size => {
-                let value = sizes.get(&name).ok_or_else(|| {
+                let value = sizes.get(&name).copied();
+                let value = value.ok_or_else(|| {
                     BenchError::Usage(format!(
                         "kernel {}: size `{name}` has no value at {dataset} in the manifest",
                         kernel.name

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tenslift_frontend::ir::{Kernel, ParamKind, Role};
+use tenslift_frontend::ir::{Kernel, Origin, ParamKind, Role};
 use tenslift_frontend::Options;
 use toml::{Table, Value};
 
@@ -152,7 +152,21 @@ fn entry_for(
     let mut sizes = Table::new();
     let mut outputs = Vec::new();
     let mut dtype = None;
+    // Extent sizes (`Origin::Extent`, the arrays' declared extents traced
+    // as sizes) are not C parameters: they size the shapes below, and the
+    // lifted function defaults them to this build's values.
+    let extents: BTreeMap<&str, i64> = kernel
+        .params
+        .iter()
+        .filter_map(|p| match &p.origin {
+            Origin::Extent { value } => Some((p.name.as_str(), *value)),
+            _ => None,
+        })
+        .collect();
     for p in &kernel.params {
+        if extents.contains_key(p.name.as_str()) {
+            continue;
+        }
         let mut row = Table::new();
         row.insert("name".into(), Value::from(p.name.clone()));
         match &p.kind {
@@ -175,7 +189,10 @@ fn entry_for(
                 let shape = info
                     .dims
                     .iter()
-                    .map(|d| d.as_ref().and_then(|a| a.as_constant()).map(Value::from))
+                    .map(|d| {
+                        let extent = |n: &str| extents.get(n).copied();
+                        d.as_ref().and_then(|a| a.eval(&extent)).map(Value::from)
+                    })
                     .collect::<Option<Vec<Value>>>()
                     .ok_or_else(|| format!("array `{}` has no constant declared extent", p.name))?;
                 row.insert("kind".into(), Value::from("array"));
