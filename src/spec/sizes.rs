@@ -291,8 +291,11 @@ impl<'k> Scan<'k> {
             Stmt::Loop(l) => {
                 let start = eval_affine(&l.start, &self.iters, self.sizes, &l.loc)?;
                 let end = eval_affine(&l.end, &self.iters, self.sizes, &l.loc)?;
-                for v in loop_values(l, start, end)? {
+                let mut values = loop_values(l, start, end)?.peekable();
+                if values.peek().is_some() {
                     self.entered.insert(l as *const Loop);
+                }
+                for v in values {
                     self.iters.insert(l.iter.clone(), v);
                     self.block(&l.body)?;
                 }
