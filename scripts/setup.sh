@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(clang-19 libclang-19-dev libz3-dev z3 libomp-19-dev gcc python3-venv pkg-config)
+# slurm-wlm and munge: tests/slurm_e2e.rs starts a one-node cluster with
+# scripts/slurm/local-cluster.sh.
+apt_packages=(clang-19 libclang-19-dev libz3-dev z3 libomp-19-dev gcc python3-venv pkg-config slurm-wlm munge)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,7 +3,7 @@
 //! rewrite run.json and summary.md. For the same kernel (lift.csv) or the
 //! same kernel, variant and dataset (runtime.csv) a later directory wins.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use super::csv::Table;
@@ -87,6 +87,41 @@ fn tables_of(dir: &Path) -> Result<(Option<Table>, Vec<Table>), BenchError> {
     Ok((lift, runtime))
 }
 
+/// Puts rows in the order of the whole run's kernels, as one process
+/// would have written them (shards hold every N-th kernel). The sort is
+/// stable, so the rows of one kernel keep their order; kernels outside
+/// the selection go last.
+fn order_by_selection(table: &mut Table, selection: &[String]) {
+    let Some(col) = table.column("kernel") else {
+        return;
+    };
+    if selection.is_empty() {
+        return;
+    }
+    let position: HashMap<&str, usize> = selection
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    table
+        .rows
+        .sort_by_key(|r| position.get(r[col].as_str()).copied().unwrap_or(usize::MAX));
+}
+
+/// Kernels of the selection without a lift.csv row: a shard that is not
+/// in the merge, or failed before writing its results.
+fn missing(lift: &Table, selection: &[String]) -> Vec<String> {
+    let Some(col) = lift.column("kernel").filter(|_| !lift.rows.is_empty()) else {
+        return Vec::new();
+    };
+    let present: HashSet<&str> = lift.rows.iter().map(|r| r[col].as_str()).collect();
+    selection
+        .iter()
+        .filter(|k| !present.contains(k.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// Merges `inputs` into `out` (which may be one of them) and rewrites the
 /// summary. `command` is the merge command line.
 pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, BenchError> {
@@ -127,6 +162,9 @@ pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, Ben
                 if acc.dataset.is_empty() {
                     acc.dataset = part.dataset;
                 }
+                if acc.selection.is_empty() {
+                    acc.selection = part.selection;
+                }
                 acc
             }
         });
@@ -134,14 +172,18 @@ pub fn merge(inputs: &[&Path], out: &Path, command: &str) -> Result<RunInfo, Ben
     let mut info = info.unwrap_or_default();
     info.command = format!("{}\n# merged by: {command}", info.command);
     info.merged_from = merged_from;
+    info.shard = None;
     std::fs::create_dir_all(out).map_err(BenchError::io(out))?;
-    let lift = combine(&LIFT_COLUMNS, &["kernel"], &lifts);
+    let mut lift = combine(&LIFT_COLUMNS, &["kernel"], &lifts);
+    order_by_selection(&mut lift, &info.selection);
+    info.missing = missing(&lift, &info.selection);
     lift.write(&out.join("lift.csv"))?;
-    let runtime = combine(
+    let mut runtime = combine(
         &RUNTIME_COLUMNS,
         &["kernel", "variant", "dataset"],
         &runtimes,
     );
+    order_by_selection(&mut runtime, &info.selection);
     runtime.write(&out.join("runtime.csv"))?;
     let gpu = inputs
         .iter()
@@ -176,6 +218,40 @@ mod tests {
         );
         let cells: Vec<String> = merged.rows.iter().map(|r| r.join(" ")).collect();
         assert_eq!(cells, vec!["a gcc L 1", "a numpy L 3", "a jax L 4"]);
+    }
+
+    #[test]
+    fn shard_rows_come_back_in_run_order_and_absent_kernels_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let selection: Vec<String> = ["c", "a", "d", "b"].map(String::from).to_vec();
+        let mut parts = Vec::new();
+        for (shard, kernels) in [("1/3", ["a", "b"]), ("2/3", ["c", "x"])] {
+            let d = dir.path().join(shard.replace('/', "of"));
+            std::fs::create_dir_all(&d).unwrap();
+            let rows: String = kernels.iter().map(|k| format!("{k},s,lifted\n")).collect();
+            std::fs::write(d.join("lift.csv"), format!("kernel,suite,status\n{rows}")).unwrap();
+            let info = RunInfo {
+                selection: selection.clone(),
+                shard: Some(shard.into()),
+                ..RunInfo::default()
+            };
+            std::fs::write(d.join("run.json"), serde_json::to_string(&info).unwrap()).unwrap();
+            parts.push(d);
+        }
+        let out = dir.path().join("m");
+        let inputs: Vec<&Path> = parts.iter().map(|p| p.as_path()).collect();
+        let info = merge(&inputs, &out, "merge").unwrap();
+        let lift = Table::read(&out.join("lift.csv")).unwrap();
+        let names: Vec<&str> = lift.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            names,
+            ["c", "a", "b", "x"],
+            "run order, unknown kernels last"
+        );
+        assert_eq!(info.missing, ["d"]);
+        assert_eq!(info.shard, None);
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains("**Incomplete:** 1 kernel(s)"), "{summary}");
     }
 
     #[test]

@@ -155,16 +155,36 @@ impl BenchConfig {
     }
 }
 
-/// The selected kernels of this run (suite filter, then shard).
+/// The selected kernels of this run (suite filter, then shard), and the
+/// names of the whole run's kernels before the shard took its part.
 pub fn select_kernels(
     manifest: &Manifest,
     config: &BenchConfig,
-) -> Result<Vec<ManifestKernel>, BenchError> {
+) -> Result<(Vec<ManifestKernel>, Vec<String>), BenchError> {
     let kernels = manifest.select(&config.suites)?;
-    Ok(match config.shard {
+    let selection = kernels.iter().map(|k| k.name.clone()).collect();
+    let part = match config.shard {
         Some(shard) => shard.select(&kernels, |k| k.name.as_str()),
         None => kernels,
-    })
+    };
+    Ok((part, selection))
+}
+
+/// run.json's description of this run.
+fn run_info(config: &BenchConfig, started: u64, lift_wall_s: f64, wall_s: f64) -> RunInfo {
+    RunInfo {
+        command: config.command.clone(),
+        machine: super::machine::describe(),
+        dataset: config.dataset.clone(),
+        started: utc_date(started),
+        lift_wall_s,
+        runtime_wall_s: wall_s - lift_wall_s,
+        wall_s,
+        merged_from: Vec::new(),
+        selection: Vec::new(),
+        shard: config.shard.map(|s| format!("{}/{}", s.index, s.count)),
+        missing: Vec::new(),
+    }
 }
 
 /// A lifted kernel with its program, ready to time.
@@ -331,7 +351,7 @@ pub fn run(
     let started = now_unix();
     let clock = Instant::now();
     let manifest = Manifest::load(&config.manifest)?;
-    let kernels = select_kernels(&manifest, config)?;
+    let (kernels, selection) = select_kernels(&manifest, config)?;
     std::fs::create_dir_all(&config.out).map_err(BenchError::io(&config.out))?;
     let (lift_table, lifted) = lift_all(&manifest, &kernels, config, progress)?;
     let lift_wall_s = clock.elapsed().as_secs_f64();
@@ -365,14 +385,8 @@ pub fn run(
     };
     let wall_s = clock.elapsed().as_secs_f64();
     let info = RunInfo {
-        command: config.command.clone(),
-        machine: super::machine::describe(),
-        dataset: config.dataset.clone(),
-        started: utc_date(started),
-        lift_wall_s,
-        runtime_wall_s: wall_s - lift_wall_s,
-        wall_s,
-        merged_from: Vec::new(),
+        selection,
+        ..run_info(config, started, lift_wall_s, wall_s)
     };
     finish(&config.out, &info, &lift_table, runtime_table.as_ref())?;
     let plot_error = plot(&config.python, &config.root, &config.out).err();
@@ -429,7 +443,7 @@ pub fn export_bundle(
     let started = now_unix();
     let clock = Instant::now();
     let manifest = Manifest::load(&config.manifest)?;
-    let kernels = select_kernels(&manifest, config)?;
+    let (kernels, selection) = select_kernels(&manifest, config)?;
     let bundle = &config.out;
     std::fs::create_dir_all(bundle).map_err(BenchError::io(bundle))?;
     let (lift_table, lifted) = lift_all(&manifest, &kernels, config, progress)?;
@@ -459,14 +473,8 @@ pub fn export_bundle(
     write_text(&bundle.join("README.md"), BUNDLE_README)?;
     let wall_s = clock.elapsed().as_secs_f64();
     let info = RunInfo {
-        command: config.command.clone(),
-        machine: super::machine::describe(),
-        dataset: config.dataset.clone(),
-        started: utc_date(started),
-        lift_wall_s,
-        runtime_wall_s: wall_s - lift_wall_s,
-        wall_s,
-        merged_from: Vec::new(),
+        selection,
+        ..run_info(config, started, lift_wall_s, wall_s)
     };
     let c_table = Table::read(&c_csv).ok();
     finish(bundle, &info, &lift_table, c_table.as_ref())?;

@@ -26,6 +26,17 @@ pub struct RunInfo {
     /// Other runs folded in by --merge / --import.
     #[serde(default)]
     pub merged_from: Vec<String>,
+    /// The kernels of the whole run in run order, before `--shard` took
+    /// its part: `--merge` puts shard rows back in this order and names
+    /// the kernels no merged directory has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selection: Vec<String>,
+    /// `K/N` of a shard's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// Kernels of the selection that no merged directory has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC) of a Unix time.
@@ -118,6 +129,14 @@ pub fn render(info: &RunInfo, lift: &Table, runtime: Option<&Table>) -> String {
     );
     if !info.merged_from.is_empty() {
         let _ = writeln!(md, "\nMerged from: {}.", info.merged_from.join(", "));
+    }
+    if !info.missing.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n**Incomplete:** {} kernel(s) of the run are in no merged directory: {}.",
+            info.missing.len(),
+            info.missing.join(", ")
+        );
     }
     render_lift(&mut md, lift);
     match runtime {

@@ -217,7 +217,14 @@ pub fn run(args: BenchArgs) -> i32 {
             inputs.push(bundle.as_path());
         }
         return match merge(&inputs, &out, &command_line()) {
-            Ok(_) => {
+            Ok(info) => {
+                if !info.missing.is_empty() {
+                    print_err(&format!(
+                        "warning: {} kernel(s) of the run are in no merged directory: {}\n",
+                        info.missing.len(),
+                        info.missing.join(", ")
+                    ));
+                }
                 let root = repo_root(&args.manifest);
                 let python = tenslift_targets::runner::python_interpreter(&root);
                 if let Err(e) = crate::bench::run::plot(&python, &root, &out) {
