@@ -191,6 +191,47 @@ mod tests {
     }
 
     #[test]
+    fn solver_syntax_round_trips_and_the_interpreter_runs_it() {
+        use crate::interp::{run, Array};
+        use crate::{parse_program, print_program, DType};
+        use std::collections::HashMap;
+        let text = "func f(n: size, A: inout f64[n, n], b: f64[n], x: out f64[n]) {\n  \
+                    A = lu_nopivot(A);\n  x = trisolve_upper(A, trisolve_lower_unit(A, b));\n}\n";
+        let p = parse_program("f.tensir", text).unwrap();
+        let printed = print_program(&p);
+        assert!(
+            printed.contains("trisolve_upper(A, trisolve_lower_unit(A, b))"),
+            "{printed}"
+        );
+        assert_eq!(parse_program("f.tensir", &printed).unwrap(), p);
+        // A x = b with A = [[4, 3], [8, 7]], b = A [1, 2]ᵀ = [10, 22].
+        let args = HashMap::from([
+            (
+                "A".to_string(),
+                Array::from_f64(DType::F64, vec![2, 2], vec![4.0, 3.0, 8.0, 7.0]),
+            ),
+            (
+                "b".to_string(),
+                Array::from_f64(DType::F64, vec![2], vec![10.0, 22.0]),
+            ),
+            (
+                "x".to_string(),
+                Array::from_f64(DType::F64, vec![2], vec![0.0, 0.0]),
+            ),
+        ]);
+        let out = run(&p, &HashMap::from([("n".to_string(), 2)]), &args).unwrap();
+        let x = &out.arrays["x"];
+        assert_eq!((x.get_f64(0), x.get_f64(1)), (1.0, 2.0));
+        let bad =
+            "func g(n: size, m: size, A: f64[n, m]) -> f64 {\n  return sum(cholesky(A));\n}\n";
+        let err = parse_program("g.tensir", bad).unwrap_err();
+        assert!(
+            format!("{err:?}").contains("square float matrix"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
     fn trisolve_solves_lower_and_upper_systems() {
         let t = [2.0, 1.0, 3.0, 4.0];
         // Lower: [[2, 0], [3, 4]] x = [2, 11] -> x = [1, 2].
