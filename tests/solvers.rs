@@ -69,10 +69,7 @@ fn solver_kernels_lift_whole_to_library_operations_in_both_forms() {
             let record = one_record(&out, name);
             assert_eq!(record["status"], "lifted", "{name}: {record}");
             let program = record["program"].as_str().unwrap_or_default();
-            assert!(
-                !program.contains("for "),
-                "{name} keeps a loop:\n{program}"
-            );
+            assert!(!program.contains("for "), "{name} keeps a loop:\n{program}");
             // The snapshot names no path: both forms' text is compared.
             let body: Vec<&str> = program
                 .lines()
