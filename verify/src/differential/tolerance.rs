@@ -189,7 +189,10 @@ fn summed_terms(e: &TExpr, sizes: &BTreeMap<String, i64>) -> u64 {
         // order: its forward error is bounded by cond · n · u (Higham,
         // Accuracy and Stability, Thms. 8.5, 9.4, 10.3). The corpus' inits
         // (PolyBench's SPD and diagonally dominant matrices) are well
-        // conditioned; n² terms stand for cond · n with cond ≤ n.
+        // conditioned: `spd` is M Mᵀ / n + I with |m| ≤ 1, eigenvalues in
+        // [1, 1 + n]; `diag_dominant` exceeds each row's and column's
+        // off-diagonal sum by 1 (scripts/cref.py). n² terms stand for
+        // cond · n with cond ≤ n.
         Op::Cholesky | Op::LuNoPivot | Op::TriSolve { .. } => {
             let n = shape_of(0).first().copied().unwrap_or(1);
             n.saturating_mul(n)
