@@ -98,7 +98,26 @@ fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Matmul | Op::Tensordot { .. } => OpKind::Matmul,
         Op::Einsum(_) => OpKind::Einsum,
         Op::Concat { .. } | Op::Diag => OpKind::SliceCopy,
+        // BLAS-3 work in LAPACK: priced as a matrix product of its flops.
+        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => OpKind::Matmul,
     })
+}
+
+/// The flops of a solver operation: `n³/3` for Cholesky, `2n³/3` for LU,
+/// `n²` per right-hand side column for a triangular solve.
+fn solver_flops(expr: &Expr, sizes: &Sizes) -> Option<f64> {
+    let n = || {
+        expr.args()[0].shape()[0]
+            .eval(&|s| sizes.get(s).copied())
+            .unwrap_or(1)
+            .max(1) as f64
+    };
+    match expr.op() {
+        Op::Cholesky => Some(n().powi(3) / 3.0),
+        Op::LuNoPivot => Some(2.0 * n().powi(3) / 3.0),
+        Op::TriSolve { .. } => Some(n() * elements(&expr.args()[1], sizes)),
+        _ => None,
+    }
 }
 
 /// Elements of a value of `expr`'s type at `sizes` (unknown dims count 1).
@@ -125,6 +144,13 @@ pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
     let byte_size = expr.dtype().byte_size() as f64;
     let inputs: f64 = expr.args().iter().map(|a| elements(a, sizes)).sum();
     let flops = match kind {
+        _ if matches!(
+            expr.op(),
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot
+        ) =>
+        {
+            solver_flops(expr, sizes).unwrap_or(0.0)
+        }
         // Each output element of a contraction is a dot product over the
         // contracted extent: inputs' product over the output.
         OpKind::Matmul | OpKind::Einsum => {

@@ -25,6 +25,7 @@ pub mod rewrite;
 pub mod search;
 pub mod select;
 pub mod signature;
+pub mod solvers;
 pub mod stencil;
 
 use std::cell::OnceCell;
@@ -287,6 +288,10 @@ const MOMENT_BUDGET: Duration = Duration::from_secs(3);
 
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
+    // hook(solvers): factorisations and substitutions as library operations.
+    if let Some(lifted) = solvers::lift_as_solver(kernel, options) {
+        return lifted;
+    }
     let start = Instant::now();
     let deadline = start + options.timeout;
     let mut stats = Stats::default();

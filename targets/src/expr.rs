@@ -240,7 +240,7 @@ pub fn slice_shape(shape: &[Dim], items: &[SliceItem]) -> Result<Vec<Dim>, TypeE
 pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
     let arity = match op {
         Op::Var(_) | Op::Lit(_) | Op::Full { .. } => 0,
-        Op::Binary(_) | Op::Matmul | Op::Tensordot { .. } | Op::Outer => 2,
+        Op::Binary(_) | Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::TriSolve { .. } => 2,
         Op::Where => 3,
         Op::Einsum(spec) => spec.inputs.len(),
         Op::Concat { .. } => args.len().max(1),
@@ -436,7 +436,36 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             }
         }
         Op::Cast(to) => Ok(Ty::tensor(*to, args[0].shape.clone())),
+        Op::Cholesky | Op::LuNoPivot => {
+            let a = args[0];
+            square_float_matrix(op, a)?;
+            Ok(a.clone())
+        }
+        Op::TriSolve { .. } => {
+            let (t, b) = (args[0], args[1]);
+            square_float_matrix(op, t)?;
+            if b.dtype != t.dtype || !(1..=2).contains(&b.rank()) || b.shape[0] != t.shape[0] {
+                return err(format!(
+                    "{} needs a right-hand side of {} with {} rows, got {b}",
+                    op.name(),
+                    t.dtype,
+                    t.shape[0]
+                ));
+            }
+            Ok(b.clone())
+        }
     }
+}
+
+/// Checks that a solver's matrix operand is a square float matrix.
+fn square_float_matrix(op: &Op, a: &Ty) -> Result<(), TypeError> {
+    if a.rank() != 2 || a.shape[0] != a.shape[1] || !a.dtype.is_float() {
+        return err(format!(
+            "{} needs a square float matrix, got {a}",
+            op.name()
+        ));
+    }
+    Ok(())
 }
 
 fn infer_contraction(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {

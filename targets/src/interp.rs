@@ -10,6 +10,7 @@ use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp, EinsumLayout, Op, ReduceKind, SliceItem, UnaryOp};
 use crate::program::{ParamKind, Program, Stmt};
+use crate::solvers;
 
 /// Element storage: floats as f64, integers and bools as i64.
 #[derive(Clone, Debug, PartialEq)]
@@ -617,7 +618,58 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             }
         }
         Op::Cast(to) => Ok(cast(&args[0], *to)),
+        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), &args, dtype),
     }
+}
+
+/// Float arithmetic rounded to the element type after every operation.
+struct Rounded(DType);
+
+impl solvers::Arith for Rounded {
+    type V = f64;
+    type E = std::convert::Infallible;
+    fn sub(&mut self, a: &f64, b: &f64) -> Result<f64, Self::E> {
+        Ok(self.0.round_float(a - b))
+    }
+    fn mul(&mut self, a: &f64, b: &f64) -> Result<f64, Self::E> {
+        Ok(self.0.round_float(a * b))
+    }
+    fn div(&mut self, a: &f64, b: &f64) -> Result<f64, Self::E> {
+        Ok(self.0.round_float(a / b))
+    }
+    fn sqrt(&mut self, a: &f64) -> Result<f64, Self::E> {
+        Ok(self.0.round_float(a.sqrt()))
+    }
+}
+
+/// The solver operations by their recurrences ([`solvers`]).
+fn solve(op: &Op, args: &[Array], dtype: DType) -> IResult<Array> {
+    let floats = |a: &Array| match &a.data {
+        Data::Float(v) => Ok(v.clone()),
+        Data::Int(_) => Err(InterpError::Unbound(format!(
+            "float operands of {}",
+            op.name()
+        ))),
+    };
+    let a = floats(&args[0])?;
+    let n = args[0].shape[0];
+    let mut ar = Rounded(dtype);
+    let (shape, values) = match op {
+        Op::Cholesky => (
+            args[0].shape.clone(),
+            solvers::cholesky(&mut ar, n, &a, 0.0),
+        ),
+        Op::LuNoPivot => (args[0].shape.clone(), solvers::lu_nopivot(&mut ar, n, &a)),
+        Op::TriSolve { lower, unit } => {
+            let b = &args[1];
+            let m = b.shape.get(1).copied().unwrap_or(1);
+            let x = solvers::trisolve(&mut ar, n, m, &a, &floats(b)?, *lower, *unit);
+            (b.shape.clone(), x)
+        }
+        _ => return Err(InterpError::Unbound(op.name().to_string())),
+    };
+    let values = values.unwrap_or_else(|never| match never {});
+    Ok(Array::from_f64(dtype, shape, values))
 }
 
 fn cast(a: &Array, to: DType) -> Array {

@@ -28,6 +28,7 @@ pub mod npy;
 pub mod ops;
 pub mod program;
 pub mod runner;
+pub mod solvers;
 pub mod syntax;
 
 pub use diag::{Diagnostic, Pos};

@@ -140,6 +140,38 @@ pub enum Op {
     /// C conversion (truncation toward zero from float, wrap-around to
     /// narrower or unsigned integers, nonzero-is-true to bool).
     Cast(DType),
+    /// The Cholesky factor `L` of a symmetric positive definite matrix
+    /// (its lower triangle read, the result's strict upper triangle zero);
+    /// semantics in [`crate::solvers::cholesky`].
+    Cholesky,
+    /// `T X = B` solved for `X` (a vector or a matrix of columns) with `T`
+    /// lower or upper triangular, unit diagonal or not; semantics in
+    /// [`crate::solvers::trisolve`].
+    TriSolve {
+        lower: bool,
+        unit: bool,
+    },
+    /// LU factorisation without pivoting, unit-lower `L` and `U` packed in
+    /// one matrix; semantics in [`crate::solvers::lu_nopivot`].
+    LuNoPivot,
+}
+
+/// The TensIR name of a triangular solve with these attributes.
+pub fn trisolve_name(lower: bool, unit: bool) -> &'static str {
+    match (lower, unit) {
+        (true, false) => "trisolve_lower",
+        (true, true) => "trisolve_lower_unit",
+        (false, false) => "trisolve_upper",
+        (false, true) => "trisolve_upper_unit",
+    }
+}
+
+/// The triangular solve a TensIR name denotes (`trisolve_lower_unit`).
+pub fn trisolve_of_name(name: &str) -> Option<Op> {
+    [(true, false), (true, true), (false, false), (false, true)]
+        .into_iter()
+        .find(|&(lower, unit)| trisolve_name(lower, unit) == name)
+        .map(|(lower, unit)| Op::TriSolve { lower, unit })
 }
 
 impl UnaryOp {
@@ -262,6 +294,9 @@ impl Op {
             Op::Tril(_) => "tril",
             Op::Diag => "diag",
             Op::Cast(_) => "cast",
+            Op::Cholesky => "cholesky",
+            Op::TriSolve { lower, unit } => trisolve_name(*lower, *unit),
+            Op::LuNoPivot => "lu_nopivot",
         }
     }
 

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tenslift_targets::interp::InterpError;
+use tenslift_targets::solvers;
 use tenslift_targets::{
     BinaryOp, DType, Dim, EinsumLayout, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt,
     UnaryOp,
@@ -103,6 +104,29 @@ struct Interp<'a, D: Domain> {
     memo: HashMap<Expr, Tensor<D::V>>,
     /// Where obligations come from, for messages.
     stmt: usize,
+}
+
+/// The domain's float arithmetic for [`solvers`]' recurrences.
+struct SolverArith<'i, 'd, D: Domain> {
+    interp: &'i mut Interp<'d, D>,
+    dtype: DType,
+}
+
+impl<D: Domain> solvers::Arith for SolverArith<'_, '_, D> {
+    type V = D::V;
+    type E = Abort;
+    fn sub(&mut self, a: &D::V, b: &D::V) -> Result<D::V, Abort> {
+        self.interp.binary(BinaryOp::Sub, a, b, self.dtype)
+    }
+    fn mul(&mut self, a: &D::V, b: &D::V) -> Result<D::V, Abort> {
+        self.interp.binary(BinaryOp::Mul, a, b, self.dtype)
+    }
+    fn div(&mut self, a: &D::V, b: &D::V) -> Result<D::V, Abort> {
+        self.interp.binary(BinaryOp::Div, a, b, self.dtype)
+    }
+    fn sqrt(&mut self, a: &D::V) -> Result<D::V, Abort> {
+        self.interp.unary(UnaryOp::Sqrt, a, self.dtype)
+    }
 }
 
 /// Runs `program` with `values` bound to every parameter (size parameters
@@ -467,7 +491,40 @@ impl<D: Domain> Interp<'_, D> {
                     data,
                 })
             }
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solve(e.op(), &args, dtype),
         }
+    }
+
+    /// A solver operation by its recurrence, over this domain's arithmetic
+    /// (the same expression per element as a C loop nest computing it).
+    fn solve(
+        &mut self,
+        op: &Op,
+        args: &[Tensor<D::V>],
+        dtype: DType,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let n = args[0].shape.first().copied().unwrap_or(0);
+        let zero = self.zero(dtype)?;
+        let a = &args[0].data;
+        let mut ar = SolverArith {
+            interp: self,
+            dtype,
+        };
+        let (shape, data) = match op {
+            Op::Cholesky => (
+                args[0].shape.clone(),
+                solvers::cholesky(&mut ar, n, a, zero)?,
+            ),
+            Op::LuNoPivot => (args[0].shape.clone(), solvers::lu_nopivot(&mut ar, n, a)?),
+            Op::TriSolve { lower, unit } => {
+                let b = &args[1];
+                let m = b.shape.get(1).copied().unwrap_or(1);
+                let x = solvers::trisolve(&mut ar, n, m, a, &b.data, *lower, *unit)?;
+                (b.shape.clone(), x)
+            }
+            _ => return Err(program_error(format!("{} is no solver", op.name()))),
+        };
+        Ok(Tensor { shape, data })
     }
 
     fn unary(&mut self, op: UnaryOp, x: &D::V, dtype: DType) -> Result<D::V, Abort> {

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{Dim, Expr as TExpr, Op, SliceItem};
+use tenslift_targets::{solvers, Dim, Expr as TExpr, Op, SliceItem};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
@@ -264,6 +264,59 @@ impl<'p> Machine<'p> {
                 let to = scalar_type(*to);
                 Ok(args[0].map(|v| convert(v, from, to)))
             }
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), args),
         }
     }
+}
+
+/// Exact arithmetic of normal forms for [`solvers`]' recurrences.
+struct Exact;
+
+impl solvers::Arith for Exact {
+    type V = Value;
+    type E = TensirSpecError;
+    fn sub(&mut self, a: &Value, b: &Value) -> Result<Value> {
+        Ok(a.sub(b))
+    }
+    fn mul(&mut self, a: &Value, b: &Value) -> Result<Value> {
+        Ok(a.mul(b))
+    }
+    fn div(&mut self, a: &Value, b: &Value) -> Result<Value> {
+        a.div(b).map_err(|_| TensirSpecError::DivisionByZero {
+            op: "solver".to_string(),
+        })
+    }
+    fn sqrt(&mut self, a: &Value) -> Result<Value> {
+        Ok(a.sqrt())
+    }
+}
+
+/// A solver operation's value: its recurrence over exact normal forms, so
+/// a C loop nest computing the same recurrence has equal elements.
+fn solve(op: &Op, args: &[Tensor]) -> Result<Tensor> {
+    let n = args[0].shape()[0];
+    let a = args[0].elems();
+    let (shape, elems) = match op {
+        Op::Cholesky => (
+            args[0].shape().to_vec(),
+            solvers::cholesky(&mut Exact, n, a, Value::zero())?,
+        ),
+        Op::LuNoPivot => (
+            args[0].shape().to_vec(),
+            solvers::lu_nopivot(&mut Exact, n, a)?,
+        ),
+        Op::TriSolve { lower, unit } => {
+            let b = &args[1];
+            let m = b.shape().get(1).copied().unwrap_or(1);
+            let x = solvers::trisolve(&mut Exact, n, m, a, b.elems(), *lower, *unit)?;
+            (b.shape().to_vec(), x)
+        }
+        _ => {
+            return Err(TensirSpecError::Malformed(format!(
+                "{} is no solver",
+                op.name()
+            )))
+        }
+    };
+    tensor(shape, elems)
 }

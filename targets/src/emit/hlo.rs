@@ -528,8 +528,66 @@ impl Lowering {
                     self.convert(&args[0], *to)
                 }
             }
+            Op::Cholesky => {
+                let a = &args[0];
+                let l = self.push(
+                    format!(
+                        "\"stablehlo.cholesky\"({}) {{lower = true}} : ({}) -> {}",
+                        a.ssa,
+                        ty(a),
+                        ty(a)
+                    ),
+                    d,
+                    a.shape.clone(),
+                );
+                // The other triangle of the result is implementation-defined.
+                let diff = self.column_minus_row(&out_shape);
+                let zero_i = self.constant(Lit::int(0, DType::I64), &out_shape);
+                let keep = self.compare("LE", &diff, &zero_i);
+                let zero = self.constant(zero_of(d), &out_shape);
+                self.select(&keep, &l, &zero)
+            }
+            Op::TriSolve { lower, unit } => {
+                self.triangular_solve(&args[0], &args[1], *lower, *unit)
+            }
+            Op::LuNoPivot => {
+                return Err(EmitError::Unsupported(
+                    "lu_nopivot: StableHLO has no LU without pivoting (use numpy, pytorch or jax)"
+                        .to_string(),
+                ))
+            }
         };
         Ok(v)
+    }
+
+    /// `stablehlo.triangular_solve` of `t x = b`; a vector `b` is solved as
+    /// one column.
+    fn triangular_solve(&mut self, t: &Val, b: &Val, lower: bool, unit: bool) -> Val {
+        let column = b.shape.len() == 1;
+        let rhs = if column {
+            self.reshape(b, &[b.shape[0], 1])
+        } else {
+            b.clone()
+        };
+        let x = self.push(
+            format!(
+                "\"stablehlo.triangular_solve\"({}, {}) {{left_side = true, lower = {lower}, \
+                 unit_diagonal = {unit}, transpose_a = #stablehlo<transpose NO_TRANSPOSE>}} : \
+                 ({}, {}) -> {}",
+                t.ssa,
+                rhs.ssa,
+                ty(t),
+                ty(&rhs),
+                ty(&rhs)
+            ),
+            b.dtype,
+            rhs.shape.clone(),
+        );
+        if column {
+            self.reshape(&x, &b.shape)
+        } else {
+            x
+        }
     }
 
     /// `b[i][j] = v[i]`.

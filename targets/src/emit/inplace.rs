@@ -301,7 +301,11 @@ impl InPlaceLowering<'_> {
             | Op::Concat { .. }
             | Op::Full { .. }
             | Op::Triu(_)
-            | Op::Tril(_) => true,
+            | Op::Tril(_)
+            // The library calls and helpers return new arrays.
+            | Op::Cholesky
+            | Op::TriSolve { .. }
+            | Op::LuNoPivot => true,
             Op::Cast(_) => Self::is_fresh_cast(a),
             Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
         }

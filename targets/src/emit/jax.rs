@@ -5,7 +5,7 @@ use super::numpy::numpy_name;
 use super::python::{
     doc_params, precondition_checks, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable,
 };
-use super::Target;
+use super::{solvers, Target};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -44,7 +44,12 @@ impl PyTable for JaxTable {
     }
 
     fn helpers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("_trunc_div", TRUNC_DIV), ("_c_rem", C_REM)]
+        &[
+            ("_trunc_div", TRUNC_DIV),
+            ("_c_rem", C_REM),
+            ("_trisolve", solvers::JAX_TRISOLVE),
+            ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
+        ]
     }
 
     fn dtype(&self, d: DType) -> String {
@@ -107,6 +112,10 @@ impl PyTable for JaxTable {
             Op::Diag => "jnp.diag({0})",
             Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
+            // Only the lower triangle is read, as TensIR's cholesky does.
+            Op::Cholesky => "jnp.tril(jax.lax.linalg.cholesky({0}, symmetrize_input=False))",
+            Op::TriSolve { lower, unit } => solvers::trisolve_rule(*lower, *unit),
+            Op::LuNoPivot => "_lu_nopivot({0})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
     }

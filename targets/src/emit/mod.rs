@@ -9,6 +9,7 @@ mod jax;
 mod names;
 mod numpy;
 mod python;
+mod solvers;
 mod torch;
 
 use std::collections::BTreeMap;

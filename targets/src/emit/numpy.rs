@@ -3,7 +3,7 @@
 use super::python::{
     doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
 };
-use super::Target;
+use super::{solvers, Target};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -43,6 +43,8 @@ impl PyTable for NumpyTable {
         &[
             ("_trunc_div", TRUNC_DIV),
             ("_trunc_div_by_positive", TRUNC_DIV_BY_POSITIVE),
+            ("_trisolve", solvers::NUMPY_TRISOLVE),
+            ("_lu_nopivot", solvers::NUMPY_LU_NOPIVOT),
         ]
     }
 
@@ -111,6 +113,9 @@ impl PyTable for NumpyTable {
             Op::Diag => "np.diag({0})",
             Op::Full { .. } => "np.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "np.asarray({0}).astype({dtype})",
+            Op::Cholesky => "np.linalg.cholesky({0})",
+            Op::TriSolve { lower, unit } => solvers::trisolve_rule(*lower, *unit),
+            Op::LuNoPivot => "_lu_nopivot({0})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
     }

@@ -5,7 +5,7 @@
 use super::python::{
     doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
 };
-use super::Target;
+use super::{solvers, Target};
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
 use crate::program::ParamKind;
@@ -31,7 +31,11 @@ impl PyTable for TorchTable {
     }
 
     fn helpers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("_prod", PROD)]
+        &[
+            ("_prod", PROD),
+            ("_trisolve", solvers::TORCH_TRISOLVE),
+            ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
+        ]
     }
 
     fn dtype(&self, d: DType) -> String {
@@ -108,6 +112,9 @@ impl PyTable for TorchTable {
             Op::Diag => "torch.diag({0})",
             Op::Full { .. } => "torch.full({shape}, {value}, dtype={dtype}, device=_dev)",
             Op::Cast(_) => "{0}.to({dtype})",
+            Op::Cholesky => "torch.linalg.cholesky({0})",
+            Op::TriSolve { lower, unit } => solvers::trisolve_rule(*lower, *unit),
+            Op::LuNoPivot => "_lu_nopivot({0})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
     }

@@ -679,13 +679,20 @@ impl Parser {
             self.expect(")")?;
             return typed(Expr::new(Op::Reduce { kind: *kind, axes }, args));
         }
+        if let Some(op) = crate::ops::trisolve_of_name(name) {
+            let args = self.operands()?;
+            self.expect(")")?;
+            return typed(Expr::new(op, args));
+        }
         let op_and_args = match name {
-            "where" | "matmul" | "dot" | "outer" | "diag" => {
+            "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
                     "outer" => Op::Outer,
                     "diag" => Op::Diag,
+                    "cholesky" => Op::Cholesky,
+                    "lu_nopivot" => Op::LuNoPivot,
                     _ => Op::Matmul,
                 };
                 (op, args)

@@ -21,7 +21,8 @@
 //! (`scripts/bench_runner.py` reads the factors from `call.json`); there only
 //! the lifted program is at hand, so `K` is [`program_reduction_length`]:
 //! the longest reduction or contraction of the program, times the trip
-//! counts of the loops it keeps around it.
+//! counts of the loops it keeps around it. A solver operation (`cholesky`,
+//! `lu_nopivot`, `trisolve_*`) counts `n²` terms: see [`summed_terms`].
 
 use std::collections::BTreeMap;
 
@@ -182,6 +183,19 @@ fn summed_terms(e: &TExpr, sizes: &BTreeMap<String, i64>) -> u64 {
                 }
             }
             summed.values().product()
+        }
+        // A factorisation's or substitution's element depends on a chain
+        // through up to n² earlier elements, which LAPACK sums in blocked
+        // order: its forward error is bounded by cond · n · u (Higham,
+        // Accuracy and Stability, Thms. 8.5, 9.4, 10.3). The corpus' inits
+        // (PolyBench's SPD and diagonally dominant matrices) are well
+        // conditioned: `spd` is M Mᵀ / n + I with |m| ≤ 1, eigenvalues in
+        // [1, 1 + n]; `diag_dominant` exceeds each row's and column's
+        // off-diagonal sum by 1 (scripts/cref.py). n² terms stand for
+        // cond · n with cond ≤ n.
+        Op::Cholesky | Op::LuNoPivot | Op::TriSolve { .. } => {
+            let n = shape_of(0).first().copied().unwrap_or(1);
+            n.saturating_mul(n)
         }
         _ => 1,
     }

@@ -509,6 +509,13 @@ impl<'a> Lifted<'a> {
                 };
                 V::ite(&keep, &arg(0, idx)?, &zero_like(real))
             }
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => {
+                return Err(Unsupported(format!(
+                    "{}: a solver's element is a recurrence over all earlier ones, which has no \
+                     closed form for the invariants (the bounded check expands it)",
+                    e.op().name()
+                )))
+            }
             Op::Diag => {
                 if args[0].shape().len() == 1 {
                     let v = arg(0, &idx[..1])?;
