@@ -109,7 +109,12 @@ fn report_times(entries: &[Entry], lifts: &[Lift], total: f64) {
         .map(|(e, l)| (l.seconds, e.name.as_str(), l.status.as_str()))
         .collect();
     by_time.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let count = |prefix: &str| lifts.iter().filter(|l| l.status.starts_with(prefix)).count();
+    let count = |prefix: &str| {
+        lifts
+            .iter()
+            .filter(|l| l.status.starts_with(prefix))
+            .count()
+    };
     eprintln!(
         "{} kernels in {total:.1} s: {} lifted, {} partial, {} failed, {} rejected; slowest:",
         lifts.len(),

@@ -127,10 +127,7 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
     let start = Instant::now();
     let outcome = lift_whole_or_partially(kernel, &options);
     let seconds = start.elapsed().as_secs_f64();
-    let whole = outcome
-        .whole
-        .as_ref()
-        .is_some_and(|w| w.program.is_some());
+    let whole = outcome.whole.as_ref().is_some_and(|w| w.program.is_some());
     let Some(program) = outcome.program() else {
         let why = match (outcome.error(), outcome.partial_failure()) {
             (Some(e), Some(p)) => format!("{e}; with loops kept: {p}"),
