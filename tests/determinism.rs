@@ -11,19 +11,32 @@
 //! time), and a spread of quick kernels of several suites, lifted and not.
 //! It was chosen by measured lift time (`TENSLIFT_CORPUS_TIMES` of
 //! `tests/lift_corpus.rs`): every kernel here but the four time-sensitive
-//! ones lifts in under 5 s on a loaded 2-core machine, so that both runs
-//! together stay within about 2 minutes of CI time on 2 cores.
+//! ones lifts in under 5 s on a loaded 2-core machine. The search timeout is
+//! [`TIMEOUT_S`], half `tenslift lift`'s default: `gemver` searches for the
+//! cheapest program until its deadline, so each sweep takes at least that
+//! long; at 30 s both sweeps together stay within about 2 minutes of CI time
+//! on 2 cores, and darknet's GEMMs (10 to 13 s of whole search on an idle
+//! machine, within a 15 s share) stay at the edge where load decides.
+//!
+//! Today it fails: on 2026-11-25 (2-core machine at load 15 to 20, 60 s
+//! timeout)
+//! `gemm_tt` lifted in the first sweep and timed out in the loaded one. It
+//! is ignored until the search's budgets are counted in work (issue 15
+//! item 2); run it with `cargo test --release --test determinism --
+//! --ignored`.
 //!
 //! The whole corpus is compared by `scripts/determinism.sh`.
 
 mod corpus_common;
 
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use corpus_common::{extract, lift, manifest, Entry};
 use rayon::prelude::*;
-use tenslift::synth::SynthOptions;
+
+/// Seconds of search per kernel, see the module comment.
+const TIMEOUT_S: u64 = 30;
 
 /// Manifest names, see the module comment.
 const SUBSET: &[&str] = &[
@@ -83,7 +96,7 @@ impl Drop for BusyLoops {
 
 /// Every subset kernel's outcome record, in subset order.
 fn sweep(entries: &[Entry]) -> Vec<String> {
-    let timeout = SynthOptions::default().timeout;
+    let timeout = Duration::from_secs(TIMEOUT_S);
     let kernels: Vec<_> = entries.iter().map(extract).collect();
     entries
         .par_iter()
@@ -96,7 +109,7 @@ fn sweep(entries: &[Entry]) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "fails until the search's wall-clock limits are counted in work (issue 15 item 2)"]
+#[ignore = "fails until the search's limits are counted in work (issue 15 item 2): gemm_tt differs"]
 fn the_lift_is_the_same_on_an_idle_and_a_loaded_machine() {
     let entries: Vec<Entry> = manifest()
         .into_iter()
