@@ -18,9 +18,10 @@
 //! on 2 cores, and darknet's GEMMs (10 to 13 s of whole search on an idle
 //! machine, within a 15 s share) stay at the edge where load decides.
 //!
-//! Today it fails: on 2026-11-25 (2-core machine at load 15 to 20, 60 s
-//! timeout)
-//! `gemm_tt` lifted in the first sweep and timed out in the loaded one. It
+//! Today it fails (2026-11-25, 2-core machine): at a 60 s timeout and load
+//! 15 to 20, `gemm_tt` lifted in the first sweep and timed out in the loaded
+//! one; at 30 s and load 2 (77 s for both sweeps), `gemm_nt` and `gemm_tn`
+//! did. It
 //! is ignored until the search's budgets are counted in work (issue 15
 //! item 2); run it with `cargo test --release --test determinism --
 //! --ignored`.
@@ -109,7 +110,7 @@ fn sweep(entries: &[Entry]) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "fails until the search's limits are counted in work (issue 15 item 2): gemm_tt differs"]
+#[ignore = "fails until the search's limits are counted in work (issue 15 item 2): darknet GEMMs differ"]
 fn the_lift_is_the_same_on_an_idle_and_a_loaded_machine() {
     let entries: Vec<Entry> = manifest()
         .into_iter()
