@@ -1,9 +1,12 @@
 //! Every evaluator against the one table of C semantics
 //! (`tenslift_targets::c_semantics`): gcc-compiled C as ground truth, the
 //! algebra's exact evaluation (the spec of the C through the real
-//! frontend), TensIR's interpreter, and through the real `tenslift verify`
-//! binary verify's bounded Z3 encodings of both sides and the code the
-//! NumPy, JAX, PyTorch and StableHLO emitters write, run against the C.
+//! frontend), TensIR's interpreter, verify's concrete C interpreter (the one
+//! that replays counterexamples), and through the real `tenslift verify`
+//! binary both of verify's Z3 paths (the bounded encoding of both sides at
+//! concrete sizes, and the unbounded prover's encoding for all sizes) and
+//! the code the NumPy, JAX, PyTorch and StableHLO emitters write, run
+//! against the C.
 //!
 //! The table's cases become one C kernel (one output array per case, each
 //! element the case's expression over literals) and one TensIR program
@@ -188,6 +191,28 @@ fn the_algebra_agrees_with_the_table() {
 }
 
 #[test]
+fn verify_concrete_c_interpreter_agrees_with_the_table() {
+    let kernel = extract_kernel();
+    let sizes = [("n".to_string(), 1)].into_iter().collect();
+    let args = defined_cases()
+        .map(|c| {
+            let zeros = tenslift_targets::interp::Array::zeros(c.result(), vec![1]);
+            (output_name(c), zeros)
+        })
+        .collect();
+    let run = tenslift_verify::concrete::run_kernel(&kernel, &sizes, &args)
+        .unwrap_or_else(|e| panic!("{e}"));
+    check_all("verify's concrete C interpreter", |c| {
+        let a = run.arrays.get(&output_name(c))?;
+        Some(if c.result().is_float() {
+            a.get_f64(0)
+        } else {
+            a.get_i64(0) as f64
+        })
+    });
+}
+
+#[test]
 fn the_tensir_interpreter_agrees_with_the_table() {
     let (_, _, program) = files();
     let text = std::fs::read_to_string(program).unwrap_or_else(|e| panic!("{e}"));
@@ -241,13 +266,15 @@ fn verify(program: &Path) -> Value {
 }
 
 #[test]
-fn bounded_z3_and_every_emitted_target_agree_with_the_c() {
+fn both_z3_paths_and_every_emitted_target_agree_with_the_c() {
     let (_, _, program) = files();
     let r = verify(program);
     // Z3 interprets the C (verify's kernel encoding) and the TensIR
     // (its program encoding) independently; both must give each case's
-    // value for every input, here none but the literals.
+    // value for every input, here none but the literals. The unbounded
+    // prover encodes both sides again, for every `n`.
     assert_eq!(r["bounded"], "pass", "{r}");
+    assert_eq!(r["unbounded"], "proved", "{r}");
     let runs = r["details"]["differential"]["runs"]
         .as_array()
         .cloned()
@@ -271,5 +298,6 @@ fn a_program_off_by_one_on_one_case_fails_bounded_and_differential() {
     std::fs::write(&path, wrong).unwrap_or_else(|e| panic!("{e}"));
     let r = verify(&path);
     assert_eq!(r["bounded"], "fail", "{r}");
+    assert_eq!(r["unbounded"], "fail", "{r}");
     assert_eq!(r["differential"], "fail", "{r}");
 }

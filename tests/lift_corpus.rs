@@ -1,177 +1,162 @@
-//! The whole corpus (`benchmarks/manifest.toml`) through the synthesizer:
-//! every kernel that lifts must yield a program equal to the C spec at two
-//! size tuples (checked here again, independently of the search's own
-//! acceptance), and at least [`LIFTED_FLOOR`] kernels must lift. Kernels
-//! that do not lift are allowed and listed. Kernels are lifted on rayon
-//! workers with a modest per-kernel timeout so the test stays within a few
-//! minutes on a 2-core machine.
+//! The whole corpus (`benchmarks/manifest.toml`) through the lift-only path,
+//! its outcome an insta snapshot per suite in ruff's one-line-per-fixture
+//! style: `name: lifted|partial|failed(<first line of the reason>)|
+//! rejected(<first line of the diagnostic>)`, then the lifted program's
+//! TensIR as `tenslift lift` prints it. Any change in what the search finds
+//! (a kernel gained or lost, a different program) shows in review as a
+//! snapshot diff. Every returned program must also equal the C spec at two
+//! size tuples, checked here again independently of the search.
+//!
+//! The search's limits are still partly wall-clock (`LIBRARY_SHARE`,
+//! `MOMENT_BUDGET`, `WHOLE_SHARE_WHEN_CARRIED`), so the per-kernel timeout
+//! is generous, and the few kernels seen to lift or not depending on the
+//! machine's load are listed in [`TIME_SENSITIVE`]: their status is not
+//! snapshotted (a returned program is still checked against the spec).
+//! Kernels lift on rayon workers.
 
-use std::path::Path;
-use std::time::Duration;
+mod corpus_common;
 
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use corpus_common::{extract, lift, manifest, Entry, Lift, ROOT};
 use rayon::prelude::*;
-use serde::Deserialize;
-use tenslift::spec::tensir::check_program_at_both_sizes;
-use tenslift::synth::{lift_kernel, SynthOptions};
-use tenslift_frontend::ir::Kernel;
-use tenslift_frontend::Options;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// Seconds of search per kernel: `tenslift lift`'s default, six times what
+/// this test used before the snapshots (the outcome a user gets).
+/// `TENSLIFT_CORPUS_TIMEOUT_S` overrides it, to see which outcomes depend on
+/// it. Measured 2026-11-25 on a 2-core machine at load 15 to 20: the whole
+/// corpus took 439 s wall (90 s CPU) at 60 s, 853 s at 120 s; the outcomes
+/// differed only for `gramschmidt`.
+const TIMEOUT_S: u64 = 60;
 
-/// Seconds of search per kernel.
-const TIMEOUT_S: u64 = 10;
+/// Kernels whose outcome depends on the machine's speed today (wall-clock
+/// budgets; issue 15 item 2 replaces them by work counts, after which this
+/// list must become empty), as seen in three runs on 2026-11-25: darknet's
+/// GEMMs lift in 10 to 13 s of whole search on an idle machine and time out
+/// on a loaded one; `gramschmidt`, `gramschmidt-dist` and `deriche-dist`
+/// exhausted their whole search in one run and timed out in another, and
+/// `deriche` is the same kernel as `deriche-dist`.
+const TIME_SENSITIVE: &[&str] = &[
+    "gemm_nn",
+    "gemm_nt",
+    "gemm_tn",
+    "gemm_tt",
+    "gramschmidt",
+    "gramschmidt-dist",
+    "deriche",
+    "deriche-dist",
+];
 
-/// Fewest kernels that must lift. Measured on 2026-11-22: 120 of 146
-/// (release build, idle 2-core machine, 40 s); the slack covers a loaded
-/// machine, where timeouts can cost a few kernels.
-const LIFTED_FLOOR: usize = 110;
-
-#[derive(Deserialize)]
-struct Manifest {
-    kernel: Vec<Entry>,
+fn timeout() -> Duration {
+    let seconds = std::env::var("TENSLIFT_CORPUS_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(TIMEOUT_S);
+    Duration::from_secs(seconds)
 }
 
-#[derive(Deserialize, Clone)]
-struct Entry {
-    name: String,
-    file: String,
-    function: String,
-    expect: String,
-    /// `distributed` entries are read the suite's way (see [`c_flags`]).
-    #[serde(default)]
-    form: String,
-    #[serde(default)]
-    include: Vec<String>,
-}
-
-fn manifest() -> Vec<Entry> {
-    let path = Path::new(ROOT).join("benchmarks/manifest.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let parsed: Manifest =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    parsed.kernel
-}
-
-/// The kernel an entry names, or why it could not be extracted.
-fn extract(entry: &Entry) -> Result<Kernel, String> {
-    let path = format!("{ROOT}/benchmarks/{}", entry.file);
-    let (include_dirs, defines) = c_flags(entry);
-    let options = Options {
-        functions: vec![entry.function.clone()],
-        include_dirs: include_dirs.into_iter().map(Into::into).collect(),
-        defines,
-        ..Options::default()
-    };
-    let unit = tenslift_frontend::extract(&path, &options).map_err(|e| e.to_string())?;
-    unit.kernels
-        .into_iter()
-        .find(|k| k.name == entry.function)
-        .ok_or_else(|| format!("no kernel `{}`", entry.function))
-}
-
-enum Outcome {
-    Lifted,
-    NotLifted(String),
-    /// A returned program that is not equal to the spec: a test failure.
-    Wrong(String),
-}
-
-fn lift(entry: &Entry, kernel: &Kernel) -> Outcome {
-    let options = SynthOptions {
-        timeout: Duration::from_secs(TIMEOUT_S),
-        ..SynthOptions::default()
-    };
-    let lifted = lift_kernel(kernel, &options);
-    let Some(program) = lifted.program else {
-        let why = lifted
-            .error
-            .map_or("no program".to_string(), |e| e.to_string());
-        return Outcome::NotLifted(format!("{}: {why}", entry.name));
-    };
-    if let Err(e) = program.validate() {
-        return Outcome::Wrong(format!("{}: invalid program: {e}", entry.name));
-    }
-    match check_program_at_both_sizes(&program, kernel) {
-        Ok((comparison, _)) if comparison.is_equal() => Outcome::Lifted,
-        Ok((comparison, sizes)) => Outcome::Wrong(format!(
-            "{}: differs from the spec at {sizes:?}: {comparison}",
-            entry.name
-        )),
-        Err(e) => Outcome::Wrong(format!("{}: cannot check: {e}", entry.name)),
+/// An entry's outcome: its extraction's rejection, or its lift.
+fn outcome(kernel: &Result<tenslift_frontend::ir::Kernel, String>) -> Lift {
+    match kernel {
+        Ok(kernel) => lift(kernel, timeout()),
+        Err(e) => {
+            let first = e.lines().next().unwrap_or("");
+            Lift {
+                status: format!("rejected({})", first.replace(&format!("{ROOT}/"), "")),
+                program: None,
+                wrong: None,
+                seconds: 0.0,
+            }
+        }
     }
 }
 
 #[test]
-fn every_lifted_corpus_program_equals_its_spec_at_two_size_tuples() {
-    let entries: Vec<Entry> = manifest()
-        .into_iter()
-        .filter(|e| e.expect != "reject")
-        .collect();
-    assert!(entries.len() > 100, "the manifest lost its kernels");
+fn corpus_lift_outcomes_match_their_snapshots() {
+    let entries = manifest();
+    assert!(entries.len() > 200, "the manifest lost its kernels");
+    let start = Instant::now();
     // libclang is used one file at a time; the search runs in parallel.
-    let kernels: Vec<(Entry, Result<Kernel, String>)> = entries
-        .into_iter()
-        .map(|e| {
-            let k = extract(&e);
-            (e, k)
-        })
-        .collect();
-    let outcomes: Vec<Outcome> = kernels
+    let kernels: Vec<_> = entries.iter().map(extract).collect();
+    let lifts: Vec<Lift> = entries
         .par_iter()
-        .map(|(entry, kernel)| match kernel {
-            Ok(kernel) => lift(entry, kernel),
-            Err(e) => Outcome::NotLifted(format!("{}: extraction: {e}", entry.name)),
-        })
+        .zip(kernels.par_iter())
+        .map(|(_, kernel)| outcome(kernel))
         .collect();
-    let lifted = outcomes
+    report_times(&entries, &lifts, start.elapsed().as_secs_f64());
+    let wrong: Vec<String> = entries
         .iter()
-        .filter(|o| matches!(o, Outcome::Lifted))
-        .count();
-    let not_lifted: Vec<&str> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::NotLifted(why) => Some(why.as_str()),
-            _ => None,
-        })
+        .zip(&lifts)
+        .filter_map(|(e, l)| l.wrong.as_ref().map(|w| format!("{}: {w}", e.name)))
         .collect();
-    let wrong: Vec<&str> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Wrong(why) => Some(why.as_str()),
-            _ => None,
-        })
-        .collect();
-    eprintln!(
-        "lifted {lifted} of {}; not lifted ({}):\n  {}",
-        outcomes.len(),
-        not_lifted.len(),
-        not_lifted.join("\n  ")
-    );
     assert!(
         wrong.is_empty(),
         "returned programs that differ from their spec:\n{}",
         wrong.join("\n")
     );
+    let mut suites: BTreeMap<&str, String> = BTreeMap::new();
+    for (entry, lift) in entries.iter().zip(&lifts) {
+        let record = if TIME_SENSITIVE.contains(&entry.name.as_str()) {
+            format!("{}: time-sensitive (not snapshotted)\n", entry.name)
+        } else {
+            lift.record(&entry.name)
+        };
+        suites
+            .entry(entry.suite.as_str())
+            .or_default()
+            .push_str(&record);
+    }
+    // Every suite is compared (and its `.snap.new` written) before the test
+    // fails, so that one run shows every change.
+    let differing: Vec<&str> = suites
+        .iter()
+        .filter(|(suite, text)| {
+            std::panic::catch_unwind(|| {
+                insta::assert_snapshot!(format!("corpus_{suite}"), text.as_str());
+            })
+            .is_err()
+        })
+        .map(|(suite, _)| *suite)
+        .collect();
     assert!(
-        lifted >= LIFTED_FLOOR,
-        "only {lifted} kernels lifted, fewer than the floor {LIFTED_FLOOR}"
+        differing.is_empty(),
+        "the lift outcomes of these suites changed (review the .snap.new files): {}",
+        differing.join(", ")
     );
 }
 
-/// The `-I`/`-D` flags an entry's C is read with at MINI, as `scripts/cref.py`
-/// compiles it: a distributed-form PolyBench file needs the suite's header
-/// and a dataset switch; other entries carry their own size defaults.
-fn c_flags(entry: &Entry) -> (Vec<String>, Vec<String>) {
-    let includes = entry
-        .include
+/// The tally and the slowest kernels, for whoever tunes the timeout.
+fn report_times(entries: &[Entry], lifts: &[Lift], total: f64) {
+    let mut by_time: Vec<(f64, &str, &str)> = entries
         .iter()
-        .map(|dir| format!("{ROOT}/benchmarks/{dir}"))
+        .zip(lifts)
+        .map(|(e, l)| (l.seconds, e.name.as_str(), l.status.as_str()))
         .collect();
-    let defines = if entry.form == "distributed" {
-        vec!["MINI_DATASET".to_string()]
-    } else {
-        Vec::new()
+    by_time.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let count = |prefix: &str| {
+        lifts
+            .iter()
+            .filter(|l| l.status.starts_with(prefix))
+            .count()
     };
-    (includes, defines)
+    eprintln!(
+        "{} kernels in {total:.1} s: {} lifted, {} partial, {} failed, {} rejected; slowest:",
+        lifts.len(),
+        count("lifted"),
+        count("partial"),
+        count("failed"),
+        count("rejected"),
+    );
+    for (seconds, name, status) in by_time.iter().take(25) {
+        let status: String = status.chars().take(100).collect();
+        eprintln!("  {seconds:7.2} s  {name}: {status}");
+    }
+    if let Ok(path) = std::env::var("TENSLIFT_CORPUS_TIMES") {
+        let lines: Vec<String> = by_time
+            .iter()
+            .map(|(s, n, st)| format!("{s:.3}\t{n}\t{st}"))
+            .collect();
+        let _ = std::fs::write(path, lines.join("\n") + "\n");
+    }
 }

@@ -8,6 +8,11 @@
 //! Where C and TensIR disagree on what happens at the edges (signed overflow
 //! is undefined in C but wraps in TensIR), the interpreters decide, using
 //! [`Domain::assume`] for C's preconditions and [`Domain::wrap`] for TensIR.
+//!
+//! [`value`] is verify's one Z3 encoding of C's values and operations
+//! (truncating division and conversion, wrap-around, exact literals): the
+//! symbolic domain of the bounded check builds its terms with it, and the
+//! unbounded prover computes over its [`value::V`].
 
 use tenslift_frontend::ir::ScalarType;
 use tenslift_targets::DType;
@@ -164,4 +169,221 @@ pub(crate) trait Domain {
     fn pop_path(&mut self);
     /// Whether two values are certainly the same (structurally).
     fn same(&self, a: &Self::V, b: &Self::V) -> bool;
+}
+
+/// The Z3 encoding of C values: mathematical integers (C integer semantics,
+/// exact), reals (the arithmetic float kernels are proved in) and booleans,
+/// with C's conversions and operations over them. Both Z3 paths use these
+/// terms, so that they cannot disagree on what C computes.
+pub(crate) mod value {
+    use num_bigint::BigInt;
+    use z3::ast::{Bool, Int, Real};
+
+    use super::IntTy;
+
+    /// One scalar value, as the unbounded prover computes it.
+    #[derive(Clone, Debug)]
+    pub(crate) enum V {
+        I(Int),
+        R(Real),
+        B(Bool),
+    }
+
+    impl V {
+        pub fn int(v: i64) -> V {
+            V::I(Int::from_i64(v))
+        }
+
+        pub fn as_int(&self) -> Int {
+            match self {
+                V::I(i) => i.clone(),
+                V::R(r) => trunc_real(r),
+                V::B(b) => b.ite(&Int::from_i64(1), &Int::from_i64(0)),
+            }
+        }
+
+        pub fn as_real(&self) -> Real {
+            match self {
+                V::I(i) => Real::from_int(i),
+                V::R(r) => r.clone(),
+                V::B(b) => b.ite(&real_num(1), &real_num(0)),
+            }
+        }
+
+        pub fn as_bool(&self) -> Bool {
+            match self {
+                V::I(i) => i.eq(Int::from_i64(0)).not(),
+                V::R(r) => r.eq(real_num(0)).not(),
+                V::B(b) => b.clone(),
+            }
+        }
+
+        /// Equality of two values, comparing in the richer sort.
+        pub fn equal(&self, other: &V) -> Bool {
+            match (self, other) {
+                (V::B(a), V::B(b)) => a.eq(b),
+                (V::I(a), V::I(b)) => a.eq(b),
+                (V::B(_), V::I(_)) | (V::I(_), V::B(_)) => self.as_int().eq(other.as_int()),
+                _ => self.as_real().eq(other.as_real()),
+            }
+        }
+
+        pub fn ite(cond: &Bool, a: &V, b: &V) -> V {
+            match (a, b) {
+                (V::B(x), V::B(y)) => V::B(cond.ite(x, y)),
+                (V::I(x), V::I(y)) => V::I(cond.ite(x, y)),
+                (V::B(_), V::I(_)) | (V::I(_), V::B(_)) => V::I(cond.ite(&a.as_int(), &b.as_int())),
+                _ => V::R(cond.ite(&a.as_real(), &b.as_real())),
+            }
+        }
+
+        pub fn is_real(&self) -> bool {
+            matches!(self, V::R(_))
+        }
+    }
+
+    /// Float to integer conversion in C: truncation toward zero (`to_int`
+    /// is the floor; truncation mirrors it for negatives).
+    pub(crate) fn trunc_real(r: &Real) -> Int {
+        r.ge(real_num(0))
+            .ite(&r.to_int(), &-((-r.clone()).to_int()))
+    }
+
+    /// C `/` on integers: the quotient truncated toward zero. Z3's `div`
+    /// rounds so that the remainder is non-negative; that is truncation
+    /// exactly when the dividend is non-negative, and trunc(a / b) =
+    /// -trunc(-a / b) covers the rest.
+    pub(crate) fn trunc_div(a: &Int, b: &Int) -> Int {
+        a.ge(Int::from_i64(0))
+            .ite(&a.div(b), &-((-a.clone()).div(b)))
+    }
+
+    /// C `%` on integers: the sign of the dividend (Z3's `mod` is
+    /// non-negative).
+    pub(crate) fn trunc_rem(a: &Int, b: &Int) -> Int {
+        a.ge(Int::from_i64(0))
+            .ite(&a.modulo(b), &-((-a.clone()).modulo(b)))
+    }
+
+    /// Two's complement wrap-around into `ty` (C conversion to an integer
+    /// type, TensIR integer arithmetic).
+    pub(crate) fn wrap(a: &Int, ty: IntTy) -> Int {
+        let modulus = Int::from_i128(1i128 << ty.bits);
+        if ty.signed {
+            let half = Int::from_i128(1i128 << (ty.bits - 1));
+            (a.clone() + half.clone()).modulo(&modulus) - half
+        } else {
+            a.modulo(&modulus)
+        }
+    }
+
+    /// The exact rational value of a finite double as a Z3 real; `None`
+    /// for infinities and NaN (or a numeral Z3 rejects).
+    pub(crate) fn exact_real(v: f64) -> Option<Real> {
+        let (num, den) = exact_rational(v)?;
+        Real::from_rational_str(&num, &den)
+    }
+
+    /// The exact rational value of a finite double as numerator and
+    /// denominator strings, in lowest terms.
+    pub(crate) fn exact_rational(v: f64) -> Option<(String, String)> {
+        if !v.is_finite() {
+            return None;
+        }
+        if v == 0.0 {
+            return Some(("0".to_string(), "1".to_string()));
+        }
+        let bits = v.to_bits();
+        let negative = bits >> 63 == 1;
+        let exponent = ((bits >> 52) & 0x7ff) as i64;
+        let fraction = bits & ((1u64 << 52) - 1);
+        let (mut mantissa, mut exp2) = if exponent == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1u64 << 52), exponent - 1075)
+        };
+        // Lowest terms: the denominator is a power of two.
+        while exp2 < 0 && mantissa & 1 == 0 {
+            mantissa >>= 1;
+            exp2 += 1;
+        }
+        let mut num = BigInt::from(mantissa);
+        let mut den = BigInt::from(1u8);
+        if exp2 >= 0 {
+            num <<= exp2 as usize;
+        } else {
+            den <<= (-exp2) as usize;
+        }
+        if negative {
+            num = -num;
+        }
+        Some((num.to_string(), den.to_string()))
+    }
+
+    /// A small integral real. (`Real::from_rational` calls a function newer
+    /// than Debian's libz3 4.8.12, so the numeral goes through an integer.)
+    pub(crate) fn real_num(n: i32) -> Real {
+        Real::from_int(&Int::from_i64(i64::from(n)))
+    }
+
+    /// `max`/`min` as a select, identical on both sides.
+    pub(crate) fn max_v(a: &V, b: &V) -> V {
+        V::ite(&ge(a, b), a, b)
+    }
+
+    pub(crate) fn min_v(a: &V, b: &V) -> V {
+        V::ite(&ge(b, a), a, b)
+    }
+
+    pub(crate) fn ge(a: &V, b: &V) -> Bool {
+        if a.is_real() || b.is_real() {
+            a.as_real().ge(b.as_real())
+        } else {
+            a.as_int().ge(b.as_int())
+        }
+    }
+
+    pub(crate) fn lt(a: &V, b: &V) -> Bool {
+        ge(a, b).not()
+    }
+
+    pub(crate) fn add(a: &V, b: &V) -> V {
+        if a.is_real() || b.is_real() {
+            V::R(a.as_real() + b.as_real())
+        } else {
+            V::I(a.as_int() + b.as_int())
+        }
+    }
+
+    pub(crate) fn sub(a: &V, b: &V) -> V {
+        if a.is_real() || b.is_real() {
+            V::R(a.as_real() - b.as_real())
+        } else {
+            V::I(a.as_int() - b.as_int())
+        }
+    }
+
+    pub(crate) fn mul(a: &V, b: &V) -> V {
+        if a.is_real() || b.is_real() {
+            V::R(a.as_real() * b.as_real())
+        } else {
+            V::I(a.as_int() * b.as_int())
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn doubles_become_their_exact_rationals() {
+            assert_eq!(exact_rational(0.5), Some(("1".into(), "2".into())));
+            assert_eq!(exact_rational(-3.0), Some(("-3".into(), "1".into())));
+            let (n, d) = exact_rational(0.1).unwrap_or_default();
+            assert_eq!(n, "3602879701896397");
+            assert_eq!(d, "36028797018963968");
+            assert_eq!(exact_rational(f64::NAN), None);
+            assert!(exact_real(1e300).is_some());
+        }
+    }
 }

@@ -9,11 +9,10 @@
 
 use std::collections::HashMap;
 
-use num_bigint::BigInt;
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort as Z3Sort};
 
-use crate::domain::{Cmp, Domain, ElemKind, IntTy, Opaque};
+use crate::domain::{value, Cmp, Domain, ElemKind, IntTy, Opaque};
 use crate::error::Abort;
 
 /// A Z3 term of integer or real sort.
@@ -243,42 +242,6 @@ fn real_zero() -> Real {
     Real::from_rational_str("0", "1").unwrap_or_else(|| Int::from_i64(0).to_real())
 }
 
-/// The exact rational value of a finite double as numerator and
-/// denominator strings.
-fn exact_rational(v: f64) -> Option<(String, String)> {
-    if !v.is_finite() {
-        return None;
-    }
-    if v == 0.0 {
-        return Some(("0".to_string(), "1".to_string()));
-    }
-    let bits = v.to_bits();
-    let negative = bits >> 63 == 1;
-    let exponent = ((bits >> 52) & 0x7ff) as i64;
-    let fraction = bits & ((1u64 << 52) - 1);
-    let (mut mantissa, mut exp2) = if exponent == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1u64 << 52), exponent - 1075)
-    };
-    // Lowest terms: the denominator is a power of two.
-    while exp2 < 0 && mantissa & 1 == 0 {
-        mantissa >>= 1;
-        exp2 += 1;
-    }
-    let mut num = BigInt::from(mantissa);
-    let mut den = BigInt::from(1u8);
-    if exp2 >= 0 {
-        num <<= exp2 as usize;
-    } else {
-        den <<= (-exp2) as usize;
-    }
-    if negative {
-        num = -num;
-    }
-    Some((num.to_string(), den.to_string()))
-}
-
 fn add_ranges(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
     let ((al, ah), (bl, bh)) = (a?, b?);
     Some((al.checked_add(bl)?, ah.checked_add(bh)?))
@@ -387,11 +350,9 @@ impl Domain for SymDomain {
     }
 
     fn real(&mut self, v: f64) -> Result<SymVal, Abort> {
-        let (num, den) = exact_rational(v).ok_or_else(|| {
+        let r = value::exact_real(v).ok_or_else(|| {
             Abort::Unsupported(format!("the non-finite constant {v} has no real value"))
         })?;
-        let r = Real::from_rational_str(&num, &den)
-            .ok_or_else(|| Abort::Unsupported(format!("Z3 rejected the constant {num}/{den}")))?;
         Ok(SymDomain::real_val(r, false))
     }
 
@@ -480,14 +441,10 @@ impl Domain for SymDomain {
             }
         }
         let (x, y) = (SymDomain::int_of(a), SymDomain::int_of(b));
-        // Z3's `div` rounds so that the remainder is non-negative; that is
-        // truncation exactly when the dividend is non-negative, and
-        // trunc(a / b) = -trunc(-a / b) covers the rest.
+        // Z3's `div` is C's `/` when the dividend is non-negative.
         let term = match a.range {
             Some((lo, _)) if lo >= 0 => x.div(&y),
-            _ => x
-                .ge(Int::from_i64(0))
-                .ite(&x.div(&y), &-((-x.clone()).div(&y))),
+            _ => value::trunc_div(&x, &y),
         };
         let range = match (a.range, SymDomain::point(b)) {
             (Some((lo, hi)), Some(c)) if c != 0 => {
@@ -519,12 +476,10 @@ impl Domain for SymDomain {
             }
         }
         let (x, y) = (SymDomain::int_of(a), SymDomain::int_of(b));
-        // Z3's `mod` is non-negative; C's remainder takes the dividend's sign.
+        // Z3's `mod` is C's `%` when the dividend is non-negative.
         let term = match a.range {
             Some((lo, _)) if lo >= 0 => x.modulo(&y),
-            _ => x
-                .ge(Int::from_i64(0))
-                .ite(&x.modulo(&y), &-((-x.clone()).modulo(&y))),
+            _ => value::trunc_rem(&x, &y),
         };
         let range = b.range.and_then(|(bl, bh)| {
             let m = i128::try_from(bl.unsigned_abs().max(bh.unsigned_abs()))
@@ -618,11 +573,7 @@ impl Domain for SymDomain {
     }
 
     fn trunc_to_int(&mut self, a: &SymVal) -> SymVal {
-        let r = self.real_of(a);
-        // `to_int` is the floor; truncation mirrors it for negatives.
-        let term = r
-            .ge(real_zero())
-            .ite(&r.to_int(), &-((-r.clone()).to_int()));
+        let term = value::trunc_real(&self.real_of(a));
         SymDomain::int_val(term, None, a.opaque)
     }
 
@@ -638,14 +589,7 @@ impl Domain for SymDomain {
         if let Some(k) = SymDomain::point(a) {
             return SymDomain::const_int(wrap_value(k, ty));
         }
-        let x = SymDomain::int_of(a);
-        let modulus = Int::from_i128(1i128 << ty.bits);
-        let term = if ty.signed {
-            let half = Int::from_i128(1i128 << (ty.bits - 1));
-            (x + half.clone()).modulo(&modulus) - half
-        } else {
-            x.modulo(&modulus)
-        };
+        let term = value::wrap(&SymDomain::int_of(a), ty);
         SymDomain::int_val(term, Some((ty.min(), ty.max())), a.opaque)
     }
 
@@ -944,16 +888,6 @@ mod tests {
         let five = sym.add(&two, &three);
         assert_eq!(SymDomain::point(&five), Some(5));
         assert_eq!(sym.decide(&five), Some(true));
-    }
-
-    #[test]
-    fn doubles_become_their_exact_rationals() {
-        assert_eq!(exact_rational(0.5), Some(("1".into(), "2".into())));
-        assert_eq!(exact_rational(-3.0), Some(("-3".into(), "1".into())));
-        let (n, d) = exact_rational(0.1).unwrap_or_default();
-        assert_eq!(n, "3602879701896397");
-        assert_eq!(d, "36028797018963968");
-        assert_eq!(exact_rational(f64::NAN), None);
     }
 
     #[test]

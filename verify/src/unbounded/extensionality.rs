@@ -19,7 +19,7 @@ use std::cell::Cell;
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::DeclKind;
 
-use super::value::{self, V};
+use crate::domain::value::{self, V};
 
 /// One use of a sum range function: its value `Σ_{r ∈ [lo, hi)} body(r)`,
 /// and its summand at the placeholder `bound`.

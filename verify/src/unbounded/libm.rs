@@ -7,7 +7,7 @@
 use z3::ast::Ast;
 
 use super::lifted::math;
-use super::value::{self, real_num, V};
+use crate::domain::value::{self, real_num, V};
 
 /// The largest exponent magnitude expanded into products; beyond it the
 /// product terms grow without helping any kernel of the corpus.

@@ -20,8 +20,10 @@ use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
 
 use super::extensionality::{fresh_bound, SumUse};
-use super::value::{self, dim_term, real_literal, real_num, V};
 use super::Unsupported;
+use super::{dim_term, real_literal};
+use crate::domain::value::{self, real_num, V};
+use crate::domain::IntTy;
 
 /// Reductions over a constant extent up to this are unfolded completely.
 const MAX_UNFOLDED_EXTENT: i64 = 16;
@@ -951,7 +953,13 @@ pub(crate) fn cast(a: &V, to: DType) -> V {
     if to.bits() >= 32 {
         V::I(i)
     } else {
-        V::I(value::wrap(&i, to.bits(), to.is_signed_int()))
+        V::I(value::wrap(
+            &i,
+            IntTy {
+                bits: to.bits(),
+                signed: to.is_signed_int(),
+            },
+        ))
     }
 }
 
@@ -961,7 +969,13 @@ fn binary(op: BinaryOp, a: &V, b: &V, operand: DType) -> Result<V, Unsupported> 
             &v,
             operand.is_float() || operand == DType::Bool || operand.bits() >= 32,
         ) {
-            (V::I(i), false) => V::I(value::wrap(i, operand.bits(), operand.is_signed_int())),
+            (V::I(i), false) => V::I(value::wrap(
+                i,
+                IntTy {
+                    bits: operand.bits(),
+                    signed: operand.is_signed_int(),
+                },
+            )),
             _ => v,
         }
     };

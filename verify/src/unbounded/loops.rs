@@ -39,8 +39,8 @@ use z3::{SatResult, Solver};
 
 mod frame;
 
+use super::dim_term;
 use super::lifted::Lifted;
-use super::value::dim_term;
 use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
 use frame::Snapshot;
 

@@ -68,6 +68,62 @@ pub enum UnboundedResult {
 #[derive(Clone, Debug)]
 pub(crate) struct Unsupported(pub String);
 
+/// A float literal as its exact Z3 real.
+pub(crate) fn real_literal(v: f64) -> Result<Real, Unsupported> {
+    value::exact_real(v).ok_or_else(|| Unsupported(format!("the non-finite constant {v}")))
+}
+
+/// A dim (polynomial over sizes, rendered by the targets crate) as a Z3
+/// integer, each size read through `size`.
+pub(crate) fn dim_term(
+    dim: &tenslift_targets::Dim,
+    size: &dyn Fn(&str) -> Option<Int>,
+) -> Result<Int, Unsupported> {
+    let text = dim.render(&|s| s.to_string(), "//");
+    let (poly, divisor) = match text.rsplit_once(") // ") {
+        Some((p, d)) => (
+            p.trim_start_matches('('),
+            d.trim()
+                .parse::<i64>()
+                .map_err(|_| Unsupported(format!("dim {text}")))?,
+        ),
+        None => (text.as_str(), 1),
+    };
+    let mut total = Int::from_i64(0);
+    let mut sign = 1i64;
+    for token in poly.split(' ') {
+        match token {
+            "+" => sign = 1,
+            "-" => sign = -1,
+            "" => {}
+            term => {
+                let (neg, term) = match term.strip_prefix('-') {
+                    Some(t) => (-1, t),
+                    None => (1, term),
+                };
+                let mut product = Int::from_i64(sign * neg);
+                for factor in term.split('*') {
+                    product = match factor.parse::<i64>() {
+                        Ok(c) => product * Int::from_i64(c),
+                        Err(_) => {
+                            product
+                                * size(factor).ok_or_else(|| {
+                                    Unsupported(format!("unknown size `{factor}` in dim {text}"))
+                                })?
+                        }
+                    };
+                }
+                total += product;
+            }
+        }
+    }
+    Ok(if divisor == 1 {
+        total
+    } else {
+        total.div(Int::from_i64(divisor))
+    })
+}
+
 mod extensionality;
 mod libm;
 mod lifted;
@@ -75,7 +131,6 @@ mod loops;
 mod relevance;
 mod shape;
 mod unroll;
-mod value;
 mod vcgen;
 
 use std::collections::HashMap;
@@ -85,8 +140,8 @@ use tenslift_targets::{ParamKind as TParam, Program};
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Params, SatResult, Solver, Sort};
 
+use crate::domain::value::{self, V};
 use lifted::{Lifted, Symbols};
-use value::V;
 
 /// Proves `program` equal to `kernel` for all sizes: every output array
 /// element and the returned value, over real arithmetic for floats and
@@ -307,7 +362,7 @@ pub(crate) fn preconditions(
         .meta
         .requires
         .iter()
-        .map(|r| Ok(value::dim_term(&r.needed, size)?.le(value::dim_term(&r.declared, size)?)))
+        .map(|r| Ok(dim_term(&r.needed, size)?.le(dim_term(&r.declared, size)?)))
         .collect()
 }
 

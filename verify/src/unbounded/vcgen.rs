@@ -20,8 +20,10 @@ use z3::ast::{Bool, Int};
 
 use super::lifted::{math, Lifted, Symbols, Truncation};
 use super::shape::{self, LoopInfo, Write};
-use super::value::{self, real_literal, V};
 use super::Unsupported;
+use super::{dim_term, real_literal};
+use crate::domain::value::{self, V};
+use crate::domain::IntTy;
 
 /// One condition to discharge: `hyps ⇒ goal`.
 pub(crate) struct Condition {
@@ -142,7 +144,7 @@ impl<'a> Exec<'a> {
                 }
                 let extents = shape
                     .iter()
-                    .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                    .map(|d| dim_term(d, &|s| self.symbols.size(s)))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (e, bounds) = self.element(&p.name, &extents)?;
                 let c_side = self.read(&end, &p.name, &e)?;
@@ -199,7 +201,7 @@ impl<'a> Exec<'a> {
         {
             return shape
                 .iter()
-                .map(|d| value::dim_term(d, &|s| self.symbols.size(s)))
+                .map(|d| dim_term(d, &|s| self.symbols.size(s)))
                 .collect();
         }
         match self.local_array(name) {
@@ -1277,7 +1279,13 @@ fn convert(v: &V, ty: ScalarType) -> V {
         t if t.bits() >= 32 => V::I(v.as_int()),
         t => {
             if matches!(v, V::I(_) | V::B(_)) || v.is_real() {
-                V::I(value::wrap(&v.as_int(), t.bits(), t.is_signed()))
+                V::I(value::wrap(
+                    &v.as_int(),
+                    IntTy {
+                        bits: t.bits(),
+                        signed: t.is_signed(),
+                    },
+                ))
             } else {
                 v.clone()
             }
