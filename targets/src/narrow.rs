@@ -426,6 +426,7 @@ impl Lowering {
             }
             Op::Binary(B::TruncDiv) if int && self.policy.magic_div => self
                 .magic(e)
+                .or_else(|| self.scaled_magic(e))
                 .or_else(|| self.rebuild(e)),
             Op::Binary(_) | Op::Unary(U::Neg | U::Abs) | Op::Where if int => self.rebuild(e),
             Op::Binary(b) if b.is_comparison() && e.args()[0].dtype().is_int() => {
@@ -485,26 +486,72 @@ impl Lowering {
     /// proven in `[0, X]`: `(x * m) / 2^s` in the narrowest policy type that
     /// holds `X * m` (the division by `2^s` is emitted as a shift).
     fn magic(&mut self, e: &Expr) -> Option<Expr> {
-        let (x, cexpr) = (&e.args()[0], &e.args()[1]);
-        let Op::Lit(Lit::Int(c, _)) = cexpr.op() else {
-            return None;
-        };
+        let c = positive_lit(&e.args()[1])?;
+        let (q, _) = self.magic_quotient(&e.args()[0], c, e.dtype())?;
+        Some(q)
+    }
+
+    /// The magic quotient `x / c` (see [`Self::magic`]) and its type.
+    fn magic_quotient(&mut self, x: &Expr, c: i64, own: DType) -> Option<(Expr, DType)> {
         let r = self.ranges.interval(x)?;
-        if r.lo < 0 || *c <= 1 || c.count_ones() == 1 {
+        if r.lo < 0 || c <= 1 || c.count_ones() == 1 {
             return None;
         }
-        let (m, s) = div_magic(*c, i64::try_from(r.hi).ok()?)?;
+        let (m, s) = div_magic(c, i64::try_from(r.hi).ok()?)?;
         let product = Interval::new(0, r.hi * i128::from(m));
         let d = self.policy.dtype_for(product)?;
         let pow = Lit::Int(1i64.checked_shl(s)?, d);
         let mult = Lit::Int(m, d);
-        if !pow.in_range() || !mult.in_range() || d.bits() > e.dtype().bits().max(32) {
+        if !pow.in_range() || !mult.in_range() || d.bits() > own.bits().max(32) {
             return None;
         }
         let low = self.lower(x);
         let xd = self.convert(low, x, d);
         let prod = Expr::binary(B::Mul, xd, Expr::lit(mult)).ok()?;
-        Expr::binary(B::TruncDiv, prod, Expr::lit(pow)).ok()
+        Some((Expr::binary(B::TruncDiv, prod, Expr::lit(pow)).ok()?, d))
+    }
+
+    /// `(k * x) / c` for small constants `k` whose product `k * X` is too
+    /// wide for [`Self::magic`]: with `q = x / c` (magic) and
+    /// `r = x - q*c` in `[0, c-1]`, `(k*x)/c = k*q + (k*r)/c`, and
+    /// `(k*r)/c >= j` exactly when `r >= ceil(j*c/k)`, so the last term is
+    /// `k - 1` comparisons (8-bit overlay: `2*b*a/255`).
+    fn scaled_magic(&mut self, e: &Expr) -> Option<Expr> {
+        let c = positive_lit(&e.args()[1])?;
+        let kx = &e.args()[0];
+        if !matches!(kx.op(), Op::Binary(B::Mul)) {
+            return None;
+        }
+        let (k, x) = match (positive_lit(&kx.args()[0]), positive_lit(&kx.args()[1])) {
+            (Some(k), _) => (k, &kx.args()[1]),
+            (None, Some(k)) => (k, &kx.args()[0]),
+            _ => return None,
+        };
+        let exact = self.ranges.exact(kx)?;
+        if !(2..=4).contains(&k) || !exact.fits(kx.dtype()) {
+            return None;
+        }
+        let (q, d) = self.magic_quotient(x, c, e.dtype())?;
+        let lit = |v: i64| Lit::Int(v, d).in_range().then(|| Expr::lit(Lit::Int(v, d)));
+        let low = self.lower(x);
+        let xd = self.convert(low, x, d);
+        let r = Expr::binary(B::Sub, xd, Expr::binary(B::Mul, q.clone(), lit(c)?).ok()?).ok()?;
+        let mut out = Expr::binary(B::Mul, q, lit(k)?).ok()?;
+        for j in 1..k {
+            let bound = (j * c + k - 1) / k;
+            let ge = Expr::binary(B::Ge, r.clone(), lit(bound)?).ok()?;
+            let one = Expr::new(Op::Cast(d), vec![ge]).ok()?;
+            out = Expr::binary(B::Add, out, one).ok()?;
+        }
+        Some(out)
+    }
+}
+
+/// The value of a positive integer literal.
+fn positive_lit(e: &Expr) -> Option<i64> {
+    match e.op() {
+        Op::Lit(Lit::Int(v, _)) if *v > 0 => Some(*v),
+        _ => None,
     }
 }
 

@@ -163,3 +163,11 @@ proptest! {
         prop_assert_eq!((i128::from(x) * i128::from(m)) >> s, i128::from(x / c));
     }
 }
+
+#[test]
+fn doubled_products_divide_without_division() {
+    let p = parse_program("t.tensir", BLENDS[3]).unwrap();
+    let low = print_program(&lower_program(&p, Policy::for_target(Target::Jax)));
+    assert!(!low.contains("255i32)), u8)") && low.contains("ge(sub("), "{low}");
+    assert!(!low.contains("trunc_div(mul(2i32"), "{low}");
+}
