@@ -102,9 +102,7 @@ impl Interval {
                 let hi = if a.hi <= 0 { 0 } else { m.min(a.hi) };
                 Some(Interval::new(lo, hi))
             }
-            op if op.is_comparison() || matches!(op, B::And | B::Or) => {
-                Some(Interval::new(0, 1))
-            }
+            op if op.is_comparison() || matches!(op, B::And | B::Or) => Some(Interval::new(0, 1)),
             _ => None,
         }
     }
@@ -139,9 +137,11 @@ impl Ranges {
         Interval::of_dtype(e.dtype())?;
         let arg = |s: &mut Ranges, i: usize| s.interval(&e.args()[i]);
         match e.op() {
-            Op::Lit(Lit::Int(v, _)) | Op::Full { value: Lit::Int(v, _), .. } => {
-                Some(Interval::point((*v).into()))
-            }
+            Op::Lit(Lit::Int(v, _))
+            | Op::Full {
+                value: Lit::Int(v, _),
+                ..
+            } => Some(Interval::point((*v).into())),
             Op::Cast(_) if e.args()[0].dtype() == DType::Bool => Some(Interval::new(0, 1)),
             Op::Cast(_)
             | Op::Slice(_)
@@ -154,7 +154,11 @@ impl Ranges {
             Op::Unary(U::Neg) => arg(self, 0).map(|a| Interval::new(-a.hi, -a.lo)),
             Op::Unary(U::Abs) => arg(self, 0).map(|a| {
                 let m = a.lo.abs().max(a.hi.abs());
-                let lo = if a.lo <= 0 && a.hi >= 0 { 0 } else { a.lo.abs().min(a.hi.abs()) };
+                let lo = if a.lo <= 0 && a.hi >= 0 {
+                    0
+                } else {
+                    a.lo.abs().min(a.hi.abs())
+                };
                 Interval::new(lo, m)
             }),
             Op::Binary(op) => Interval::binary(*op, arg(self, 0)?, arg(self, 1)?),
@@ -222,8 +226,8 @@ pub fn div_magic(c: i64, max: i64) -> Option<(i64, u32)> {
         let m = (p + c - 1) / c;
         let e = m * c - p;
         let by_bound = max * e < p;
-        let exact = by_bound
-            || (max <= EXHAUSTIVE_LIMIT && (0..=max).all(|x| (x * m) >> s == x / c));
+        let exact =
+            by_bound || (max <= EXHAUSTIVE_LIMIT && (0..=max).all(|x| (x * m) >> s == x / c));
         if exact {
             return Some((i64::try_from(m).ok()?, s));
         }

@@ -21,15 +21,23 @@ const POLICIES: [Target; 4] = [Target::Numpy, Target::Jax, Target::Pytorch, Targ
 fn all_pixel_pairs() -> HashMap<String, Array> {
     let (b, a): (Vec<i64>, Vec<i64>) = (0..256 * 256).map(|k| (k / 256, k % 256)).unzip();
     [
-        ("base".to_string(), Array::from_i64(DType::U8, vec![256, 256], b)),
-        ("active".to_string(), Array::from_i64(DType::U8, vec![256, 256], a)),
+        (
+            "base".to_string(),
+            Array::from_i64(DType::U8, vec![256, 256], b),
+        ),
+        (
+            "active".to_string(),
+            Array::from_i64(DType::U8, vec![256, 256], a),
+        ),
     ]
     .into_iter()
     .collect()
 }
 
 fn sizes(m: i64, n: i64) -> HashMap<String, i64> {
-    [("m".to_string(), m), ("n".to_string(), n)].into_iter().collect()
+    [("m".to_string(), m), ("n".to_string(), n)]
+        .into_iter()
+        .collect()
 }
 
 #[test]
@@ -52,14 +60,24 @@ fn ranges_follow_c_promotion_of_pixels() {
     let product = &inner.args()[1].args()[0];
     assert_eq!(r.interval(product), Some(Interval::new(0, 65025)));
     assert_eq!(r.interval(&inner.args()[1]), Some(Interval::new(0, 255)));
-    assert_eq!(Policy::for_target(Target::Numpy).dtype_for(Interval::new(0, 65025)), Some(DType::U16));
-    assert_eq!(Policy::for_target(Target::Pytorch).dtype_for(Interval::new(0, 65025)), Some(DType::I32));
-    assert_eq!(Policy::for_target(Target::Numpy).dtype_for(Interval::new(-255, 255)), Some(DType::I16));
+    assert_eq!(
+        Policy::for_target(Target::Numpy).dtype_for(Interval::new(0, 65025)),
+        Some(DType::U16)
+    );
+    assert_eq!(
+        Policy::for_target(Target::Pytorch).dtype_for(Interval::new(0, 65025)),
+        Some(DType::I32)
+    );
+    assert_eq!(
+        Policy::for_target(Target::Numpy).dtype_for(Interval::new(-255, 255)),
+        Some(DType::I16)
+    );
 }
 
 #[test]
 fn a_wrapping_product_gets_its_types_range_and_is_not_narrowed() {
-    let text = "func f(n: size, x: i32[n], y: out i32[n]) {\n  y = trunc_div(mul(x, 3i32), 255i32);\n}\n";
+    let text =
+        "func f(n: size, x: i32[n], y: out i32[n]) {\n  y = trunc_div(mul(x, 3i32), 255i32);\n}\n";
     let p = parse_program("t.tensir", text).unwrap();
     for t in POLICIES {
         let low = lower_program(&p, Policy::for_target(t));
@@ -74,7 +92,10 @@ fn lowered_blends_compute_the_c_result_on_every_pixel_pair() {
         let p = parse_program("t.tensir", text).unwrap();
         for opacity in [0i64, 1, 128, 255, -7, 256, 100_000, i64::from(i32::MIN)] {
             let mut args = args.clone();
-            args.insert("opacity".into(), Array::from_i64(DType::I32, vec![], vec![opacity]));
+            args.insert(
+                "opacity".into(),
+                Array::from_i64(DType::I32, vec![], vec![opacity]),
+            );
             let want = interp::run(&p, &sizes(256, 256), &args).unwrap();
             for t in POLICIES {
                 let low = lower_program(&p, Policy::for_target(t));
@@ -94,7 +115,12 @@ fn numpy_narrows_the_multiply_blend_to_16_bits() {
         "{low}"
     );
     let low = print_program(&lower_program(&p, Policy::for_target(Target::Pytorch)));
-    assert!(low.contains("trunc_div(mul(mul(cast(base, i32), cast(active, i32)), 32897i32), 8388608i32)"), "{low}");
+    assert!(
+        low.contains(
+            "trunc_div(mul(mul(cast(base, i32), cast(active, i32)), 32897i32), 8388608i32)"
+        ),
+        "{low}"
+    );
 }
 
 #[test]
@@ -131,9 +157,8 @@ fn blend_expr() -> impl Strategy<Value = String> {
                 let op = if rem { "rem" } else { "trunc_div" };
                 format!("{op}({a}, {c}i32)")
             }),
-            (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| {
-                format!("where(lt({c}, 128i32), {a}, {b})")
-            }),
+            (inner.clone(), inner.clone(), inner)
+                .prop_map(|(c, a, b)| { format!("where(lt({c}, 128i32), {a}, {b})") }),
         ]
     })
 }
@@ -168,6 +193,9 @@ proptest! {
 fn doubled_products_divide_without_division() {
     let p = parse_program("t.tensir", BLENDS[3]).unwrap();
     let low = print_program(&lower_program(&p, Policy::for_target(Target::Jax)));
-    assert!(!low.contains("255i32)), u8)") && low.contains("ge(sub("), "{low}");
+    assert!(
+        !low.contains("255i32)), u8)") && low.contains("ge(sub("),
+        "{low}"
+    );
     assert!(!low.contains("trunc_div(mul(2i32"), "{low}");
 }
