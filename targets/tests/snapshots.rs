@@ -10,6 +10,7 @@ use tenslift_targets::{emit, EmitOptions, Target};
 const REPRESENTATIVE: &[&str] = &[
     "gemm",
     "blend_screen_u8",
+    "blend_multiply_u8",
     "jacobi_1d",
     "softmax_rows",
     "keyword_names",

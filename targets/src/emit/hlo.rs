@@ -406,6 +406,12 @@ impl Lowering {
             }
             Op::Binary(b) => {
                 let x = self.broadcast(&args[0], &out_shape);
+                if let Some(k) = crate::narrow::shift_amount(e) {
+                    // A non-negative dividend over 2^k (narrow lowering).
+                    let amount = self.constant(Lit::int(i64::from(k), d), &[]);
+                    let amount = self.broadcast(&amount, &out_shape);
+                    return Ok(self.elementwise("shift_right_logical", &[&x, &amount]));
+                }
                 let mut y = self.broadcast(&args[1], &out_shape);
                 if *b == B::Mul && d.is_signed_int() && e.args()[0] == e.args()[1] {
                     // XLA folds `abs(x * x)` to `x * x`, assuming signed

@@ -124,6 +124,10 @@ impl PyTable for JaxTable {
     /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
     /// TensIR integers wrap, so hide the second factor behind a barrier.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if crate::narrow::shift_amount(e).is_some() {
+            // A non-negative dividend over 2^k (narrow lowering).
+            return Some("({0} >> {shift})");
+        }
         let square = matches!(e.op(), Op::Binary(B::Mul))
             && e.dtype().is_signed_int()
             && e.args()[0] == e.args()[1];

@@ -88,6 +88,10 @@ pub enum EmitError {
 /// Generates the source text of `program` for `target`.
 pub fn emit(program: &Program, target: Target, opts: &EmitOptions) -> Result<String, EmitError> {
     program.validate()?;
+    // Narrow integer arithmetic is a lowering of the emitters: the
+    // program keeps C's types; each target computes in what it runs fast.
+    let lowered = crate::narrow::lower_program(program, crate::narrow::Policy::for_target(target));
+    let program = &lowered;
     match target {
         Target::Numpy => Ok(python::emit_python(program, &numpy::NumpyTable)),
         Target::Jax => Ok(python::emit_python(program, &jax::JaxTable)),

@@ -163,10 +163,18 @@ impl PyTable for NumpyTable {
 
     /// Signed division by a positive constant, the common case (averages,
     /// 8-bit blends), avoids the remainder pass of the general helper; an
-    /// unsigned quotient is the floor quotient.
+    /// unsigned quotient, or one of a dividend proven non-negative
+    /// ([`crate::narrow`]), is the floor quotient; over a power of two,
+    /// a shift.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
         if !matches!(e.op(), Op::Binary(B::TruncDiv)) {
             return None;
+        }
+        if crate::narrow::shift_amount(e).is_some() {
+            return Some("({0} >> {shift})");
+        }
+        if crate::narrow::nonneg_by_positive(e) {
+            return Some("({0} // {1})");
         }
         let positive_constant = matches!(e.args()[1].op(), Op::Lit(Lit::Int(v, _)) if *v > 0);
         match e.dtype() {

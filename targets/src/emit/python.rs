@@ -15,7 +15,8 @@ use crate::program::{Param, ParamKind, Program, Stmt};
 /// A target's translation table. Templates name operands `{0}`, `{1}`,
 /// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
 /// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
-/// `{rhs_axes}`, `{value}` and `{dtype}` (the result's element type).
+/// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type) and,
+/// for a `trunc_div` by `2^k` of a non-negative dividend, `{shift}` (`k`).
 pub trait PyTable {
     fn target(&self) -> Target;
     /// Import lines after the header.
@@ -294,6 +295,9 @@ pub fn render_expr(
             vars.insert("k", k.to_string());
         }
         _ => {}
+    }
+    if let Some(k) = crate::narrow::shift_amount(e) {
+        vars.insert("shift", k.to_string());
     }
     let rule = t.special_rule(e).unwrap_or_else(|| t.rule(e.op(), operand));
     let text = fill(rule, &vars);

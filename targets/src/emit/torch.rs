@@ -124,6 +124,11 @@ impl PyTable for TorchTable {
         matches!(d, DType::U16 | DType::U32).then_some(DType::I64)
     }
 
+    /// A non-negative dividend over 2^k (narrow lowering) is a shift.
+    fn special_rule(&self, e: &crate::expr::Expr) -> Option<&'static str> {
+        crate::narrow::shift_amount(e).map(|_| "({0} >> {shift})")
+    }
+
     fn copy_rule(&self) -> Option<&'static str> {
         Some("{0}.clone()")
     }
