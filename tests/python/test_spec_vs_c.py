@@ -169,6 +169,13 @@ def _at_declared_extents(kernel, sizes: dict[str, int]):
     return sizes, entry
 
 
+def _sentinel(dtype: np.dtype):
+    """SENTINEL, or the type's least value where it does not fit (int8)."""
+    if dtype.kind in "iu" and np.iinfo(dtype).min > SENTINEL:
+        return np.iinfo(dtype).min
+    return SENTINEL
+
+
 def _fill_borders(kernel, loops: dict[str, int], values: dict, inputs: Path) -> dict:
     """Writes SENTINEL outside each array's region (its manifest shape at the
     loop sizes) into the inputs; the regions, per array name."""
@@ -177,7 +184,7 @@ def _fill_borders(kernel, loops: dict[str, int], values: dict, inputs: Path) -> 
         region = tuple(slice(0, cref.eval_size_expr(e, loops, p.name)) for e in p.shape)
         array = values[p.name].copy()
         inside = array[region].copy()
-        array[...] = SENTINEL
+        array[...] = _sentinel(array.dtype)
         array[region] = inside
         np.save(inputs / f"{p.name}.npy", array)
         regions[p.name] = region
@@ -192,7 +199,7 @@ def _border_problems(kernel, regions: dict, outputs: dict) -> list[str]:
             continue
         border = np.ones(outputs[name].shape, dtype=bool)
         border[region] = False
-        changed = int(np.count_nonzero(outputs[name][border] != SENTINEL))
+        changed = int(np.count_nonzero(outputs[name][border] != _sentinel(outputs[name].dtype)))
         if changed:
             problems.append(f"{name}: {changed} border elements changed")
     return problems
