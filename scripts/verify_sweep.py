@@ -29,6 +29,13 @@ def verify(binary: str, kernel: dict, timeout: float, lift_timeout: float, targe
     cmd = [binary, "verify", f"benchmarks/{kernel['file']}", "--function", kernel["function"],
            "--json", "--timeout", str(timeout), "--lift-timeout", str(lift_timeout),
            "--targets", targets]
+    # A kernel in its suite's layout reads the suite's headers; the
+    # distributed form picks its sizes with -D<DATASET>_DATASET (MINI, as cref.py's
+    # first differential dataset).
+    for include in kernel.get("include", ()):
+        cmd += ["-I", f"benchmarks/{include}"]
+    if kernel.get("form") == "distributed":
+        cmd += ["-D", "MINI_DATASET"]
     start = time.monotonic()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     record = {"bounded": "-", "unbounded": "-", "differential": "-", "status": "", "reason": "",

@@ -155,6 +155,64 @@ fn lifted_tensir_of_the_region_fixtures() {
     }
 }
 
+/// The extents' build values travel with the program: `lift --json` lists
+/// each extent size with its value and the array axis it came from, and
+/// the TensIR text carries them (`extent ext_40 = 40 of C[0]`), so drivers
+/// read them from the program, not from the size's name.
+#[test]
+fn lift_json_lists_each_extent_with_its_value_and_array_axis() {
+    let r = lift_record("gemm");
+    let extents = serde_json::to_string_pretty(&r["extents"]).expect("JSON");
+    insta::assert_snapshot!("region_gemm_extents_json", extents);
+    let program = r["program"].as_str().unwrap_or_default();
+    assert!(program.contains("extent ext_40 = 40 of C[0]\n"), "{r}");
+    // An extent that is not a constant (a leading-dimension parameter) is
+    // no extent size: nothing is listed.
+    let r = lift_record("gemv_lda");
+    assert_eq!(r["extents"], json!([]), "{r}");
+}
+
+/// PolyBench as distributed, through the manifest: `verify` runs the C
+/// (cref.py, linked with the suite's utilities) at the MINI dataset, gives
+/// the generated code the extents the build declared, and proves for all
+/// sizes the region program whose final step the C does as a separate
+/// statement (`B[i][j] = alpha * B[i][j]` after the accumulation).
+#[test]
+fn verify_proves_and_runs_the_distributed_trmm_at_its_declared_extents() {
+    let out = tenslift(&[
+        "verify",
+        "benchmarks/polybench-dist/linear-algebra/blas/trmm/trmm.c",
+        "--function",
+        "kernel_trmm",
+        "-I",
+        "benchmarks/polybench-dist/utilities",
+        "-D",
+        "MINI_DATASET",
+        "--json",
+        "--targets",
+        "numpy",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &records(&out)[0];
+    assert_eq!(r["bounded"], "pass", "{r}");
+    assert_eq!(r["unbounded"], "proved", "{r}");
+    assert_eq!(r["differential"], "pass", "{r}");
+    // Each dataset's build declares its own extents (M = 20 at MINI, 60 at
+    // SMALL), and the generated code was given them.
+    let runs = r["details"]["differential"]["runs"].as_array().cloned();
+    let runs = runs.unwrap_or_default();
+    assert_eq!(runs.len(), 2, "{r}");
+    for run in &runs {
+        let (extent, value) = match run["reference"].as_str() {
+            Some("MINI") => ("ext_20", 20),
+            _ => ("ext_60", 60),
+        };
+        assert_eq!(run["sizes"][extent], value, "{r}");
+    }
+}
+
 /// Calls the C (a shared library, through ctypes) and the lifted function
 /// on the same arrays at their declared size: random values in the region,
 /// a sentinel elsewhere. The C must leave the border alone (or the test's

@@ -54,15 +54,6 @@ pub fn program_ops(program: &Program) -> usize {
         .sum()
 }
 
-/// The declared extent an extent size stands for: the frontend names the
-/// size of a constant extent `v` that the loops do not run to `ext_v`
-/// (`Origin::Extent`), and the suite's header, not the manifest, fixes it.
-fn extent_value(name: &str) -> Option<i64> {
-    let digits = name.strip_prefix("ext_")?;
-    let digits = digits.split('_').next()?;
-    digits.parse().ok()
-}
-
 pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
     parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
 }
@@ -82,15 +73,11 @@ pub fn write_modules(
         .get(dataset)
         .map(with_macro_names)
         .unwrap_or_default();
-    // Extent sizes are fixed by the build, not by the manifest; StableHLO's
-    // static shapes need them like any other size.
-    for p in &program.params {
-        let name = p.name.to_string();
-        if matches!(p.kind, ParamKind::Size) && !sizes.contains_key(&name) {
-            if let Some(value) = extent_value(&name) {
-                sizes.insert(name, value);
-            }
-        }
+    // Extent sizes are fixed by the build, not by the manifest: the program
+    // carries the values its C declared. StableHLO's static shapes need
+    // them like any other size.
+    for e in &program.meta.extents {
+        sizes.entry(e.name.clone()).or_insert(e.value);
     }
     let mut params = Vec::new();
     let mut hlo_results = Vec::new();

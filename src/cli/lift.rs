@@ -297,6 +297,7 @@ pub fn run(args: LiftArgs) -> i32 {
                 "vectorised": vectorised,
                 "verification": verification.as_ref().map(render_json),
                 "preconditions": preconditions_json(kernel),
+                "extents": extents_json(program.as_ref(), kernel),
             });
             print_out(&format!("{record}\n"));
         }
@@ -371,6 +372,23 @@ pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The sizes that stand for declared constant extents, with their build
+/// value and the array axis they came from: the program's metadata when it
+/// was lifted, else the kernel's.
+fn extents_json(
+    program: Option<&tenslift_targets::Program>,
+    kernel: &tenslift_frontend::ir::Kernel,
+) -> serde_json::Value {
+    let extents = match program {
+        Some(p) => p.meta.extents.clone(),
+        None => crate::synth::signature::declared_extents(kernel),
+    };
+    extents
+        .iter()
+        .map(|e| json!({"name": e.name, "value": e.value, "array": e.array, "dim": e.dim}))
+        .collect()
 }
 
 /// Every precondition of the kernel, one object each: the relations

@@ -502,7 +502,17 @@ fn manifest_differential(
             }
         };
         match manifest::run_cref(workspace, python, entry, dataset, 0, workdir) {
-            Ok(reference) => references.push(reference),
+            Ok(mut reference) => {
+                // The manifest sizes the loops; the build declared the
+                // extents (the program carries their values).
+                for e in &chosen.program.meta.extents {
+                    reference.sizes.entry(e.name.clone()).or_insert(e.value);
+                }
+                for (name, value) in build_extents(&chosen.kernel) {
+                    reference.sizes.entry(name).or_insert(value);
+                }
+                references.push(reference)
+            }
             Err(e) => {
                 return DifferentialResult::skipped(format!("the C reference did not run: {e}"))
             }

@@ -634,6 +634,7 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
                     status: "unverified".to_string(),
                     requires: signature::requirements(kernel)?,
                     preconditions: kernel.preconditions(),
+                    extents: signature::declared_extents(kernel),
                 },
                 name: Arc::from(kernel.name.as_str()),
                 params: declared_params.clone(),

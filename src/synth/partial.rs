@@ -938,6 +938,7 @@ fn assemble(kernel: &Kernel, options: &SynthOptions) -> Result<PartialLift, Part
             status: "unverified".to_string(),
             requires: super::signature::requirements(kernel)?,
             preconditions: kernel.preconditions(),
+            extents: super::signature::declared_extents(kernel),
         },
         name: Arc::from(kernel.name.as_str()),
         params,

@@ -16,9 +16,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{Affine, Kernel, ParamKind as CParam, Role, ScalarType, Storage};
+use tenslift_frontend::ir::{
+    Affine, Kernel, Origin, ParamKind as CParam, Role, ScalarType, Storage,
+};
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, Dim, Expr, Op, Param, ParamKind, Requirement, Stmt};
+use tenslift_targets::{
+    Access, DType, DeclaredExtent, Dim, Expr, Op, Param, ParamKind, Requirement, Stmt,
+};
 
 use super::SynthError;
 use crate::spec::blocks::{block_view, sole_size_index, BlockView};
@@ -254,6 +258,37 @@ pub fn requirements(kernel: &Kernel) -> Result<Vec<Requirement>, SynthError> {
             Ok(Requirement {
                 needed: dim_of(&r.needed)?,
                 declared: dim_of(&r.declared)?,
+            })
+        })
+        .collect()
+}
+
+/// The kernel's extent sizes (`Origin::Extent`) with the value the build
+/// declared and the first array axis declared with it, for the program's
+/// metadata: drivers pass that value, and readers see where it came from.
+pub fn declared_extents(kernel: &Kernel) -> Vec<DeclaredExtent> {
+    kernel
+        .params
+        .iter()
+        .filter_map(|p| match p.origin {
+            Origin::Extent { value } => Some((p.name.as_str(), value)),
+            _ => None,
+        })
+        .filter_map(|(name, value)| {
+            let at = Affine::var(name.to_string());
+            let (array, dim) = kernel.params.iter().find_map(|a| match &a.kind {
+                CParam::Array(info) => info
+                    .dims
+                    .iter()
+                    .position(|d| d.as_ref() == Some(&at))
+                    .map(|dim| (a.name.clone(), dim)),
+                _ => None,
+            })?;
+            Some(DeclaredExtent {
+                name: name.to_string(),
+                value,
+                array,
+                dim,
             })
         })
         .collect()

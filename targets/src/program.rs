@@ -25,6 +25,32 @@ pub struct Meta {
     /// row-pointer matrix do not overlap, how a C struct's fields are
     /// passed), one sentence each, stated in every generated module.
     pub preconditions: Vec<String>,
+    /// Sizes that stand for an array's declared constant extent (`double
+    /// C[1000][1100]` iterated to `ni`): the value the build declared and
+    /// the array axis it came from, so that drivers pass the right value
+    /// without reading it back out of the size's name.
+    pub extents: Vec<DeclaredExtent>,
+}
+
+/// `extent ext_1000 = 1000 of C[0]`: the size `name` is the declared
+/// extent `value` of axis `dim` of array `array` (the first array declared
+/// with it; every axis declared with the same value shares the size).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DeclaredExtent {
+    pub name: String,
+    pub value: i64,
+    pub array: String,
+    pub dim: usize,
+}
+
+impl std::fmt::Display for DeclaredExtent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} = {} of {}[{}]",
+            self.name, self.value, self.array, self.dim
+        )
+    }
 }
 
 impl Default for Meta {
@@ -35,6 +61,7 @@ impl Default for Meta {
             status: "unverified".to_string(),
             requires: Vec::new(),
             preconditions: Vec::new(),
+            extents: Vec::new(),
         }
     }
 }
@@ -506,6 +533,23 @@ mod tests {
         assert_eq!(first(at(40, 9, 8)), None);
         assert_eq!(first(at(41, 9, 8)), Some(&p.meta.requires[0]));
         assert_eq!(first(at(3, 10, 8)), Some(&p.meta.requires[1]));
+    }
+
+    /// A declared extent's value and origin survive printing and parsing.
+    #[test]
+    fn declared_extents_round_trip() {
+        let text = REGION.replace(
+            "requires n - 1 <= lda\n",
+            "requires n - 1 <= lda\nextent ext_40 = 40 of C[0]\n",
+        );
+        let p = parse_program("t.tensir", &text).unwrap_or_else(|d| panic!("{d:?}"));
+        let e = &p.meta.extents;
+        assert_eq!(e.len(), 1);
+        assert_eq!((e[0].name.as_str(), e[0].value), ("ext_40", 40));
+        assert_eq!((e[0].array.as_str(), e[0].dim), ("C", 0));
+        assert_eq!(print_program(&p), text);
+        let bad = text.replace("of C[0]", "of C[-1]");
+        assert!(parse_program("t.tensir", &bad).is_err());
     }
 
     /// Size relations and stated preconditions are one `Meta` section:

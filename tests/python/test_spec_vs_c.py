@@ -8,6 +8,12 @@ evaluates the spec on the same .npy inputs; every output must match —
 integers exactly, floats up to rounding (the spec is exact over the reals, C
 rounds each operation in the declared type).
 
+A kernel in PolyBench's distributed form is compiled at MINI's macros, its
+arrays at their declared extents: the extent sizes (`ext_20`) take the values
+the build declares, the loops the spec's small sizes, and everything outside
+each array's region (its manifest shape at those sizes) is a sentinel that
+the C and the spec must both leave unchanged.
+
 Chunks for parallel runs: see `_chunk`. The binary is $TENSLIFT_BIN, else target/release/tenslift, else
 target/debug/tenslift (scripts/test.sh builds release first).
 """
@@ -52,12 +58,13 @@ def _chunk(kernels: list) -> list:
 
 
 BINARY = _binary()
-# The distributed PolyBench form is left out here: its spec traces the
-# declared extents as sizes of their own (`ext_20`), which the suite's fixed
-# macros cannot be compiled at; tests/region_e2e.rs and `tenslift verify`
-# compare it with gcc at declared sizes, borders included.
-LIFTED = _chunk([k for k in cref.load_manifest().values()
-                 if k.expect in ("lift", "partial") and k.form != "distributed"])
+LIFTED = _chunk([k for k in cref.load_manifest().values() if k.expect in ("lift", "partial")])
+# The distributed PolyBench form is compiled at one dataset's macros (its
+# arrays at their declared extents); the loops run to the spec's small sizes.
+DISTRIBUTED_DATASET = "MINI"
+# Written outside each array's region (the manifest shape at the spec's
+# sizes) before the run: the C and the spec must leave it there.
+SENTINEL = -7777
 
 
 def _tenslift(*args: str) -> subprocess.CompletedProcess:
@@ -69,7 +76,10 @@ def _tenslift(*args: str) -> subprocess.CompletedProcess:
 
 def _macro_defines(kernel) -> list[str]:
     """Sizes that are compile-time macros (`#define M 10`), not C parameters:
-    the spec is extracted with the same -D flags cref compiles with (MINI)."""
+    the spec is extracted with the same -D flags cref compiles with (MINI).
+    A distributed kernel gets its suite's -I directories and dataset switch."""
+    if kernel.form == "distributed":
+        return [*(f"-I{d}" for d in kernel.include_dirs), f"-D{DISTRIBUTED_DATASET}_DATASET"]
     parameters = {p.name for p in kernel.params}
     return [f"-D{name.upper()}={value}" for name, value in kernel.sizes["MINI"].items()
             if name not in parameters]
@@ -125,13 +135,92 @@ def _mismatch(name: str, dtype: str, c_value: np.ndarray, spec_value: np.ndarray
             f"first at {at}: spec {s64[at]!r}, C {c64[at]!r}")
 
 
+def _declared_extents(kernel) -> tuple[dict[str, int], dict[str, list[dict]]]:
+    """The extent sizes with the values this build declares, and each
+    array's declared dims (affine, as `tenslift extract --json` gives them)."""
+    result = _tenslift("extract", str(kernel.path), "--function", kernel.function, "--json",
+                       *_macro_defines(kernel))
+    assert result.returncode == 0, f"tenslift extract failed: {result.stderr}"
+    params = json.loads(result.stdout)["kernels"][0]["params"]
+    extents = {p["name"]: p["origin"]["extent"]["value"] for p in params
+               if isinstance(p.get("origin"), dict) and "extent" in p["origin"]}
+    dims = {p["name"]: p["kind"]["dims"] for p in params if p["kind"]["kind"] == "array"}
+    return extents, dims
+
+
+def _at_declared_extents(kernel, sizes: dict[str, int]):
+    """A distributed entry run at the spec's loop sizes on arrays at their
+    declared extents: the sizes with each extent at its build value, and the
+    entry with a MINI dataset at those sizes whose arrays have the declared
+    shapes (cref compiles -DMINI_DATASET, so the C declares the same)."""
+    extents, dims = _declared_extents(kernel)
+    sizes = {**sizes, **{n: v for n, v in extents.items() if n in sizes}}
+
+    def value(affine: dict) -> int:
+        return affine["constant"] + sum(c * sizes[n] for n, c in affine["terms"].items())
+
+    params = tuple(dataclasses.replace(p, shape=tuple(str(value(d)) for d in dims[p.name]))
+                   if p.kind == "array" and dims.get(p.name) else p for p in kernel.params)
+    # A manifest size the spec does not name keeps its dataset value.
+    loops = {**kernel.sizes[DISTRIBUTED_DATASET],
+             **{n: v for n, v in sizes.items() if n not in extents}}
+    entry = dataclasses.replace(kernel, params=params,
+                                sizes={**kernel.sizes, DISTRIBUTED_DATASET: loops})
+    return sizes, entry
+
+
+def _sentinel(dtype: np.dtype):
+    """SENTINEL, or the type's least value where it does not fit (int8)."""
+    if dtype.kind in "iu" and np.iinfo(dtype).min > SENTINEL:
+        return np.iinfo(dtype).min
+    return SENTINEL
+
+
+def _fill_borders(kernel, loops: dict[str, int], values: dict, inputs: Path) -> dict:
+    """Writes SENTINEL outside each array's region (its manifest shape at the
+    loop sizes) into the inputs; the regions, per array name."""
+    regions = {}
+    for p in kernel.arrays:
+        region = tuple(slice(0, cref.eval_size_expr(e, loops, p.name)) for e in p.shape)
+        array = values[p.name].copy()
+        inside = array[region].copy()
+        array[...] = _sentinel(array.dtype)
+        array[region] = inside
+        np.save(inputs / f"{p.name}.npy", array)
+        regions[p.name] = region
+    return regions
+
+
+def _border_problems(kernel, regions: dict, outputs: dict) -> list[str]:
+    """Outputs whose elements outside the region are no longer SENTINEL."""
+    problems = []
+    for name, region in regions.items():
+        if name not in outputs:
+            continue
+        border = np.ones(outputs[name].shape, dtype=bool)
+        border[region] = False
+        changed = int(np.count_nonzero(outputs[name][border] != _sentinel(outputs[name].dtype)))
+        if changed:
+            problems.append(f"{name}: {changed} border elements changed")
+    return problems
+
+
 @pytest.mark.parametrize("kernel", LIFTED, ids=[k.name for k in LIFTED])
 def test_spec_matches_compiled_c(kernel, tmp_path):
     sizes = _spec_sizes(kernel)
-    at_spec_sizes = _with_spec_dataset(kernel, sizes)
     inputs = tmp_path / "inputs"
-    cref.generate_inputs(at_spec_sizes, DATASET, SEED, inputs)
-    c_run = cref.run(at_spec_sizes, DATASET, seed=SEED, inputs=inputs, out=tmp_path / "c")
+    regions = {}
+    if kernel.form == "distributed":
+        loops = dict(sizes)
+        sizes, at_spec_sizes = _at_declared_extents(kernel, sizes)
+        dataset = DISTRIBUTED_DATASET
+        values = cref.generate_inputs(at_spec_sizes, dataset, SEED, inputs)
+        regions = _fill_borders(kernel, loops, values, inputs)
+    else:
+        at_spec_sizes = _with_spec_dataset(kernel, sizes)
+        dataset = DATASET
+        cref.generate_inputs(at_spec_sizes, dataset, SEED, inputs)
+    c_run = cref.run(at_spec_sizes, dataset, seed=SEED, inputs=inputs, out=tmp_path / "c")
 
     size_list = ",".join(f"{k}={v}" for k, v in sizes.items())
     spec_out = tmp_path / "spec"
@@ -156,6 +245,7 @@ def test_spec_matches_compiled_c(kernel, tmp_path):
         problem = _mismatch(name, dtype, c_run.outputs[name], np.load(produced))
         if problem:
             problems.append(problem)
+    problems += _border_problems(kernel, regions, c_run.outputs)
     assert not problems, f"{kernel.name} at {size_list}:\n" + "\n".join(problems)
 
 
@@ -180,3 +270,15 @@ def test_a_wrong_input_is_detected(tmp_path):
     problem = _mismatch(output, kernel.param(output).type, c_run.outputs[output],
                         np.load(tmp_path / "spec" / f"{output}.npy"))
     assert problem is not None and "differ" in problem
+
+
+def test_a_changed_border_is_detected():
+    """The border check can fail: one element outside the region that is no
+    longer the sentinel is reported."""
+    kernel = cref.get_kernel("gemm-dist")
+    output = np.full((4, 5), float(SENTINEL))
+    region = (slice(0, 2), slice(0, 3))
+    output[region] = 1.0
+    assert _border_problems(kernel, {"C": region}, {"C": output}) == []
+    output[3, 4] = 0.0
+    assert _border_problems(kernel, {"C": region}, {"C": output}) == ["C: 1 border elements changed"]

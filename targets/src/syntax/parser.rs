@@ -9,7 +9,7 @@ use crate::dim::Dim;
 use crate::dtype::{DType, Lit};
 use crate::expr::{Expr, Ty};
 use crate::ops::{BinaryOp, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
-use crate::program::{Access, Meta, Param, ParamKind, Program, Requirement, Stmt};
+use crate::program::{Access, DeclaredExtent, Meta, Param, ParamKind, Program, Requirement, Stmt};
 
 /// Stack for the parsing thread: recursion is bounded by `MAX_NESTING`, and
 /// unoptimized builds use large frames.
@@ -155,6 +155,30 @@ impl Parser {
         }
     }
 
+    /// `ext_1000 = 1000 of C[0]` after the keyword `extent`.
+    fn declared_extent(&mut self) -> PResult<DeclaredExtent> {
+        let name = self.ident("an extent size name")?;
+        self.expect("=")?;
+        let value = self.integer()?;
+        if !self.is_keyword("of") {
+            return self.fail("`of`");
+        }
+        self.bump();
+        let array = self.ident("an array name")?;
+        self.expect("[")?;
+        let dim = self.integer()?;
+        self.expect("]")?;
+        let Ok(dim) = usize::try_from(dim) else {
+            return self.fail("an axis number");
+        };
+        Ok(DeclaredExtent {
+            name,
+            value,
+            array,
+            dim,
+        })
+    }
+
     fn program(&mut self) -> PResult<(Program, Vec<Pos>)> {
         let mut meta = Meta::default();
         loop {
@@ -180,6 +204,9 @@ impl Parser {
                 self.bump();
                 let text = self.string("a precondition")?;
                 meta.preconditions.push(text);
+            } else if self.is_keyword("extent") {
+                self.bump();
+                meta.extents.push(self.declared_extent()?);
             } else {
                 break;
             }

@@ -117,6 +117,9 @@ pub fn print_program(p: &Program) -> String {
     for pre in &p.meta.preconditions {
         out.push_str(&format!("precondition {}\n", quote_string(pre)));
     }
+    for e in &p.meta.extents {
+        out.push_str(&format!("extent {e}\n"));
+    }
     let params: Vec<String> = p
         .params
         .iter()

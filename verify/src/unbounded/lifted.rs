@@ -199,10 +199,10 @@ impl<'a> Lifted<'a> {
         other: &V,
     ) -> Result<Option<V>, Unsupported> {
         let Some(Binding::Store {
-            region: None,
+            previous,
+            region,
             value,
             env,
-            ..
         }) = self.final_env.get(name).map(|b| (**b).clone())
         else {
             return Ok(None);
@@ -210,21 +210,36 @@ impl<'a> Lifted<'a> {
         if value.op() != &Op::Binary(op) || value.args().len() != 2 {
             return Ok(None);
         }
+        // A region store (`B[0:m, 0:n] = mul(alpha, ...)`, the C's arrays
+        // at their declared extents) is stripped inside its region, at the
+        // element's index in the stored value; outside it the element keeps
+        // its earlier value (no C statement writes there).
+        let (inside, inner) = match &region {
+            Some(items) => {
+                let (inside, inner) = self.region_index(items, idx)?;
+                (Some(inside), inner)
+            }
+            None => (None, idx.to_vec()),
+        };
         let operand = |k: usize| -> Result<V, Unsupported> {
             let a = &value.args()[k];
-            let sub = self.broadcast_index(a.shape(), value.shape(), idx);
+            let sub = self.broadcast_index(a.shape(), value.shape(), &inner);
             self.elem(a, &sub, cut, &env)
         };
         let same = |v: &V| format!("{v:?}") == format!("{other:?}");
         let (a, b) = (operand(0)?, operand(1)?);
         let commutes = matches!(op, BinaryOp::Add | BinaryOp::Mul);
-        Ok(if same(&b) {
-            Some(a)
+        let stripped = if same(&b) {
+            a
         } else if commutes && same(&a) {
-            Some(b)
+            b
         } else {
-            None
-        })
+            return Ok(None);
+        };
+        Ok(Some(match inside {
+            Some(inside) => V::ite(&inside, &stripped, &self.binding(&previous, idx, cut)?),
+            None => stripped,
+        }))
     }
 
     /// The returned scalar, truncated by `cut`.
