@@ -52,6 +52,7 @@ pub fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted>
                 status: "unverified".to_string(),
                 requires: requirements(kernel).ok()?,
                 preconditions: kernel.preconditions(),
+                extents: super::signature::declared_extents(kernel),
             },
             name: Arc::from(kernel.name.as_str()),
             params: declared.clone(),
