@@ -57,7 +57,7 @@ pub fn program_ops(program: &Program) -> usize {
 /// The declared extent an extent size stands for: the frontend names the
 /// size of a constant extent `v` that the loops do not run to `ext_v`
 /// (`Origin::Extent`), and the suite's header, not the manifest, fixes it.
-fn extent_value(name: &str) -> Option<i64> {
+pub fn extent_value(name: &str) -> Option<i64> {
     let digits = name.strip_prefix("ext_")?;
     let digits = digits.split('_').next()?;
     digits.parse().ok()
@@ -67,15 +67,13 @@ pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
     parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
 }
 
-/// Writes the modules of `targets` and call.json into `dir`. Returns the
-/// targets that could not be emitted, with why (StableHLO needs every size).
-pub fn write_modules(
+/// The sizes `program` runs at in `dataset`: the manifest's, under their
+/// macro names too, and the declared extents.
+pub fn dataset_sizes(
     program: &Program,
     kernel: &ManifestKernel,
     dataset: &str,
-    targets: &[Target],
-    dir: &Path,
-) -> Result<Vec<(Target, String)>, BenchError> {
+) -> BTreeMap<String, i64> {
     // Macro-sized kernels (`-DN=...`) name their sizes in upper case.
     let mut sizes: BTreeMap<String, i64> = kernel
         .sizes
@@ -92,6 +90,19 @@ pub fn write_modules(
             }
         }
     }
+    sizes
+}
+
+/// Writes the modules of `targets` and call.json into `dir`. Returns the
+/// targets that could not be emitted, with why (StableHLO needs every size).
+pub fn write_modules(
+    program: &Program,
+    kernel: &ManifestKernel,
+    dataset: &str,
+    targets: &[Target],
+    dir: &Path,
+) -> Result<Vec<(Target, String)>, BenchError> {
+    let sizes = dataset_sizes(program, kernel, dataset);
     let mut params = Vec::new();
     let mut hlo_results = Vec::new();
     for p in &program.params {
