@@ -298,6 +298,9 @@ impl CostTable {
 }
 
 /// Which model prices programs.
+// One model per lift, built once and borrowed: the calibrated table's size
+// (per-target costs since schema 2) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Default)]
 pub enum CostModel {
     /// Flops plus bytes/4 (the unit is one flop).
