@@ -5,7 +5,10 @@
 - geomean_backends: geomean speedup over gcc -O3 per variant, plus the best
   lifted backend per kernel,
 - synthesis_time_vs_length: synthesis time against the number of operations
-  of the lifted program (TENSORIZE Figure 10 style).
+  of the lifted program (TENSORIZE Figure 10 style),
+- roofline: per kernel, the fraction of the roofline's lower bound (bytes over the
+  calibrated bandwidth, FLOPs over the calibrated peak) that the best lifted backend
+  reaches, and the one `--target auto` picked (from roofline.csv).
 
 Usage: bench_plots.py --run results/RUN
 """
@@ -144,6 +147,34 @@ def plot_synthesis(lift_rows, out_dir: Path) -> str | None:
     return "synthesis_time_vs_length"
 
 
+def plot_roofline(rows, out_dir: Path) -> str | None:
+    points = []
+    for row in rows:
+        try:
+            best = float(row["roofline_fraction"])
+            auto_s = float(row["auto_s"]) if row.get("auto_s") else None
+            bound = float(row["roofline_s"])
+        except (KeyError, ValueError):
+            continue
+        points.append((row["kernel"], best, bound / auto_s if auto_s else None))
+    if not points:
+        return None
+    points.sort(key=lambda p: -p[1])
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(points)), 4))
+    xs = range(len(points))
+    ax.bar([x - 0.2 for x in xs], [100 * p[1] for p in points], width=0.4, label="best backend")
+    ax.bar([x + 0.2 for x in xs], [100 * (p[2] or 0) for p in points], width=0.4,
+           label="auto's pick")
+    ax.set_yscale("log")
+    ax.axhline(100, color="black", linewidth=0.8)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([p[0] for p in points], rotation=90, fontsize=7)
+    ax.set_ylabel("% of the roofline bound (100 = machine limit)")
+    ax.legend(fontsize=7)
+    save(fig, out_dir, "roofline")
+    return "roofline"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_plots.py", description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=Path, required=True, help="a tenslift bench result dir")
@@ -157,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     times, suites = times_by_kernel(runtime_rows)
     made = plot_speedups(times, suites, out_dir)
-    made += [n for n in (plot_geomeans(times, out_dir), plot_synthesis(lift_rows, out_dir)) if n]
+    made += [n for n in (plot_geomeans(times, out_dir), plot_synthesis(lift_rows, out_dir),
+                         plot_roofline(read_csv(args.run / "roofline.csv"), out_dir)) if n]
     print("\n".join(made))
     return 0
 

@@ -11,5 +11,6 @@
 pub mod algebra;
 pub mod bench;
 pub mod cli;
+pub mod predict;
 pub mod spec;
 pub mod synth;

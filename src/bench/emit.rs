@@ -58,15 +58,13 @@ pub fn parse(kernel: &str, text: &str) -> Result<Program, BenchError> {
     parse_program(kernel, text).map_err(|d| BenchError::Runner(format!("{kernel}: {d}")))
 }
 
-/// Writes the modules of `targets` and call.json into `dir`. Returns the
-/// targets that could not be emitted, with why (StableHLO needs every size).
-pub fn write_modules(
+/// The sizes `program` runs at in `dataset`: the manifest's, under their
+/// macro names too, and the declared extents.
+pub fn dataset_sizes(
     program: &Program,
     kernel: &ManifestKernel,
     dataset: &str,
-    targets: &[Target],
-    dir: &Path,
-) -> Result<Vec<(Target, String)>, BenchError> {
+) -> BTreeMap<String, i64> {
     // Macro-sized kernels (`-DN=...`) name their sizes in upper case.
     let mut sizes: BTreeMap<String, i64> = kernel
         .sizes
@@ -79,6 +77,19 @@ pub fn write_modules(
     for e in &program.meta.extents {
         sizes.entry(e.name.clone()).or_insert(e.value);
     }
+    sizes
+}
+
+/// Writes the modules of `targets` and call.json into `dir`. Returns the
+/// targets that could not be emitted, with why (StableHLO needs every size).
+pub fn write_modules(
+    program: &Program,
+    kernel: &ManifestKernel,
+    dataset: &str,
+    targets: &[Target],
+    dir: &Path,
+) -> Result<Vec<(Target, String)>, BenchError> {
+    let sizes = dataset_sizes(program, kernel, dataset);
     let mut params = Vec::new();
     let mut hlo_results = Vec::new();
     for p in &program.params {

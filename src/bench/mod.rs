@@ -17,6 +17,7 @@ pub mod lift;
 pub mod machine;
 pub mod manifest;
 pub mod merge;
+pub mod roofline;
 pub mod run;
 pub mod runtime;
 pub mod shard;

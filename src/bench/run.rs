@@ -9,17 +9,17 @@ use rayon::prelude::*;
 use tenslift_targets::Target;
 
 use super::csv::Table;
-use super::emit::{parse, program_ops, write_modules};
+use super::emit::{dataset_sizes, parse, program_ops, write_modules};
 use super::lift::{lift_in_child, LiftOutcome};
 use super::manifest::{Manifest, ManifestKernel, DATASETS};
 use super::runtime::{run_runner, Plan, PlanKernel, RunnerCall};
 use super::shard::Shard;
 use super::stats::{C_VARIANTS, LIFTED_VARIANTS};
 use super::summary::{render, utc_date, RunInfo};
-use super::{write_text, BenchError};
+use super::{roofline, write_text, BenchError};
 
 /// Columns of lift.csv.
-pub const LIFT_COLUMNS: [&str; 13] = [
+pub const LIFT_COLUMNS: [&str; 19] = [
     "kernel",
     "suite",
     "function",
@@ -33,6 +33,13 @@ pub const LIFT_COLUMNS: [&str; 13] = [
     "solved_algebraically",
     "pattern_matched",
     "message",
+    // super::roofline::LIFT_EXTRA:
+    "auto_target",
+    "predicted_s",
+    "flops",
+    "bytes",
+    "roofline_s",
+    "bound_by",
 ];
 const STAT_COLUMNS: [&str; 5] = [
     "steps",
@@ -62,6 +69,9 @@ pub struct BenchConfig {
     pub shard: Option<Shard>,
     pub repeat: u32,
     pub runtime: bool,
+    /// The calibration `auto` and the roofline read (default: this host's
+    /// committed table, else the built-in one).
+    pub cost_table: Option<PathBuf>,
     /// The command line, for the summary.
     pub command: String,
     /// The `tenslift` executable lifting children run.
@@ -235,10 +245,17 @@ fn lift_all(
     let mut table = Table::new(&LIFT_COLUMNS);
     let mut lifted = Vec::new();
     let targets = config.emit_targets();
+    let costs = crate::predict::load_table(
+        config.cost_table.as_deref(),
+        &config.root,
+        &crate::cli::calibrate::host_name(),
+    )
+    .map_err(BenchError::Usage)?;
     for (kernel, outcome) in kernels.iter().zip(outcomes) {
         let mut status = outcome.status.clone();
         let mut message = outcome.message.clone();
         let mut ops = String::new();
+        let mut extra = roofline::empty_columns();
         // A partial lift that returns a program is complete (it keeps the
         // loops carrying dependencies) and is timed like a whole one.
         if let (Some(text), "lifted" | "partial") = (&outcome.program, status.as_str()) {
@@ -246,6 +263,8 @@ fn lift_all(
             match parse(&kernel.name, text) {
                 Ok(program) => {
                     ops = program_ops(&program).to_string();
+                    let sizes = dataset_sizes(&program, kernel, &config.dataset);
+                    extra = roofline::lift_columns(&costs.table, &program, &sizes, &config.targets);
                     write_text(&dir.join("program.tensir"), text)?;
                     let failed = write_modules(&program, kernel, &config.dataset, &targets, &dir)?;
                     if !failed.is_empty() {
@@ -285,6 +304,7 @@ fn lift_all(
         ];
         row.extend(STAT_COLUMNS.iter().map(|k| stat(k)));
         row.push(message);
+        row.extend(extra);
         table.rows.push(row);
     }
     table.write(&config.out.join("lift.csv"))?;
@@ -409,6 +429,9 @@ pub fn finish(
     let json = serde_json::to_string_pretty(info)
         .map_err(|e| BenchError::Runner(format!("cannot encode run.json: {e}")))?;
     write_text(&out.join("run.json"), &(json + "\n"))?;
+    if let Some(runtime) = runtime {
+        roofline::table(lift, runtime).write(&out.join("roofline.csv"))?;
+    }
     write_text(&out.join("summary.md"), &render(info, lift, runtime))
 }
 

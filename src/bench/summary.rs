@@ -140,7 +140,10 @@ pub fn render(info: &RunInfo, lift: &Table, runtime: Option<&Table>) -> String {
     }
     render_lift(&mut md, lift);
     match runtime {
-        Some(table) => render_runtime(&mut md, table),
+        Some(table) => {
+            render_runtime(&mut md, table);
+            super::roofline::render(&mut md, &super::roofline::table(lift, table));
+        }
         None => md.push_str("\nNo runtime measured (`--no-runtime`).\n"),
     }
     md

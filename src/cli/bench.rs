@@ -62,6 +62,11 @@ pub struct BenchArgs {
     /// Lift only: no runtime measurements.
     #[arg(long)]
     pub no_runtime: bool,
+    /// The calibration the `auto` and roofline columns read (default: this
+    /// host's committed results/calibration-<host>.json, else a built-in
+    /// conservative table).
+    #[arg(long, value_name = "FILE.json")]
+    pub cost_table: Option<PathBuf>,
     /// The kernel manifest.
     #[arg(long, default_value = "benchmarks/manifest.toml")]
     pub manifest: PathBuf,
@@ -155,6 +160,7 @@ pub fn run_command(args: BenchArgs) -> Result<RunReport, BenchError> {
         shard,
         repeat: args.repeat,
         runtime: !args.no_runtime,
+        cost_table: args.cost_table.clone(),
         command: command_line(),
         binary,
         quiet,

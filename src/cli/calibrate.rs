@@ -1,8 +1,11 @@
 //! `tenslift calibrate [--out results/calibration-<host>.json] [--python
-//! PATH] [--quick]`: times every operation kind of the cost model in this
-//! machine's NumPy (scripts/calibrate_numpy.py), fits seconds per call, per
-//! flop and per byte for each, and writes the table `tenslift lift
-//! --cost-table` reads.
+//! PATH] [--quick] [--targets numpy,jax,pytorch,hlo] [--note TEXT]`: times
+//! every operation kind of the cost model in every target
+//! (scripts/calibrate.py), fits seconds per call, per flop and per byte for
+//! each, measures the machine's memory bandwidth and peak FLOP/s and the
+//! rates of plain gcc -O3 loops (scripts/calibrate_c.c), and writes the
+//! table (schema [`COST_TABLE_SCHEMA`], documented in results/README.md)
+//! that `tenslift lift --cost-table` and `--target auto` read.
 //!
 //! The fit: the copy kinds (transpose+copy, slicing copy) do no arithmetic,
 //! so their timings give seconds per byte; every other kind's seconds per
@@ -12,6 +15,7 @@
 //!
 //! Exit codes: 0 written; 2 usage, Python or I/O failure.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,7 +25,10 @@ use tenslift_targets::{build, DType, Dim, Expr};
 
 use super::{print_err, EXIT_OK, EXIT_USAGE};
 use crate::spec::Sizes;
-use crate::synth::cost::{node_work, Coefficients, CostTable, OpKind, Work};
+use crate::synth::cost::{
+    node_work, CRates, Coefficients, CostTable, MachineLimits, OpKind, TargetCosts, Work,
+    COST_TABLE_SCHEMA,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
@@ -32,22 +39,64 @@ pub struct CalibrateArgs {
     /// workspace's .venv/bin/python).
     #[arg(long)]
     pub python: Option<PathBuf>,
-    /// Fewer repetitions per measurement (seconds instead of a minute).
+    /// Fewer sizes and repetitions per measurement (seconds instead of
+    /// minutes).
     #[arg(long)]
     pub quick: bool,
+    /// The targets to time (comma-separated).
+    #[arg(long, default_value = "numpy,jax,pytorch,hlo")]
+    pub targets: String,
+    /// A note recorded in the table beside the machine's load (say what
+    /// else was running).
+    #[arg(long)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 struct Measurement {
+    /// Absent in a NumPy-only run.
+    #[serde(default = "numpy_name")]
+    target: String,
     op: String,
     n: i64,
     seconds: f64,
 }
 
+fn numpy_name() -> String {
+    "numpy".to_string()
+}
+
+/// What scripts/calibrate.py prints (its docstring describes it).
 #[derive(Debug, Deserialize)]
 struct Timings {
     numpy_version: String,
     measurements: Vec<Measurement>,
+    #[serde(default)]
+    call_overhead_s: BTreeMap<String, f64>,
+    machine: MachineLimits,
+    c: CTimings,
+    #[serde(default)]
+    skipped: BTreeMap<String, String>,
+}
+
+/// The C reference loops' medians (scripts/calibrate_c.c).
+#[derive(Debug, Deserialize)]
+struct CTimings {
+    n_stream: f64,
+    n_matmul: f64,
+    triad_s: f64,
+    dot_s: f64,
+    matmul_s: f64,
+}
+
+impl CTimings {
+    fn rates(&self) -> CRates {
+        CRates {
+            stream_s_per_byte: self.triad_s / (24.0 * self.n_stream),
+            reduce_s_per_flop: self.dot_s / (2.0 * self.n_stream),
+            matmul_s_per_flop: self.matmul_s / (2.0 * self.n_matmul.powi(3)),
+        }
+    }
 }
 
 fn workspace_root() -> PathBuf {
@@ -167,7 +216,7 @@ fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
 }
 
 /// Fits every kind's coefficients from the timings.
-fn fit(measurements: &[Measurement]) -> Result<Vec<(OpKind, Coefficients)>, String> {
+fn fit(measurements: &[&Measurement]) -> Result<Vec<(OpKind, Coefficients)>, String> {
     let points = |kind: OpKind| -> Vec<(Work, f64)> {
         measurements
             .iter()
@@ -220,10 +269,10 @@ fn fit(measurements: &[Measurement]) -> Result<Vec<(OpKind, Coefficients)>, Stri
     Ok(out)
 }
 
-fn run_python(python: &Path, quick: bool) -> Result<Timings, String> {
-    let script = workspace_root().join("scripts/calibrate_numpy.py");
+fn run_python(python: &Path, quick: bool, targets: &str) -> Result<Timings, String> {
+    let script = workspace_root().join("scripts/calibrate.py");
     let mut cmd = Command::new(python);
-    cmd.arg(&script);
+    cmd.arg(&script).arg("--targets").arg(targets);
     if quick {
         cmd.arg("--quick");
     }
@@ -242,6 +291,83 @@ fn run_python(python: &Path, quick: bool) -> Result<Timings, String> {
         .map_err(|e| format!("{} printed no timings: {e}", script.display()))
 }
 
+/// Each timed target's coefficients: per call, then each kind's beyond
+/// the call (a kind's fitted overhead less one trivial call, so that a
+/// program of several operations pays its call once).
+fn target_costs(timings: &Timings) -> Result<BTreeMap<String, TargetCosts>, String> {
+    let mut out = BTreeMap::new();
+    for (target, call) in &timings.call_overhead_s {
+        let rows: Vec<&Measurement> = timings
+            .measurements
+            .iter()
+            .filter(|m| &m.target == target)
+            .collect();
+        let fitted = fit(&rows).map_err(|e| format!("{target}: {e}"))?;
+        let ops = fitted
+            .into_iter()
+            .map(|(kind, c)| {
+                let beyond = Coefficients {
+                    overhead_s: (c.overhead_s - call).max(0.0),
+                    ..c
+                };
+                (kind, beyond)
+            })
+            .collect();
+        out.insert(
+            target.clone(),
+            TargetCosts {
+                call_overhead_s: *call,
+                ops,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The machine's state while it was measured: load and cores, and the
+/// caller's note.
+fn load_note(note: Option<&str>) -> String {
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mut text = format!("1-minute load average {load} on {cores} cores at the start");
+    if let Some(note) = note {
+        text.push_str("; ");
+        text.push_str(note);
+    }
+    text
+}
+
+fn build_table(args: &CalibrateArgs, timings: &Timings, host: String) -> Result<CostTable, String> {
+    let numpy: Vec<&Measurement> = timings
+        .measurements
+        .iter()
+        .filter(|m| m.target == "numpy")
+        .collect();
+    let mut note = load_note(args.note.as_deref());
+    for (target, why) in &timings.skipped {
+        note.push_str(&format!("; {target} not timed: {why}"));
+    }
+    Ok(CostTable {
+        schema: COST_TABLE_SCHEMA,
+        host,
+        numpy_version: timings.numpy_version.clone(),
+        date: today(),
+        ops: fit(&numpy)?.into_iter().collect(),
+        note,
+        targets: target_costs(timings)?,
+        machine: Some(timings.machine.clone()),
+        c: Some(timings.c.rates()),
+    })
+}
+
+fn fail(message: &str) -> i32 {
+    print_err(&format!("error: {message}\n"));
+    EXIT_USAGE
+}
+
 pub fn run(args: CalibrateArgs) -> i32 {
     let python = args.python.clone().unwrap_or_else(default_python);
     let host = host_name();
@@ -249,58 +375,41 @@ pub fn run(args: CalibrateArgs) -> i32 {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/calibration-{host}.json")));
-    let timings = match run_python(&python, args.quick) {
+    let timings = match run_python(&python, args.quick, &args.targets) {
         Ok(t) => t,
-        Err(message) => {
-            print_err(&format!("error: {message}\n"));
-            return EXIT_USAGE;
-        }
+        Err(message) => return fail(&message),
     };
-    let coefficients = match fit(&timings.measurements) {
-        Ok(c) => c,
-        Err(message) => {
-            print_err(&format!("error: {message}\n"));
-            return EXIT_USAGE;
-        }
-    };
-    let table = CostTable {
-        host,
-        numpy_version: timings.numpy_version,
-        date: today(),
-        ops: coefficients.into_iter().collect(),
+    let table = match build_table(&args, &timings, host) {
+        Ok(t) => t,
+        Err(message) => return fail(&message),
     };
     let mut record = match serde_json::to_value(&table) {
         Ok(v) => v,
-        Err(e) => {
-            print_err(&format!("error: {e}\n"));
-            return EXIT_USAGE;
-        }
+        Err(e) => return fail(&e.to_string()),
     };
     record["command"] = json!(format!(
-        "tenslift calibrate --out {}{}",
+        "tenslift calibrate --out {}{} --targets {}",
         out.display(),
-        if args.quick { " --quick" } else { "" }
+        if args.quick { " --quick" } else { "" },
+        args.targets
     ));
     record["measurements"] = json!(timings
         .measurements
         .iter()
-        .map(|m| json!({"op": m.op, "n": m.n, "seconds": m.seconds}))
+        .map(|m| json!({"target": m.target, "op": m.op, "n": m.n, "seconds": m.seconds}))
         .collect::<Vec<_>>());
     let text = match serde_json::to_string_pretty(&record) {
         Ok(t) => t + "\n",
-        Err(e) => {
-            print_err(&format!("error: {e}\n"));
-            return EXIT_USAGE;
-        }
+        Err(e) => return fail(&e.to_string()),
     };
     if let Err(e) = super::lift::write_atomically(&out, &text) {
-        print_err(&format!("error: cannot write {}: {e}\n", out.display()));
-        return EXIT_USAGE;
+        return fail(&format!("cannot write {}: {e}", out.display()));
     }
     print_err(&format!(
-        "wrote {} ({} operation kinds)\n",
+        "wrote {} ({} operation kinds, targets {})\n",
         out.display(),
-        table.ops.len()
+        table.ops.len(),
+        table.targets.keys().cloned().collect::<Vec<_>>().join(", ")
     ));
     EXIT_OK
 }

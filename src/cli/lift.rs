@@ -1,7 +1,9 @@
-//! `tenslift lift FILE.c [--function F]... [--target numpy|jax|pytorch|hlo]
+//! `tenslift lift FILE.c [--function F]... [--target numpy|jax|pytorch|hlo|auto]
 //! [-o OUT] [--timeout S] [--search best|first] [--cost-table FILE.json]
-//! [--json] [--verify]`: extracts each kernel, searches a TensIR program
-//! equal to its spec at two size tuples, and emits it; with `--verify` also
+//! [--sizes n=1000,m=800] [--json] [--verify]`: extracts each kernel,
+//! searches a TensIR program equal to its spec at two size tuples, and
+//! emits it (with `--target auto`, for the target predicted fastest at
+//! `--sizes`: see [`super::auto`]); with `--verify` also
 //! runs `tenslift verify`'s checks and writes the verdict into the module's
 //! header. One summary line per kernel on stderr (or one JSON object per
 //! kernel on stdout with `--json`).
@@ -23,8 +25,8 @@ use tenslift_frontend::ExtractError;
 use tenslift_targets::{emit, print_program, EmitOptions, Target};
 use tenslift_verify::reports::render_json;
 
+use super::auto;
 use super::cflags::CFlags;
-use super::emit::TargetArg;
 use super::verify::{verify_kernel, VerifySetup};
 use super::watchdog::{grace, Watchdog};
 use super::{
@@ -46,6 +48,30 @@ pub enum SearchMode {
     First,
 }
 
+/// `--target`: one of the emitters, or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LiftTarget {
+    Numpy,
+    Jax,
+    Pytorch,
+    Hlo,
+    /// The target predicted fastest at `--sizes` (from the calibration).
+    Auto,
+}
+
+impl LiftTarget {
+    /// The target itself; `None` for `auto`.
+    fn fixed(self) -> Option<Target> {
+        match self {
+            LiftTarget::Numpy => Some(Target::Numpy),
+            LiftTarget::Jax => Some(Target::Jax),
+            LiftTarget::Pytorch => Some(Target::Pytorch),
+            LiftTarget::Hlo => Some(Target::Hlo),
+            LiftTarget::Auto => None,
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub struct LiftArgs {
     /// The C file.
@@ -55,8 +81,8 @@ pub struct LiftArgs {
     #[arg(long)]
     pub function: Vec<String>,
     /// The code generation target.
-    #[arg(long, short, value_enum, default_value_t = TargetArg::Numpy)]
-    pub target: TargetArg,
+    #[arg(long, short, value_enum, default_value_t = LiftTarget::Numpy)]
+    pub target: LiftTarget,
     /// Write the generated code here (only when every kernel lifted).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -78,6 +104,11 @@ pub struct LiftArgs {
     /// `--size n=1024`.
     #[arg(long = "size", value_name = "NAME=VALUE", value_parser = parse_size)]
     pub sizes: Vec<(String, i64)>,
+    /// The sizes `--target auto` predicts at, comma-separated (default:
+    /// the manifest's LARGE sizes for a corpus kernel, else the C's own
+    /// extents, else 1000); they bind like `--size` too.
+    #[arg(long = "sizes", value_name = "NAME=VALUE,...", value_delimiter = ',', value_parser = parse_size)]
+    pub auto_sizes: Vec<(String, i64)>,
     /// Verify each program (Z3 bounded, unbounded, differential against
     /// the compiled C with this target) and record the verdict in the
     /// module's header; a failed verification writes nothing (exit 6).
@@ -152,8 +183,18 @@ pub fn run(args: LiftArgs) -> i32 {
         model,
         ..SynthOptions::default()
     };
-    let target: Target = args.target.into();
-    if target == Target::Hlo && unit.kernels.len() > 1 {
+    let fixed = args.target.fixed();
+    let auto_table = match fixed {
+        Some(_) => None,
+        None => match auto::load_table(args.cost_table.as_deref()) {
+            Ok(t) => Some(t),
+            Err(message) => {
+                print_err(&format!("error: {message}\n"));
+                return EXIT_USAGE;
+            }
+        },
+    };
+    if fixed == Some(Target::Hlo) && unit.kernels.len() > 1 {
         // Each StableHLO module has one `@main`; two in one file do not parse.
         let names: Vec<&str> = unit.kernels.iter().map(|k| k.name.as_str()).collect();
         print_err(&format!(
@@ -163,16 +204,18 @@ pub fn run(args: LiftArgs) -> i32 {
         ));
         return EXIT_USAGE;
     }
+    let user_sizes: crate::spec::Sizes =
+        args.sizes.iter().chain(&args.auto_sizes).cloned().collect();
     let emit_options = EmitOptions {
-        sizes: args.sizes.iter().cloned().collect(),
+        sizes: user_sizes.clone(),
     };
     let mut code = String::new();
     let mut all_lifted = true;
     let mut verification_failed = false;
-    let verify_setup = VerifySetup::new(
+    let mut verify_setup = VerifySetup::new(
         path,
         &args.cflags,
-        vec![target],
+        vec![fixed.unwrap_or(Target::Numpy)],
         Duration::from_secs_f64(args.timeout),
     );
     let watchdog = Watchdog::start();
@@ -199,6 +242,24 @@ pub fn run(args: LiftArgs) -> i32 {
                 (Some(w), Err(_)) => (None, 0.0, &w.stats, None, None),
                 (None, Err(_)) => (None, 0.0, &Default::default(), None, None),
             };
+        // hook(roofline): `--target auto` picks this kernel's target.
+        let choice = auto_table
+            .as_ref()
+            .zip(program.as_ref())
+            .and_then(|(t, p)| {
+                auto::decide(
+                    &t.table,
+                    path,
+                    kernel,
+                    p,
+                    &user_sizes,
+                    unit.kernels.len() == 1,
+                )
+            });
+        let target = choice
+            .as_ref()
+            .map_or(fixed.unwrap_or(Target::Numpy), |c| c.target);
+        verify_setup.targets = vec![target];
         let mut verification = None;
         if args.verify {
             // Verification has its own limits (Z3's, the compiled C's).
@@ -267,6 +328,15 @@ pub fn run(args: LiftArgs) -> i32 {
         if program.is_none() {
             print_err(&what_was_tried(path, &kernel.name, &stats));
         }
+        let table_from = auto_table.as_ref().map_or("", |t| t.from.as_str());
+        if let Some(c) = &choice {
+            if !quiet() {
+                print_err(&c.line(path, &kernel.name, table_from));
+            }
+            if let Some(w) = c.warning(path, &kernel.name) {
+                print_err(&w);
+            }
+        }
         if let Some(v) = &verification {
             print_err(&format!(
                 "{}: {}: verification: {}\n",
@@ -285,6 +355,8 @@ pub fn run(args: LiftArgs) -> i32 {
                 "file": path.display().to_string(),
                 "function": kernel.name,
                 "status": status,
+                "target": program.as_ref().map(|_| target.name()),
+                "auto": choice.as_ref().map(|c| c.json(table_from)),
                 "time_s": seconds,
                 "program": program.as_ref().map(print_program),
                 "cost": program.as_ref().map(|_| cost),

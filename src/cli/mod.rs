@@ -6,6 +6,7 @@
 //! [`Command`] and an arm to the `match` in [`main`]. Exit codes are the
 //! constants below — nothing else decides them.
 
+pub mod auto;
 pub mod bench;
 pub mod calibrate;
 pub mod cflags;
@@ -149,13 +150,16 @@ pub enum Command {
         tenslift lift gemm.c                      # NumPy on stdout\n  \
         tenslift lift gemm.c --target jax -o gemm_jax.py\n  \
         tenslift lift kernels.c --function gemm --verify\n  \
-        tenslift lift big.c --timeout 300 --json"
+        tenslift lift big.c --timeout 300 --json\n  \
+        tenslift lift gemm.c --target auto --sizes ni=1000,nj=1100,nk=1200"
     )]
     Lift(lift::LiftArgs),
-    /// Time each tensor operation kind in this machine's NumPy and write a
-    /// cost table for `lift --cost-table`.
+    /// Time each tensor operation kind in every target, the machine's
+    /// bandwidth and peak, and plain C loops; write the cost table for
+    /// `lift --cost-table` and `--target auto`.
     #[command(after_help = "Examples:\n  \
         tenslift calibrate --quick\n  \
+        nice tenslift calibrate --note 'other jobs running'   # results/calibration-<host>.json\n  \
         tenslift calibrate --out cost.json && tenslift lift gemm.c --cost-table cost.json")]
     Calibrate(calibrate::CalibrateArgs),
     /// Check a lifted (or given) program: Z3 bounded, unbounded, and

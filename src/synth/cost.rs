@@ -182,13 +182,106 @@ impl Coefficients {
     }
 }
 
-/// A calibration file (results/calibration-<host>.json).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The calibration schema `tenslift calibrate` writes now. Version 1 had
+/// NumPy's `ops` only; version 2 adds `targets`, `machine` and `c` (read
+/// by [`crate::predict`] for `--target auto` and the roofline). A version 1
+/// file still loads: the search reads `ops` alone.
+pub const COST_TABLE_SCHEMA: u32 = 2;
+
+fn schema_v1() -> u32 {
+    1
+}
+
+/// A calibration file (results/calibration-<host>.json), documented field
+/// by field in results/README.md.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CostTable {
+    #[serde(default = "schema_v1")]
+    pub schema: u32,
     pub host: String,
     pub numpy_version: String,
     pub date: String,
+    /// NumPy's coefficients: what `lift --cost-table` prices the search's
+    /// candidates with.
     pub ops: BTreeMap<OpKind, Coefficients>,
+    /// How the machine was when it was measured (load, other jobs).
+    #[serde(default)]
+    pub note: String,
+    /// Per target (`numpy`, `jax`, `pytorch`, `hlo`): its coefficients.
+    #[serde(default)]
+    pub targets: BTreeMap<String, TargetCosts>,
+    #[serde(default)]
+    pub machine: Option<MachineLimits>,
+    #[serde(default)]
+    pub c: Option<CRates>,
+}
+
+/// One target's calibration: the fixed cost of one call of a program
+/// (dispatch, for JAX and StableHLO the compiled executable's launch), and
+/// each operation kind's coefficients beyond that.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetCosts {
+    pub call_overhead_s: f64,
+    pub ops: BTreeMap<OpKind, Coefficients>,
+}
+
+/// What this machine can do at all: memory bandwidth from a STREAM-like
+/// triad (24 bytes per element) in NumPy and in C, and peak arithmetic
+/// from BLAS matrix products through NumPy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineLimits {
+    pub numpy_triad_bytes_per_s: f64,
+    pub c_triad_bytes_per_s: f64,
+    pub dgemm_flops_per_s: f64,
+    pub sgemm_flops_per_s: f64,
+    /// The C triad at growing working sets (the caches, then memory).
+    #[serde(default)]
+    pub bandwidth_levels: Vec<BandwidthLevel>,
+}
+
+/// The triad's bandwidth when its three arrays take `working_set_bytes`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthLevel {
+    pub working_set_bytes: f64,
+    pub bytes_per_s: f64,
+}
+
+impl MachineLimits {
+    /// The best bandwidth measured either way at memory's working set.
+    pub fn bandwidth(&self) -> f64 {
+        self.numpy_triad_bytes_per_s.max(self.c_triad_bytes_per_s)
+    }
+
+    /// The bandwidth for `bytes` of data: that of the smallest measured
+    /// working set that holds them (a cache's), else memory's.
+    pub fn bandwidth_for(&self, bytes: f64) -> f64 {
+        let mut levels = self.bandwidth_levels.clone();
+        levels.sort_by(|a, b| a.working_set_bytes.total_cmp(&b.working_set_bytes));
+        levels
+            .iter()
+            .find(|l| l.working_set_bytes >= bytes)
+            .map_or(0.0, |l| l.bytes_per_s)
+            .max(self.bandwidth())
+    }
+
+    /// Peak FLOP/s at a float width (single precision for 4-byte data).
+    pub fn peak_flops(&self, byte_size: usize) -> f64 {
+        if byte_size <= 4 {
+            self.sgemm_flops_per_s.max(self.dgemm_flops_per_s)
+        } else {
+            self.dgemm_flops_per_s
+        }
+    }
+}
+
+/// The rates of plain C loops compiled with gcc -O3 (scripts/calibrate_c.c):
+/// a streaming loop's seconds per byte, a scalar reduction's seconds per
+/// flop, and a triple-loop matrix product's seconds per flop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CRates {
+    pub stream_s_per_byte: f64,
+    pub reduce_s_per_flop: f64,
+    pub matmul_s_per_flop: f64,
 }
 
 #[derive(Debug, Error)]
@@ -231,6 +324,9 @@ impl CostTable {
 }
 
 /// Which model prices programs.
+// One model per lift, built once and borrowed: the calibrated table's size
+// (per-target costs since schema 2) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Default)]
 pub enum CostModel {
     /// Flops plus bytes/4 (the unit is one flop).
@@ -298,10 +394,21 @@ pub fn program_cost(program: &Program, sizes: &Sizes) -> f64 {
 }
 
 fn statements_cost(body: &[Stmt], sizes: &Sizes) -> f64 {
+    statements_sum(body, sizes, &|e, sizes| cost_of(&[e], sizes))
+}
+
+/// The sum of `price` over every statement's expression of `program` at
+/// `sizes`, a kept loop's body counted once per trip with the loop
+/// variable at the middle of its range (as [`program_cost`] counts).
+pub fn program_sum(program: &Program, sizes: &Sizes, price: &dyn Fn(&Expr, &Sizes) -> f64) -> f64 {
+    statements_sum(&program.body, sizes, price)
+}
+
+fn statements_sum(body: &[Stmt], sizes: &Sizes, price: &dyn Fn(&Expr, &Sizes) -> f64) -> f64 {
     body.iter()
         .map(|s| match s {
-            Stmt::Let { value, .. } | Stmt::Store { value, .. } => cost_of(&[value], sizes),
-            Stmt::Return(e) => cost_of(&[e], sizes),
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } => price(value, sizes),
+            Stmt::Return(e) => price(e, sizes),
             Stmt::Loop {
                 var,
                 start,
@@ -318,7 +425,7 @@ fn statements_cost(body: &[Stmt], sizes: &Sizes) -> f64 {
                 }
                 let mut inner = sizes.clone();
                 inner.insert(var.to_string(), lo + trips / 2);
-                trips as f64 * statements_cost(body, &inner)
+                trips as f64 * statements_sum(body, &inner, price)
             }
         })
         .sum()
@@ -433,6 +540,7 @@ mod tests {
             numpy_version: "2".into(),
             date: "d".into(),
             ops,
+            ..CostTable::default()
         });
         let sizes: Sizes = [("n".to_string(), 100)].into_iter().collect();
         let exp = build::exp(square("A")).unwrap();
