@@ -617,7 +617,34 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             }
         }
         Op::Cast(to) => Ok(cast(&args[0], *to)),
+        Op::ScatterAdd => scatter_add(&args[0], &args[1], &args[2]),
     }
+}
+
+/// `h` with `vals[k]` added to bin `idx[k]` for each `k` in row-major
+/// order, each sum rounded (floats) or wrapped (integers) to `h`'s type
+/// as the C's `h[x[i]] += v` does; an index outside the bins is an error.
+fn scatter_add(h: &Array, idx: &Array, vals: &Array) -> IResult<Array> {
+    let bins = h.len();
+    let mut out = h.clone();
+    for k in 0..idx.len() {
+        let i = idx.get_i64(k);
+        let b = usize::try_from(i)
+            .ok()
+            .filter(|b| *b < bins)
+            .ok_or_else(|| InterpError::OutOfBounds {
+                what: format!("scatter_add index {i}"),
+                len: bins,
+            })?;
+        match (&mut out.data, &vals.data) {
+            (Data::Float(o), Data::Float(v)) => o[b] = h.dtype.round_float(o[b] + v[k]),
+            (Data::Int(o), Data::Int(v)) => {
+                o[b] = h.dtype.wrap_int(i128::from(o[b]) + i128::from(v[k]))
+            }
+            _ => return Err(InterpError::Unbound("scatter_add values".into())),
+        }
+    }
+    Ok(out)
 }
 
 fn cast(a: &Array, to: DType) -> Array {

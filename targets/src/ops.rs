@@ -140,6 +140,13 @@ pub enum Op {
     /// C conversion (truncation toward zero from float, wrap-around to
     /// narrower or unsigned integers, nonzero-is-true to bool).
     Cast(DType),
+    /// `scatter_add(h, idx, vals)`: `h` (a vector of bins) with each
+    /// `vals[k]` added to bin `idx[k]`, the elements of `idx` and `vals`
+    /// (same shape, any rank) taken in row-major order, so duplicates
+    /// accumulate in the order a C loop over them does (NumPy's
+    /// `np.add.at`). Every index must lie in `[0, len(h))`: emitted code
+    /// checks it and raises `ValueError`.
+    ScatterAdd,
 }
 
 impl UnaryOp {
@@ -262,6 +269,7 @@ impl Op {
             Op::Tril(_) => "tril",
             Op::Diag => "diag",
             Op::Cast(_) => "cast",
+            Op::ScatterAdd => "scatter_add",
         }
     }
 

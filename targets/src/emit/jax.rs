@@ -34,6 +34,12 @@ const C_REM: &str = r#"def _c_rem(a, b):
     return jax.lax.rem(a, b)
 "#;
 
+const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
+    """h with vals[k] added to bin idx[k] (an XLA scatter with an add:
+    repeated bins accumulate, in an order XLA chooses)."""
+    return h.at[jnp.ravel(idx)].add(jnp.ravel(vals))
+"#;
+
 impl PyTable for JaxTable {
     fn target(&self) -> Target {
         Target::Jax
@@ -44,7 +50,11 @@ impl PyTable for JaxTable {
     }
 
     fn helpers(&self) -> &'static [(&'static str, &'static str)] {
-        &[("_trunc_div", TRUNC_DIV), ("_c_rem", C_REM)]
+        &[
+            ("_trunc_div", TRUNC_DIV),
+            ("_c_rem", C_REM),
+            ("_scatter_add", SCATTER_ADD),
+        ]
     }
 
     fn dtype(&self, d: DType) -> String {
@@ -105,6 +115,7 @@ impl PyTable for JaxTable {
             Op::Triu(_) => "jnp.triu({0}, {k})",
             Op::Tril(_) => "jnp.tril({0}, {k})",
             Op::Diag => "jnp.diag({0})",
+            Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
             Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
             Op::Var(_) | Op::Lit(_) => "{0}",

@@ -680,10 +680,11 @@ impl Parser {
             return typed(Expr::new(Op::Reduce { kind: *kind, axes }, args));
         }
         let op_and_args = match name {
-            "where" | "matmul" | "dot" | "outer" | "diag" => {
+            "where" | "matmul" | "dot" | "outer" | "diag" | "scatter_add" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
+                    "scatter_add" => Op::ScatterAdd,
                     "outer" => Op::Outer,
                     "diag" => Op::Diag,
                     _ => Op::Matmul,

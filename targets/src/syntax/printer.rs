@@ -68,7 +68,13 @@ pub fn print_expr(e: &Expr) -> String {
         Op::Var(n) => n.to_string(),
         Op::Lit(l) => l.to_string(),
         Op::Full { shape, value } => format!("full([{}], {value})", dims(shape)),
-        Op::Unary(_) | Op::Binary(_) | Op::Where | Op::Matmul | Op::Outer | Op::Diag => {
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Where
+        | Op::Matmul
+        | Op::Outer
+        | Op::Diag
+        | Op::ScatterAdd => {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),
