@@ -136,7 +136,7 @@ impl Kernel {
         let mut out = self.struct_calling_notes();
         for h in self.histograms.iter().filter(|h| h.precondition) {
             out.push(format!(
-                "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the program checks it and raises ValueError",
+                "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the NumPy, JAX and PyTorch code checks it and raises ValueError, StableHLO does not (its scatter drops an update outside the bins)",
                 h.index, h.target, h.bins, h.target
             ));
         }

@@ -989,6 +989,35 @@ mod tests {
     }
 
     #[test]
+    fn scatter_add_accumulates_repeated_bins_in_order_and_refuses_other_indices() {
+        let text = "func f(n: size, x: i32[n], w: f32[n], h: inout f32[3]) {\n  h = scatter_add(h, x, w);\n}\n";
+        let x = Array::from_i64(DType::I32, vec![4], vec![2, 0, 2, 2]);
+        let w = Array::from_f64(DType::F32, vec![4], vec![1e8, 0.5, 1.0, -1e8]);
+        let h = Array::from_f64(DType::F32, vec![3], vec![0.0, 1.0, 0.0]);
+        let out = run_text(
+            text,
+            &[("n", 4)],
+            vec![("x", x), ("w", w.clone()), ("h", h.clone())],
+        );
+        // C's order: ((0 + 1e8) + 1) - 1e8 in f32 is 0, not 1.
+        let want = ((1e8f32 + 1.0f32) - 1e8f32) as f64;
+        assert_eq!(out.arrays["h"].get_f64(2), want);
+        assert_eq!(out.arrays["h"].get_f64(0), 1.5);
+        let p = parse_program("t.tensir", text).unwrap();
+        let bad = Array::from_i64(DType::I32, vec![4], vec![0, 3, 0, 0]);
+        let sizes = HashMap::from([("n".to_string(), 4)]);
+        let args = HashMap::from([
+            ("x".to_string(), bad),
+            ("w".to_string(), w),
+            ("h".to_string(), h),
+        ]);
+        assert!(matches!(
+            run(&p, &sizes, &args),
+            Err(InterpError::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
     fn matmul_and_einsum_agree() {
         let a = Array::from_i64(DType::I64, vec![2, 2], vec![1, 2, 3, 4]);
         let b = Array::from_i64(DType::I64, vec![2, 2], vec![5, 6, 7, 8]);
