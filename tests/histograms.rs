@@ -179,3 +179,59 @@ fn non_accumulating_and_unranged_indirect_writes_stay_refused_where_they_are() {
         "{err}"
     );
 }
+
+/// A file mixing functions that lower with ones that cannot: the others
+/// are lifted and written, each refused one is reported where it is, and
+/// exit code 8 and the `--json` records say which is which.
+#[test]
+fn a_file_lifts_the_functions_that_lower_and_reports_the_others() {
+    let dir = std::env::temp_dir().join(format!("tenslift-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let module = dir.join("mixed.py");
+    let module_s = module.to_string_lossy().into_owned();
+    let out = tenslift(&[
+        "lift",
+        "tests/fixtures/multi/mixed.c",
+        "-t",
+        "numpy",
+        "-o",
+        &module_s,
+    ]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("mixed.c:12:11: error[TL021]"), "{err}");
+    assert!(err.contains("mixed.c:18:5: error[TL010]"), "{err}");
+    let code = std::fs::read_to_string(&module).expect("the module is written");
+    assert!(
+        code.contains("def scale(") && code.contains("# not lifted: `walk` (TL010"),
+        "{code}"
+    );
+    let out = tenslift(&[
+        "lift",
+        "tests/fixtures/multi/mixed.c",
+        "-t",
+        "numpy",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(8));
+    let statuses: Vec<(String, String)> = text(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("JSON line");
+            (v["function"].to_string(), v["status"].to_string())
+        })
+        .collect();
+    assert!(
+        statuses.contains(&("\"scale\"".into(), "\"lifted\"".into())),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&("\"bad_store\"".into(), "\"rejected\"".into())),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&("\"walk\"".into(), "\"rejected\"".into())),
+        "{statuses:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -25,6 +25,17 @@ pub struct TranslationUnit {
     /// The file as the user named it.
     pub file: String,
     pub kernels: Vec<Kernel>,
+    /// With [`crate::Options::keep_going`], the functions that could not
+    /// be lowered, each with its located diagnostics.
+    #[serde(skip)]
+    pub refused: Vec<RefusedFunction>,
+}
+
+/// A function of the file refused for reasons of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefusedFunction {
+    pub name: String,
+    pub diagnostics: crate::diagnostics::Diagnostics,
 }
 
 /// One lifted function or `#pragma scop` region.
