@@ -1,8 +1,8 @@
 //! The conversions corpus (`benchmarks/conversions/`) end to end through the
 //! real binary: every kernel lifts to NumPy, JAX and PyTorch, its TensIR is
 //! a snapshot, and `tenslift verify` passes the bounded check and the
-//! differential runs against gcc on every target. The histograms stay
-//! refused with their located reason until the idiom lifts.
+//! differential runs against gcc on every target. The histograms are
+//! tested in `tests/histograms.rs`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -136,15 +136,4 @@ fn truncating_quantisation_verifies() {
 fn double_accumulators_over_float_data_verify() {
     verify_passes("gemv_dacc");
     verify_passes("dot_dacc");
-}
-
-#[test]
-fn histograms_stay_refused_with_a_located_reason() {
-    for kernel in ["hist_u8", "hist_weighted"] {
-        let out = tenslift(&["lift", "-t", "numpy", &file(kernel)]);
-        assert_eq!(out.status.code(), Some(1), "{kernel}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("error[TL021]"), "{kernel}: {stderr}");
-        assert!(stderr.contains(&format!("{}:", file(kernel))), "{stderr}");
-    }
 }

@@ -13,7 +13,7 @@ use clang_sys as sys;
 
 use crate::diagnostics::{self as codes, Diagnostic, Diagnostics};
 use crate::includes;
-use crate::ir::{Loc, TranslationUnit};
+use crate::ir::{Loc, RefusedFunction, TranslationUnit};
 use crate::libclang::{self, Cursor, Index};
 use crate::lower::lower_function;
 use crate::options::{CompileDbError, Options};
@@ -265,13 +265,14 @@ fn extract_here(
     }
 
     let mut kernels = Vec::new();
+    let mut refused = Vec::new();
     for f in selected {
         let mut reader = Reader::with_size_macros(size_macros.clone());
         let func = reader.read_function(f);
-        diagnostics.append(&mut reader.diagnostics);
+        let mut own = std::mem::take(&mut reader.diagnostics);
         let regions = regions_in(f);
         if regions.len() > 1 {
-            diagnostics.push(Diagnostic::new(
+            own.push(Diagnostic::new(
                 codes::SCOP_UNMATCHED,
                 Some(Loc {
                     file: path.to_string(),
@@ -280,24 +281,44 @@ fn extract_here(
                 }),
                 format!("`{}` has more than one `#pragma scop` region", func.name),
             ));
-            continue;
+        } else {
+            match lower_function(&func, regions.first().copied()) {
+                Ok(k) if own.is_empty() => kernels.push(k),
+                Ok(_) => {}
+                Err(mut d) => own.append(&mut d),
+            }
         }
-        match lower_function(&func, regions.first().copied()) {
-            Ok(k) => kernels.push(k),
-            Err(mut d) => diagnostics.append(&mut d),
+        if !own.is_empty() {
+            refused.push((func.name.clone(), own));
         }
     }
-    if !diagnostics.is_empty() {
+    // The whole file is refused for a problem of its own, without
+    // keep_going, or when nothing in it lowers.
+    let keep = options.keep_going && !kernels.is_empty();
+    if !diagnostics.is_empty() || (!keep && !refused.is_empty()) {
+        diagnostics.extend(refused.into_iter().flat_map(|(_, d)| d));
         return Err(rejected(path, diagnostics));
     }
+    let refused = refused
+        .into_iter()
+        .map(|(name, d)| RefusedFunction {
+            name,
+            diagnostics: located(path, d),
+        })
+        .collect();
     Ok(TranslationUnit {
         file: path.to_string(),
         kernels,
+        refused,
     })
 }
 
+fn rejected(path: &str, items: Vec<Diagnostic>) -> ExtractError {
+    ExtractError::Rejected(located(path, items))
+}
+
 /// Sorts by position (file-level problems first) and drops duplicates.
-fn rejected(path: &str, mut items: Vec<Diagnostic>) -> ExtractError {
+fn located(path: &str, mut items: Vec<Diagnostic>) -> Diagnostics {
     items.sort_by(|a, b| {
         let key = |d: &Diagnostic| {
             d.loc
@@ -307,10 +328,10 @@ fn rejected(path: &str, mut items: Vec<Diagnostic>) -> ExtractError {
         key(a).cmp(&key(b))
     });
     items.dedup();
-    ExtractError::Rejected(Diagnostics {
+    Diagnostics {
         file: path.to_string(),
         items,
-    })
+    }
 }
 
 /// Whether `path` exists as a readable file (for early CLI checks).

@@ -25,6 +25,17 @@ pub struct TranslationUnit {
     /// The file as the user named it.
     pub file: String,
     pub kernels: Vec<Kernel>,
+    /// With [`crate::Options::keep_going`], the functions that could not
+    /// be lowered, each with its located diagnostics.
+    #[serde(skip)]
+    pub refused: Vec<RefusedFunction>,
+}
+
+/// A function of the file refused for reasons of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefusedFunction {
+    pub name: String,
+    pub diagnostics: crate::diagnostics::Diagnostics,
 }
 
 /// One lifted function or `#pragma scop` region.
@@ -41,6 +52,31 @@ pub struct Kernel {
     pub body: Vec<Stmt>,
     /// The type of a returned scalar; the value is an output named `return`.
     pub returns: Option<ScalarType>,
+    /// Histogram writes (`h[x[i]] += v`) the body holds as loops over
+    /// their bins, with the range of each one's index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<Histogram>,
+}
+
+/// A histogram write `h[x[i]] += v` (or `h[x[i]]++`): its subscript is read
+/// from memory, so the body holds it as `for (bin = 0; bin < bins; bin++)
+/// if (x[i] == bin) h[bin] += v;`, which is the C statement exactly when
+/// the index lies in `[0, bins)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    /// The array of bins (`h`).
+    pub target: String,
+    /// The iterator of the loop over the bins that stands for the write.
+    pub bin_iter: String,
+    /// The index as the C spells it (`bin[i]`).
+    pub index: String,
+    /// How many bins: the index lies in `[0, bins)`.
+    pub bins: Affine,
+    /// Whether that range is the caller's to guarantee (taken from the
+    /// declared extent of `h`), rather than the index type's own range
+    /// (`unsigned char`).
+    pub precondition: bool,
+    pub loc: Loc,
 }
 
 impl Kernel {
@@ -109,6 +145,12 @@ impl Kernel {
     pub fn preconditions(&self) -> Vec<String> {
         let extent = |d: &Option<Affine>| d.as_ref().map_or("?".to_string(), |a| a.to_string());
         let mut out = self.struct_calling_notes();
+        for h in self.histograms.iter().filter(|h| h.precondition) {
+            out.push(format!(
+                "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the NumPy, JAX and PyTorch code checks it and raises ValueError, StableHLO does not (its scatter drops an update outside the bins)",
+                h.index, h.target, h.bins, h.target
+            ));
+        }
         for p in &self.params {
             let ParamKind::Array(info) = &p.kind else {
                 continue;

@@ -26,6 +26,12 @@ pub struct Options {
     /// it [`crate::extract`] gives up with `ExtractError::Timeout` and
     /// abandons the parsing thread (libclang cannot be interrupted).
     pub parse_timeout: Duration,
+    /// Keep the functions that lower when others in the file are refused
+    /// for reasons of their own: those are listed in
+    /// [`crate::ir::TranslationUnit::refused`] instead of refusing the
+    /// whole file (problems of the file itself still refuse it, and so
+    /// does a file where no function lowers).
+    pub keep_going: bool,
 }
 
 impl Default for Options {
@@ -37,6 +43,7 @@ impl Default for Options {
             std: None,
             includes: Vec::new(),
             parse_timeout: DEFAULT_PARSE_TIMEOUT,
+            keep_going: false,
         }
     }
 }

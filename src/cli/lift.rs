@@ -13,7 +13,10 @@
 //! carrying dependencies); 1 the C was rejected (diagnostics on stderr);
 //! 2 usage or I/O; 3 no such kernel; 5 some kernel was not lifted (failed,
 //! or only some outputs solved); 6 `--verify` found a program wrong; 7 the
-//! parse ran past `--timeout`. `-o` is
+//! parse ran past `--timeout`; 8 (a whole file, no `--function`) every
+//! function that lowered was lifted and written, the others were refused
+//! (their diagnostics on stderr, `rejected` records with `--json`, and a
+//! `not lifted` line each at the top of the module). `-o` is
 //! written only when every kernel lifted (and, with `--verify`, none failed), via a
 //! temporary file renamed into place, so a failure leaves no file.
 
@@ -31,7 +34,7 @@ use super::verify::{verify_kernel, VerifySetup};
 use super::watchdog::{grace, Watchdog};
 use super::{
     print_err, print_out, quiet, render_diagnostics, report_extract_error, require_kernels,
-    EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_VERIFY_FAILED,
+    EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_SOME_REFUSED, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
 use crate::synth::partial::{lift_whole_or_partially, Outcome};
@@ -148,7 +151,7 @@ pub fn run(args: LiftArgs) -> i32 {
     // A search budget far below a second must not fail the parse of a
     // file with large headers: the parse gets at least MIN_PARSE_SECONDS.
     let parse_seconds = args.timeout.max(MIN_PARSE_SECONDS);
-    let options = match args
+    let mut options = match args
         .cflags
         .options_within(path, args.function.clone(), parse_seconds)
     {
@@ -158,6 +161,9 @@ pub fn run(args: LiftArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    // A whole file lifts every function that lowers and reports the
+    // others; functions named with --function must all lower.
+    options.keep_going = args.function.is_empty();
     let unit = match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
         Ok(unit) => unit,
         Err(ExtractError::Rejected(diagnostics)) => {
@@ -177,6 +183,7 @@ pub fn run(args: LiftArgs) -> i32 {
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;
     }
+    let mut code = report_refused(path, &unit, args.json, args.target.fixed().unwrap_or(Target::Numpy));
     let synth_options = SynthOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         first: args.search == SearchMode::First,
@@ -209,7 +216,6 @@ pub fn run(args: LiftArgs) -> i32 {
     let emit_options = EmitOptions {
         sizes: user_sizes.clone(),
     };
-    let mut code = String::new();
     let mut all_lifted = true;
     let mut verification_failed = false;
     let mut verify_setup = VerifySetup::new(
@@ -381,9 +387,14 @@ pub fn run(args: LiftArgs) -> i32 {
     if !all_lifted {
         return EXIT_NOT_LIFTED;
     }
+    let done = if unit.refused.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_SOME_REFUSED
+    };
     match &args.output {
         Some(out) => match write_atomically(out, &code) {
-            Ok(()) => EXIT_OK,
+            Ok(()) => done,
             Err(e) => {
                 print_err(&format!("error: cannot write {}: {e}\n", out.display()));
                 EXIT_USAGE
@@ -393,9 +404,50 @@ pub fn run(args: LiftArgs) -> i32 {
             if !args.json {
                 print_out(&code);
             }
-            EXIT_OK
+            done
         }
     }
+}
+
+/// Reports each function of the file that was refused (its diagnostics
+/// and a summary line on stderr, a `rejected` record with `--json`), and
+/// returns the comment lines that open the module, naming them.
+fn report_refused(
+    path: &Path,
+    unit: &tenslift_frontend::ir::TranslationUnit,
+    json: bool,
+    target: Target,
+) -> String {
+    let comment = if target == Target::Hlo { "//" } else { "#" };
+    let mut header = String::new();
+    for r in &unit.refused {
+        print_err(&render_diagnostics(&r.diagnostics));
+        let first = r.diagnostics.items.first();
+        let at = first
+            .and_then(|d| d.loc.as_ref())
+            .map_or_else(String::new, |l| {
+                format!(" at {}:{}:{}", l.file, l.line, l.col)
+            });
+        let code = first.map_or("", |d| d.code.id);
+        print_err(&format!(
+            "{}: {}: refused ({code}{at}); the file's other functions are lifted\n",
+            path.display(),
+            r.name
+        ));
+        header.push_str(&format!(
+            "{comment} not lifted: `{}` ({code}{at}), refused by the frontend\n",
+            r.name
+        ));
+        if json {
+            let record = json!({
+                "file": path.display().to_string(), "function": r.name, "status": "rejected",
+                "time_s": 0.0, "program": null, "cost": null, "stats": null,
+                "message": r.diagnostics.render(),
+            });
+            print_out(&format!("{record}\n"));
+        }
+    }
+    header
 }
 
 /// For a kernel with no program: what the search tried (its counters) and

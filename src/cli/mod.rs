@@ -39,6 +39,9 @@ pub const EXIT_VERIFY_FAILED: i32 = 6;
 /// past `--timeout` (default 60 s), or a lift past it and the watchdog's
 /// grace; nothing is written. (`bench::lift` reads it as a timeout.)
 pub const EXIT_TIMEOUT: i32 = 7;
+/// `lift` of a whole file: every function that lowered was lifted and
+/// written; the others were refused (located diagnostics on stderr).
+pub const EXIT_SOME_REFUSED: i32 = 8;
 
 /// When diagnostics are coloured, as clang's `-fdiagnostics-color`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

@@ -273,6 +273,7 @@ mod tests {
         let unit = TranslationUnit {
             file: "k.c".into(),
             kernels,
+            refused: Vec::new(),
         };
         std::fs::write(&path, serde_json::to_string(&unit).unwrap()).unwrap();
         path

@@ -99,6 +99,7 @@ impl KernelBuilder {
                 locals: Vec::new(),
                 body: Vec::new(),
                 returns: None,
+                histograms: Vec::new(),
             },
         }
     }

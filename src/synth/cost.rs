@@ -97,7 +97,7 @@ fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Reduce { .. } => OpKind::Sum,
         Op::Matmul | Op::Tensordot { .. } => OpKind::Matmul,
         Op::Einsum(_) => OpKind::Einsum,
-        Op::Concat { .. } | Op::Diag => OpKind::SliceCopy,
+        Op::Concat { .. } | Op::Diag | Op::ScatterAdd => OpKind::SliceCopy,
         // BLAS-3 work in LAPACK: priced as a matrix product of its flops.
         Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => OpKind::Matmul,
     })

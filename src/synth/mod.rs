@@ -22,6 +22,7 @@ pub mod library;
 pub mod moments;
 pub mod partial;
 pub mod rewrite;
+pub mod scatter;
 pub mod search;
 pub mod select;
 pub mod signature;
@@ -288,6 +289,10 @@ const MOMENT_BUDGET: Duration = Duration::from_secs(3);
 
 /// Searches a program for `kernel` whose spec at the chosen sizes is `spec`.
 pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Lifted {
+    // hook(idioms): histogram writes lift to scatter_add, read off the loop IR.
+    if let Some(lifted) = scatter::lift_histogram(kernel, options) {
+        return lifted;
+    }
     // hook(solvers): factorisations and substitutions as library operations.
     if let Some(lifted) = solvers::lift_as_solver(kernel, options) {
         return lifted;

@@ -362,6 +362,7 @@ fn statement_kernel(kernel: &Kernel, scope: &Scope, stmt: &CStmt, written: &[Str
         locals: kernel.locals.clone(),
         body: vec![iterators_as_params(stmt, &names)],
         returns: None,
+        histograms: kernel.histograms.clone(),
     }
 }
 

@@ -241,7 +241,7 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
     let arity = match op {
         Op::Var(_) | Op::Lit(_) | Op::Full { .. } => 0,
         Op::Binary(_) | Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::TriSolve { .. } => 2,
-        Op::Where => 3,
+        Op::Where | Op::ScatterAdd => 3,
         Op::Einsum(spec) => spec.inputs.len(),
         Op::Concat { .. } => args.len().max(1),
         _ => 1,
@@ -453,6 +453,24 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 ));
             }
             Ok(b.clone())
+        }
+        Op::ScatterAdd => {
+            let (h, idx, vals) = (args[0], args[1], args[2]);
+            if h.rank() != 1 || !h.dtype.is_numeric() {
+                return err(format!(
+                    "scatter_add accumulates into a numeric vector, got {h}"
+                ));
+            }
+            if !idx.dtype.is_int() {
+                return err(format!("scatter_add indices must be integers, got {idx}"));
+            }
+            if vals.dtype != h.dtype || vals.shape != idx.shape {
+                return err(format!(
+                    "scatter_add values {vals} must have the bins' element type and the indices' shape {}",
+                    shape_text(&idx.shape)
+                ));
+            }
+            Ok(h.clone())
         }
     }
 }

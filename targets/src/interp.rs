@@ -619,6 +619,7 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
         }
         Op::Cast(to) => Ok(cast(&args[0], *to)),
         Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), &args, dtype),
+        Op::ScatterAdd => scatter_add(&args[0], &args[1], &args[2]),
     }
 }
 
@@ -670,6 +671,32 @@ fn solve(op: &Op, args: &[Array], dtype: DType) -> IResult<Array> {
     };
     let values = values.unwrap_or_else(|never| match never {});
     Ok(Array::from_f64(dtype, shape, values))
+}
+
+/// `h` with `vals[k]` added to bin `idx[k]` for each `k` in row-major
+/// order, each sum rounded (floats) or wrapped (integers) to `h`'s type
+/// as the C's `h[x[i]] += v` does; an index outside the bins is an error.
+fn scatter_add(h: &Array, idx: &Array, vals: &Array) -> IResult<Array> {
+    let bins = h.len();
+    let mut out = h.clone();
+    for k in 0..idx.len() {
+        let i = idx.get_i64(k);
+        let b = usize::try_from(i)
+            .ok()
+            .filter(|b| *b < bins)
+            .ok_or_else(|| InterpError::OutOfBounds {
+                what: format!("scatter_add index {i}"),
+                len: bins,
+            })?;
+        match (&mut out.data, &vals.data) {
+            (Data::Float(o), Data::Float(v)) => o[b] = h.dtype.round_float(o[b] + v[k]),
+            (Data::Int(o), Data::Int(v)) => {
+                o[b] = h.dtype.wrap_int(i128::from(o[b]) + i128::from(v[k]))
+            }
+            _ => return Err(InterpError::Unbound("scatter_add values".into())),
+        }
+    }
+    Ok(out)
 }
 
 fn cast(a: &Array, to: DType) -> Array {
@@ -1011,6 +1038,35 @@ mod tests {
             )],
         );
         assert_eq!(ints(&out.arrays["y"]), vec![0, 9, 2, 9, 4]);
+    }
+
+    #[test]
+    fn scatter_add_accumulates_repeated_bins_in_order_and_refuses_other_indices() {
+        let text = "func f(n: size, x: i32[n], w: f32[n], h: inout f32[3]) {\n  h = scatter_add(h, x, w);\n}\n";
+        let x = Array::from_i64(DType::I32, vec![4], vec![2, 0, 2, 2]);
+        let w = Array::from_f64(DType::F32, vec![4], vec![1e8, 0.5, 1.0, -1e8]);
+        let h = Array::from_f64(DType::F32, vec![3], vec![0.0, 1.0, 0.0]);
+        let out = run_text(
+            text,
+            &[("n", 4)],
+            vec![("x", x), ("w", w.clone()), ("h", h.clone())],
+        );
+        // C's order: ((0 + 1e8) + 1) - 1e8 in f32 is 0, not 1.
+        let want = ((1e8f32 + 1.0f32) - 1e8f32) as f64;
+        assert_eq!(out.arrays["h"].get_f64(2), want);
+        assert_eq!(out.arrays["h"].get_f64(0), 1.5);
+        let p = parse_program("t.tensir", text).unwrap();
+        let bad = Array::from_i64(DType::I32, vec![4], vec![0, 3, 0, 0]);
+        let sizes = HashMap::from([("n".to_string(), 4)]);
+        let args = HashMap::from([
+            ("x".to_string(), bad),
+            ("w".to_string(), w),
+            ("h".to_string(), h),
+        ]);
+        assert!(matches!(
+            run(&p, &sizes, &args),
+            Err(InterpError::OutOfBounds { .. })
+        ));
     }
 
     #[test]

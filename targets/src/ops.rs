@@ -140,6 +140,13 @@ pub enum Op {
     /// C conversion (truncation toward zero from float, wrap-around to
     /// narrower or unsigned integers, nonzero-is-true to bool).
     Cast(DType),
+    /// `scatter_add(h, idx, vals)`: `h` (a vector of bins) with each
+    /// `vals[k]` added to bin `idx[k]`, the elements of `idx` and `vals`
+    /// (same shape, any rank) taken in row-major order, so duplicates
+    /// accumulate in the order a C loop over them does (NumPy's
+    /// `np.add.at`). Every index must lie in `[0, len(h))`: emitted code
+    /// checks it and raises `ValueError`.
+    ScatterAdd,
     /// The Cholesky factor `L` of a symmetric positive definite matrix
     /// (its lower triangle read, the result's strict upper triangle zero);
     /// semantics in [`crate::solvers::cholesky`].
@@ -297,6 +304,7 @@ impl Op {
             Op::Cholesky => "cholesky",
             Op::TriSolve { lower, unit } => trisolve_name(*lower, *unit),
             Op::LuNoPivot => "lu_nopivot",
+            Op::ScatterAdd => "scatter_add",
         }
     }
 

@@ -492,6 +492,7 @@ impl<D: Domain> Interp<'_, D> {
                 })
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solve(e.op(), &args, dtype),
+            Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2], dtype),
         }
     }
 
@@ -525,6 +526,32 @@ impl<D: Domain> Interp<'_, D> {
             _ => return Err(program_error(format!("{} is no solver", op.name()))),
         };
         Ok(Tensor { shape, data })
+    }
+
+    /// `scatter_add(h, idx, vals)` over symbolic indices: for each index
+    /// in row-major order, every bin `b` becomes `idx == b ? bin + val :
+    /// bin` (an index outside the bins changes none, as in the loop IR's
+    /// form of the C; the in-range precondition is the caller's).
+    fn scatter_add(
+        &mut self,
+        h: &Tensor<D::V>,
+        idx: &Tensor<D::V>,
+        vals: &Tensor<D::V>,
+        dtype: DType,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let mut data = h.data.clone();
+        for (k, v) in idx.data.iter().zip(&vals.data) {
+            for (b, bin) in data.iter_mut().enumerate() {
+                let at = self.dom.int(b as i128);
+                let hit = self.dom.cmp(Cmp::Eq, k, &at);
+                let sum = self.binary(BinaryOp::Add, bin, v, dtype)?;
+                *bin = self.dom.select(&hit, &sum, bin);
+            }
+        }
+        Ok(Tensor {
+            shape: h.shape.clone(),
+            data,
+        })
     }
 
     fn unary(&mut self, op: UnaryOp, x: &D::V, dtype: DType) -> Result<D::V, Abort> {

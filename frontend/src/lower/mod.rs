@@ -11,6 +11,7 @@
 mod expr;
 mod fields;
 mod finish;
+mod histogram;
 mod loops;
 mod macro_sizes;
 mod pointers;
@@ -88,6 +89,8 @@ pub struct Lowerer<'f> {
     /// Expression nodes copied by substituting inlined helper arguments
     /// (bounded so `sq(sq(sq(...)))` cannot grow exponentially).
     inlined_nodes: usize,
+    /// Histogram writes lowered to loops over their bins ([`histogram`]).
+    histograms: Vec<Histogram>,
 }
 
 /// Lowers `func`, restricted to the top-level statements strictly between
@@ -123,6 +126,7 @@ pub fn lower_function(
         returns: None,
         saw_reader_rejection: false,
         inlined_nodes: 0,
+        histograms: Vec::new(),
     };
     collect_keys(&func.body, &mut l.iterator_keys, &mut l.written_keys);
     for p in func.params.iter().chain(&func.globals) {
@@ -159,6 +163,7 @@ pub fn lower_function(
         locals: std::mem::take(&mut l.locals),
         body,
         returns: l.returns,
+        histograms: std::mem::take(&mut l.histograms),
     };
     l.finish(&mut kernel);
     if l.diagnostics.is_empty() {

@@ -21,7 +21,7 @@ pub(super) fn cast_to(ty: ScalarType, e: Expr) -> Expr {
 }
 
 /// The literal 1 in type `ty` (for `++`/`--`).
-fn one(ty: ScalarType) -> Expr {
+pub(super) fn one(ty: ScalarType) -> Expr {
     let kind = if ty.is_float() {
         ExprKind::FloatLit {
             value: 1.0,
@@ -357,7 +357,7 @@ impl Lowerer<'_> {
     }
 
     /// `target = target op rhs` with C's conversions explicit.
-    fn compound(&self, target: &LValue, op: BinaryOp, rhs: Expr) -> Expr {
+    pub(super) fn compound(&self, target: &LValue, op: BinaryOp, rhs: Expr) -> Expr {
         let t = Self::target_type(target);
         let common = usual_arithmetic(t, rhs.ty);
         let current = cast_to(common, self.read_back(target));
@@ -387,6 +387,9 @@ impl Lowerer<'_> {
                 lhs,
                 rhs,
             } => {
+                if *op == ArithOp::Add && self.histogram(lhs, Some(rhs), &loc, out) {
+                    return;
+                }
                 let target = self.lvalue(lhs);
                 let value = self.expr(rhs);
                 let (Some(target), Some(value)) = (target, value) else {
@@ -409,6 +412,11 @@ impl Lowerer<'_> {
                 op: op @ (CUnOp::PostInc | CUnOp::PreInc | CUnOp::PostDec | CUnOp::PreDec),
                 arg,
             } => {
+                if matches!(op, CUnOp::PostInc | CUnOp::PreInc)
+                    && self.histogram(arg, None, &loc, out)
+                {
+                    return;
+                }
                 let Some(target) = self.lvalue(arg) else {
                     self.dropped(&loc);
                     return;

@@ -265,6 +265,7 @@ impl<'p> Machine<'p> {
                 Ok(args[0].map(|v| convert(v, from, to)))
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), args),
+            Op::ScatterAdd => scatter_add(dtype, &args[0], &args[1], &args[2]),
         }
     }
 }
@@ -319,4 +320,33 @@ fn solve(op: &Op, args: &[Tensor]) -> Result<Tensor> {
         }
     };
     tensor(shape, elems)
+}
+
+/// `scatter_add(h, idx, vals)` as the C loop it stands for runs it: for
+/// each index in row-major order, every bin becomes `select(idx == bin,
+/// bin + val, bin)`, the same terms the loop IR's histogram form (a loop
+/// over the bins with a data-dependent `if`) produces, so the two specs
+/// meet in one normal form.
+fn scatter_add(
+    dtype: tenslift_targets::DType,
+    h: &Tensor,
+    idx: &Tensor,
+    vals: &Tensor,
+) -> Result<Tensor> {
+    let mut bins: Vec<Value> = h.elems().to_vec();
+    for (k, v) in idx.elems().iter().zip(vals.elems()) {
+        for (b, bin) in bins.iter_mut().enumerate() {
+            let cond = Value::equals(k, &Value::int(b as i64));
+            let one = |x: &Value| Tensor::scalar(x.clone());
+            let sum = binary(
+                tenslift_targets::ops::BinaryOp::Add,
+                dtype,
+                &one(bin),
+                &one(v),
+            )?;
+            let sum = sum.elems()[0].clone();
+            *bin = Value::select(&cond, &sum, bin);
+        }
+    }
+    tensor(h.shape().to_vec(), bins)
 }

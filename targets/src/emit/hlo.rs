@@ -562,6 +562,7 @@ impl Lowering {
                         .to_string(),
                 ))
             }
+            Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2]),
         };
         Ok(v)
     }
@@ -594,6 +595,32 @@ impl Lowering {
         } else {
             x
         }
+    }
+
+    /// `stablehlo.scatter` of `vals` into the bins `h` at `idx` with an
+    /// add region. The indices are not checked here (XLA drops an update
+    /// whose index is out of range, where C would write outside `h`):
+    /// the caller guarantees the precondition the module states.
+    fn scatter_add(&mut self, h: &Val, idx: &Val, vals: &Val) -> Val {
+        let idx = if idx.dtype == DType::I64 {
+            idx.clone()
+        } else {
+            self.convert(idx, DType::I64)
+        };
+        let scalar = tensor(h.dtype, &[]);
+        let (a, b, s) = (self.fresh(), self.fresh(), self.fresh());
+        let rank = idx.shape.len();
+        let text = format!(
+            "\"stablehlo.scatter\"({}, {}, {}) ({{\n      ^bb0({a}: {scalar}, {b}: {scalar}):\n        {s} = stablehlo.add {a}, {b} : {scalar}\n        \"stablehlo.return\"({s}) : ({scalar}) -> ()\n    }}) {{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = {rank}>, indices_are_sorted = false, unique_indices = false}} : ({}, {}, {}) -> {}",
+            h.ssa,
+            idx.ssa,
+            vals.ssa,
+            ty(h),
+            ty(&idx),
+            ty(vals),
+            ty(h)
+        );
+        self.push(text, h.dtype, h.shape.clone())
     }
 
     /// `b[i][j] = v[i]`.

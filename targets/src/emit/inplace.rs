@@ -276,7 +276,8 @@ impl InPlaceLowering<'_> {
             | Op::Concat { .. }
             | Op::Full { .. }
             | Op::Triu(_)
-            | Op::Tril(_) => true,
+            | Op::Tril(_)
+            | Op::ScatterAdd => true,
             Op::Cast(_) => Self::is_fresh_cast(e),
             _ => false,
         }
@@ -305,7 +306,8 @@ impl InPlaceLowering<'_> {
             // The library calls and helpers return new arrays.
             | Op::Cholesky
             | Op::TriSolve { .. }
-            | Op::LuNoPivot => true,
+            | Op::LuNoPivot
+            | Op::ScatterAdd => true,
             Op::Cast(_) => Self::is_fresh_cast(a),
             Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
         }

@@ -34,6 +34,12 @@ const C_REM: &str = r#"def _c_rem(a, b):
     return jax.lax.rem(a, b)
 "#;
 
+const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
+    """h with vals[k] added to bin idx[k] (an XLA scatter with an add:
+    repeated bins accumulate, in an order XLA chooses)."""
+    return h.at[jnp.ravel(idx)].add(jnp.ravel(vals))
+"#;
+
 impl PyTable for JaxTable {
     fn target(&self) -> Target {
         Target::Jax
@@ -49,6 +55,7 @@ impl PyTable for JaxTable {
             ("_c_rem", C_REM),
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
+            ("_scatter_add", SCATTER_ADD),
         ]
     }
 
@@ -110,6 +117,7 @@ impl PyTable for JaxTable {
             Op::Triu(_) => "jnp.triu({0}, {k})",
             Op::Tril(_) => "jnp.tril({0}, {k})",
             Op::Diag => "jnp.diag({0})",
+            Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
             Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
             // Only the lower triangle is read, as TensIR's cholesky does.

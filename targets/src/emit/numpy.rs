@@ -30,6 +30,15 @@ const TRUNC_DIV_BY_POSITIVE: &str = r#"def _trunc_div_by_positive(a, c):
     return q
 "#;
 
+const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
+    """h with vals[k] added to bin idx[k] (row-major order). np.add.at is
+    unbuffered and adds in index order, so repeated bins accumulate in the
+    order the C loop adds them, each sum rounded to h's type as C does."""
+    out = np.array(h, copy=True)
+    np.add.at(out, np.ravel(idx), np.ravel(vals))
+    return out
+"#;
+
 impl PyTable for NumpyTable {
     fn target(&self) -> Target {
         Target::Numpy
@@ -45,6 +54,7 @@ impl PyTable for NumpyTable {
             ("_trunc_div_by_positive", TRUNC_DIV_BY_POSITIVE),
             ("_trisolve", solvers::NUMPY_TRISOLVE),
             ("_lu_nopivot", solvers::NUMPY_LU_NOPIVOT),
+            ("_scatter_add", SCATTER_ADD),
         ]
     }
 
@@ -116,6 +126,7 @@ impl PyTable for NumpyTable {
             Op::Cholesky => "np.linalg.cholesky({0})",
             Op::TriSolve { lower, unit } => solvers::trisolve_rule(*lower, *unit),
             Op::LuNoPivot => "_lu_nopivot({0})",
+            Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
     }

@@ -624,11 +624,60 @@ pub fn doc_params(f: &PyFunction) -> String {
 /// violated precondition; `value` spells a size's value (`int(n)`).
 pub fn precondition_checks(f: &PyFunction, indent: &str) -> String {
     let mut out = String::new();
+    for (idx, bins) in scatter_index_params(&f.program.body) {
+        let shown = match bins.as_const() {
+            Some(_) => String::new(),
+            None => format!(", {0} = {{{0}}}", py_dim(&bins, f.names)),
+        };
+        let (idx, bins) = (f.names.get(&idx), py_dim(&bins, f.names));
+        out.push_str(&format!(
+            "{indent}if 0 not in {idx}.shape and not (0 <= int({idx}.min()) and int({idx}.max()) < {bins}):\n{indent}    raise ValueError(f\"precondition violated: every bin index in `{idx}` lies in [0, {bins}) (they span {{int({idx}.min())}} .. {{int({idx}.max())}}{shown})\")\n"
+        ));
+    }
     for r in &f.program.meta.requires {
         let (needed, declared) = (py_dim(&r.needed, f.names), py_dim(&r.declared, f.names));
         out.push_str(&format!(
             "{indent}if not ({needed} <= {declared}):\n{indent}    raise ValueError(f\"precondition violated: {needed} <= {declared} ({needed} = {{{needed}}}, {declared} = {{{declared}}})\")\n"
         ));
+    }
+    out
+}
+
+/// The parameters a `scatter_add` takes its indices from, with the number
+/// of bins they must stay below (checked before anything is computed).
+fn scatter_index_params(stmts: &[Stmt]) -> Vec<(String, Dim)> {
+    let mut out: Vec<(String, Dim)> = Vec::new();
+    let mut visit = |e: &Expr| {
+        e.walk(&mut |x: &Expr| {
+            if let (Op::ScatterAdd, [h, idx, _]) = (x.op(), x.args()) {
+                // An index type whose every value is a bin needs no check.
+                let type_bins = match idx.dtype() {
+                    DType::Bool => Some(2),
+                    DType::U8 => Some(256),
+                    _ => None,
+                };
+                let covered =
+                    matches!((type_bins, h.shape()[0].as_const()), (Some(t), Some(n)) if n >= t);
+                if let (Op::Var(name), false) = (idx.op(), covered) {
+                    let entry = (name.to_string(), h.shape()[0].clone());
+                    if !out.contains(&entry) {
+                        out.push(entry);
+                    }
+                }
+            }
+        })
+    };
+    let mut all = Vec::new();
+    for s in stmts {
+        s.preorder(&mut all);
+    }
+    for s in all {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
+                visit(value)
+            }
+            Stmt::Loop { .. } => {}
+        }
     }
     out
 }

@@ -21,6 +21,12 @@ const PROD: &str = r#"def _prod(x, dims, dtype):
     return x
 "#;
 
+const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
+    """h with vals[k] added to bin idx[k] (index_add: repeated bins
+    accumulate; sequentially on the CPU, by atomics on CUDA)."""
+    return h.index_add(0, idx.reshape(-1).to(torch.int64), vals.reshape(-1))
+"#;
+
 impl PyTable for TorchTable {
     fn target(&self) -> Target {
         Target::Pytorch
@@ -35,6 +41,7 @@ impl PyTable for TorchTable {
             ("_prod", PROD),
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
+            ("_scatter_add", SCATTER_ADD),
         ]
     }
 
@@ -110,6 +117,7 @@ impl PyTable for TorchTable {
             Op::Triu(_) => "torch.triu({0}, diagonal={k})",
             Op::Tril(_) => "torch.tril({0}, diagonal={k})",
             Op::Diag => "torch.diag({0})",
+            Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
             Op::Full { .. } => "torch.full({shape}, {value}, dtype={dtype}, device=_dev)",
             Op::Cast(_) => "{0}.to({dtype})",
             Op::Cholesky => "torch.linalg.cholesky({0})",

@@ -712,10 +712,11 @@ impl Parser {
             return typed(Expr::new(op, args));
         }
         let op_and_args = match name {
-            "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot" => {
+            "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot" | "scatter_add" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
+                    "scatter_add" => Op::ScatterAdd,
                     "outer" => Op::Outer,
                     "diag" => Op::Diag,
                     "cholesky" => Op::Cholesky,

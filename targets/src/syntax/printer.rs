@@ -76,7 +76,8 @@ pub fn print_expr(e: &Expr) -> String {
         | Op::Diag
         | Op::Cholesky
         | Op::TriSolve { .. }
-        | Op::LuNoPivot => {
+        | Op::LuNoPivot
+        | Op::ScatterAdd => {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),

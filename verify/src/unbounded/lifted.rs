@@ -541,6 +541,11 @@ impl<'a> Lifted<'a> {
                     arg(0, &[idx[0].clone(), idx[0].clone()])?
                 }
             }
+            Op::ScatterAdd => {
+                return Err(Unsupported(
+                    "scatter_add: each bin sums the values whose data-dependent index equals it, which the invariant encoding (affine reads only) cannot state".into(),
+                ))
+            }
             Op::Concat { axis } => {
                 let len0 = self.dim(&args[0].shape()[*axis])?;
                 let mut shifted = idx.to_vec();

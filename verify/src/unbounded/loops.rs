@@ -697,6 +697,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         locals: kernel.locals.clone(),
         body: s.c.clone(),
         returns: if returns { kernel.returns } else { None },
+        histograms: kernel.histograms.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),
