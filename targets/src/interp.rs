@@ -1054,7 +1054,8 @@ mod tests {
         // C's order: ((0 + 1e8) + 1) - 1e8 in f32 is 0, not 1.
         let want = ((1e8f32 + 1.0f32) - 1e8f32) as f64;
         assert_eq!(out.arrays["h"].get_f64(2), want);
-        assert_eq!(out.arrays["h"].get_f64(0), 1.5);
+        assert_eq!(out.arrays["h"].get_f64(0), 0.5);
+        assert_eq!(out.arrays["h"].get_f64(1), 1.0);
         let p = parse_program("t.tensir", text).unwrap();
         let bad = Array::from_i64(DType::I32, vec![4], vec![0, 3, 0, 0]);
         let sizes = HashMap::from([("n".to_string(), 4)]);
