@@ -183,7 +183,12 @@ pub fn run(args: LiftArgs) -> i32 {
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;
     }
-    let mut code = report_refused(path, &unit, args.json, args.target.fixed().unwrap_or(Target::Numpy));
+    let mut code = report_refused(
+        path,
+        &unit,
+        args.json,
+        args.target.fixed().unwrap_or(Target::Numpy),
+    );
     let synth_options = SynthOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         first: args.search == SearchMode::First,

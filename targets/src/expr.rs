@@ -168,6 +168,21 @@ impl Expr {
             a.walk(f);
         }
     }
+
+    /// Visits every distinct node once, parents before children: linear in
+    /// the DAG's size where [`Expr::walk`] is exponential in its sharing
+    /// (a doubled subtree is visited twice, at every level).
+    pub fn walk_unique(&self, f: &mut dyn FnMut(&Expr)) {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![self.clone()];
+        while let Some(e) = stack.pop() {
+            if !seen.insert(Arc::as_ptr(&e.0)) {
+                continue;
+            }
+            f(&e);
+            stack.extend(e.args().iter().rev().cloned());
+        }
+    }
 }
 
 fn err<T>(msg: String) -> Result<T, TypeError> {

@@ -1188,7 +1188,7 @@ fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
     };
     let in_expr = |e: &Expr| {
         let mut found = false;
-        e.walk(&mut |node| {
+        e.walk_unique(&mut |node| {
             found |= match node.op() {
                 Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_ranges(items),
@@ -1244,7 +1244,7 @@ fn forget_lets(env: &mut HashMap<String, Val>, body: &[Stmt]) {
 /// Names the statements read or store into.
 fn names_used(stmts: &[Stmt], out: &mut BTreeSet<String>) {
     let mut read = |e: &Expr| {
-        e.walk(&mut |node| {
+        e.walk_unique(&mut |node| {
             if let Op::Var(n) = node.op() {
                 out.insert(n.to_string());
             }
@@ -1281,7 +1281,7 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
     };
     let in_expr = |e: &Expr| {
         let mut found = false;
-        e.walk(&mut |node| {
+        e.walk_unique(&mut |node| {
             found |= match node.op() {
                 Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_items(items),

@@ -536,7 +536,7 @@ pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
     };
     let in_expr = |e: &Expr| {
         let mut found = false;
-        e.walk(&mut |node| {
+        e.walk_unique(&mut |node| {
             found |= match node.op() {
                 Op::Full { shape, .. } | Op::Broadcast(shape) => {
                     in_dims(&shape.iter().collect::<Vec<_>>())
@@ -648,7 +648,7 @@ pub fn precondition_checks(f: &PyFunction, indent: &str) -> String {
 fn scatter_index_params(stmts: &[Stmt]) -> Vec<(String, Dim)> {
     let mut out: Vec<(String, Dim)> = Vec::new();
     let mut visit = |e: &Expr| {
-        e.walk(&mut |x: &Expr| {
+        e.walk_unique(&mut |x: &Expr| {
             if let (Op::ScatterAdd, [h, idx, _]) = (x.op(), x.args()) {
                 // An index type whose every value is a bin needs no check.
                 let type_bins = match idx.dtype() {

@@ -712,7 +712,8 @@ impl Parser {
             return typed(Expr::new(op, args));
         }
         let op_and_args = match name {
-            "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot" | "scatter_add" => {
+            "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot"
+            | "scatter_add" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
