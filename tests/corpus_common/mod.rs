@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use tenslift::spec::tensir::check_program_at_both_sizes;
-use tenslift::synth::partial::lift_whole_or_partially;
-use tenslift::synth::SynthOptions;
+use tenslift::synth::{lift_kernel, SynthOptions};
 use tenslift_frontend::ir::Kernel;
 use tenslift_frontend::Options;
 use tenslift_targets::print_program;
@@ -125,7 +124,7 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
         ..SynthOptions::default()
     };
     let start = Instant::now();
-    let outcome = lift_whole_or_partially(kernel, &options);
+    let outcome = lift_kernel(kernel, &options);
     let seconds = start.elapsed().as_secs_f64();
     let whole = outcome.whole.as_ref().is_some_and(|w| w.program.is_some());
     let Some(program) = outcome.program() else {

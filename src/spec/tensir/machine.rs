@@ -10,14 +10,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{solvers, Dim, Expr as TExpr, Op, SliceItem};
+use tenslift_targets::{self as tensir, solvers, Dim, Op, SliceItem};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
 };
 use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
 use super::{Result, TensirSpecError};
-use crate::algebra::{Expr as Value, Tensor};
+use crate::algebra::{Tensor, Value};
 use crate::spec::exec::convert;
 use crate::spec::{format_sizes, Sizes};
 
@@ -28,16 +28,16 @@ pub(super) struct Machine<'p> {
     /// Every loop variable of the program (for purity).
     pub(super) loop_vars: HashSet<&'p str>,
     pub(super) env: HashMap<&'p str, Tensor>,
-    pub(super) memo: HashMap<TExpr, Tensor>,
+    pub(super) memo: HashMap<tensir::Expr, Tensor>,
     /// Parameters whose value is still their initial one (and that a
     /// variable of the same name and type denotes in every program).
     pub(super) pristine: HashSet<&'p str>,
-    purity: HashMap<TExpr, bool>,
-    pub(super) shared: HashMap<TExpr, Tensor>,
+    purity: HashMap<tensir::Expr, bool>,
+    pub(super) shared: HashMap<tensir::Expr, Tensor>,
 }
 
 impl<'p> Machine<'p> {
-    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<TExpr, Tensor>) -> Machine<'p> {
+    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<tensir::Expr, Tensor>) -> Machine<'p> {
         Machine {
             sizes,
             loop_values: HashMap::new(),
@@ -70,7 +70,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Whether `e` reads only pristine parameters.
-    fn is_pure(&mut self, e: &TExpr) -> bool {
+    fn is_pure(&mut self, e: &tensir::Expr) -> bool {
         if let Op::Var(name) = e.op() {
             return self.pristine.contains(&**name);
         }
@@ -126,7 +126,7 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
-    pub(super) fn eval(&mut self, e: &TExpr) -> Result<Tensor> {
+    pub(super) fn eval(&mut self, e: &tensir::Expr) -> Result<Tensor> {
         if let Some(t) = self.memo.get(e) {
             return Ok(t.clone());
         }
@@ -150,7 +150,7 @@ impl<'p> Machine<'p> {
         Ok(t)
     }
 
-    pub(super) fn apply(&self, e: &TExpr, args: &[Tensor]) -> Result<Tensor> {
+    pub(super) fn apply(&self, e: &tensir::Expr, args: &[Tensor]) -> Result<Tensor> {
         let dtype = e.dtype();
         let name = e.op().name();
         match e.op() {
