@@ -239,7 +239,7 @@ fn search_regions(
         limits.search_work
     };
     let meter = Meter::new(limit, problem.deadline);
-    for region in problem.store_regions(goal.name()) {
+    for region in problem.store_regions(goal.output) {
         let Some(target) = region_target(value, &region, &problem.sizes) else {
             continue;
         };

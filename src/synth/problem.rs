@@ -144,15 +144,30 @@ impl<'k> Problem<'k> {
     }
 
     /// The regions an output may be stored through: its region, or each
-    /// view of it (the returned scalar: none).
-    pub fn store_regions(&self, name: &str) -> Vec<Option<Vec<SliceItem>>> {
+    /// view of it (the returned scalar: none). Views are tried fewest
+    /// unchanged elements first: a view that holds elements the kernel
+    /// never writes (darknet's `C[:, n:ldc]`) can only be matched by a
+    /// program that leaves them as they are, which the search would look
+    /// for in vain before the view of what changed.
+    pub fn store_regions(&self, output: &Output) -> Vec<Option<Vec<SliceItem>>> {
+        let name = &*output.name;
         if name == "return" {
-            vec![None]
-        } else if let Some(region) = self.regions.get(name) {
-            vec![Some(region.clone())]
-        } else {
-            search_views(self.kernel, name)
+            return vec![None];
         }
+        if let Some(region) = self.regions.get(name) {
+            return vec![Some(region.clone())];
+        }
+        let unchanged = unchanged_elements(output);
+        let mut views: Vec<(usize, Option<Vec<SliceItem>>)> = search_views(self.kernel, name)
+            .into_iter()
+            .map(|view| {
+                let count = region_target(&unchanged, &view, &self.sizes)
+                    .map_or(usize::MAX, |t| t.elems().iter().filter(|e| !e.is_zero()).count());
+                (count, view)
+            })
+            .collect();
+        views.sort_by_key(|(count, _)| *count);
+        views.into_iter().map(|(_, view)| view).collect()
     }
 }
 
@@ -225,6 +240,21 @@ impl Goal<'_> {
     pub fn retried(&self) -> Option<usize> {
         self.memory.failed_with.get(self.name()).copied()
     }
+}
+
+/// 1 where the output still holds its initial element, 0 where the kernel
+/// changed it.
+fn unchanged_elements(output: &Output) -> Tensor {
+    use crate::algebra::{Symbol, Value};
+    let value = &output.value;
+    Tensor::from_fn(value.shape(), |index| {
+        let at: Vec<u32> = index.iter().map(|&i| i as u32).collect();
+        let initial = Value::symbol(&Symbol::element(&output.name, &at));
+        match value.get(index) {
+            Some(e) if *e == initial => Value::one(),
+            _ => Value::zero(),
+        }
+    })
 }
 
 /// Per array or scalar written, the index of the last top-level statement
