@@ -426,7 +426,7 @@ def gather(module: Module, remarks: list[Remark], scops: list[Scop],
     for remark in remarks:
         if (remark.pass_name == "polly-detect" and remark.function in kernel.runs
                 and kernel.covers(remark.file, remark.line, remark.line)
-                and remark.message not in _FRAME_MESSAGES and remark.message not in evidence.missed):
+                and remark.message not in (*_FRAME_MESSAGES, *evidence.missed)):
             evidence.missed.append(remark.message)
     evidence.exported = [s for s in scops if s.function in kernel.runs
                          and kernel.covers(s.file, s.first_line, s.last_line)]

@@ -99,6 +99,10 @@ def test_a_function_without_debug_info_is_an_error(tmp_path, polly_flags):
         analyse(tmp_path, polly_flags["polly"], "stencil", "kernel_nope")
 
 
+_DEBUG_DIRECTIVE = r"\s*\.(loc|file|cfi_\w+|ident|addrsig\w*)\b"
+_DEBUG_LABEL = r"\.L(tmp|func_begin|func_end|info|line|debug|str|addr|loclists|rnglists)"
+
+
 def _machine_code(assembly: str) -> list[str]:
     """Instructions and code labels of an assembly file, without debug
     directives, debug sections, comments or the labels debug info adds."""
@@ -110,8 +114,7 @@ def _machine_code(assembly: str) -> list[str]:
             continue
         if in_debug or not stripped.strip():
             continue
-        if re.match(r"\s*\.(loc|file|cfi_\w+|ident|addrsig\w*)\b", stripped) or re.match(
-                r"\.L(tmp|func_begin|func_end|info|line|debug|str|addr|loclists|rnglists)", stripped):
+        if re.match(_DEBUG_DIRECTIVE, stripped) or re.match(_DEBUG_LABEL, stripped):
             continue
         kept.append(stripped)
     return kept
