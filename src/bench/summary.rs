@@ -294,11 +294,13 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
             table.get(row, "status").into(),
         );
     }
-    md.push_str(
-        "\n### Per kernel: speedup vs gcc -O3\n\n\
-         `*`: a Polly variant that did not transform the kernel (clang's own code ran); \
-         not a candidate for best Polly.\n\n",
-    );
+    md.push_str("\n### Per kernel: speedup vs gcc -O3\n\n");
+    if !times.polly_what.is_empty() {
+        md.push_str(
+            "`*`: a Polly variant that did not transform the kernel (clang's own code ran); \
+             not a candidate for best Polly.\n\n",
+        );
+    }
     let mut header = "| kernel | suite | gcc (s) |".to_string();
     let mut rule = "|---|---|---|".to_string();
     for v in variants.iter().filter(|v| v.as_str() != BASELINE) {
