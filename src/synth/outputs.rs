@@ -64,7 +64,7 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
     let mut tally = Tally::default();
     let mut retries_left = options.limits.generalisation_retries;
     let mut passes = 0;
-    loop {
+    let result = loop {
         let round = solve_round(
             &problem,
             &mut memory,
@@ -73,32 +73,33 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
             &mut tally,
             &mut passes,
         );
-        let (error, solved) = match round.and_then(|pass| accept(&problem, pass)) {
-            Ok(Accepted::Program(program, cost, solved)) => {
-                let mut lifted = Lifted::whole(program, cost, outputs);
-                lifted.solved = solved;
-                return with_tally(lifted, tally);
-            }
+        match round.and_then(|pass| accept(&problem, pass)) {
+            Ok(Accepted::Program(program, cost, solved)) => break Ok((program, cost, solved)),
             Ok(Accepted::Rejected(rejection, culprit, solved)) => {
                 trace.rejected.push(rejection.to_string());
                 match culprit {
                     Some((name, expr)) if retries_left > 0 => {
                         retries_left -= 1;
                         ban(&mut memory, name, expr);
-                        continue;
                     }
-                    _ => (rejection, solved),
+                    _ => break Err((rejection, solved)),
                 }
             }
-            Err((error, solved)) => (error, solved),
-        };
-        let mut lifted = Lifted::failed(error, outputs);
-        lifted.solved = solved;
-        return with_tally(lifted, tally);
-    }
-}
-
-fn with_tally(mut lifted: Lifted, tally: Tally) -> Lifted {
+            Err(failure) => break Err(failure),
+        }
+    };
+    let mut lifted = match result {
+        Ok((program, cost, solved)) => {
+            let mut lifted = Lifted::whole(program, cost, outputs);
+            lifted.solved = solved;
+            lifted
+        }
+        Err((error, solved)) => {
+            let mut lifted = Lifted::failed(error, outputs);
+            lifted.solved = solved;
+            lifted
+        }
+    };
     lifted.stats = tally.stats;
     lifted.timings = tally.timings;
     lifted
