@@ -1,0 +1,345 @@
+//! How a rule of [`super::rules`] is applied: its gate on the element
+//! type, its conditions, the attributes its binder computes, and the shape
+//! check. The right-hand side is type-checked node by node before anything
+//! is added, and its root must have exactly the matched class's type; a
+//! rule that does not type-check at a match is not applied there.
+
+use egg::{Applier, ENodeOrVar, Id, Pattern, PatternAst, Rewrite, Subst, Symbol, Var};
+use tenslift_targets::expr::infer;
+use tenslift_targets::{Lit, SliceItem, Ty};
+
+use super::lang::{attr_of, constant_of, leaf_ty, Attr, EGraph, LeafKind, TensLang, Types};
+use super::lang::{spec_text, Leaf};
+
+/// The element types a rule is sound for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// An identity of IEEE arithmetic and of wrap-around integers alike
+    /// (commutation, transposes, slices, negation).
+    Exact,
+    /// Exact for integers, whose wrap-around arithmetic is a commutative
+    /// ring (modulo 2^bits), so C's results are kept bit for bit. For
+    /// floats it re-orders rounding only: accepted, as lifted programs are
+    /// accepted equal over the reals (the synthesizer's own algebra
+    /// re-associates the same way).
+    Ring,
+    /// Floats only: division, which integers do not have (`trunc_div`
+    /// never appears in a rule).
+    Real,
+}
+
+/// What a rule is about, for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    Algebra,
+    Scalars,
+    Transpose,
+    Contraction,
+    Reduction,
+    Slicing,
+}
+
+/// A condition on a match, naming pattern variables.
+#[derive(Clone, Copy, Debug)]
+pub enum Cond {
+    /// The value has this rank.
+    Rank(&'static str, usize),
+    /// The value has rank 0.
+    Scalar(&'static str),
+    /// The value has rank at least 1.
+    NotScalar(&'static str),
+    /// Every element is the constant 0.
+    Zero(&'static str),
+    /// Every element is the constant 1.
+    One(&'static str),
+    /// The two values have the same shape (no broadcasting between them).
+    SameShape(&'static str, &'static str),
+    /// The value has the matched class's shape.
+    FullShape(&'static str),
+    /// A permutation attribute is the identity.
+    IdentityPerm(&'static str),
+    /// Slice items that select everything.
+    WholeSlice(&'static str),
+    /// An einsum subscript equal to one of these up to renaming labels.
+    Spec(&'static str, &'static [&'static str]),
+    /// In a broadcast product `full * kept` reduced over `axes`, `kept`
+    /// lacks every reduced axis (it is constant along them).
+    Unreduced {
+        kept: &'static str,
+        full: &'static str,
+        axes: &'static str,
+    },
+}
+
+/// Attributes or literals a rule's right-hand side needs that the match
+/// does not hold (a composed permutation): new bindings, or `None` when
+/// the rule does not apply.
+pub type Binder = fn(&Match) -> Option<Vec<(&'static str, LeafKind)>>;
+
+/// One rewrite rule: `lhs => rhs` where every condition holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    pub family: Family,
+    pub gate: Gate,
+    pub lhs: &'static str,
+    pub rhs: &'static str,
+    pub when: &'static [Cond],
+    pub bind: Option<Binder>,
+}
+
+impl Rule {
+    pub const fn new(
+        name: &'static str,
+        family: Family,
+        gate: Gate,
+        lhs: &'static str,
+        rhs: &'static str,
+    ) -> Rule {
+        Rule {
+            name,
+            family,
+            gate,
+            lhs,
+            rhs,
+            when: &[],
+            bind: None,
+        }
+    }
+
+    pub const fn when(mut self, conds: &'static [Cond]) -> Rule {
+        self.when = conds;
+        self
+    }
+
+    pub const fn bind(mut self, binder: Binder) -> Rule {
+        self.bind = Some(binder);
+        self
+    }
+
+    /// The egg rewrite; `Err` names a pattern that does not parse.
+    pub fn rewrite(&'static self) -> Result<Rewrite<TensLang, Types>, String> {
+        let parse = |text: &str| -> Result<Pattern<TensLang>, String> {
+            text.parse()
+                .map_err(|e| format!("rule `{}`: `{text}`: {e}", self.name))
+        };
+        let (lhs, rhs) = (parse(self.lhs)?, parse(self.rhs)?);
+        Rewrite::new(self.name, lhs, Typed { rule: self, rhs }).map_err(|e| e.to_string())
+    }
+}
+
+/// A match of a rule's left-hand side: what conditions and binders read.
+pub struct Match<'a> {
+    pub egraph: &'a EGraph,
+    pub subst: &'a Subst,
+    pub class: Id,
+}
+
+impl Match<'_> {
+    pub fn id(&self, name: &str) -> Option<Id> {
+        let var: Var = name.parse().ok()?;
+        self.subst.get(var).copied()
+    }
+
+    pub fn ty(&self, name: &str) -> Option<&Ty> {
+        super::lang::ty_of(self.egraph, self.id(name)?)
+    }
+
+    pub fn rank(&self, name: &str) -> Option<usize> {
+        Some(self.ty(name)?.rank())
+    }
+
+    pub fn attr(&self, name: &str) -> Option<&Attr> {
+        attr_of(self.egraph, self.id(name)?)
+    }
+
+    pub fn class_ty(&self) -> Option<&Ty> {
+        super::lang::ty_of(self.egraph, self.class)
+    }
+
+    fn is_constant(&self, name: &str, value: f64) -> bool {
+        let lit = self.id(name).and_then(|id| constant_of(self.egraph, id));
+        matches!(lit, Some(l @ (Lit::Int(..) | Lit::Float(..))) if l.as_f64() == value)
+    }
+
+    fn holds(&self, cond: &Cond) -> bool {
+        let shape = |n: &str| self.ty(n).map(|t| t.shape.clone());
+        match *cond {
+            Cond::Rank(v, r) => self.rank(v) == Some(r),
+            Cond::Scalar(v) => self.rank(v) == Some(0),
+            Cond::NotScalar(v) => self.rank(v).is_some_and(|r| r > 0),
+            Cond::Zero(v) => self.is_constant(v, 0.0),
+            Cond::One(v) => self.is_constant(v, 1.0),
+            Cond::SameShape(a, b) => shape(a).is_some() && shape(a) == shape(b),
+            Cond::FullShape(v) => {
+                shape(v).is_some() && shape(v) == self.class_ty().map(|t| t.shape.clone())
+            }
+            Cond::IdentityPerm(v) => {
+                matches!(self.attr(v), Some(Attr::Perm(p)) if p.iter().enumerate().all(|(i, &a)| i == a))
+            }
+            Cond::WholeSlice(v) => {
+                matches!(self.attr(v), Some(Attr::Items(items)) if items.iter().all(|i| *i == SliceItem::Full))
+            }
+            Cond::Spec(v, templates) => match self.attr(v) {
+                Some(Attr::Spec(spec)) => {
+                    let canonical = canonical_spec(&spec_text(spec));
+                    templates.iter().any(|t| canonical_spec(t) == canonical)
+                }
+                _ => false,
+            },
+            Cond::Unreduced { kept, full, axes } => self.unreduced(kept, full, axes),
+        }
+    }
+
+    fn unreduced(&self, kept: &str, full: &str, axes: &str) -> bool {
+        let (Some(rk), Some(rf), Some(Attr::Axes(axes))) =
+            (self.rank(kept), self.rank(full), self.attr(axes))
+        else {
+            return false;
+        };
+        rf >= rk && axes.iter().all(|&a| a < rf - rk)
+    }
+}
+
+/// An einsum subscript with labels renamed `a`, `b`, … in order of first
+/// appearance, so that `ij,jk->ik` and `ab,bc->ac` compare equal.
+pub fn canonical_spec(text: &str) -> String {
+    let mut seen: Vec<char> = Vec::new();
+    text.chars()
+        .map(|c| {
+            if !c.is_ascii_alphabetic() {
+                return c;
+            }
+            let k = seen.iter().position(|&s| s == c).unwrap_or_else(|| {
+                seen.push(c);
+                seen.len() - 1
+            });
+            (b'a' + k as u8) as char
+        })
+        .collect()
+}
+
+/// What one position of a right-hand side holds while it is checked.
+#[derive(Clone)]
+enum Slot {
+    Value(Ty),
+    Attr(Attr),
+}
+
+impl Slot {
+    fn of_leaf(kind: &LeafKind) -> Option<Slot> {
+        match kind {
+            LeafKind::Attr(a) => Some(Slot::Attr(a.clone())),
+            other => leaf_ty(other).map(Slot::Value),
+        }
+    }
+}
+
+/// The applier of a [`Rule`]: gate, conditions, binder, shape check, then
+/// the right-hand side is added and merged with the matched class.
+struct Typed {
+    rule: &'static Rule,
+    rhs: Pattern<TensLang>,
+}
+
+impl Typed {
+    /// The type of every right-hand-side position, or `None` when some
+    /// node does not type-check.
+    fn check(&self, m: &Match, bound: &[(Var, LeafKind)]) -> Option<Ty> {
+        let ast: &PatternAst<TensLang> = &self.rhs.ast;
+        let mut slots: Vec<Slot> = Vec::with_capacity(ast.len());
+        for node in ast.as_ref() {
+            let slot = match node {
+                ENodeOrVar::Var(v) => match bound.iter().find(|(b, _)| b == v) {
+                    Some((_, kind)) => Slot::of_leaf(kind)?,
+                    None => class_slot(m.egraph, *m.subst.get(*v)?)?,
+                },
+                ENodeOrVar::ENode(TensLang::Leaf(leaf)) => Slot::of_leaf(leaf.kind())?,
+                ENodeOrVar::ENode(TensLang::App(head, args)) => {
+                    let at = |id: &Id| slots.get(usize::from(*id)).cloned();
+                    let attr = match head.attrs() {
+                        0 => None,
+                        _ => match at(args.first()?)? {
+                            Slot::Attr(a) => Some(a),
+                            Slot::Value(_) => return None,
+                        },
+                    };
+                    let op = head.op(attr.as_ref())?;
+                    let tys: Vec<Ty> = args[head.attrs()..]
+                        .iter()
+                        .map(|id| match at(id)? {
+                            Slot::Value(t) => Some(t),
+                            Slot::Attr(_) => None,
+                        })
+                        .collect::<Option<_>>()?;
+                    let refs: Vec<&Ty> = tys.iter().collect();
+                    Slot::Value(infer(&op, &refs).ok()?)
+                }
+            };
+            slots.push(slot);
+        }
+        match slots.pop()? {
+            Slot::Value(ty) => Some(ty),
+            Slot::Attr(_) => None,
+        }
+    }
+}
+
+fn class_slot(egraph: &EGraph, id: Id) -> Option<Slot> {
+    match &egraph[id].data {
+        super::lang::Data::Value { ty, .. } => Some(Slot::Value(ty.clone())),
+        super::lang::Data::Attr(a) => Some(Slot::Attr(a.clone())),
+    }
+}
+
+impl Applier<TensLang, Types> for Typed {
+    fn apply_one(
+        &self,
+        egraph: &mut EGraph,
+        eclass: Id,
+        subst: &Subst,
+        _searcher_ast: Option<&PatternAst<TensLang>>,
+        _rule_name: Symbol,
+    ) -> Vec<Id> {
+        let m = Match {
+            egraph,
+            subst,
+            class: eclass,
+        };
+        let Some(class_ty) = m.class_ty().cloned() else {
+            return Vec::new();
+        };
+        let allowed = match self.rule.gate {
+            Gate::Exact | Gate::Ring => class_ty.dtype.is_numeric(),
+            Gate::Real => class_ty.dtype.is_float(),
+        };
+        if !allowed || !self.rule.when.iter().all(|c| m.holds(c)) {
+            return Vec::new();
+        }
+        let bound: Vec<(Var, LeafKind)> = match self.rule.bind {
+            None => Vec::new(),
+            Some(binder) => match binder(&m).and_then(|b| {
+                b.into_iter()
+                    .map(|(name, kind)| Some((name.parse().ok()?, kind)))
+                    .collect::<Option<Vec<_>>>()
+            }) {
+                Some(b) => b,
+                None => return Vec::new(),
+            },
+        };
+        if self.check(&m, &bound) != Some(class_ty) {
+            return Vec::new();
+        }
+        let mut subst = subst.clone();
+        for (var, kind) in bound {
+            let id = egraph.add(TensLang::Leaf(Leaf::new(kind)));
+            subst.insert(var, id);
+        }
+        let id = egraph.add_instantiation(&self.rhs.ast, &subst);
+        if egraph.union(eclass, id) {
+            vec![id]
+        } else {
+            Vec::new()
+        }
+    }
+}
