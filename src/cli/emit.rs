@@ -47,7 +47,7 @@ pub struct EmitArgs {
     pub sizes: Vec<(String, i64)>,
 }
 
-fn parse_size(s: &str) -> Result<(String, i64), String> {
+pub(crate) fn parse_size(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;

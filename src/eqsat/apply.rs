@@ -4,11 +4,13 @@
 //! is added, and its root must have exactly the matched class's type; a
 //! rule that does not type-check at a match is not applied there.
 
-use egg::{Applier, ENodeOrVar, Id, Pattern, PatternAst, Rewrite, Subst, Symbol, Var};
+use std::borrow::Cow;
+
+use egg::{Applier, ENodeOrVar, Id, Language, Pattern, PatternAst, Rewrite, Subst, Symbol, Var};
 use tenslift_targets::expr::infer;
 use tenslift_targets::{Lit, SliceItem, Ty};
 
-use super::lang::{attr_of, constant_of, leaf_ty, Attr, EGraph, LeafKind, TensLang, Types};
+use super::lang::{attr_of, constant_of, leaf_ty, Attr, Data, EGraph, LeafKind, TensLang, Types};
 use super::lang::{spec_text, Leaf};
 
 /// The element types a rule is sound for.
@@ -124,7 +126,18 @@ impl Rule {
                 .map_err(|e| format!("rule `{}`: `{text}`: {e}", self.name))
         };
         let (lhs, rhs) = (parse(self.lhs)?, parse(self.rhs)?);
-        Rewrite::new(self.name, lhs, Typed { rule: self, rhs }).map_err(|e| e.to_string())
+        let vars = lhs
+            .vars()
+            .into_iter()
+            .chain(rhs.vars())
+            .map(|v| (v.to_string(), v))
+            .collect();
+        let applier = Typed {
+            rule: self,
+            rhs,
+            vars,
+        };
+        Rewrite::new(self.name, lhs, applier).map_err(|e| e.to_string())
     }
 }
 
@@ -133,12 +146,17 @@ pub struct Match<'a> {
     pub egraph: &'a EGraph,
     pub subst: &'a Subst,
     pub class: Id,
+    /// The rule's pattern variables by name (`?a`), parsed once.
+    vars: &'a [(String, Var)],
 }
 
 impl Match<'_> {
+    fn var(&self, name: &str) -> Option<Var> {
+        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+
     pub fn id(&self, name: &str) -> Option<Id> {
-        let var: Var = name.parse().ok()?;
-        self.subst.get(var).copied()
+        self.subst.get(self.var(name)?).copied()
     }
 
     pub fn ty(&self, name: &str) -> Option<&Ty> {
@@ -163,7 +181,7 @@ impl Match<'_> {
     }
 
     fn holds(&self, cond: &Cond) -> bool {
-        let shape = |n: &str| self.ty(n).map(|t| t.shape.clone());
+        let shape = |n: &str| self.ty(n).map(|t| &t.shape);
         match *cond {
             Cond::Rank(v, r) => self.rank(v) == Some(r),
             Cond::Scalar(v) => self.rank(v) == Some(0),
@@ -172,7 +190,7 @@ impl Match<'_> {
             Cond::One(v) => self.is_constant(v, 1.0),
             Cond::SameShape(a, b) => shape(a).is_some() && shape(a) == shape(b),
             Cond::FullShape(v) => {
-                shape(v).is_some() && shape(v) == self.class_ty().map(|t| t.shape.clone())
+                shape(v).is_some() && shape(v) == self.class_ty().map(|t| &t.shape)
             }
             Cond::IdentityPerm(v) => {
                 matches!(self.attr(v), Some(Attr::Perm(p)) if p.iter().enumerate().all(|(i, &a)| i == a))
@@ -219,18 +237,26 @@ pub fn canonical_spec(text: &str) -> String {
         .collect()
 }
 
-/// What one position of a right-hand side holds while it is checked.
+/// What one position of a right-hand side holds while it is checked:
+/// borrowed from the e-graph or the binder, or inferred.
 #[derive(Clone)]
-enum Slot {
-    Value(Ty),
-    Attr(Attr),
+enum Slot<'a> {
+    Value(Cow<'a, Ty>),
+    Attr(&'a Attr),
 }
 
-impl Slot {
-    fn of_leaf(kind: &LeafKind) -> Option<Slot> {
+impl<'a> Slot<'a> {
+    fn of_leaf(kind: &'a LeafKind) -> Option<Slot<'a>> {
         match kind {
-            LeafKind::Attr(a) => Some(Slot::Attr(a.clone())),
-            other => leaf_ty(other).map(Slot::Value),
+            LeafKind::Attr(a) => Some(Slot::Attr(a)),
+            other => leaf_ty(other).map(|t| Slot::Value(Cow::Owned(t))),
+        }
+    }
+
+    fn of_class(egraph: &'a EGraph, id: Id) -> Slot<'a> {
+        match &egraph[id].data {
+            Data::Value { ty, .. } => Slot::Value(Cow::Borrowed(ty)),
+            Data::Attr(a) => Slot::Attr(a),
         }
     }
 }
@@ -240,11 +266,12 @@ impl Slot {
 struct Typed {
     rule: &'static Rule,
     rhs: Pattern<TensLang>,
+    vars: Vec<(String, Var)>,
 }
 
 impl Typed {
-    /// The type of every right-hand-side position, or `None` when some
-    /// node does not type-check.
+    /// The type of the right-hand side, or `None` when some node does not
+    /// type-check.
     fn check(&self, m: &Match, bound: &[(Var, LeafKind)]) -> Option<Ty> {
         let ast: &PatternAst<TensLang> = &self.rhs.ast;
         let mut slots: Vec<Slot> = Vec::with_capacity(ast.len());
@@ -252,43 +279,76 @@ impl Typed {
             let slot = match node {
                 ENodeOrVar::Var(v) => match bound.iter().find(|(b, _)| b == v) {
                     Some((_, kind)) => Slot::of_leaf(kind)?,
-                    None => class_slot(m.egraph, *m.subst.get(*v)?)?,
+                    None => Slot::of_class(m.egraph, *m.subst.get(*v)?),
                 },
                 ENodeOrVar::ENode(TensLang::Leaf(leaf)) => Slot::of_leaf(leaf.kind())?,
                 ENodeOrVar::ENode(TensLang::App(head, args)) => {
-                    let at = |id: &Id| slots.get(usize::from(*id)).cloned();
+                    let at = |id: &Id| slots.get(usize::from(*id));
                     let attr = match head.attrs() {
                         0 => None,
                         _ => match at(args.first()?)? {
-                            Slot::Attr(a) => Some(a),
+                            Slot::Attr(a) => Some(*a),
                             Slot::Value(_) => return None,
                         },
                     };
-                    let op = head.op(attr.as_ref())?;
-                    let tys: Vec<Ty> = args[head.attrs()..]
+                    let op = head.op(attr)?;
+                    let tys: Vec<&Ty> = args
+                        .get(head.attrs()..)?
                         .iter()
                         .map(|id| match at(id)? {
-                            Slot::Value(t) => Some(t),
+                            Slot::Value(t) => Some(t.as_ref()),
                             Slot::Attr(_) => None,
                         })
                         .collect::<Option<_>>()?;
-                    let refs: Vec<&Ty> = tys.iter().collect();
-                    Slot::Value(infer(&op, &refs).ok()?)
+                    Slot::Value(Cow::Owned(infer(&op, &tys).ok()?))
                 }
             };
             slots.push(slot);
         }
         match slots.pop()? {
-            Slot::Value(ty) => Some(ty),
+            Slot::Value(ty) => Some(ty.into_owned()),
             Slot::Attr(_) => None,
         }
     }
-}
 
-fn class_slot(egraph: &EGraph, id: Id) -> Option<Slot> {
-    match &egraph[id].data {
-        super::lang::Data::Value { ty, .. } => Some(Slot::Value(ty.clone())),
-        super::lang::Data::Attr(a) => Some(Slot::Attr(a.clone())),
+    /// The class the right-hand side already has in the e-graph, if every
+    /// node of it is there.
+    fn existing(&self, egraph: &EGraph, subst: &Subst, bound: &[(Var, LeafKind)]) -> Option<Id> {
+        let ast = self.rhs.ast.as_ref();
+        let mut ids: Vec<Id> = Vec::with_capacity(ast.len());
+        for node in ast {
+            let id = match node {
+                ENodeOrVar::Var(v) => match bound.iter().find(|(b, _)| b == v) {
+                    Some((_, kind)) => egraph.lookup(TensLang::Leaf(Leaf::new(kind.clone())))?,
+                    None => *subst.get(*v)?,
+                },
+                ENodeOrVar::ENode(n) => {
+                    let n = n.clone().map_children(|c| ids[usize::from(c)]);
+                    egraph.lookup(n)?
+                }
+            };
+            ids.push(id);
+        }
+        ids.pop()
+    }
+
+    /// Whether the rule applies at this match, with the binder's leaves.
+    fn admit(&self, m: &Match) -> Option<Vec<(Var, LeafKind)>> {
+        let dtype = m.class_ty()?.dtype;
+        let allowed = match self.rule.gate {
+            Gate::Exact | Gate::Ring => dtype.is_numeric(),
+            Gate::Real => dtype.is_float(),
+        };
+        if !allowed || !self.rule.when.iter().all(|c| m.holds(c)) {
+            return None;
+        }
+        match self.rule.bind {
+            None => Some(Vec::new()),
+            Some(binder) => binder(m)?
+                .into_iter()
+                .map(|(name, kind)| Some((m.var(name)?, kind)))
+                .collect(),
+        }
     }
 }
 
@@ -305,29 +365,18 @@ impl Applier<TensLang, Types> for Typed {
             egraph,
             subst,
             class: eclass,
+            vars: &self.vars,
         };
-        let Some(class_ty) = m.class_ty().cloned() else {
+        let Some(bound) = self.admit(&m) else {
             return Vec::new();
         };
-        let allowed = match self.rule.gate {
-            Gate::Exact | Gate::Ring => class_ty.dtype.is_numeric(),
-            Gate::Real => class_ty.dtype.is_float(),
-        };
-        if !allowed || !self.rule.when.iter().all(|c| m.holds(c)) {
+        // Most matches of a saturating e-graph find their right-hand side
+        // already in the class: nothing to check or add.
+        let known = self.existing(egraph, subst, &bound);
+        if known.is_some_and(|id| egraph.find(id) == egraph.find(eclass)) {
             return Vec::new();
         }
-        let bound: Vec<(Var, LeafKind)> = match self.rule.bind {
-            None => Vec::new(),
-            Some(binder) => match binder(&m).and_then(|b| {
-                b.into_iter()
-                    .map(|(name, kind)| Some((name.parse().ok()?, kind)))
-                    .collect::<Option<Vec<_>>>()
-            }) {
-                Some(b) => b,
-                None => return Vec::new(),
-            },
-        };
-        if self.check(&m, &bound) != Some(class_ty) {
+        if self.check(&m, &bound).as_ref() != m.class_ty() {
             return Vec::new();
         }
         let mut subst = subst.clone();

@@ -215,7 +215,11 @@ impl Language for TensLang {
     }
 
     fn matches(&self, other: &TensLang) -> bool {
-        self.discriminant() == other.discriminant()
+        match (self, other) {
+            (TensLang::App(h, a), TensLang::App(g, b)) => h == g && a.len() == b.len(),
+            (TensLang::Leaf(l), TensLang::Leaf(m)) => l == m,
+            _ => false,
+        }
     }
 
     fn children(&self) -> &[Id] {

@@ -127,8 +127,10 @@ pub struct Report {
     pub rewritten: usize,
     /// Statements whose extraction failed (they keep their expression).
     pub extraction_failures: usize,
-    /// Wall-clock seconds, for reports only (nothing depends on it).
+    /// Wall-clock seconds in all and saturating, for reports only
+    /// (nothing depends on them).
     pub seconds: f64,
+    pub saturation_seconds: f64,
 }
 
 /// Why a program could not be optimised.
@@ -271,6 +273,7 @@ pub fn optimize_program(
     let mut roots = Vec::new();
     collect(&program.body, Some(&at), &mut roots);
     let (runner, ids) = saturate(&roots, limits)?;
+    let saturation_seconds = start.elapsed().as_secs_f64();
     let (mut rewritten, mut failures) = (0, 0);
     let mut chosen = Vec::with_capacity(roots.len());
     for ((expr, sizes), id) in roots.iter().zip(&ids) {
@@ -313,6 +316,7 @@ pub fn optimize_program(
         rewritten,
         extraction_failures: failures,
         seconds: start.elapsed().as_secs_f64(),
+        saturation_seconds,
     };
     Ok((optimized, report))
 }
