@@ -274,7 +274,6 @@ const FIXTURES: &[(&str, &str)] = &[
     ("einsum-to-matmul-lt", "einsum(\"ba,bc->ac\", A, G)"),
     ("einsum-to-matmul-rt", "einsum(\"ab,cb->ac\", A, H)"),
     ("einsum-to-matmul-tt", "einsum(\"ba,cb->ac\", A, E)"),
-    ("einsum-to-outer", "einsum(\"a,b->ab\", y, x)"),
     ("einsum-swap", "einsum(\"ab,bc->ac\", A, B)"),
     (
         "einsum-transpose-lhs",
