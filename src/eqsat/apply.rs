@@ -64,6 +64,10 @@ pub enum Cond {
     WholeSlice(&'static str),
     /// An einsum subscript equal to one of these up to renaming labels.
     Spec(&'static str, &'static [&'static str]),
+    /// The matched value is a float: for rules exact in every type that
+    /// pay off only where NumPy calls BLAS (integer products run NumPy's
+    /// own loops, slower than the element-wise forms they replace).
+    Float,
     /// In a broadcast product `full * kept` reduced over `axes`, `kept`
     /// lacks every reduced axis (it is constant along them).
     Unreduced {
@@ -206,6 +210,7 @@ impl Match<'_> {
                 _ => false,
             },
             Cond::Unreduced { kept, full, axes } => self.unreduced(kept, full, axes),
+            Cond::Float => self.class_ty().is_some_and(|t| t.dtype.is_float()),
         }
     }
 
