@@ -8,8 +8,10 @@ emits each with `tenslift emit --target numpy`, runs both on the same random
 inputs at a manifest dataset's sizes (declared extents `ext_*` set to the
 largest size), checks that they agree, and times them interleaved: the best
 of `--rounds` batches of calls, each batch long enough to last 20 ms, minus
-the time to restore the `inout` arrays before each call. Prints a Markdown
-table and the geometric mean speedup.
+the time to restore the `inout` arrays before each call, repeated
+`--repeat` times (the median speedup is reported, with its range). Prints a
+Markdown table and the geometric mean speedup. Set OPENBLAS_NUM_THREADS=1 on
+a shared machine: threaded BLAS under load varies by 4x run to run.
 
     python3 scripts/eqsat_runtime.py --dir /tmp/eqsat/changed --dataset SMALL
 """
@@ -174,6 +176,8 @@ def main():
     parser.add_argument("--dir", required=True)
     parser.add_argument("--dataset", default="SMALL")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="independent timings per kernel; the median speedup is reported")
     parser.add_argument("--tenslift", default=os.path.join(ROOT, "target/release/tenslift"))
     opts = parser.parse_args()
     with open(os.path.join(ROOT, "benchmarks/manifest.toml"), "rb") as f:
@@ -194,12 +198,17 @@ def main():
             outs.append(results(args, f(*args)))
         ok = agree(*outs)
         args, inout = inputs(params, sizes, 7)
-        t_before, t_after = time_pair(funcs, args, inout, opts.rounds)
-        speedups.append(t_before / t_after)
+        runs = [time_pair(funcs, args, inout, opts.rounds) for _ in range(opts.repeat)]
+        ratios = sorted(b / a for b, a in runs)
+        t_before, t_after = min(r[0] for r in runs), min(r[1] for r in runs)
+        speedup = ratios[len(ratios) // 2]
+        speedups.append(speedup)
         shown = ", ".join(f"{k}={v}" for k, v in sizes.items() if not k.startswith("ext_"))
         rows.append(f"| {stem.replace('__', '/')} | {shown} | {t_before * 1e6:.1f} | "
-                    f"{t_after * 1e6:.1f} | {t_before / t_after:.2f} | {'yes' if ok else 'NO'} |")
-    print(f"| kernel | sizes ({opts.dataset}) | before (µs) | after (µs) | speedup | outputs agree |")
+                    f"{t_after * 1e6:.1f} | {speedup:.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f}) | "
+                    f"{'yes' if ok else 'NO'} |")
+    print(f"| kernel | sizes ({opts.dataset}) | before (µs) | after (µs) | "
+          f"speedup, median of {opts.repeat} (range) | outputs agree |")
     print("|---|---|---:|---:|---:|---|")
     print("\n".join(rows))
     geomean = math.exp(sum(math.log(s) for s in speedups) / max(len(speedups), 1))

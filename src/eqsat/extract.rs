@@ -75,7 +75,7 @@ fn node_cost(egraph: &EGraph, node: &TensLang, model: &CostModel, sizes: &Sizes)
 }
 
 /// The value operands of a node (attribute leaves cost nothing).
-fn operands<'n>(egraph: &EGraph, node: &'n TensLang) -> Vec<Id> {
+fn operands(egraph: &EGraph, node: &TensLang) -> Vec<Id> {
     node.children()
         .iter()
         .map(|&c| egraph.find(c))

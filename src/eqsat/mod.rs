@@ -243,14 +243,18 @@ fn stop_of(reason: Option<&StopReason>) -> Stop {
     }
 }
 
+/// A saturated e-graph, with each statement's class (`None` for the
+/// statements that are not priced, see [`collect`]).
+struct Saturated {
+    runner: Runner<TensLang, Types>,
+    roots: Vec<Option<Id>>,
+}
+
 /// Saturates the program's expressions under `limits`.
-fn saturate(
-    roots: &[(&Expr, Option<Sizes>)],
-    limits: &Limits,
-) -> Result<(Runner<TensLang, Types>, Vec<Option<Id>>), EqsatError> {
+fn saturate(roots: &[(&Expr, Option<Sizes>)], limits: &Limits) -> Result<Saturated, EqsatError> {
     let mut egraph = lang::EGraph::new(Types::default());
     let mut memo = HashMap::new();
-    let ids = roots
+    let ids: Vec<Option<Id>> = roots
         .iter()
         .map(|(e, s)| s.as_ref().map(|_| add_expr(&mut egraph, e, &mut memo)))
         .collect();
@@ -263,7 +267,7 @@ fn saturate(
     if let Some(conflict) = runner.egraph.analysis.conflicts.first() {
         return Err(EqsatError::TypeConflict(conflict.clone()));
     }
-    Ok((runner, ids))
+    Ok(Saturated { runner, roots: ids })
 }
 
 /// The cheapest program equal to `program` that the rules reach, priced by
@@ -278,7 +282,7 @@ pub fn optimize_program(
     let at = scaled(sizes, limits.scale);
     let mut roots = Vec::new();
     collect(&program.body, Some(&at), &mut roots);
-    let (runner, ids) = saturate(&roots, limits)?;
+    let Saturated { runner, roots: ids } = saturate(&roots, limits)?;
     let saturation_seconds = start.elapsed().as_secs_f64();
     let (mut rewritten, mut failures) = (0, 0);
     let mut chosen = Vec::with_capacity(roots.len());

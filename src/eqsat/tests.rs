@@ -175,7 +175,7 @@ fn check_saturated(program: &Program, draws: u64) -> BTreeSet<String> {
     let mut roots = Vec::new();
     let at = scaled(&sizes(), 256);
     collect(&program.body, Some(&at), &mut roots);
-    let (runner, ids) = saturate(&roots, &Limits::default()).expect("saturates");
+    let Saturated { runner, roots: ids } = saturate(&roots, &Limits::default()).expect("saturates");
     let root = ids[0].expect("priced statement");
     assert!(ty_of(&runner.egraph, root).is_some());
     let extractor = Extractor::new(&runner.egraph, AstSize);
