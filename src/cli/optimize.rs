@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use tenslift_targets::{parse_program, print_program};
+use tenslift_targets::print_program;
 
-use super::emit::parse_size;
+use super::emit::{load_program, parse_size};
 use super::{print_err, print_out, quiet, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use crate::eqsat::{optimize_program, Limits, Report};
 use crate::spec::Sizes;
@@ -99,19 +99,9 @@ pub fn run(args: OptimizeArgs) -> i32 {
         print_err("error: --scale must be at least 1\n");
         return EXIT_USAGE;
     }
-    let text = match std::fs::read_to_string(&args.program) {
-        Ok(t) => t,
-        Err(e) => {
-            print_err(&format!("error: cannot read {file}: {e}\n"));
-            return EXIT_USAGE;
-        }
-    };
-    let program = match parse_program(&file, &text) {
+    let program = match load_program(&args.program) {
         Ok(p) => p,
-        Err(diag) => {
-            print_err(&format!("{diag}\n"));
-            return EXIT_REJECTED;
-        }
+        Err(code) => return code,
     };
     let mut sizes: Sizes = program
         .params

@@ -45,7 +45,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use egg::{Id, Rewrite, Runner, StopReason};
-use tenslift_targets::{Expr, Program, ProgramError, Stmt};
+use tenslift_targets::{map_values, Expr, Program, ProgramError, Stmt};
 use thiserror::Error;
 
 pub use apply::{Cond, Family, Gate, Rule};
@@ -198,38 +198,7 @@ fn collect<'p>(body: &'p [Stmt], sizes: Option<&Sizes>, out: &mut Vec<(&'p Expr,
 
 /// `body` with each statement's expression taken from `next` in pre-order.
 fn replace(body: &[Stmt], next: &mut impl Iterator<Item = Expr>) -> Vec<Stmt> {
-    body.iter()
-        .map(|stmt| {
-            let mut take = |old: &Expr| next.next().unwrap_or_else(|| old.clone());
-            match stmt {
-                Stmt::Let { name, value } => Stmt::Let {
-                    name: name.clone(),
-                    value: take(value),
-                },
-                Stmt::Store {
-                    target,
-                    region,
-                    value,
-                } => Stmt::Store {
-                    target: target.clone(),
-                    region: region.clone(),
-                    value: take(value),
-                },
-                Stmt::Return(value) => Stmt::Return(take(value)),
-                Stmt::Loop {
-                    var,
-                    start,
-                    stop,
-                    body,
-                } => Stmt::Loop {
-                    var: var.clone(),
-                    start: start.clone(),
-                    stop: stop.clone(),
-                    body: replace(body, next),
-                },
-            }
-        })
-        .collect()
+    map_values(body, &mut |old| next.next().unwrap_or_else(|| old.clone()))
 }
 
 fn stop_of(reason: Option<&StopReason>) -> Stop {
