@@ -156,6 +156,53 @@ fn calibrated() -> CostModel {
     CostModel::Calibrated(CostTable::load(&path).expect("the committed calibration loads"))
 }
 
+/// Every outcome under `model` is valid, never costlier, and keeps its
+/// value; prints how many got cheaper.
+fn check(model: &str, kernels: &[Lifted], results: &[Outcome]) {
+    for (k, o) in kernels.iter().zip(results) {
+        let what = format!("{model} {}/{}", k.suite, k.name);
+        assert!(
+            o.report.cost_after <= o.report.cost_before,
+            "{what} got costlier"
+        );
+        assert!(o.after.validate().is_ok(), "{what}: invalid program");
+        assert_ne!(o.report.stop, Stop::SafetyTimeLimit, "{what}");
+        assert_eq!(o.report.extraction_failures, 0, "{what}: extraction failed");
+        let after = print_program(&o.after);
+        assert_ne!(o.equal, Some(false), "{what} changed value:\n{after}");
+    }
+    let cheaper = results
+        .iter()
+        .filter(|o| o.report.cost_after < o.report.cost_before)
+        .count();
+    let unchecked: Vec<&str> = kernels
+        .iter()
+        .zip(results)
+        .filter(|(_, o)| o.equal.is_none())
+        .map(|(k, _)| k.name.as_str())
+        .collect();
+    eprintln!(
+        "{model}: {cheaper} of {} programs cheaper; not executable at the test sizes: {}",
+        kernels.len(),
+        unchecked.join(", ")
+    );
+}
+
+/// The same programs one at a time, last first, give the same results
+/// (the limits count work, and nothing depends on thread or order).
+fn check_run_again(kernels: &[Lifted], model: &CostModel, first: &[Outcome]) {
+    let again: Vec<Outcome> = kernels.iter().rev().map(|k| optimise(k, model)).collect();
+    let facts = |o: &Outcome| {
+        let r = &o.report;
+        (r.nodes, r.classes, r.iterations, r.applications.clone())
+    };
+    for ((k, one), two) in kernels.iter().zip(first).zip(again.iter().rev()) {
+        let what = format!("{}/{}", k.suite, k.name);
+        assert_eq!(one.after, two.after, "{what} differs between runs");
+        assert_eq!(facts(one), facts(two), "{what} saturated differently");
+    }
+}
+
 #[test]
 fn eqsat_over_the_corpus_never_costs_more_and_keeps_every_value() {
     let kernels = corpus();
@@ -172,66 +219,9 @@ fn eqsat_over_the_corpus_never_costs_more_and_keeps_every_value() {
         .map(|(_, model)| kernels.par_iter().map(|k| optimise(k, model)).collect())
         .collect();
     for ((model, _), results) in models.iter().zip(&outcomes) {
-        for (k, o) in kernels.iter().zip(results) {
-            let what = format!("{model} {}/{}", k.suite, k.name);
-            assert!(
-                o.report.cost_after <= o.report.cost_before,
-                "{what} got costlier"
-            );
-            assert!(o.after.validate().is_ok(), "{what}: invalid program");
-            assert_ne!(o.report.stop, Stop::SafetyTimeLimit, "{what}");
-            assert_ne!(
-                o.equal,
-                Some(false),
-                "{what} changed value:\n{}",
-                print_program(&o.after)
-            );
-        }
-        let cheaper = results
-            .iter()
-            .filter(|o| o.report.cost_after < o.report.cost_before)
-            .count();
-        let unchecked: Vec<&str> = kernels
-            .iter()
-            .zip(results)
-            .filter(|(_, o)| o.equal.is_none())
-            .map(|(k, _)| k.name.as_str())
-            .collect();
-        eprintln!(
-            "{model}: {cheaper} of {} programs cheaper; not executable at the test sizes: {}",
-            kernels.len(),
-            unchecked.join(", ")
-        );
+        check(model, &kernels, results);
     }
-    // The same programs one at a time, last first: the same results (the
-    // limits count work, and nothing depends on thread or order).
-    let again: Vec<Outcome> = kernels
-        .iter()
-        .rev()
-        .map(|k| optimise(k, &models[0].1))
-        .collect();
-    for ((k, first), second) in kernels.iter().zip(&outcomes[0]).zip(again.iter().rev()) {
-        let facts = |o: &Outcome| {
-            (
-                o.report.nodes,
-                o.report.classes,
-                o.report.iterations,
-                o.report.applications.clone(),
-            )
-        };
-        assert_eq!(
-            first.after, second.after,
-            "{}/{} differs between runs",
-            k.suite, k.name
-        );
-        assert_eq!(
-            facts(first),
-            facts(second),
-            "{}/{} saturated differently",
-            k.suite,
-            k.name
-        );
-    }
+    check_run_again(&kernels, &models[0].1, &outcomes[0]);
     if let Ok(path) = std::env::var("TENSLIFT_EQSAT_TABLE") {
         std::fs::write(path, table(&kernels, &outcomes)).expect("writes the table");
     }

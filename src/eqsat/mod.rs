@@ -1,11 +1,11 @@
 //! Equality saturation over TensIR (issue #19 item 2), with `egg`.
 //!
 //! Every statement's expression of a program goes into one e-graph
-//! ([`lang`]: TensIR operations as e-nodes, attributes as leaf e-nodes,
+//! (`lang`: TensIR operations as e-nodes, attributes as leaf e-nodes,
 //! each class typed by the analysis), the rules of [`rules`] (kept as data,
 //! one identity per line) are applied until the e-graph saturates or a
 //! limit counted in work stops it (e-nodes, iterations), and each
-//! statement's cheapest equal expression is extracted ([`extract`]) under
+//! statement's cheapest equal expression is extracted (`extract`) under
 //! the synthesizer's cost model at sizes [`Limits::scale`] times the given
 //! ones, where asymptotic order decides (as `synth::rewrite` compares). A
 //! statement keeps its expression unless the extracted one is cheaper by
@@ -28,10 +28,10 @@
 //! Statements stay where they are: `let`s are not inlined (a value read
 //! by two statements is computed once, and a `let` may read an array a
 //! later store changes), so each statement is optimised on its own terms.
-//! The caller re-checks the returned program against the spec (the lift's
-//! acceptance check): the rules are identities over the reals, and this
-//! module's tests check them by symbolic execution, but it does not trust
-//! itself beyond that.
+//! The caller still re-checks the returned program against the spec (the
+//! lift's acceptance check): the rules are identities over the reals,
+//! checked one by one by symbolic execution in this module's tests, but an
+//! e-graph is only as sound as its least-tested rule.
 
 mod apply;
 mod extract;
