@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::{print_err, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 
-use tenslift_targets::{emit, parse_program, EmitError, EmitOptions, Target};
+use tenslift_targets::{emit, parse_program, EmitError, EmitOptions, Program, Target};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum TargetArg {
@@ -47,7 +47,7 @@ pub struct EmitArgs {
     pub sizes: Vec<(String, i64)>,
 }
 
-fn parse_size(s: &str) -> Result<(String, i64), String> {
+pub(crate) fn parse_size(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
@@ -58,22 +58,26 @@ fn parse_size(s: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_string(), value))
 }
 
+/// Reads and parses a TensIR file; on failure prints why and gives the
+/// exit code (2 unreadable, 1 a bad program, located).
+pub(crate) fn load_program(path: &Path) -> Result<Program, i32> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        print_err(&format!("error: cannot read {file}: {e}\n"));
+        EXIT_USAGE
+    })?;
+    parse_program(&file, &text).map_err(|diag| {
+        print_err(&format!("{diag}\n"));
+        EXIT_REJECTED
+    })
+}
+
 /// Runs `tenslift emit` and returns the exit code.
 pub fn run(args: EmitArgs) -> i32 {
     let file = args.program.display().to_string();
-    let text = match std::fs::read_to_string(&args.program) {
-        Ok(t) => t,
-        Err(e) => {
-            print_err(&format!("error: cannot read {file}: {e}\n"));
-            return EXIT_USAGE;
-        }
-    };
-    let program = match parse_program(&file, &text) {
+    let program = match load_program(&args.program) {
         Ok(p) => p,
-        Err(diag) => {
-            print_err(&format!("{diag}\n"));
-            return EXIT_REJECTED;
-        }
+        Err(code) => return code,
     };
     let target: Target = args.target.into();
     let opts = EmitOptions {

@@ -39,7 +39,8 @@ pub use emit::{emit, EmitError, EmitOptions, Target};
 pub use expr::{Expr, Ty, TypeError};
 pub use ops::{BinaryOp, EinsumLayout, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
 pub use program::{
-    Access, DeclaredExtent, Meta, Param, ParamKind, Program, ProgramError, Requirement, Stmt,
+    map_values, Access, DeclaredExtent, Meta, Param, ParamKind, Program, ProgramError, Requirement,
+    Stmt,
 };
 pub use syntax::{parse_program, print_expr, print_program};
 

@@ -182,6 +182,41 @@ pub enum Stmt {
     },
 }
 
+/// `body` with `f` applied to every statement's expression in pre-order
+/// (a loop before its body), everything else unchanged: the one place a
+/// pass that rewrites values walks the statement forms.
+pub fn map_values(body: &[Stmt], f: &mut dyn FnMut(&Expr) -> Expr) -> Vec<Stmt> {
+    body.iter()
+        .map(|stmt| match stmt {
+            Stmt::Let { name, value } => Stmt::Let {
+                name: name.clone(),
+                value: f(value),
+            },
+            Stmt::Store {
+                target,
+                region,
+                value,
+            } => Stmt::Store {
+                target: target.clone(),
+                region: region.clone(),
+                value: f(value),
+            },
+            Stmt::Return(value) => Stmt::Return(f(value)),
+            Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } => Stmt::Loop {
+                var: var.clone(),
+                start: start.clone(),
+                stop: stop.clone(),
+                body: map_values(body, f),
+            },
+        })
+        .collect()
+}
+
 impl Stmt {
     /// The statement and every statement nested in it, in pre-order (a
     /// loop comes before its body) — the numbering [`ProgramError::stmt`]
@@ -570,5 +605,21 @@ mod tests {
         let again =
             parse_program("t.tensir", &print_program(&p)).unwrap_or_else(|d| panic!("{d:?}"));
         assert_eq!(again.meta, p.meta);
+    }
+
+    /// `map_values` visits a loop's statements after the loop's own
+    /// predecessors, in text order, and keeps the statements' forms.
+    #[test]
+    fn map_values_rewrites_every_value_in_preorder() {
+        let text = "func f(n: size, x: inout f64[n]) {\n  let a = x;\n  for i in 0..n {\n    \
+            x[i] = mul(x[i], 2.0);\n  }\n  x = add(x, 1.0);\n}\n";
+        let p = parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d:?}"));
+        let mut seen = Vec::new();
+        let body = super::map_values(&p.body, &mut |e| {
+            seen.push(crate::print_expr(e));
+            e.clone()
+        });
+        assert_eq!(seen, ["x", "mul(x[i], 2.0)", "add(x, 1.0)"]);
+        assert_eq!(body, p.body);
     }
 }
