@@ -11,6 +11,7 @@
 pub mod algebra;
 pub mod bench;
 pub mod cli;
+pub mod cost;
 pub mod eqsat;
 pub mod predict;
 pub mod spec;

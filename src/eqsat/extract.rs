@@ -14,8 +14,8 @@ use egg::{Id, Language};
 use tenslift_targets::Expr;
 
 use super::lang::{app_op, leaf_expr, ty_of, EGraph, TensLang};
+use crate::cost::CostModel;
 use crate::spec::Sizes;
-use crate::synth::cost::CostModel;
 
 /// Why no expression came out of a class.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,7 @@
 //! limit counted in work stops it (e-nodes, iterations), and each
 //! statement's cheapest equal expression is extracted (`extract`) under
 //! the synthesizer's cost model at sizes [`Limits::scale`] times the given
-//! ones, where asymptotic order decides (as `synth::rewrite` compares). A
+//! ones, where asymptotic order decides (as the hand-written rewrites this module replaced compared). A
 //! statement keeps its expression unless the extracted one is cheaper by
 //! [`Limits::min_saving`], so no program gets costlier.
 //!
@@ -52,8 +52,8 @@ pub use apply::{Cond, Family, Gate, Rule};
 pub use extract::ExtractError;
 use lang::{add_expr, TensLang, Types};
 
+use crate::cost::{program_sum, CostModel};
 use crate::spec::Sizes;
-use crate::synth::cost::{program_sum, CostModel};
 
 /// How far saturation may go, counted in work, so that the same program
 /// gives the same result on a loaded machine.
@@ -64,7 +64,7 @@ pub struct Limits {
     /// Most iterations (each searches every rule, then applies them all).
     pub iterations: usize,
     /// Programs are priced at the given sizes times this (256, as
-    /// `synth::rewrite` compares product orders: at traced sizes of 3 to
+    /// the hand-written rewrites this module replaced compared product orders: at traced sizes of 3 to
     /// 8 a cubic and a quadratic form cost about the same).
     pub scale: i64,
     /// A statement is rewritten only when its cost falls by at least this

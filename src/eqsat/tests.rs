@@ -15,8 +15,8 @@ use tenslift_targets::{
 
 use super::lang::{app_op, leaf_expr, ty_of, EGraph, TensLang};
 use super::*;
+use crate::cost::complexity_degree;
 use crate::spec::tensir::execute;
-use crate::synth::cost::complexity_degree;
 
 /// The parameters every fixture may read.
 const PARAMS: &str = "n: size, m: size, k: size, s: f64, t: f64, A: f64[n, m], \
@@ -435,7 +435,7 @@ fn degree_after(expr: &str) -> (Option<u32>, Option<u32>) {
 
 #[test]
 fn synth_rewrites_are_rules_a_vector_times_a_gram_matrix() {
-    // synth::rewrite's atax case: y @ (A Aᵀ), cubic, is two
+    // The former hand-written rewrites' atax case: y @ (A Aᵀ), cubic, is two
     // matrix-vector products.
     let (e, r) = optimized("matmul(y, matmul(A, transpose(A, perm=[1, 0])))");
     assert_eq!(e.matches("matmul").count(), 2, "{e}");
@@ -448,7 +448,7 @@ fn synth_rewrites_are_rules_a_vector_times_a_gram_matrix() {
 
 #[test]
 fn synth_rewrites_are_rules_a_scalar_factor_leaves_a_product_chain() {
-    // synth::rewrite's gemver case: y @ ((s*t) * (A Aᵀ)).
+    // The former hand-written rewrites' gemver case: y @ ((s*t) * (A Aᵀ)).
     let expr = "matmul(y, mul(mul(s, t), matmul(A, transpose(A, perm=[1, 0]))))";
     assert_eq!(degree_after(expr), (Some(3), Some(2)));
 }
