@@ -563,6 +563,16 @@ impl Lowering {
                 ))
             }
             Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2]),
+            // No StableHLO op computes one triangle: the definition (masks
+            // around one dot_general; syr2k's second product is the first
+            // one transposed), over the operands lowered above.
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => {
+                match crate::symmetry::blas::definition(e) {
+                    Some(Ok(d)) => return self.lower(&d),
+                    Some(Err(err)) => return Err(EmitError::Unsupported(err.message)),
+                    None => return Err(EmitError::Unsupported(e.op().name().to_string())),
+                }
+            }
         };
         Ok(v)
     }

@@ -12,8 +12,8 @@ use crate::expr::Expr;
 use crate::ops::{BinaryOp, Op, SliceItem};
 use crate::program::{Param, ParamKind, Program, Stmt};
 
-/// A target's translation table. Templates name operands `{0}`, `{1}`,
-/// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
+/// A target's translation table. Templates name operands `{0}` to `{4}`
+/// (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
 /// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
 /// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type) and,
 /// for a `trunc_div` by `2^k` of a non-negative dividend, `{shift}` (`k`).
@@ -257,7 +257,7 @@ pub fn render_expr(
         None => args,
     };
     let mut vars: HashMap<&str, String> = HashMap::new();
-    for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
+    for (i, key) in ["0", "1", "2", "3", "4"].into_iter().enumerate() {
         if let Some(a) = args.get(i) {
             vars.insert(key, a.clone());
         }
