@@ -99,9 +99,7 @@ fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Einsum(_) => OpKind::Einsum,
         Op::Concat { .. } | Op::Diag | Op::ScatterAdd => OpKind::SliceCopy,
         // BLAS-3 work in LAPACK: priced as a matrix product of its flops.
-        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot | Op::Syrk | Op::Syr2k => {
-            OpKind::Matmul
-        }
+        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot | Op::Syrk | Op::Syr2k => OpKind::Matmul,
         // A copy of one triangle into the other.
         Op::MirrorLower => OpKind::Where,
     })

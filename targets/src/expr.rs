@@ -493,7 +493,9 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
         Op::MirrorLower => {
             let x = args[0];
             if x.rank() != 2 || x.shape[0] != x.shape[1] || !x.dtype.is_numeric() {
-                return err(format!("mirror_lower needs a square numeric matrix, got {x}"));
+                return err(format!(
+                    "mirror_lower needs a square numeric matrix, got {x}"
+                ));
             }
             Ok(x.clone())
         }
@@ -511,7 +513,9 @@ fn infer_rank_k_update(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
     let d = a.dtype;
     let factors_ok = a.rank() == 2
         && d.is_float()
-        && args[..factors].iter().all(|f| f.dtype == d && f.shape == a.shape);
+        && args[..factors]
+            .iter()
+            .all(|f| f.dtype == d && f.shape == a.shape);
     if !factors_ok {
         return err(format!(
             "{} needs float factor matrices of one shape, got {}",

@@ -498,7 +498,10 @@ impl<D: Domain> Interp<'_, D> {
             Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
                 Some(Ok(d)) => self.eval(&d),
                 Some(Err(err)) => Err(program_error(err.message)),
-                None => Err(program_error(format!("{} has no definition", e.op().name()))),
+                None => Err(program_error(format!(
+                    "{} has no definition",
+                    e.op().name()
+                ))),
             },
         }
     }

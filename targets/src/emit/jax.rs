@@ -57,6 +57,8 @@ impl PyTable for JaxTable {
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
             ("_syrk", symmetric::JAX_SYRK),
+            ("_syrk0", symmetric::JAX_SYRK0),
+            ("_lower_gram", symmetric::JAX_LOWER_GRAM),
             ("_syr2k", symmetric::JAX_SYR2K),
             ("_mirror_lower", symmetric::JAX_MIRROR),
         ]
@@ -138,6 +140,9 @@ impl PyTable for JaxTable {
     /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
     /// TensIR integers wrap, so hide the second factor behind a barrier.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if let Some(rule) = symmetric::zero_update_rule(e).filter(|r| r.starts_with("_syrk0")) {
+            return Some(rule);
+        }
         if crate::narrow::shift_amount(e).is_some() {
             // A non-negative dividend over 2^k (narrow lowering).
             return Some("({0} >> {shift})");

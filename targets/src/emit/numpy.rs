@@ -186,7 +186,7 @@ impl PyTable for NumpyTable {
     /// ([`crate::narrow`]), is the floor quotient; over a power of two,
     /// a shift.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
-        if let Some(rule) = symmetric::numpy_zero_update_rule(e) {
+        if let Some(rule) = symmetric::zero_update_rule(e) {
             return Some(rule);
         }
         if !matches!(e.op(), Op::Binary(B::TruncDiv)) {

@@ -77,8 +77,29 @@ pub const TORCH_MIRROR: &str = r#"def _mirror_lower(x):
 "#;
 
 pub const JAX_SYRK: &str = r#"def _syrk(a, c, alpha, beta):
-    """tril(alpha * a @ a.T + beta * c) + triu(c, 1) (no syrk in JAX)."""
-    return jnp.tril(alpha * (a @ a.T) + beta * c) + jnp.triu(c, 1)
+    """tril(alpha * a @ a.T + beta * c) + triu(c, 1), a @ a.T's lower
+    triangle by blocks (_lower_gram)."""
+    return jnp.tril(alpha * _lower_gram(a) + beta * c) + jnp.triu(c, 1)
+"#;
+
+pub const JAX_SYRK0: &str = r#"def _syrk0(a, alpha):
+    """tril(alpha * a @ a.T), by blocks (_lower_gram)."""
+    return alpha * _lower_gram(a)
+"#;
+
+/// The same blocks as `symmetry::blas::lower_gram_blocks` (StableHLO).
+pub const JAX_LOWER_GRAM: &str = r#"def _lower_gram(a):
+    """tril(a @ a.T) by 2 x 2 blocks, halving while at least 512 rows:
+    the diagonal blocks recursively, a2 @ a1.T below, zeros above (5/8 of
+    the product's flops at two levels). Shapes are static: the recursion
+    unrolls while tracing."""
+    n = a.shape[0]
+    if n < 512:
+        return jnp.tril(a @ a.T)
+    h = n // 2
+    a1, a2 = a[:h], a[h:]
+    upper = jnp.zeros((h, n - h), a.dtype)
+    return jnp.block([[_lower_gram(a1), upper], [a2 @ a1.T, _lower_gram(a2)]])
 "#;
 
 pub const JAX_SYR2K: &str = r#"def _syr2k(a, b, c, alpha, beta):
@@ -93,21 +114,18 @@ pub const JAX_MIRROR: &str = r#"def _mirror_lower(x):
     return jnp.tril(x) + jnp.tril(x, -1).T
 "#;
 
-use crate::dtype::Lit;
 use crate::expr::Expr;
 use crate::ops::Op;
+use crate::symmetry::blas::starts_from_zero;
 
-/// NumPy's rule for an update whose `c` is the constant zero and whose
-/// `beta` is the literal 0 (BLAS then starts from zeros it allocates:
-/// no matrix of zeros is built and copied).
-pub fn numpy_zero_update_rule(e: &Expr) -> Option<&'static str> {
+/// The rule for an update whose `c` is the constant zero and whose `beta`
+/// is the literal 0 (NumPy: BLAS then starts from zeros it allocates; no
+/// matrix of zeros is built and copied), for NumPy and JAX.
+pub fn zero_update_rule(e: &Expr) -> Option<&'static str> {
     let (c, beta, rule) = match (e.op(), e.args()) {
         (Op::Syrk, [_, c, _, beta]) => (c, beta, "_syrk0({0}, {2})"),
         (Op::Syr2k, [_, _, c, _, beta]) => (c, beta, "_syr2k0({0}, {1}, {3})"),
         _ => return None,
     };
-    let zero = |l: &Lit| matches!(l, Lit::Float(bits, _) if f64::from_bits(*bits) == 0.0);
-    let c_zero = matches!(c.op(), Op::Full { value, .. } if zero(value));
-    let beta_zero = matches!(beta.op(), Op::Lit(l) if zero(l));
-    (c_zero && beta_zero).then_some(rule)
+    starts_from_zero(c, beta).then_some(rule)
 }

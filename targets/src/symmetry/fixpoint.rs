@@ -91,7 +91,13 @@ pub fn analyze(program: &Program) -> ProgramFacts {
         ..ProgramFacts::default()
     };
     let mut next = 0;
-    block(program, &program.body, &mut Env::new(), &mut facts, &mut next);
+    block(
+        program,
+        &program.body,
+        &mut Env::new(),
+        &mut facts,
+        &mut next,
+    );
     facts
 }
 

@@ -67,9 +67,16 @@ impl Symmetry {
 
     /// The partition with the groups of `i` and `j` made one.
     pub fn merge(&self, i: usize, j: usize) -> Symmetry {
-        let (a, b) = (self.first[i].min(self.first[j]), self.first[i].max(self.first[j]));
+        let (a, b) = (
+            self.first[i].min(self.first[j]),
+            self.first[i].max(self.first[j]),
+        );
         Symmetry {
-            first: self.first.iter().map(|&f| if f == b { a } else { f }).collect(),
+            first: self
+                .first
+                .iter()
+                .map(|&f| if f == b { a } else { f })
+                .collect(),
         }
     }
 

@@ -44,7 +44,7 @@ use std::fmt;
 
 pub use fixpoint::{analyze, Analyzer, ProgramFacts};
 pub use lattice::Symmetry;
-pub use rewrite::{Change, ChangeKind, Policy};
+pub use rewrite::{Change, ChangeKind, Mirror, Policy};
 
 use crate::emit::Target;
 use crate::program::{Program, Stmt};
@@ -58,19 +58,30 @@ impl Policy {
     /// - dropping a transpose removes a copy (or a strided read) on every
     ///   target; sharing a transposed contraction halves syr2k's flops on
     ///   every target;
-    /// - `syrk`/`syr2k`/`mirror_lower` pay off only where a library
-    ///   computes one triangle: SciPy's BLAS for NumPy. PyTorch and JAX
-    ///   have no `syrk`; their fallback computes the whole product;
-    /// - rotating a reduction to a later axis was not faster on any
-    ///   target at the measured sizes (each library already reduces a
-    ///   leading axis row by row), so it is never applied by default.
+    /// - one triangle by `syrk`/`syr2k` pays off with NumPy (SciPy's BLAS
+    ///   computes half the product) and with XLA (JAX, StableHLO: the
+    ///   triangle by 2 x 2 blocks, 5/8 of the flops); PyTorch has no
+    ///   `syrk` and its blocked products were slower than one product;
+    /// - a full symmetric product mirrored from one triangle pays off with
+    ///   XLA, and with NumPy only where `matmul` does not already call
+    ///   `syrk` itself (a symmetric `s @ s`, not `x @ x.T`);
+    /// - rotating a reduction onto the last (contiguous) axis was about
+    ///   a tenth faster with NumPy and slower with PyTorch and XLA (which
+    ///   reduce a strided axis as fast, and pay for the rotated
+    ///   program's different fusion).
     pub fn for_target(target: Option<Target>) -> Policy {
-        let blas_triangles = matches!(target, Some(Target::Numpy));
+        let numpy = matches!(target, Some(Target::Numpy));
+        let (lower_triangles, mirror) = match target {
+            Some(Target::Numpy) => (true, Mirror::Hidden),
+            Some(Target::Jax | Target::Hlo) => (true, Mirror::Always),
+            Some(Target::Pytorch) | None => (false, Mirror::Never),
+        };
         Policy {
             drop_transposes: true,
             share_transposed: true,
-            rotate_reductions: false,
-            blas_triangles,
+            rotate_reductions: numpy,
+            lower_triangles,
+            mirror,
         }
     }
 
@@ -80,7 +91,8 @@ impl Policy {
             drop_transposes: true,
             share_transposed: true,
             rotate_reductions: true,
-            blas_triangles: true,
+            lower_triangles: true,
+            mirror: Mirror::Always,
         }
     }
 }

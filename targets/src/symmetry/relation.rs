@@ -311,7 +311,10 @@ mod tests {
         let abt = build::matmul(a.clone(), t(&b)).unwrap();
         let bat = build::matmul(b.clone(), t(&a)).unwrap();
         assert_eq!(permutation_between(&bat, &abt, &NoFacts), Some(vec![1, 0]));
-        assert_eq!(permutation_between(&t(&abt), &bat, &NoFacts), Some(vec![0, 1]));
+        assert_eq!(
+            permutation_between(&t(&abt), &bat, &NoFacts),
+            Some(vec![0, 1])
+        );
         let ab = build::matmul(a.clone(), t(&a)).unwrap();
         assert_eq!(permutation_between(&ab, &abt, &NoFacts), None);
     }

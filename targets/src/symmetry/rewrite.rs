@@ -34,7 +34,20 @@ pub struct Policy {
     pub drop_transposes: bool,
     pub share_transposed: bool,
     pub rotate_reductions: bool,
-    pub blas_triangles: bool,
+    /// `tril(α·X Xᵀ + …)` by `syrk`/`syr2k`.
+    pub lower_triangles: bool,
+    pub mirror: Mirror,
+}
+
+/// When a full symmetric `α·X Xᵀ` is computed as one mirrored triangle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mirror {
+    Never,
+    /// Only where the product is not literally a matrix times its own
+    /// transpose: NumPy's `matmul` already calls BLAS `syrk` for `x @
+    /// x.T` (same buffer), not for `s @ s` of a symmetric `s`.
+    Hidden,
+    Always,
 }
 
 /// What a rewrite did.
@@ -115,8 +128,13 @@ impl<'f> Rewriter<'f> {
     }
 
     fn node(&mut self, e: &Expr) -> Expr {
-        if self.policy.blas_triangles {
-            if let Some(r) = self.lower_update(e).or_else(|| self.mirrored(e)) {
+        if self.policy.lower_triangles {
+            if let Some(r) = self.lower_update(e) {
+                return r;
+            }
+        }
+        if self.policy.mirror != Mirror::Never {
+            if let Some(r) = self.mirrored(e) {
                 return r;
             }
         }
@@ -288,6 +306,9 @@ impl<'f> Rewriter<'f> {
         if !rest.is_empty() {
             return None;
         }
+        if self.policy.mirror == Mirror::Hidden && self.literal_gram(e) {
+            return None;
+        }
         let d = e.dtype();
         let n = e.shape()[0].clone();
         let alpha = self.coefficient(&alpha, d);
@@ -307,8 +328,7 @@ impl<'f> Rewriter<'f> {
         }
         let mut ts = terms(u);
         let gram = ts.iter().position(|(_, m)| {
-            self.facts.of(m).same(0, 1)
-                && factors(m).is_some_and(|(p, q)| self.is_identity(&q, &p))
+            self.facts.of(m).same(0, 1) && factors(m).is_some_and(|(p, q)| self.is_identity(&q, &p))
         });
         if let Some(k) = gram {
             let (alpha, m) = ts.remove(k);
@@ -321,6 +341,17 @@ impl<'f> Rewriter<'f> {
         ts.remove(k.max(l));
         ts.remove(k.min(l));
         Some((Product::Pair(p, q), alpha, ts))
+    }
+
+    /// Whether `e`'s product is written as a matrix times its own
+    /// transpose (the factors are one expression, no symmetry needed) and
+    /// stays so: the transpose of a symmetric factor is dropped, which
+    /// leaves `s @ s`.
+    fn literal_gram(&self, e: &Expr) -> bool {
+        terms(e)
+            .iter()
+            .filter_map(|(_, m)| factors(m))
+            .any(|(p, q)| p == q && !(self.policy.drop_transposes && self.facts.of(&p).same(0, 1)))
     }
 
     /// Terms `k`, `l` with one factor and `P Qᵀ`, `Q Pᵀ` as matrices.

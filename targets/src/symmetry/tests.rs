@@ -76,7 +76,10 @@ fn reductions_keep_the_kept_axes_groups() {
     let twice = "add(add(z, transpose(z, perm=[2, 1, 0])), \
                  transpose(add(z, transpose(z, perm=[2, 1, 0])), perm=[1, 0, 2]))";
     assert_eq!(sym(&[twice]), "{0, 1}{2}");
-    assert_eq!(sym(&["add(z, transpose(z, perm=[2, 1, 0]))", "prod(r0, axes=[1])"]), "{0, 1}");
+    assert_eq!(
+        sym(&["add(z, transpose(z, perm=[2, 1, 0]))", "prod(r0, axes=[1])"]),
+        "{0, 1}"
+    );
 }
 
 #[test]
@@ -149,7 +152,10 @@ fn loops_reach_a_fixpoint() {
     let (rewritten, report) = apply_with(&p, Policy::all());
     let printed = print_program(&rewritten);
     assert!(printed.contains("let p = s;"), "{printed}");
-    assert!(printed.contains("let q = transpose(u, perm=[1, 0]);"), "{printed}");
+    assert!(
+        printed.contains("let q = transpose(u, perm=[1, 0]);"),
+        "{printed}"
+    );
     assert_eq!(report.transposes, (4, 3));
 }
 
@@ -178,7 +184,11 @@ fn templates() -> Vec<Expr> {
         build::mul(x.clone(), t(&x, &[1, 0])),
         build::sub(t(&y, &[1, 0]), x.clone()),
         build::mul(a.clone(), x.clone()),
-        build::select(build::gt(x.clone(), y.clone()).unwrap(), x.clone(), y.clone()),
+        build::select(
+            build::gt(x.clone(), y.clone()).unwrap(),
+            x.clone(),
+            y.clone(),
+        ),
         build::sum(z.clone(), &[0]),
         build::max(z.clone(), &[1]),
         Ok(t(&z, &[2, 0, 1])),
@@ -269,7 +279,9 @@ fn eval_with_symmetric_inputs(e: &Expr, env: &Env, seed: u64) -> interp::Array {
                         idx[a] = v;
                     }
                 }
-                let key = idx.iter().fold(seed, |h, &i| h.wrapping_mul(31).wrapping_add(i as u64));
+                let key = idx
+                    .iter()
+                    .fold(seed, |h, &i| h.wrapping_mul(31).wrapping_add(i as u64));
                 ((key.wrapping_mul(2654435761) % 1000) as f64) / 100.0 - 5.0
             })
             .collect();

@@ -157,7 +157,10 @@ fn with_alias_swap(e: &Expr, meet: Symmetry, facts: &dyn Facts) -> Symmetry {
     permutations_between(y, x, facts)
         .iter()
         .filter_map(|sigma| as_swap(sigma))
-        .fold(meet, |s, (n, m)| if s.same(n, m) { s } else { s.merge(n, m) })
+        .fold(
+            meet,
+            |s, (n, m)| if s.same(n, m) { s } else { s.merge(n, m) },
+        )
 }
 
 /// A contraction's result axes `i`, `j` are interchangeable when swapping
