@@ -17,12 +17,15 @@ symmetry::Policy::for_target), is timed too where it differs from both.
 
     nice -n 10 .venv/bin/python scripts/symmetry_microbench.py \\
         --bin target/release/tenslift --repeat 9 --out results/symmetry-2026-11-26.md
+
+`--survey` instead lists, for every lifted program in the corpus snapshots
+(tests/snapshots/lift_corpus__corpus_*.snap), the uses `--symmetry` applies
+per target (no timing).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
 import re
@@ -31,15 +34,19 @@ import statistics
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+# The same module loading, variant timing and manifest reading as the
+# emitter micro-benchmark.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from emit_microbench import BenchError, Variant, load_module, manifest_entry  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "targets" / "tests" / "symmetry"
-CORPUS = ["syrk", "syr2k", "covariance", "reorder_dot", "dot_trans"]
+CORPUS = ["syrk", "syr2k", "covariance", "correlation", "reorder_dot", "dot_trans"]
 PAPER_SIZES = {
     "paper_dot_cse": {"n": 1024},
     "paper_chained": {"n": 2048, "t": 10},
@@ -47,19 +54,6 @@ PAPER_SIZES = {
 }
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
 PARAM = re.compile(r"(\w+): (?:(in|out|inout) )?(\w+)(?:\[([^\]]*)\])?")
-
-
-class BenchError(Exception):
-    pass
-
-
-def manifest_entry(name: str) -> dict[str, Any]:
-    with open(ROOT / "benchmarks" / "manifest.toml", "rb") as f:
-        manifest = tomllib.load(f)
-    for kernel in manifest["kernel"]:
-        if kernel["name"] == name:
-            return kernel
-    raise BenchError(f"{name}: not in benchmarks/manifest.toml")
 
 
 def signature(text: str) -> list[tuple[str, str, str, list[str]]]:
@@ -108,33 +102,6 @@ def emit(binary: Path, program: Path, target: str, sizes: dict[str, int], uses: 
     if done.returncode != 0:
         raise BenchError(f"{shlex.join(command)}: {done.stderr.strip()}")
     return out.read_text(), done.stderr
-
-
-def load_module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise BenchError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class Variant:
-    """One generated module of one target, ready to run and time."""
-
-    def __init__(self, run: Callable[[], Any], restore: Callable[[], None],
-                 outputs: Callable[[Any], list[Any]]):
-        self.run, self.restore, self.outputs = run, restore, outputs
-
-    def first_outputs(self) -> list[Any]:
-        self.restore()
-        return self.outputs(self.run())
-
-    def time_once(self) -> float:
-        self.restore()
-        start = time.perf_counter()
-        self.run()
-        return time.perf_counter() - start
 
 
 def numpy_variant(path, fname, pristine, written, sizes) -> Variant:
@@ -260,6 +227,46 @@ def bench(name: str, target: str, binary: Path, work: Path, dataset: str,
     return row
 
 
+def corpus_programs() -> list[tuple[str, str]]:
+    """(suite/kernel, TensIR text) of every lifted or partial program in the
+    corpus snapshots."""
+    found = []
+    for snap in sorted((ROOT / "tests" / "snapshots").glob("lift_corpus__corpus_*.snap")):
+        suite = snap.stem.split("__corpus_", 1)[1]
+        lines = snap.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\S+): (lifted|partial)$", line)
+            if m:
+                body = []
+                for following in lines[i + 1:]:
+                    if not following.startswith("  "):
+                        break
+                    body.append(following[2:])
+                found.append((f"{suite}/{m.group(1)}", "\n".join(body) + "\n"))
+    return found
+
+
+def survey(binary: Path, work: Path) -> list[str]:
+    """Markdown rows: each corpus program some target rewrites, with the uses."""
+    rows = []
+    programs = corpus_programs()
+    for name, text in programs:
+        path = work / (name.replace("/", "__") + ".tensir")
+        path.write_text(text)
+        uses = {}
+        for target in VARIANTS:
+            command = [str(binary), "emit", str(path), "-t", target, "--symmetry", "-o", os.devnull]
+            done = subprocess.run(command, capture_output=True, text=True)
+            # The report comes before the code (StableHLO then refuses the
+            # unbound sizes: the rewrite is what is surveyed).
+            uses[target] = uses_of(done.stderr) if "symmetry:" in done.stderr else "error"
+        if any(u != "none" for u in uses.values()):
+            rows.append(f"| {name} | " + " | ".join(uses[t] for t in VARIANTS) + " |")
+    head = [f"{len(programs)} lifted programs; {len(rows)} rewritten on some target.", "",
+            "| program | " + " | ".join(VARIANTS) + " |", "|---|" + "---|" * len(VARIANTS)]
+    return head + rows
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -313,6 +320,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--work", type=Path, default=Path("/tmp/symmetry-microbench"))
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--survey", action="store_true",
+                    help="list the uses applied to every corpus program instead of timing")
     args = ap.parse_args()
     if args.repeat < 5:
         ap.error("--repeat must be at least 5")
@@ -320,6 +329,10 @@ def main() -> int:
     sys.path.insert(0, str(args.work))
     command = "nice -n 10 .venv/bin/python " + shlex.join(["scripts/symmetry_microbench.py"] +
                                                           sys.argv[1:])
+    if args.survey:
+        lines = ["# Symmetry rewrites over the corpus", "", "```sh", command, "```", ""]
+        args.out.write_text("\n".join(lines + survey(args.bin, args.work)) + "\n")
+        return 0
     where = machine()
     rows = []
     for name in args.benchmarks:

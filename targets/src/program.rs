@@ -201,6 +201,56 @@ impl Stmt {
     }
 }
 
+/// `stmts` with every value (of a `let`, a store, a `return`, loop bodies
+/// included) replaced by `f(index, value)`, where `index` is the value's
+/// statement in pre-order (see [`Stmt::preorder`]); loops keep their
+/// bounds.
+pub fn map_values<E>(
+    stmts: &[Stmt],
+    f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+) -> Result<Vec<Stmt>, E> {
+    fn block<E>(
+        stmts: &[Stmt],
+        next: &mut usize,
+        f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+    ) -> Result<Vec<Stmt>, E> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            let index = *next;
+            *next += 1;
+            out.push(match s {
+                Stmt::Let { name, value } => Stmt::Let {
+                    name: name.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => Stmt::Store {
+                    target: target.clone(),
+                    region: region.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Return(value) => Stmt::Return(f(index, value)?),
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => Stmt::Loop {
+                    var: var.clone(),
+                    start: start.clone(),
+                    stop: stop.clone(),
+                    body: block(body, next, f)?,
+                },
+            });
+        }
+        Ok(out)
+    }
+    block(stmts, &mut 0, f)
+}
+
 /// A TensIR program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {

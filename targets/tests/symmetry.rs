@@ -1,5 +1,5 @@
 //! The symmetry rewrites on lifted corpus programs (PolyBench syrk, syr2k,
-//! covariance; STENSO reorder_dot, dot_trans) and on the paper's
+//! covariance, correlation; STENSO reorder_dot, dot_trans) and on the paper's
 //! micro-benchmarks: a snapshot of each target's rewritten program and
 //! report, and each rewritten program run for real in its target against
 //! the reference interpreter's run of the original, on random inputs.

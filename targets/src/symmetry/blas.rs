@@ -25,7 +25,7 @@ use crate::build;
 use crate::dim::Dim;
 use crate::expr::{Expr, TypeError};
 use crate::ops::Op;
-use crate::program::{Program, Stmt};
+use crate::program::{map_values, Program};
 
 /// The core-operation expression a symmetric BLAS node stands for; `None`
 /// for every other operation.
@@ -146,42 +146,8 @@ pub fn starts_from_zero(c: &Expr, beta: &Expr) -> bool {
 
 /// [`expand`] over every statement of a program.
 pub fn expand_program(program: &Program) -> Result<Program, TypeError> {
-    fn block(stmts: &[Stmt]) -> Result<Vec<Stmt>, TypeError> {
-        stmts
-            .iter()
-            .map(|s| {
-                Ok(match s {
-                    Stmt::Let { name, value } => Stmt::Let {
-                        name: name.clone(),
-                        value: expand(value)?,
-                    },
-                    Stmt::Store {
-                        target,
-                        region,
-                        value,
-                    } => Stmt::Store {
-                        target: target.clone(),
-                        region: region.clone(),
-                        value: expand(value)?,
-                    },
-                    Stmt::Return(v) => Stmt::Return(expand(v)?),
-                    Stmt::Loop {
-                        var,
-                        start,
-                        stop,
-                        body,
-                    } => Stmt::Loop {
-                        var: var.clone(),
-                        start: start.clone(),
-                        stop: stop.clone(),
-                        body: block(body)?,
-                    },
-                })
-            })
-            .collect()
-    }
     Ok(Program {
-        body: block(&program.body)?,
+        body: map_values(&program.body, &mut |_, v| expand(v))?,
         ..program.clone()
     })
 }

@@ -40,6 +40,7 @@ pub mod transfer;
 #[cfg(test)]
 mod tests;
 
+use std::convert::Infallible;
 use std::fmt;
 
 pub use fixpoint::{analyze, Analyzer, ProgramFacts};
@@ -47,7 +48,8 @@ pub use lattice::Symmetry;
 pub use rewrite::{Change, ChangeKind, Mirror, Policy};
 
 use crate::emit::Target;
-use crate::program::{Program, Stmt};
+use crate::expr::Expr;
+use crate::program::{map_values, Program, Stmt};
 
 impl Policy {
     /// The uses applied for `target` (`None`: a program for any target,
@@ -154,8 +156,7 @@ pub fn apply_symmetry(program: &Program, target: Option<Target>) -> (Program, Sy
 pub fn apply_with(program: &Program, policy: Policy) -> (Program, SymmetryReport) {
     let facts = analyze(program);
     let mut changes = Vec::new();
-    let mut next = 0;
-    let body = rewrite_block(&program.body, &facts, policy, &mut next, &mut changes);
+    let body = rewrite_block(&program.body, &facts, policy, &mut changes);
     let rewritten = Program {
         body,
         ..program.clone()
@@ -182,46 +183,19 @@ fn rewrite_block(
     stmts: &[Stmt],
     facts: &ProgramFacts,
     policy: Policy,
-    next: &mut usize,
     changes: &mut Vec<Change>,
 ) -> Vec<Stmt> {
-    let mut out = Vec::with_capacity(stmts.len());
-    for s in stmts {
-        let index = *next;
-        *next += 1;
+    let rewritten = map_values(stmts, &mut |index, value| {
         let analyzer = Analyzer::new(&facts.before[index]);
         let mut rw = rewrite::Rewriter::new(&analyzer, policy, index);
-        let stmt = match s {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: rw.expr(value),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: rw.expr(value),
-            },
-            Stmt::Return(value) => Stmt::Return(rw.expr(value)),
-            Stmt::Loop {
-                var,
-                start,
-                stop,
-                body,
-            } => Stmt::Loop {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                body: rewrite_block(body, facts, policy, next, changes),
-            },
-        };
+        let r = rw.expr(value);
         changes.append(&mut rw.changes);
-        out.push(stmt);
+        Ok::<Expr, Infallible>(r)
+    });
+    match rewritten {
+        Ok(body) => body,
+        Err(never) => match never {},
     }
-    out
 }
 
 /// Distinct transposes over all statement values.
