@@ -23,12 +23,13 @@
 //! [`shift_amount`] tells emitters when they may spell it `>>`.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 use crate::dtype::{DType, Lit};
 use crate::emit::Target;
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind, UnaryOp as U};
-use crate::program::{Program, Stmt};
+use crate::program::{map_values, Program, Stmt};
 
 /// A closed interval of integers (`lo <= hi`), wide enough that no interval
 /// operation on 64-bit bounds overflows.
@@ -309,36 +310,9 @@ impl Lowering {
     }
 
     fn block(&mut self, stmts: &[Stmt]) -> Vec<Stmt> {
-        stmts.iter().map(|s| self.stmt(s)).collect()
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: self.keep(value),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: self.keep(value),
-            },
-            Stmt::Return(v) => Stmt::Return(self.keep(v)),
-            Stmt::Loop {
-                var,
-                start,
-                stop,
-                body,
-            } => Stmt::Loop {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                body: self.block(body),
-            },
+        match map_values(stmts, &mut |_, v| Ok::<Expr, Infallible>(self.keep(v))) {
+            Ok(body) => body,
+            Err(never) => match never {},
         }
     }
 

@@ -193,22 +193,23 @@ fn note(facts: &mut ProgramFacts, name: &Arc<str>, sym: &Symmetry) {
     *entry = entry.join(sym);
 }
 
-/// Statements in `body`, nested ones included.
-fn count(body: &[Stmt]) -> usize {
+/// Statements in `body`, nested ones included, in pre-order.
+fn preorder(body: &[Stmt]) -> Vec<&Stmt> {
     let mut all = Vec::new();
     for s in body {
         s.preorder(&mut all);
     }
-    all.len()
+    all
+}
+
+fn count(body: &[Stmt]) -> usize {
+    preorder(body).len()
 }
 
 /// Names bound by `let` anywhere in `body` (they live for one pass).
 fn body_lets(body: &[Stmt]) -> HashSet<Arc<str>> {
-    let mut all = Vec::new();
-    for s in body {
-        s.preorder(&mut all);
-    }
-    all.into_iter()
+    preorder(body)
+        .into_iter()
         .filter_map(|s| match s {
             Stmt::Let { name, .. } => Some(name.clone()),
             _ => None,
@@ -218,11 +219,8 @@ fn body_lets(body: &[Stmt]) -> HashSet<Arc<str>> {
 
 /// Arrays stored anywhere in `body`.
 fn written(body: &[Stmt]) -> Vec<Arc<str>> {
-    let mut all = Vec::new();
-    for s in body {
-        s.preorder(&mut all);
-    }
-    all.into_iter()
+    preorder(body)
+        .into_iter()
         .filter_map(|s| match s {
             Stmt::Store { target, .. } => Some(target.clone()),
             _ => None,
