@@ -49,6 +49,9 @@ pub enum Head {
     Cholesky,
     TriSolve { lower: bool, unit: bool },
     LuNoPivot,
+    Syrk,
+    Syr2k,
+    MirrorLower,
 }
 
 /// An operation's attribute, held by a leaf e-node.
@@ -287,6 +290,9 @@ impl Head {
             Head::ScatterAdd,
             Head::Cholesky,
             Head::LuNoPivot,
+            Head::Syrk,
+            Head::Syr2k,
+            Head::MirrorLower,
         ];
         let solves = [(true, false), (true, true), (false, false), (false, true)]
             .map(|(lower, unit)| Head::TriSolve { lower, unit });
@@ -326,6 +332,9 @@ impl Head {
             Head::ScatterAdd => "scatter_add",
             Head::Cholesky => "cholesky",
             Head::LuNoPivot => "lu_nopivot",
+            Head::Syrk => "syrk",
+            Head::Syr2k => "syr2k",
+            Head::MirrorLower => "mirror_lower",
         }
     }
 
@@ -382,6 +391,9 @@ impl Head {
                 None,
             ),
             Op::LuNoPivot => (Head::LuNoPivot, None),
+            Op::Syrk => (Head::Syrk, None),
+            Op::Syr2k => (Head::Syr2k, None),
+            Op::MirrorLower => (Head::MirrorLower, None),
         };
         Root::App(head, attr)
     }
@@ -418,6 +430,9 @@ impl Head {
             (Head::Cholesky, None) => Op::Cholesky,
             (Head::TriSolve { lower, unit }, None) => Op::TriSolve { lower, unit },
             (Head::LuNoPivot, None) => Op::LuNoPivot,
+            (Head::Syrk, None) => Op::Syrk,
+            (Head::Syr2k, None) => Op::Syr2k,
+            (Head::MirrorLower, None) => Op::MirrorLower,
             _ => return None,
         })
     }

@@ -13,6 +13,7 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Expr, Meta, Param, Program, Stmt};
 
 use super::convert::{self, Peeled};
+use super::fold;
 use super::library::Evaluator;
 use super::options::{Lifted, SynthError};
 use super::partial::carries_dependency;
@@ -21,7 +22,6 @@ use super::search::{with_tie_slack, Stats, Timings};
 use super::signature::{self, rebase_onto_regions};
 use super::tactic::{Candidate, KernelContext, KernelResult, KernelTactic};
 use super::trace::{OutputTrace, Stop, TacticRun, Trace, PER_OUTPUT};
-use super::fold;
 use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
 use crate::spec::Output;
 

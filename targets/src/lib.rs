@@ -30,6 +30,7 @@ pub mod ops;
 pub mod program;
 pub mod runner;
 pub mod solvers;
+pub mod symmetry;
 pub mod syntax;
 
 pub use diag::{Diagnostic, Pos};
@@ -42,6 +43,7 @@ pub use program::{
     map_values, Access, DeclaredExtent, Meta, Param, ParamKind, Program, ProgramError, Requirement,
     Stmt,
 };
+pub use symmetry::{apply_symmetry, SymmetryReport};
 pub use syntax::{parse_program, print_expr, print_program};
 
 /// The tenslift version written into generated code headers.

@@ -184,37 +184,13 @@ pub enum Stmt {
 
 /// `body` with `f` applied to every statement's expression in pre-order
 /// (a loop before its body), everything else unchanged: the one place a
-/// pass that rewrites values walks the statement forms.
+/// pass that rewrites values walks the statement forms (see
+/// [`try_map_values`] for a fallible pass that needs the statement index).
 pub fn map_values(body: &[Stmt], f: &mut dyn FnMut(&Expr) -> Expr) -> Vec<Stmt> {
-    body.iter()
-        .map(|stmt| match stmt {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: f(value),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: f(value),
-            },
-            Stmt::Return(value) => Stmt::Return(f(value)),
-            Stmt::Loop {
-                var,
-                start,
-                stop,
-                body,
-            } => Stmt::Loop {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                body: map_values(body, f),
-            },
-        })
-        .collect()
+    match try_map_values(body, &mut |_, v| Ok::<Expr, std::convert::Infallible>(f(v))) {
+        Ok(body) => body,
+        Err(never) => match never {},
+    }
 }
 
 impl Stmt {
@@ -234,6 +210,56 @@ impl Stmt {
     pub fn has_loop(&self) -> bool {
         matches!(self, Stmt::Loop { .. })
     }
+}
+
+/// `stmts` with every value (of a `let`, a store, a `return`, loop bodies
+/// included) replaced by `f(index, value)`, where `index` is the value's
+/// statement in pre-order (see [`Stmt::preorder`]); loops keep their
+/// bounds.
+pub fn try_map_values<E>(
+    stmts: &[Stmt],
+    f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+) -> Result<Vec<Stmt>, E> {
+    fn block<E>(
+        stmts: &[Stmt],
+        next: &mut usize,
+        f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+    ) -> Result<Vec<Stmt>, E> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            let index = *next;
+            *next += 1;
+            out.push(match s {
+                Stmt::Let { name, value } => Stmt::Let {
+                    name: name.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => Stmt::Store {
+                    target: target.clone(),
+                    region: region.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Return(value) => Stmt::Return(f(index, value)?),
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => Stmt::Loop {
+                    var: var.clone(),
+                    start: start.clone(),
+                    stop: stop.clone(),
+                    body: block(body, next, f)?,
+                },
+            });
+        }
+        Ok(out)
+    }
+    block(stmts, &mut 0, f)
 }
 
 /// A TensIR program.
