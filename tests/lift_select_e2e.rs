@@ -61,7 +61,10 @@ fn syrk_lifts_to_a_triangle_split_of_a_matrix_product() {
         assert!(program.contains(part), "{part} missing in {program}");
     }
     let program = lifted_program(file);
-    assert!(program.contains("C = syrk(A, C, alpha, beta);"), "{program}");
+    assert!(
+        program.contains("C = syrk(A, C, alpha, beta);"),
+        "{program}"
+    );
     numpy_matches_compiled_c("syrk", file);
 }
 

@@ -100,7 +100,7 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
                         retries_left -= 1;
                         ban(&mut memory, name, expr);
                     }
-                    _ => break Err((rejection, solved)),
+                    _ => break Err(Box::new((rejection, solved))),
                 }
             }
             Err(failure) => break Err(failure),
@@ -112,7 +112,8 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
             lifted.solved = solved;
             lifted
         }
-        Err((error, solved)) => {
+        Err(failure) => {
+            let (error, solved) = *failure;
             let mut lifted = Lifted::failed(error, outputs);
             lifted.solved = solved;
             lifted
@@ -136,6 +137,10 @@ fn ban(memory: &mut Memory, name: String, expr: Expr) {
     memory.banned.entry(name).or_default().push(expr);
 }
 
+/// A failed round: why, and how many outputs it had solved (boxed: the
+/// error is large and the `Ok` path is the common one).
+type Failure = Box<(SynthError, usize)>;
+
 /// One round: passes over the outputs until each is solved, or a pass
 /// solves none. The error carries how many outputs were solved.
 fn solve_round(
@@ -145,7 +150,7 @@ fn solve_round(
     trace: &mut Trace,
     tally: &mut Tally,
     passes: &mut u32,
-) -> Result<Pass, (SynthError, usize)> {
+) -> Result<Pass, Failure> {
     let mut pass = Pass::default();
     let mut pending: Vec<&Output> = problem.ordered_outputs();
     while !pending.is_empty() {
@@ -184,7 +189,10 @@ fn solve_round(
         if let Some(first) = still.first().filter(|_| pass.solved == solved_before) {
             let output = first.name.to_string();
             let tried = trace.unsolved_summary(&output).unwrap_or_default();
-            return Err((SynthError::NotFound { output, tried }, pass.solved));
+            return Err(Box::new((
+                SynthError::NotFound { output, tried },
+                pass.solved,
+            )));
         }
         pending = still;
     }
@@ -210,7 +218,7 @@ fn solve_output(
         output,
         peeled,
         dtype: signature::dtype_of(output.elem),
-        region: problem.regions.get(&*output.name).cloned(),
+        region: problem.regions.get(&output.name).cloned(),
     };
     let mut evaluator = Evaluator::new(
         problem.sizes.clone(),
@@ -312,10 +320,10 @@ enum Accepted {
 
 /// Assembles the round's program on the declared arrays and checks it
 /// against the C spec at every acceptance size tuple.
-fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, (SynthError, usize)> {
+fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
     let kernel = problem.kernel;
     let solved = pass.solved;
-    let fail = |e: SynthError| (e, solved);
+    let fail = |e: SynthError| Box::new((e, solved));
     let ret = pass.returned.as_ref().map(|e| e.dtype());
     if let Some(e) = pass.returned.take() {
         pass.body.push(Stmt::Return(e));
