@@ -230,7 +230,11 @@ pub(super) fn flip(t: &Tensor, axes: &[usize]) -> Tensor {
             .iter()
             .enumerate()
             .map(|(a, &i)| {
-                let i = if axes.contains(&a) { shape[a] - 1 - i } else { i };
+                let i = if axes.contains(&a) {
+                    shape[a] - 1 - i
+                } else {
+                    i
+                };
                 i * strides[a]
             })
             .sum();
@@ -258,7 +262,9 @@ pub(super) fn window(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     checked_len("window", shape)?;
     let strides = row_major_strides(t.shape());
     Ok(Tensor::from_fn(shape, |idx| {
-        let offset: usize = (0..rank).map(|d| (idx[d] + idx[rank + d]) * strides[d]).sum();
+        let offset: usize = (0..rank)
+            .map(|d| (idx[d] + idx[rank + d]) * strides[d])
+            .sum();
         t.elems()[offset].clone()
     }))
 }

@@ -94,7 +94,7 @@ fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
         .collect();
     let len = target.len();
     FACTORS.into_iter().find(|&k| {
-        if len % k != 0 || len / k < 2 {
+        if !len.is_multiple_of(k) || len / k < 2 {
             return false;
         }
         let mut crosses = false;
@@ -122,7 +122,10 @@ fn solve_parts(
     depth: u32,
     bound: f64,
 ) -> Solved {
-    let Some(len_dim) = vectors.first().and_then(|s| s.expr.shape().first().cloned()) else {
+    let Some(len_dim) = vectors
+        .first()
+        .and_then(|s| s.expr.shape().first().cloned())
+    else {
         return Ok(None);
     };
     let Ok(n_dim) = len_dim.floor_div(k as i64) else {

@@ -296,51 +296,6 @@ fn a_reversed_operand_is_read_through_flip() {
 }
 
 #[test]
-fn a_shift_invariant_filter_is_a_window_times_its_taps() {
-    // FIR: y[i] = Σ_j h[j] · x[i + j] with x: [n + t], at n = 4, t = 3.
-    let target = Tensor::from_fn(&[4], |i| {
-        (0..3).fold(Value::zero(), |acc, j| {
-            let x = element("x", &[i[0] as u32 + j]);
-            acc.add(&element("h", &[j]).mul(&x))
-        })
-    });
-    let n_plus_t = Dim::sym("n").add(&Dim::sym("t")).expect("a dim");
-    let params = vec![
-        input("x", DType::I32, vec![n_plus_t]),
-        input("h", DType::I32, vec![Dim::sym("t")]),
-    ];
-    let sizes = sizes_of(&[("n", 4), ("t", 3)]);
-    let expr = solve_at(params, &target, DType::I32, sizes).expect("a program");
-    assert_eq!(
-        print_expr(&expr),
-        "matmul(window(x[0:n + t - 1], [t]), h)"
-    );
-}
-
-#[test]
-fn a_2d_filter_reads_its_flat_taps_as_a_matrix() {
-    // fir2dim: out[y][x] = Σ_k Σ_l c[3k + l] · img[y + k][x + l]
-    let target = Tensor::from_fn(&[3, 4], |o| {
-        let mut acc = Value::zero();
-        for (k, l) in (0..3).flat_map(|k| (0..3).map(move |l| (k, l))) {
-            let pixel = element("img", &[o[0] as u32 + k, o[1] as u32 + l]);
-            acc = acc.add(&element("c", &[3 * k + l]).mul(&pixel));
-        }
-        acc
-    });
-    let params = vec![
-        input("img", DType::I32, vec![Dim::sym("ih"), Dim::sym("iw")]),
-        input("c", DType::I32, vec![Dim::constant(9)]),
-    ];
-    let sizes = sizes_of(&[("ih", 6), ("iw", 7), ("oh", 3), ("ow", 4)]);
-    let expr = solve_at(params, &target, DType::I32, sizes).expect("a program");
-    assert_eq!(
-        print_expr(&expr),
-        "tensordot(window(img[0:oh + 2, 0:ow + 2], [3, 3]), reshape(c, [3, 3]), axes=[[2, 3], [0, 1]])"
-    );
-}
-
-#[test]
 fn interleaved_complex_updates_are_solved_part_by_part() {
     // D[2i] = A[2i]·B[2i] - A[2i+1]·B[2i+1], D[2i+1] = A[2i]·B[2i+1] + A[2i+1]·B[2i]
     let target = Tensor::from_fn(&[6], |m| {
@@ -362,5 +317,8 @@ fn interleaved_complex_updates_are_solved_part_by_part() {
     let text = print_expr(&expr);
     assert!(text.starts_with("reshape(concat([reshape("), "{text}");
     assert!(text.ends_with("], axis=1), [2*n])"), "{text}");
-    assert!(text.contains("A[0:2*n - 1:2]") && text.contains("B[1:2*n:2]"), "{text}");
+    assert!(
+        text.contains("A[0:2*n - 1:2]") && text.contains("B[1:2*n:2]"),
+        "{text}"
+    );
 }

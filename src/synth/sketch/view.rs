@@ -30,7 +30,14 @@ impl SketchFamily for LeafView {
         true
     }
 
-    fn solve(&self, search: &Search<'_>, target: &Tensor, dtype: DType, _: u32, bound: f64) -> Solved {
+    fn solve(
+        &self,
+        search: &Search<'_>,
+        target: &Tensor,
+        dtype: DType,
+        _: u32,
+        bound: f64,
+    ) -> Solved {
         let Some(symbols) = single_symbols(target) else {
             return Ok(None);
         };
@@ -57,7 +64,12 @@ fn single_symbols(target: &Tensor) -> Option<Vec<Symbol>> {
 }
 
 /// The first leaf (in library order) the target is a view of.
-fn leaf_view(search: &Search<'_>, target: &Tensor, symbols: &[Symbol], dtype: DType) -> Option<Found> {
+fn leaf_view(
+    search: &Search<'_>,
+    target: &Tensor,
+    symbols: &[Symbol],
+    dtype: DType,
+) -> Option<Found> {
     let name = symbols.first()?.name();
     for stub in search.library.leaves_all() {
         let shape = stub.value.shape();
@@ -71,7 +83,8 @@ fn leaf_view(search: &Search<'_>, target: &Tensor, symbols: &[Symbol], dtype: DT
         let Some(at) = positions(&stub.value) else {
             continue;
         };
-        let Some(offsets): Option<Vec<usize>> = symbols.iter().map(|s| at.get(s).copied()).collect()
+        let Some(offsets): Option<Vec<usize>> =
+            symbols.iter().map(|s| at.get(s).copied()).collect()
         else {
             continue;
         };
@@ -142,7 +155,13 @@ impl AffineMap {
         self.first
             .iter()
             .zip(&self.steps)
-            .map(|(f, row)| f + row.iter().zip(index).map(|(s, &i)| s * i as i64).sum::<i64>())
+            .map(|(f, row)| {
+                f + row
+                    .iter()
+                    .zip(index)
+                    .map(|(s, &i)| s * i as i64)
+                    .sum::<i64>()
+            })
             .collect()
     }
 }
@@ -213,7 +232,12 @@ fn reshaped_dims(run: &Expr, shape: &[usize]) -> Option<Vec<Dim>> {
 /// A view of a matrix (or higher) leaf: each target axis runs along one
 /// leaf axis, in order, with a constant step (a slice, reversed when the
 /// step is negative); the other leaf axes stay at fixed indices.
-fn axis_view(leaf: &Expr, shape: &[usize], map: &AffineMap, target_shape: &[usize]) -> Option<Expr> {
+fn axis_view(
+    leaf: &Expr,
+    shape: &[usize],
+    map: &AffineMap,
+    target_shape: &[usize],
+) -> Option<Expr> {
     if target_shape.contains(&1) {
         return None;
     }

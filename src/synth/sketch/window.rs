@@ -56,9 +56,11 @@ impl SketchFamily for SlidingWindow {
             return Ok(None);
         }
         let mut best: Option<Found> = None;
-        for stub in search.library.stubs.iter().filter(|s| {
-            s.depth == 0 && s.expr.dtype() == dtype && s.value.shape().len() == rank
-        }) {
+        for stub in
+            search.library.stubs.iter().filter(|s| {
+                s.depth == 0 && s.expr.dtype() == dtype && s.value.shape().len() == rank
+            })
+        {
             search.meter.charge(work_of(target))?;
             let Some(taps) = Taps::read(target, &stub.value) else {
                 continue;
@@ -99,9 +101,7 @@ impl Taps {
         let mut offset = Vec::with_capacity(rank);
         let mut sizes = Vec::with_capacity(rank);
         for a in 0..rank {
-            let shifts = terms
-                .iter()
-                .map(|t| t.leaf[a] as i64 - t.target[a] as i64);
+            let shifts = terms.iter().map(|t| t.leaf[a] as i64 - t.target[a] as i64);
             let lo = shifts.clone().min()?;
             let hi = shifts.max()?;
             let lo = usize::try_from(lo).ok()?;
@@ -235,9 +235,11 @@ fn solve_taps(
 /// else the sizes spelled like the view's extents.
 fn tap_dims(search: &Search<'_>, taps: &Expr, sizes: &[usize]) -> Vec<Dim> {
     let matches = taps.shape().len() == sizes.len()
-        && taps.shape().iter().zip(sizes).all(|(d, &n)| {
-            d.eval(&|s| search.sizes.get(s).copied()).ok() == Some(n as i64)
-        });
+        && taps
+            .shape()
+            .iter()
+            .zip(sizes)
+            .all(|(d, &n)| d.eval(&|s| search.sizes.get(s).copied()).ok() == Some(n as i64));
     if matches {
         return taps.shape().to_vec();
     }
@@ -344,7 +346,8 @@ fn filter_expr(view: Expr, sizes: &[Dim], taps: &Expr, rest: Option<Expr>) -> Op
     let filtered = match taps.shape().len() {
         0 => {
             let sum = build::sum(windows, &window_axes).ok()?;
-            let one = matches!(taps.op(), Op::Lit(l) if !matches!(l, Lit::Bool(_)) && l.as_f64() == 1.0);
+            let one =
+                matches!(taps.op(), Op::Lit(l) if !matches!(l, Lit::Bool(_)) && l.as_f64() == 1.0);
             if one {
                 sum
             } else {

@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+    symmetry, BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt,
+    UnaryOp,
 };
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
@@ -408,12 +409,19 @@ impl<'a> Lifted<'a> {
     /// Products and divisions by constants (`[n, 2]` from `[2*n]`) stay
     /// linear; the leading axis needs no remainder and a unit divisor no
     /// division, since indices are in range.
-    fn reshaped_index(&self, from: &[Dim], to: &[Dim], idx: &[Int]) -> Result<Vec<Int>, Unsupported> {
+    fn reshaped_index(
+        &self,
+        from: &[Dim],
+        to: &[Dim],
+        idx: &[Int],
+    ) -> Result<Vec<Int>, Unsupported> {
         let mut flat = Int::from_i64(0);
         let mut stride = Dim::constant(1);
         for (d, i) in to.iter().zip(idx).rev() {
-            flat = flat + self.dim(&stride)? * i.clone();
-            stride = stride.mul(d).map_err(|e| Unsupported(format!("reshape: {e}")))?;
+            flat += self.dim(&stride)? * i.clone();
+            stride = stride
+                .mul(d)
+                .map_err(|e| Unsupported(format!("reshape: {e}")))?;
         }
         let mut sub = vec![Int::from_i64(0); from.len()];
         let mut stride = Dim::constant(1);
@@ -424,7 +432,9 @@ impl<'a> Lifted<'a> {
                 flat.div(&self.dim(&stride)?)
             };
             sub[j] = if j == 0 { q } else { q.modulo(&self.dim(d)?) };
-            stride = stride.mul(d).map_err(|e| Unsupported(format!("reshape: {e}")))?;
+            stride = stride
+                .mul(d)
+                .map_err(|e| Unsupported(format!("reshape: {e}")))?;
         }
         Ok(sub)
     }
@@ -567,6 +577,14 @@ impl<'a> Lifted<'a> {
                     arg(0, &[idx[0].clone(), idx[0].clone()])?
                 }
             }
+            // `syrk`, `syr2k`, `mirror_lower`: the element of their
+            // definition (masks, transposes and a contraction, all encoded
+            // above).
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.elem(&d, idx, cut, env),
+                Some(Err(err)) => return Err(Unsupported(err.message)),
+                None => return Err(Unsupported(format!("{} has no definition", e.op().name()))),
+            },
             Op::ScatterAdd => {
                 return Err(Unsupported(
                     "scatter_add: each bin sums the values whose data-dependent index equals it, which the invariant encoding (affine reads only) cannot state".into(),
