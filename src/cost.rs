@@ -81,9 +81,14 @@ impl OpKind {
 /// literals, views).
 fn kind_of(expr: &Expr) -> Option<OpKind> {
     Some(match expr.op() {
-        Op::Var(_) | Op::Lit(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) => {
-            return None
-        }
+        Op::Var(_)
+        | Op::Lit(_)
+        | Op::Slice(_)
+        | Op::Transpose(_)
+        | Op::Broadcast(_)
+        | Op::Flip(_)
+        | Op::Reshape(_)
+        | Op::Window(_) => return None,
         Op::Unary(UnaryOp::Sqrt) => OpKind::Sqrt,
         Op::Unary(UnaryOp::Exp | UnaryOp::Tanh) => OpKind::Exp,
         Op::Unary(UnaryOp::Log) => OpKind::Log,

@@ -40,6 +40,9 @@ pub enum Head {
     Transpose,
     Broadcast,
     Slice,
+    Flip,
+    Reshape,
+    Window,
     Concat,
     Triu,
     Tril,
@@ -57,11 +60,11 @@ pub enum Head {
 /// An operation's attribute, held by a leaf e-node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Attr {
-    /// Reduced axes.
+    /// Reduced (or flipped) axes.
     Axes(Vec<usize>),
     /// A transpose's permutation.
     Perm(Vec<usize>),
-    /// A broadcast's target shape.
+    /// A broadcast's or reshape's target shape, or a window's sizes.
     Shape(Vec<Dim>),
     /// A slice's items.
     Items(Vec<SliceItem>),
@@ -282,6 +285,9 @@ impl Head {
             Head::Transpose,
             Head::Broadcast,
             Head::Slice,
+            Head::Flip,
+            Head::Reshape,
+            Head::Window,
             Head::Concat,
             Head::Triu,
             Head::Tril,
@@ -324,6 +330,9 @@ impl Head {
             Head::Transpose => "transpose",
             Head::Broadcast => "broadcast",
             Head::Slice => "slice",
+            Head::Flip => "flip",
+            Head::Reshape => "reshape",
+            Head::Window => "window",
             Head::Concat => "concat",
             Head::Triu => "triu",
             Head::Tril => "tril",
@@ -347,6 +356,9 @@ impl Head {
             | Head::Transpose
             | Head::Broadcast
             | Head::Slice
+            | Head::Flip
+            | Head::Reshape
+            | Head::Window
             | Head::Concat
             | Head::Triu
             | Head::Tril
@@ -376,6 +388,9 @@ impl Head {
             Op::Transpose(p) => (Head::Transpose, Some(Attr::Perm(p.clone()))),
             Op::Broadcast(s) => (Head::Broadcast, Some(Attr::Shape(s.clone()))),
             Op::Slice(items) => (Head::Slice, Some(Attr::Items(items.clone()))),
+            Op::Flip(axes) => (Head::Flip, Some(Attr::Axes(axes.clone()))),
+            Op::Reshape(s) => (Head::Reshape, Some(Attr::Shape(s.clone()))),
+            Op::Window(s) => (Head::Window, Some(Attr::Shape(s.clone()))),
             Op::Concat { axis } => (Head::Concat, Some(Attr::Int(*axis as i64))),
             Op::Triu(k) => (Head::Triu, Some(Attr::Int(*k))),
             Op::Tril(k) => (Head::Tril, Some(Attr::Int(*k))),
@@ -419,6 +434,9 @@ impl Head {
             (Head::Transpose, Some(Attr::Perm(p))) => Op::Transpose(p.clone()),
             (Head::Broadcast, Some(Attr::Shape(s))) => Op::Broadcast(s.clone()),
             (Head::Slice, Some(Attr::Items(items))) => Op::Slice(items.clone()),
+            (Head::Flip, Some(Attr::Axes(axes))) => Op::Flip(axes.clone()),
+            (Head::Reshape, Some(Attr::Shape(s))) => Op::Reshape(s.clone()),
+            (Head::Window, Some(Attr::Shape(s))) => Op::Window(s.clone()),
             (Head::Concat, Some(Attr::Int(k))) => Op::Concat {
                 axis: usize::try_from(*k).ok()?,
             },

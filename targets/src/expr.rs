@@ -403,6 +403,12 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             args[0].dtype,
             slice_shape(&args[0].shape, items)?,
         )),
+        Op::Flip(axes) => {
+            check_axes("flip", axes, args[0].rank())?;
+            Ok(args[0].clone())
+        }
+        Op::Reshape(shape) => reshaped(args[0], shape),
+        Op::Window(sizes) => windowed(args[0], sizes),
         Op::Concat { axis } => {
             let first = args[0];
             if *axis >= first.rank() {
@@ -500,6 +506,41 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             Ok(x.clone())
         }
     }
+}
+
+/// The type of `reshape(a, shape)`: the element counts must be equal as
+/// polynomials of the sizes (`[n, 2]` and `[2*n]`).
+fn reshaped(a: &Ty, shape: &[Dim]) -> Result<Ty, TypeError> {
+    let count = |dims: &[Dim]| -> Result<Dim, TypeError> {
+        dims.iter()
+            .try_fold(Dim::constant(1), |acc, d| Ok(acc.mul(d)?))
+    };
+    if count(&a.shape)? != count(shape)? {
+        return err(format!(
+            "reshape of shape {} to {} changes the number of elements",
+            shape_text(&a.shape),
+            shape_text(shape)
+        ));
+    }
+    Ok(Ty::tensor(a.dtype, shape.to_vec()))
+}
+
+/// The type of `window(a, sizes)`: the window positions along each axis,
+/// then the window's own axes.
+fn windowed(a: &Ty, sizes: &[Dim]) -> Result<Ty, TypeError> {
+    if a.rank() == 0 || sizes.len() != a.rank() {
+        return err(format!(
+            "window takes one size per axis: {} sizes for shape {}",
+            sizes.len(),
+            shape_text(&a.shape)
+        ));
+    }
+    let mut shape = Vec::with_capacity(2 * sizes.len());
+    for (n, t) in a.shape.iter().zip(sizes) {
+        shape.push(n.sub(t)?.add(&Dim::constant(1))?);
+    }
+    shape.extend(sizes.iter().cloned());
+    Ok(Ty::tensor(a.dtype, shape))
 }
 
 /// `syrk(a, c, alpha, beta)` and `syr2k(a, b, c, alpha, beta)`: float

@@ -551,6 +551,26 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
                 .collect::<IResult<Vec<_>>>()?;
             Ok(a.gather(shape, |k| positions[k]))
         }
+        Op::Flip(axes) => {
+            let a = &args[0];
+            let shape = a.shape.clone();
+            Ok(a.gather(shape.clone(), flipped_map(shape, axes.clone())))
+        }
+        Op::Reshape(_) => {
+            let shape = e
+                .shape()
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
+            Ok(args[0].gather(shape, |k| k))
+        }
+        Op::Window(sizes) => {
+            let sizes = sizes
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
+            window(&args[0], &sizes)
+        }
         Op::Concat { axis } => {
             let mut shape = args[0].shape.clone();
             shape[*axis] = args.iter().map(|a| a.shape[*axis]).sum();
@@ -632,6 +652,47 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             None => Err(InterpError::Malformed(e.op().name().to_string())),
         },
     }
+}
+
+/// The flat source position of each result position of `flip(x, axes)`
+/// over `shape`.
+fn flipped_map(shape: Vec<usize>, axes: Vec<usize>) -> impl Fn(usize) -> usize {
+    let st = strides(&shape);
+    move |k| {
+        let mut idx = vec![0; shape.len()];
+        unravel(k, &shape, &mut idx);
+        for &a in &axes {
+            idx[a] = shape[a] - 1 - idx[a];
+        }
+        idx.iter().zip(&st).map(|(i, s)| i * s).sum()
+    }
+}
+
+/// `window(a, sizes)`: element `[i, k]` (positions, then offsets within
+/// the window) is `a[i + k]`; every window must fit.
+fn window(a: &Array, sizes: &[usize]) -> IResult<Array> {
+    let rank = a.shape.len();
+    let mut shape = Vec::with_capacity(2 * rank);
+    for (n, t) in a.shape.iter().zip(sizes) {
+        if *t == 0 || t > n {
+            return Err(InterpError::OutOfBounds {
+                what: format!("window of size {t}"),
+                len: *n,
+            });
+        }
+        shape.push(n - t + 1);
+    }
+    shape.extend_from_slice(sizes);
+    let st = strides(&a.shape);
+    let map = {
+        let shape = shape.clone();
+        move |k: usize| {
+            let mut idx = vec![0; shape.len()];
+            unravel(k, &shape, &mut idx);
+            (0..rank).map(|d| (idx[d] + idx[rank + d]) * st[d]).sum()
+        }
+    };
+    Ok(a.gather(shape, map))
 }
 
 /// Float arithmetic rounded to the element type after every operation.

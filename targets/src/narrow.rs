@@ -147,6 +147,9 @@ impl Ranges {
             | Op::Slice(_)
             | Op::Transpose(_)
             | Op::Broadcast(_)
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
             | Op::Reduce {
                 kind: ReduceKind::Max | ReduceKind::Min,
                 ..

@@ -128,6 +128,17 @@ pub enum Op {
     /// NumPy `broadcast_to` (right-aligned).
     Broadcast(Vec<Dim>),
     Slice(Vec<SliceItem>),
+    /// Reverses the listed axes: `flip(x, axes=[0])[i] = x[n - 1 - i]`.
+    Flip(Vec<usize>),
+    /// The elements in row-major order laid out in a new shape of the same
+    /// number of elements (NumPy `reshape` of a C-ordered array).
+    Reshape(Vec<Dim>),
+    /// Sliding windows over every axis: `window(x, [t0, t1])` of an
+    /// `[n0, n1]` operand is `[n0 - t0 + 1, n1 - t1 + 1, t0, t1]` with
+    /// element `[i0, i1, k0, k1] = x[i0 + k0, i1 + k1]` (NumPy's
+    /// `sliding_window_view`); each window must fit (`1 <= t <= n`, checked
+    /// when run).
+    Window(Vec<Dim>),
     Concat {
         axis: usize,
     },
@@ -307,6 +318,9 @@ impl Op {
             Op::Transpose(_) => "transpose",
             Op::Broadcast(_) => "broadcast",
             Op::Slice(_) => "slice",
+            Op::Flip(_) => "flip",
+            Op::Reshape(_) => "reshape",
+            Op::Window(_) => "window",
             Op::Concat { .. } => "concat",
             Op::Triu(_) => "triu",
             Op::Tril(_) => "tril",

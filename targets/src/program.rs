@@ -558,7 +558,9 @@ fn check_expr(
             }
             Some(_) => {}
         },
-        Op::Full { shape, .. } | Op::Broadcast(shape) => check_shape(shape, sizes)?,
+        Op::Full { shape, .. } | Op::Broadcast(shape) | Op::Reshape(shape) | Op::Window(shape) => {
+            check_shape(shape, sizes)?
+        }
         Op::Slice(items) => check_slice_dims(items, sizes)?,
         _ => {}
     }

@@ -57,6 +57,26 @@ fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
+/// A tensor of `shape` whose element at each index is `a`'s element at the
+/// index `source` turns it into (in place).
+fn gathered<T: Clone>(
+    a: &Tensor<T>,
+    shape: Vec<usize>,
+    source: impl Fn(&mut Vec<usize>),
+) -> Tensor<T> {
+    let st = strides(&a.shape);
+    let n: usize = shape.iter().product();
+    let data = (0..n)
+        .map(|k| {
+            let mut idx = unravel(k, &shape);
+            source(&mut idx);
+            let flat: usize = idx.iter().zip(&st).map(|(i, s)| i * s).sum();
+            a.data[flat].clone()
+        })
+        .collect();
+    Tensor { shape, data }
+}
+
 fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];
     for i in (0..shape.len()).rev() {
@@ -414,6 +434,34 @@ impl<D: Domain> Interp<'_, D> {
                 let shape = self.shape(e.shape())?;
                 let data = positions.iter().map(|&p| a.data[p].clone()).collect();
                 Ok(Tensor { shape, data })
+            }
+            Op::Flip(axes) => Ok(gathered(&args[0], args[0].shape.clone(), |idx| {
+                for &a in axes {
+                    idx[a] = args[0].shape[a] - 1 - idx[a];
+                }
+            })),
+            Op::Reshape(dims) => Ok(Tensor {
+                shape: self.shape(dims)?,
+                data: args[0].data.clone(),
+            }),
+            Op::Window(_) => {
+                let shape = self.shape(e.shape())?;
+                let rank = args[0].shape.len();
+                if (0..rank).any(|d| {
+                    shape[rank + d] == 0 || shape[d] + shape[rank + d] != args[0].shape[d] + 1
+                }) {
+                    return Err(program_error(format!(
+                        "window {:?} does not fit a value of shape {:?}",
+                        &shape[rank..],
+                        args[0].shape
+                    )));
+                }
+                Ok(gathered(&args[0], shape, |idx| {
+                    for d in 0..rank {
+                        idx[d] += idx[rank + d];
+                    }
+                    idx.truncate(rank);
+                }))
             }
             Op::Concat { axis } => {
                 let mut shape = args[0].shape.clone();

@@ -13,7 +13,8 @@ use std::collections::{HashMap, HashSet};
 use tenslift_targets::{self as tensir, solvers, symmetry, Dim, Op, SliceItem};
 
 use super::layout::{
-    broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
+    broadcast_shape, broadcast_to, checked_len, concat, flip, row_major_strides, slice_offsets,
+    tensor, window,
 };
 use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
 use super::{Result, TensirSpecError};
@@ -89,7 +90,10 @@ impl<'p> Machine<'p> {
         }
         let in_dim = |d: &Dim| d.symbols().any(|s| self.loop_vars.contains(s));
         match op {
-            Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+            Op::Full { shape, .. }
+            | Op::Broadcast(shape)
+            | Op::Reshape(shape)
+            | Op::Window(shape) => shape.iter().any(in_dim),
             Op::Slice(items) => items.iter().any(|it| match it {
                 SliceItem::Full => false,
                 SliceItem::Index(d) => in_dim(d),
@@ -231,6 +235,9 @@ impl<'p> Machine<'p> {
                 let elems = offsets.iter().map(|&o| src.elems()[o].clone()).collect();
                 tensor(shape, elems)
             }
+            Op::Flip(axes) => Ok(flip(&args[0], axes)),
+            Op::Reshape(dims) => tensor(self.shape(dims)?, args[0].elems().to_vec()),
+            Op::Window(_) => window(&args[0], &self.shape(e.shape())?),
             Op::Concat { axis } => concat(args, *axis),
             Op::Triu(k) | Op::Tril(k) => {
                 let upper = matches!(e.op(), Op::Triu(_));

@@ -485,6 +485,9 @@ impl Lowering {
                 let s = self.slice_raw(a, &start, &limit, &step);
                 self.reshape(&s, &out_shape)
             }
+            Op::Flip(axes) => self.reverse(&args[0], axes),
+            Op::Reshape(_) => self.reshape(&args[0], &out_shape),
+            Op::Window(_) => self.window(&args[0], &out_shape),
             Op::Concat { axis } => {
                 let operands: Vec<&str> = args.iter().map(|a| a.ssa.as_str()).collect();
                 let types: Vec<String> = args.iter().map(ty).collect();
@@ -648,6 +651,79 @@ impl Lowering {
             ty(h)
         );
         self.push(text, h.dtype, h.shape.clone())
+    }
+
+    /// `stablehlo.reverse` of `axes`.
+    fn reverse(&mut self, v: &Val, axes: &[usize]) -> Val {
+        if axes.is_empty() {
+            return v.clone();
+        }
+        let dims: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+        self.push(
+            format!(
+                "stablehlo.reverse {}, dims = [{}] : {}",
+                v.ssa,
+                i64_list(&dims),
+                ty(v)
+            ),
+            v.dtype,
+            v.shape.clone(),
+        )
+    }
+
+    /// Sliding windows as one `stablehlo.gather`: the start of window
+    /// `[i0, i1, ...]` is that index (an iota per axis), and each start
+    /// reads a slice of the window's sizes; `out_shape` is the window
+    /// positions, then the sizes.
+    fn window(&mut self, v: &Val, out_shape: &[i64]) -> Val {
+        let rank = v.shape.len();
+        let mut starts_shape = out_shape[..rank].to_vec();
+        starts_shape.push(1);
+        let iota_ty = tensor(DType::I64, &starts_shape);
+        let iotas: Vec<Val> = (0..rank)
+            .map(|d| {
+                self.push(
+                    format!("stablehlo.iota dim = {d} : {iota_ty}"),
+                    DType::I64,
+                    starts_shape.clone(),
+                )
+            })
+            .collect();
+        let starts = if rank == 1 {
+            iotas[0].clone()
+        } else {
+            let mut shape = starts_shape.clone();
+            shape[rank] = rank as i64;
+            let names: Vec<&str> = iotas.iter().map(|i| i.ssa.as_str()).collect();
+            let types = vec![iota_ty.clone(); rank];
+            self.push(
+                format!(
+                    "stablehlo.concatenate {}, dim = {rank} : ({}) -> {}",
+                    names.join(", "),
+                    types.join(", "),
+                    tensor(DType::I64, &shape)
+                ),
+                DType::I64,
+                shape,
+            )
+        };
+        let offsets: Vec<i64> = (rank..2 * rank).map(|d| d as i64).collect();
+        let index_map: Vec<i64> = (0..rank).map(|d| d as i64).collect();
+        self.push(
+            format!(
+                "\"stablehlo.gather\"({}, {}) {{dimension_numbers = #stablehlo.gather<offset_dims = [{}], start_index_map = [{}], index_vector_dim = {rank}>, indices_are_sorted = true, slice_sizes = array<i64: {}>}} : ({}, {}) -> {}",
+                v.ssa,
+                starts.ssa,
+                i64_list(&offsets),
+                i64_list(&index_map),
+                i64_list(&out_shape[rank..]),
+                ty(v),
+                ty(&starts),
+                tensor(v.dtype, out_shape)
+            ),
+            v.dtype,
+            out_shape.to_vec(),
+        )
     }
 
     /// `b[i][j] = v[i]`.
@@ -1217,7 +1293,10 @@ fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_ranges(items),
                 _ => false,
             }
@@ -1310,7 +1389,10 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_items(items),
                 _ => false,
             }

@@ -290,9 +290,13 @@ impl InPlaceLowering<'_> {
         match a.op() {
             Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
             Op::Reduce { .. } => true,
-            Op::Transpose(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
-                Self::is_fresh(&a.args()[0])
-            }
+            Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Slice(_)
+            | Op::Diag
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_) => Self::is_fresh(&a.args()[0]),
             Op::Unary(_)
             | Op::Binary(_)
             | Op::Where

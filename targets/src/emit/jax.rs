@@ -40,6 +40,21 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return h.at[jnp.ravel(idx)].add(jnp.ravel(vals))
 "#;
 
+const WINDOW: &str = r#"def _window(x, sizes):
+    """Sliding windows of x (NumPy's sliding_window_view) as one gather:
+    element [i..., k...] is x[i + k], the index grids broadcast against
+    each other (positions on the leading axes, offsets on the trailing)."""
+    rank = len(sizes)
+    grids = []
+    for d, t in enumerate(sizes):
+        at = [1] * (2 * rank)
+        at[d] = x.shape[d] - t + 1
+        by = [1] * (2 * rank)
+        by[rank + d] = t
+        grids.append(jnp.arange(at[d]).reshape(at) + jnp.arange(t).reshape(by))
+    return x[tuple(grids)]
+"#;
+
 impl PyTable for JaxTable {
     fn target(&self) -> Target {
         Target::Jax
@@ -56,6 +71,7 @@ impl PyTable for JaxTable {
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_window", WINDOW),
             ("_syrk", symmetric::JAX_SYRK),
             ("_syrk0", symmetric::JAX_SYRK0),
             ("_lower_gram", symmetric::JAX_LOWER_GRAM),
@@ -118,6 +134,9 @@ impl PyTable for JaxTable {
             Op::Transpose(_) => "jnp.transpose({0}, {perm})",
             Op::Broadcast(_) => "jnp.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
+            Op::Flip(_) => "jnp.flip({0}, axis={axes})",
+            Op::Reshape(_) => "jnp.reshape({0}, {shape})",
+            Op::Window(_) => "_window({0}, {shape})",
             Op::Concat { .. } => "jnp.concatenate(({args},), axis={axis})",
             Op::Triu(_) => "jnp.triu({0}, {k})",
             Op::Tril(_) => "jnp.tril({0}, {k})",

@@ -122,6 +122,11 @@ impl PyTable for NumpyTable {
             Op::Transpose(_) => "np.transpose({0}, {perm})",
             Op::Broadcast(_) => "np.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
+            Op::Flip(_) => "np.flip({0}, axis={axes})",
+            Op::Reshape(_) => "np.reshape({0}, {shape})",
+            // A read-only view: no element is copied before the product
+            // that consumes it.
+            Op::Window(_) => "np.lib.stride_tricks.sliding_window_view({0}, {shape})",
             Op::Concat { .. } => "np.concatenate(({args},), axis={axis})",
             Op::Triu(_) => "np.triu({0}, {k})",
             Op::Tril(_) => "np.tril({0}, {k})",

@@ -231,6 +231,9 @@ pub fn render_expr(
             | Op::Slice(_)
             | Op::Transpose(_)
             | Op::Broadcast(_)
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
             | Op::Concat { .. }
             | Op::Cast(_)
     );
@@ -282,8 +285,11 @@ pub fn render_expr(
         Op::Transpose(perm) => {
             vars.insert("perm", int_tuple(perm));
         }
-        Op::Broadcast(shape) => {
+        Op::Broadcast(shape) | Op::Reshape(shape) | Op::Window(shape) => {
             vars.insert("shape", py_shape(shape, names));
+        }
+        Op::Flip(axes) => {
+            vars.insert("axes", int_tuple(axes));
         }
         Op::Slice(items) => {
             vars.insert("slice", py_slice(items, names));
@@ -357,7 +363,14 @@ fn shared_subtrees(e: &Expr) -> Vec<Expr> {
 pub(super) fn may_be_view(e: &Expr) -> bool {
     matches!(
         e.op(),
-        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Diag
+        Op::Var(_)
+            | Op::Slice(_)
+            | Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Diag
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
     ) || matches!(e.op(), Op::Reduce { axes, .. } if axes.is_empty())
 }
 
@@ -576,9 +589,10 @@ pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => {
-                    in_dims(&shape.iter().collect::<Vec<_>>())
-                }
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => in_dims(&shape.iter().collect::<Vec<_>>()),
                 Op::Slice(items) => in_items(items),
                 _ => false,
             }

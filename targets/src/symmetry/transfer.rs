@@ -76,6 +76,22 @@ pub fn transfer(
         // The update's lower triangle and `c`'s upper one are unrelated.
         Op::Syrk | Op::Syr2k => Symmetry::none(rank),
         Op::MirrorLower => Symmetry::full(2),
+        // Reversing both of two interchangeable axes keeps them so
+        // (`x[n-1-a, n-1-b] = x[n-1-b, n-1-a]`); reversing one breaks it.
+        Op::Flip(axes) => {
+            let split: Vec<Vec<usize>> = args[0]
+                .groups()
+                .into_iter()
+                .flat_map(|g| {
+                    let (flipped, kept) = g.into_iter().partition(|a| axes.contains(a));
+                    [flipped, kept]
+                })
+                .collect();
+            Symmetry::from_groups(rank, &split)
+        }
+        // New axes cut across the operand's: no symmetry is known (a
+        // window's axes pair positions with offsets, never like with like).
+        Op::Reshape(_) | Op::Window(_) => Symmetry::none(rank),
     }
 }
 

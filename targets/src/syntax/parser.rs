@@ -752,11 +752,22 @@ impl Parser {
                 self.keyword("perm")?;
                 (Op::Transpose(self.axis_list()?), args)
             }
-            "broadcast" => {
+            "broadcast" | "reshape" | "window" => {
                 let args = vec![self.expr()?];
                 self.expect(",")?;
                 self.expect("[")?;
-                (Op::Broadcast(self.dims_until("]")?), args)
+                let dims = self.dims_until("]")?;
+                let op = match name {
+                    "reshape" => Op::Reshape(dims),
+                    "window" => Op::Window(dims),
+                    _ => Op::Broadcast(dims),
+                };
+                (op, args)
+            }
+            "flip" => {
+                let args = self.operands()?;
+                self.keyword("axes")?;
+                (Op::Flip(self.axis_list()?), args)
             }
             "concat" => {
                 self.expect("[")?;

@@ -98,6 +98,9 @@ pub fn print_expr(e: &Expr) -> String {
             // the operand never needs parentheses.
             format!("{}{}", print_expr(inner), print_slice(items))
         }
+        Op::Flip(axes) => format!("flip({joined}, axes={})", list(axes)),
+        Op::Reshape(shape) => format!("reshape({joined}, [{}])", dims(shape)),
+        Op::Window(sizes) => format!("window({joined}, [{}])", dims(sizes)),
         Op::Concat { axis } => format!("concat([{joined}], axis={axis})"),
         Op::Triu(k) | Op::Tril(k) => format!("{name}({joined}, k={k})"),
         Op::Cast(d) => format!("cast({joined}, {d})"),
