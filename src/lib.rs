@@ -11,6 +11,7 @@
 pub mod algebra;
 pub mod bench;
 pub mod cli;
+pub mod numpy;
 pub mod predict;
 pub mod spec;
 pub mod synth;
