@@ -30,12 +30,6 @@ impl<'e> Args<'e> {
         }
     }
 
-    /// Prepends the receiver of a method call (`A.sum(...)` is
-    /// `np.sum(A, ...)`): the positional arguments shift by one.
-    pub fn positional_count(&self) -> usize {
-        self.pos.len()
-    }
-
     /// Parameter `i` (positional) or `name` (keyword).
     pub fn opt(&mut self, i: usize, name: &str) -> Option<&'e PyExpr> {
         if i < self.pos.len() {
@@ -163,6 +157,11 @@ impl Evaluator<'_> {
             .into_iter()
             .map(|v| match v {
                 Value::Size(a) => Ok(a),
+                Value::Tensor(t) if t.weak && !t.dtype.is_float() => Err(error(
+                    super::diagnostics::NOT_AFFINE,
+                    loc.clone(),
+                    "an extent that is not affine in the sizes (a product of sizes merges axes, which has no affine subscript)",
+                )),
                 _ => Err(error(
                     BAD_ARGUMENT,
                     loc.clone(),
