@@ -14,6 +14,7 @@ pub mod emit;
 pub mod extract;
 pub mod lift;
 pub mod optimize;
+pub mod optimize_numpy;
 pub mod spec;
 pub mod verify;
 pub mod watchdog;
@@ -146,6 +147,12 @@ pub enum Command {
         tenslift emit gemm.tensir\n  \
         tenslift emit gemm.tensir --target hlo --size ni=64 --size nj=64 --size nk=64")]
     Emit(emit::EmitArgs),
+    /// Rewrite a TensIR program into the cheapest equal program the
+    /// e-graph rules reach (equality saturation), and say what changed.
+    #[command(after_help = "Examples:\n  \
+        tenslift optimize-tensir atax.tensir --size m=1900 --size n=2100\n  \
+        tenslift optimize-tensir p.tensir --cost-table results/calibration-vm.json -o p.opt.tensir")]
+    OptimizeTensir(optimize::OptimizeArgs),
     /// Search a tensor program equal to each kernel and emit it.
     #[command(
         after_help = "Without --function every kernel in the file is lifted and the \
@@ -168,7 +175,7 @@ pub enum Command {
         tenslift optimize prog.py --target jax --verify -o prog_jax.py\n  \
         tenslift optimize prog.py --shapes A=n,k --shapes B=k,n --json"
     )]
-    Optimize(optimize::OptimizeArgs),
+    Optimize(optimize_numpy::OptimizeArgs),
     /// Time each tensor operation kind in every target, the machine's
     /// bandwidth and peak, and plain C loops; write the cost table for
     /// `lift --cost-table` and `--target auto`.
@@ -256,8 +263,9 @@ pub fn main() -> i32 {
         Command::Extract(args) => extract::run(args),
         Command::Spec(args) => spec::run(args),
         Command::Emit(args) => emit::run(args),
+        Command::OptimizeTensir(args) => optimize::run(args),
         Command::Lift(args) => lift::run(args),
-        Command::Optimize(args) => optimize::run(args),
+        Command::Optimize(args) => optimize_numpy::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Bench(args) => bench::run(args),

@@ -105,14 +105,16 @@ impl<'a> Evaluator<'a> {
                         "an expression statement has no effect on the result",
                     ))
                 }
-                StmtKind::Other { what } => return Err(error(
-                    UNSUPPORTED_STATEMENT,
-                    loc,
-                    format!(
+                StmtKind::Other { what } => {
+                    return Err(error(
+                        UNSUPPORTED_STATEMENT,
+                        loc,
+                        format!(
                         "`{}` statements are not supported (the function must be straight-line)",
                         what.to_lowercase()
                     ),
-                )),
+                    ))
+                }
             }
         }
         Err(error(

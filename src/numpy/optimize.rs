@@ -7,9 +7,9 @@ use tenslift_targets::Program;
 
 use super::kernel::Lowered;
 use super::tensir::input_program;
+use crate::cost::{program_sum, CostModel};
 use crate::spec::tensir::check_program_at_both_sizes;
 use crate::spec::Sizes;
-use crate::synth::cost::{program_sum, CostModel};
 use crate::synth::{lift_kernel, Outcome, SynthOptions};
 
 /// Every size is this large when costs are compared (as `rewrite` prices

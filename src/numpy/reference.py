@@ -41,7 +41,10 @@ def run_case(f, case):
     if len(results) != len(case["outputs"]):
         raise ValueError("returned %d values, expected %d" % (len(results), len(case["outputs"])))
     for (name, dtype), value in zip(case["outputs"], results):
-        np.save(os.path.join(case["dir"], "out_%s.npy" % name), np.asarray(value, dtype=dtype))
+        # A transposed result is Fortran-ordered, which the Rust .npy
+        # reader refuses: write every result in C order.
+        value = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        np.save(os.path.join(case["dir"], "out_%s.npy" % name), value)
 
 
 def main(manifest):

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{self as tensir, solvers, Dim, Op, SliceItem};
+use tenslift_targets::{self as tensir, solvers, symmetry, Dim, Op, SliceItem};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
@@ -136,12 +136,22 @@ impl<'p> Machine<'p> {
                 return Ok(t.clone());
             }
         }
-        let args = e
-            .args()
-            .iter()
-            .map(|a| self.eval(a))
-            .collect::<Result<Vec<Tensor>>>()?;
-        let t = self.apply(e, &args)?;
+        let t = match symmetry::blas::definition(e) {
+            // `syrk`, `syr2k`, `mirror_lower`: their defining expression
+            // over the same operands.
+            Some(definition) => {
+                let d = definition.map_err(|err| TensirSpecError::Malformed(err.message))?;
+                self.eval(&d)?
+            }
+            None => {
+                let args = e
+                    .args()
+                    .iter()
+                    .map(|a| self.eval(a))
+                    .collect::<Result<Vec<Tensor>>>()?;
+                self.apply(e, &args)?
+            }
+        };
         if pure {
             self.shared.insert(e.clone(), t.clone());
         } else {
@@ -266,6 +276,9 @@ impl<'p> Machine<'p> {
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), args),
             Op::ScatterAdd => scatter_add(dtype, &args[0], &args[1], &args[2]),
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => Err(TensirSpecError::Malformed(format!(
+                "{name} is evaluated through its definition"
+            ))),
         }
     }
 }

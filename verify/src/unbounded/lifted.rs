@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+    symmetry, BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt,
+    UnaryOp,
 };
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
@@ -541,6 +542,14 @@ impl<'a> Lifted<'a> {
                     arg(0, &[idx[0].clone(), idx[0].clone()])?
                 }
             }
+            // `syrk`, `syr2k`, `mirror_lower`: the element of their
+            // definition (masks, transposes and a contraction, all encoded
+            // above).
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.elem(&d, idx, cut, env),
+                Some(Err(err)) => return Err(Unsupported(err.message)),
+                None => return Err(Unsupported(format!("{} has no definition", e.op().name()))),
+            },
             Op::ScatterAdd => {
                 return Err(Unsupported(
                     "scatter_add: each bin sums the values whose data-dependent index equals it, which the invariant encoding (affine reads only) cannot state".into(),
