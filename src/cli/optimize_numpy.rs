@@ -26,7 +26,8 @@ use tenslift_verify::differential::cdriver::CompileFlags;
 use tenslift_verify::differential::{compare, scratch_dir, DifferentialResult};
 use tenslift_verify::reports::{render_json, KernelVerification};
 
-use super::lift::{write_atomically, LiftTarget, SearchMode};
+use super::emit::parse_size;
+use super::lift::{deliver, LiftTarget, SearchMode};
 use super::verify::{moderate_sizes, verify_kernel_with, VerifySetup, WORKSPACE_ROOT};
 use super::watchdog::{grace, Watchdog};
 use super::{
@@ -90,17 +91,6 @@ pub struct OptimizeArgs {
     pub json: bool,
 }
 
-fn parse_size(s: &str) -> Result<(String, i64), String> {
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
-    let value = value
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{value}` is not an integer"))?;
-    Ok((name.trim().to_string(), value))
-}
-
 /// What one function gave, for the summary, the JSON and the module.
 struct Report {
     optimized: Optimized,
@@ -156,21 +146,7 @@ pub fn run(args: OptimizeArgs) -> i32 {
     if !all_ok {
         return EXIT_NOT_LIFTED;
     }
-    match &args.output {
-        Some(out) => match write_atomically(out, &module) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                print_err(&format!("error: cannot write {}: {e}\n", out.display()));
-                EXIT_USAGE
-            }
-        },
-        None => {
-            if !args.json {
-                print_out(&module);
-            }
-            EXIT_OK
-        }
-    }
+    deliver(args.output.as_deref(), &module, args.json, EXIT_OK)
 }
 
 fn fixed_target(t: LiftTarget) -> Option<Target> {

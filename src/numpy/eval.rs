@@ -66,12 +66,7 @@ impl<'a> Evaluator<'a> {
 
     /// A name not in use, starting with `base`; reserved from now on.
     pub fn fresh(&mut self, base: &str) -> String {
-        let name = (0..)
-            .map(|i| format!("{base}{i}"))
-            .find(|n| !self.taken.contains(n))
-            .unwrap_or_else(|| base.to_string());
-        self.taken.insert(name.clone());
-        name
+        fresh_name(&mut self.taken, base)
     }
 
     /// Runs the body; the final `return`'s value.
@@ -524,4 +519,14 @@ fn describe(what: &str) -> String {
         "DictComp" | "SetComp" | "Dict" | "Set" => "dict and set".to_string(),
         other => format!("`{other}`"),
     }
+}
+
+/// `base0`, `base1`, ...: the first not in `taken`, which then holds it.
+pub fn fresh_name(taken: &mut BTreeSet<String>, base: &str) -> String {
+    let name = (0..)
+        .map(|i| format!("{base}{i}"))
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| base.to_string());
+    taken.insert(name.clone());
+    name
 }

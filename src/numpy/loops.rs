@@ -106,12 +106,7 @@ impl Lowering {
     }
 
     fn fresh(&mut self, base: &str) -> String {
-        let name = (0..)
-            .map(|i| format!("{base}{i}"))
-            .find(|n| !self.taken.contains(n))
-            .unwrap_or_else(|| base.to_string());
-        self.taken.insert(name.clone());
-        name
+        super::eval::fresh_name(&mut self.taken, base)
     }
 
     /// Opens one loop per extent (outermost first), fresh iterators; the
