@@ -13,6 +13,7 @@ pub mod bench;
 pub mod cli;
 pub mod cost;
 pub mod eqsat;
+pub mod numpy;
 pub mod predict;
 pub mod spec;
 pub mod synth;

@@ -434,8 +434,15 @@ pub fn run(args: LiftArgs) -> i32 {
     } else {
         EXIT_SOME_REFUSED
     };
-    match &args.output {
-        Some(out) => match write_atomically(out, &code) {
+    deliver(args.output.as_deref(), &code, args.json, done)
+}
+
+/// Writes the generated module to `output` atomically, or to stdout
+/// unless `json` (the records went there); `done` is the exit code on
+/// success.
+pub(crate) fn deliver(output: Option<&Path>, code: &str, json: bool, done: i32) -> i32 {
+    match output {
+        Some(out) => match write_atomically(out, code) {
             Ok(()) => done,
             Err(e) => {
                 print_err(&format!("error: cannot write {}: {e}\n", out.display()));
@@ -443,8 +450,8 @@ pub fn run(args: LiftArgs) -> i32 {
             }
         },
         None => {
-            if !args.json {
-                print_out(&code);
+            if !json {
+                print_out(code);
             }
             done
         }

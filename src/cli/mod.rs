@@ -14,6 +14,7 @@ pub mod emit;
 pub mod extract;
 pub mod lift;
 pub mod optimize;
+pub mod optimize_numpy;
 pub mod spec;
 pub mod verify;
 pub mod watchdog;
@@ -164,6 +165,17 @@ pub enum Command {
         tenslift lift gemm.c --target auto --sizes ni=1000,nj=1100,nk=1200"
     )]
     Lift(lift::LiftArgs),
+    /// Find the cheapest equal program for straight-line NumPy functions
+    /// (STENSO's setting) and emit it, optionally verified.
+    #[command(
+        after_help = "Shapes come from a `# tenslift: A: f64[n, k], B: f64[k, n]` comment \
+        directly above each def, or from --shapes.\n\n\
+        Examples:\n  \
+        tenslift optimize prog.py --function diag_dot\n  \
+        tenslift optimize prog.py --target jax --verify -o prog_jax.py\n  \
+        tenslift optimize prog.py --shapes A=n,k --shapes B=k,n --json"
+    )]
+    Optimize(optimize_numpy::OptimizeArgs),
     /// Time each tensor operation kind in every target, the machine's
     /// bandwidth and peak, and plain C loops; write the cost table for
     /// `lift --cost-table` and `--target auto`.
@@ -253,6 +265,7 @@ pub fn main() -> i32 {
         Command::Emit(args) => emit::run(args),
         Command::OptimizeTensir(args) => optimize::run(args),
         Command::Lift(args) => lift::run(args),
+        Command::Optimize(args) => optimize_numpy::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Bench(args) => bench::run(args),

@@ -290,6 +290,23 @@ pub fn verify_kernel(
     program: Option<&Program>,
     origin: &str,
 ) -> KernelVerification {
+    let against_c = |first: Option<&Sizes>| match program {
+        Some(p) => differential(setup, kernel, p, first),
+        None => DifferentialResult::skipped("no program"),
+    };
+    verify_kernel_with(setup, kernel, program, origin, &against_c)
+}
+
+/// [`verify_kernel`] with the differential run given: `tenslift optimize`
+/// runs the program against the input NumPy function instead of the C.
+/// `differential` gets the first bounded size tuple.
+pub fn verify_kernel_with(
+    setup: &VerifySetup,
+    kernel: &Kernel,
+    program: Option<&Program>,
+    origin: &str,
+    differential: &dyn Fn(Option<&Sizes>) -> DifferentialResult,
+) -> KernelVerification {
     let mut v = KernelVerification {
         file: setup.file.display().to_string(),
         function: kernel.name.clone(),
@@ -351,7 +368,7 @@ pub fn verify_kernel(
         });
     }
     v.unbounded = unbounded_summary(kernel, program, setup);
-    v.differential = differential(setup, kernel, program, tuples.first());
+    v.differential = differential(tuples.first());
     v.reason = reason(&v);
     v
 }
@@ -654,7 +671,7 @@ fn generated_references(
 
 /// A valid tuple a few times larger than `small` (each size scaled by 4,
 /// else 2), else any other valid tuple.
-fn moderate_sizes(kernel: &Kernel, small: &Sizes, pinned: &Sizes) -> Option<Sizes> {
+pub(crate) fn moderate_sizes(kernel: &Kernel, small: &Sizes, pinned: &Sizes) -> Option<Sizes> {
     if small.len() <= pinned.len() {
         return None;
     }

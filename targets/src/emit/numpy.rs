@@ -194,6 +194,12 @@ impl PyTable for NumpyTable {
         if let Some(rule) = symmetric::zero_update_rule(e) {
             return Some(rule);
         }
+        if let Op::Einsum(spec) = e.op() {
+            // NumPy's einsum runs its own loops unless asked for a path:
+            // a matrix product in einsum form is many times slower than
+            // BLAS without `optimize=True`, which costs a few microseconds.
+            return blas_shaped(spec).then_some("np.einsum({spec}, {args}, optimize=True)");
+        }
         if !matches!(e.op(), Op::Binary(B::TruncDiv)) {
             return None;
         }
@@ -265,4 +271,17 @@ pub fn numpy_name(d: DType) -> &'static str {
         DType::F32 => "float32",
         DType::F64 => "float64",
     }
+}
+
+/// Whether a two-operand einsum is a matrix product BLAS can run: some
+/// label is summed and some operand has a label of its own in the result
+/// (`ij,jk->ik`, `abcd,d->abc`); not a product summed element by element
+/// (`ab,ba->a`, `ab,ab->`), where a path only adds overhead.
+fn blas_shaped(spec: &crate::ops::EinsumSpec) -> bool {
+    let [a, b] = spec.inputs.as_slice() else {
+        return false;
+    };
+    let summed = a.iter().chain(b).any(|l| !spec.output.contains(l));
+    let own = |x: &[char], y: &[char]| x.iter().any(|l| !y.contains(l) && spec.output.contains(l));
+    summed && (own(a, b) || own(b, a))
 }

@@ -1,0 +1,12 @@
+"""STENSO synthetic benchmark synth_8 (Table II, row synth_8).
+
+Written naively, as the table's original implementation: tenslift optimize
+reads this function and emits the cheapest equal program.
+"""
+
+import numpy as np
+
+
+# tenslift: A: f64[n, m], B: f64[n, m]
+def synth_8(A, B):
+    return A * B + A * B
