@@ -34,6 +34,9 @@ pub(crate) struct SumUse {
     /// The reduction node (lifted) or local array it comes from: two uses
     /// of one family differ only in bounds, cuts and indices.
     pub family: String,
+    /// The range function and its arguments after the upper bound: the
+    /// same sum at another bound (`None`: not known).
+    pub function: Option<(std::rc::Rc<z3::FuncDecl>, Vec<Int>)>,
     /// The lemma instances made while evaluating `body` at `bound` (the
     /// unfold lemmas of sums nested in the summand): valid for every value
     /// of `bound`, so they are restated at each fresh constant.
@@ -99,6 +102,89 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     (equal, derived)
 }
 
+/// Equal and scaled sums among the lifted program's own reductions over one
+/// range: two reduction nodes that sum the same products in another order
+/// or layout (`matmul(A, x)` and `matmul(x, transpose(A))`), or one node at
+/// two indices whose summands agree (a symmetric `Xᵀ X` at `(i, j)` and
+/// `(j, i)`). Kept apart from [`pair_lemmas`]: there are many such pairs,
+/// and they are handed to Z3 only for conditions the others do not prove.
+pub(crate) fn lifted_pair_lemmas(uses: &[SumUse]) -> Vec<(Bool, Vec<Dynamic>)> {
+    let key = |i: &Int| i.simplify().to_string();
+    let mut seen = std::collections::HashSet::new();
+    let lifted: Vec<&SumUse> = uses
+        .iter()
+        .filter(|u| !u.local && seen.insert(format!("{:?}", u.value)))
+        .collect();
+    let mut out = Vec::new();
+    for (k, u) in lifted.iter().enumerate() {
+        for w in &lifted[k + 1..] {
+            // Sums at the same indices, possibly permuted (`Aᵀx` against
+            // `A x` at `i`, `XᵀX` at `(i, j)` against `(j, i)`): pairs at
+            // unrelated indices would only crowd the query.
+            if u.value.is_real() != w.value.is_real()
+                || key(&u.lo) != key(&w.lo)
+                || index_args(u) != index_args(w)
+            {
+                continue;
+            }
+            let sums = vec![term(&u.value), term(&w.value)];
+            // At each one's bound: two bounds that are equal only under the
+            // condition's hypotheses (`n` and an exit counter `n ≥ 0 ? n :
+            // 0`) meet by congruence.
+            let mut at_bounds = vec![(u, w.clone_at(&u.hi))];
+            if key(&u.hi) != key(&w.hi) {
+                at_bounds.push((w, u.clone_at(&w.hi)));
+            }
+            for (a, b) in at_bounds {
+                let Some(b) = b else { continue };
+                out.push((lemma(a, &b), sums.clone()));
+                out.extend(scaled(a, &b).map(|l| (l, sums.clone())));
+                out.extend(scaled(&b, a).map(|l| (l, sums.clone())));
+            }
+        }
+    }
+    out
+}
+
+/// The arguments of a use's range function after its bound, sorted.
+fn index_args(u: &SumUse) -> Option<Vec<String>> {
+    let (_, args) = u.function.as_ref()?;
+    let mut out: Vec<String> = args.iter().map(|a| a.simplify().to_string()).collect();
+    out.sort();
+    Some(out)
+}
+
+impl SumUse {
+    /// This sum with upper bound `hi` (the same summands); `None` when
+    /// the range function is unknown and `hi` is another bound.
+    fn clone_at(&self, hi: &Int) -> Option<SumUse> {
+        let value = if self.hi.simplify().to_string() == hi.simplify().to_string() {
+            self.value.clone()
+        } else {
+            let (f, rest) = self.function.as_ref()?;
+            let mut args: Vec<&dyn Ast> = vec![hi];
+            args.extend(rest.iter().map(|a| a as &dyn Ast));
+            let v = f.apply(&args);
+            match (v.as_real(), v.as_int()) {
+                (Some(r), _) => V::R(r),
+                (_, Some(i)) => V::I(i),
+                _ => return None,
+            }
+        };
+        Some(SumUse {
+            value,
+            lo: self.lo.clone(),
+            hi: hi.clone(),
+            bound: self.bound.clone(),
+            body: self.body.clone(),
+            local: self.local,
+            family: self.family.clone(),
+            function: self.function.clone(),
+            lemmas: self.lemmas.clone(),
+        })
+    }
+}
+
 /// `F = 0` when every summand is 0 (a sum over a range cut to nothing
 /// inside another sum).
 fn zero(u: &SumUse) -> Bool {
@@ -154,11 +240,17 @@ fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let (V::R(ra), V::R(rb)) = (&fa, &fb) else {
         return None;
     };
+    // The factors of `b`'s summand, each taken out of `a`'s once (a
+    // multiset difference): `B·(x·β)` is `β` times `B·x`.
     let mut factors = Vec::new();
     flatten_product(&Dynamic::from_ast(ra), &mut factors);
-    let target = rb.to_string();
-    let at = factors.iter().position(|f| f.to_string() == target)?;
-    factors.remove(at);
+    let mut wanted = Vec::new();
+    flatten_product(&Dynamic::from_ast(rb), &mut wanted);
+    for w in &wanted {
+        let text = w.to_string();
+        let at = factors.iter().position(|f| f.to_string() == text)?;
+        factors.remove(at);
+    }
     let name = s.to_string();
     let k = factors
         .iter()
@@ -172,6 +264,14 @@ fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let summands = inside.implies(fa.equal(&value::mul(&k, &fb)));
     let lemma = summands.implies(a.value.equal(&value::mul(&k, &b.value)));
     Some(with_template_lemmas(lemma, &[a, b], &s))
+}
+
+fn term(v: &V) -> Dynamic {
+    match v {
+        V::I(i) => Dynamic::from_ast(i),
+        V::R(r) => Dynamic::from_ast(r),
+        V::B(b) => Dynamic::from_ast(b),
+    }
 }
 
 fn flatten_product(t: &Dynamic, out: &mut Vec<Dynamic>) {
@@ -232,6 +332,7 @@ mod tests {
                 body: term(&i, &i, &p),
                 local: true,
                 family: "local_product".to_string(),
+                function: None,
                 lemmas: Vec::new(),
             },
             SumUse {
@@ -242,6 +343,7 @@ mod tests {
                 body: lifted_body,
                 local: false,
                 family: "sum_lifted".to_string(),
+                function: None,
                 lemmas: Vec::new(),
             },
         ];
@@ -297,6 +399,7 @@ mod tests {
             body,
             local,
             family: family.to_string(),
+            function: None,
             lemmas: Vec::new(),
         }
     }

@@ -30,6 +30,66 @@ pub(crate) struct Condition {
     pub name: String,
     pub hyps: Vec<Bool>,
     pub goal: Bool,
+    /// Equalities among the hypotheses (a fresh element equal to the one
+    /// the body wrote), to substitute into the query before Z3 sees it so
+    /// that the same element has one name everywhere; valid without it.
+    pub subst: Vec<(Int, Int)>,
+}
+
+/// One conjunct of a loop condition: its goal, the hypotheses it adds
+/// (a fresh element's bounds), and the cases it is proved in (none: one
+/// condition; else one per case, the cases covering every element).
+struct Part {
+    goal: Bool,
+    hyps: Vec<Bool>,
+    cases: Vec<Case>,
+}
+
+/// A case of a part: its hypothesis and the substitution it allows.
+struct Case {
+    hyp: Bool,
+    subst: Vec<(Int, Int)>,
+}
+
+/// Most writes to one array in one loop body that are split into cases.
+const MAX_CASE_WRITES: usize = 4;
+
+/// The cases for fresh element `e` of an array the body wrote at
+/// `written`: `e` is one of the written elements, or none of them (no
+/// split past [`MAX_CASE_WRITES`] writes, or when nothing was written).
+fn element_cases(e: &[Int], written: &[(Vec<Int>, V, Bool)]) -> Vec<Case> {
+    let mut distinct: Vec<&Vec<Int>> = Vec::new();
+    for (idx, ..) in written {
+        if !distinct
+            .iter()
+            .any(|d| format!("{d:?}") == format!("{idx:?}"))
+        {
+            distinct.push(idx);
+        }
+    }
+    if distinct.is_empty() || distinct.len() > MAX_CASE_WRITES {
+        return Vec::new();
+    }
+    let same = |idx: &[Int]| {
+        e.iter()
+            .zip(idx)
+            .fold(Bool::from_bool(true), |acc, (a, b)| acc & a.eq(b))
+    };
+    let mut cases: Vec<Case> = distinct
+        .iter()
+        .map(|idx| Case {
+            hyp: same(idx),
+            subst: e.iter().cloned().zip(idx.iter().cloned()).collect(),
+        })
+        .collect();
+    let none = distinct
+        .iter()
+        .fold(Bool::from_bool(true), |acc, idx| acc & same(idx).not());
+    cases.push(Case {
+        hyp: none,
+        subst: Vec::new(),
+    });
+    cases
 }
 
 /// A loop around the current point and its counter's value there.
@@ -171,7 +231,12 @@ impl<'a> Exec<'a> {
         for (name, bounds, goal) in goals {
             let mut hyps = ctx.hyps.clone();
             hyps.extend(bounds);
-            self.conditions.push(Condition { name, hyps, goal });
+            self.conditions.push(Condition {
+                name,
+                hyps,
+                goal,
+                subst: Vec::new(),
+            });
         }
         Ok(())
     }
@@ -388,7 +453,11 @@ impl<'a> Exec<'a> {
         } else {
             z3::Sort::int()
         };
-        let f = z3::FuncDecl::new(format!("local_sum_{name}"), &domain, &range);
+        let f = Rc::new(z3::FuncDecl::new(
+            format!("local_sum_{name}"),
+            &domain,
+            &range,
+        ));
         let apply = |h: &Int| -> V {
             let mut args: Vec<&dyn z3::ast::Ast> = vec![h];
             args.extend(e.iter().map(|i| i as &dyn z3::ast::Ast));
@@ -434,6 +503,7 @@ impl<'a> Exec<'a> {
                 body,
                 local: true,
                 family: format!("local_{name}"),
+                function: Some((f.clone(), e.to_vec())),
                 lemmas: template_lemmas,
             });
         Ok(at)
@@ -906,8 +976,36 @@ impl<'a> Exec<'a> {
         let iters = Self::frame_iters(frames);
         let mut reads = Vec::new();
         shape::local_reads(&l.body, local, &mut reads);
+        // Locals computed from the accumulator after the loop (`m = (float)s
+        // / n; mean[r] = m;`): a store reading one of them holds the
+        // accumulated reduction inside another expression.
+        let mut flows = vec![local.to_string()];
+        let reads_flow = |e: &Expr, flows: &[String]| flows.iter().any(|f| shape::reads(e, f));
         for stmt in rest {
             match stmt {
+                Stmt::Assign {
+                    target: LValue::Scalar { name, .. },
+                    value,
+                    ..
+                } if name != local && reads_flow(value, &flows) => {
+                    flows.push(name.clone());
+                }
+                Stmt::Assign {
+                    target: LValue::Element { array, index, .. },
+                    value,
+                    ..
+                } if flows.len() > 1 && reads_flow(value, &flows) => {
+                    let idx = index
+                        .iter()
+                        .map(|a| self.affine(a, &iters))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    return Ok(Accumulator::Value(self.lifted.first_reduction(
+                        Some(array),
+                        &idx,
+                        &cut,
+                        &reads,
+                    )?));
+                }
                 Stmt::Assign {
                     target: LValue::Element { array, index, ty },
                     value,
@@ -919,7 +1017,10 @@ impl<'a> Exec<'a> {
                         .collect::<Result<Vec<_>, _>>()?;
                     let mut stored = Vec::new();
                     shape::loads(value, &mut stored);
-                    return Ok(if is_plain(value, local) {
+                    // Stored through a conversion to an integer, the
+                    // float accumulator holds the reduction inside the
+                    // lifted cast, not the truncated element.
+                    return Ok(if is_plain(value, local) && !truncates(value) {
                         Accumulator::Value(self.lifted_elem(array, &idx, &cut)?)
                     } else if stored.contains(array) {
                         Accumulator::Relation(Relation {
@@ -1030,7 +1131,7 @@ impl<'a> Exec<'a> {
                 s.relations.remove(v);
                 let value = if accumulators.contains(v) {
                     match this.accumulator(v, l, rest, counter, &ctx.frames)? {
-                        Accumulator::Value(x) => x,
+                        Accumulator::Value(x) => integral(x, this.local_ty(v)),
                         Accumulator::Relation(rel) => {
                             let ty = this.local_ty(v);
                             let x = fresh_value(this, v, ty);
@@ -1050,12 +1151,8 @@ impl<'a> Exec<'a> {
         };
         // Initiation.
         let (head, _) = at(self, &entry, &start)?;
-        let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
-        self.conditions.push(Condition {
-            name: format!("initiation of {label}"),
-            hyps: [ctx.hyps.clone(), goal.1].concat(),
-            goal: goal.0,
-        });
+        let parts = self.matches(&entry, &head, &arrays, &accumulators)?;
+        self.push_parts(&format!("initiation of {label}"), &ctx.hyps, parts);
         // Preservation.
         let counter = self.fresh_int(&l.iter);
         let (head, facts) = at(self, &entry, &counter)?;
@@ -1072,12 +1169,8 @@ impl<'a> Exec<'a> {
         inner.hyps.extend(facts);
         let after_body = self.block(&l.body, path, head, &mut inner)?;
         let (next, _) = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
-        let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
-        self.conditions.push(Condition {
-            name: format!("preservation of {label}"),
-            hyps: [inner.hyps, goal.1].concat(),
-            goal: goal.0,
-        });
+        let parts = self.matches(&after_body, &next, &arrays, &accumulators)?;
+        self.push_parts(&format!("preservation of {label}"), &inner.hyps, parts);
         // Exit.
         let last = start.le(&end).ite(&end, &start);
         let (exit, facts) = at(self, &entry, &last)?;
@@ -1106,24 +1199,37 @@ impl<'a> Exec<'a> {
     }
 
     /// `actual` agrees with `expected` on a fresh element of every array in
-    /// `arrays` and on every accumulator.
+    /// `arrays` and on every accumulator: one part per array (and one for
+    /// the accumulators), each split into cases where the loop body wrote
+    /// the array (the fresh element is one of the written ones, or none of
+    /// them). A case's equalities decide where the element lies, so the
+    /// invariant's `ite`s fall away before Z3 multiplies them out.
     fn matches(
         &mut self,
         actual: &State,
         expected: &State,
         arrays: &[String],
         accumulators: &[String],
-    ) -> Result<(Bool, Vec<Bool>), Unsupported> {
-        let mut goal = Bool::from_bool(true);
-        let mut hyps = Vec::new();
+    ) -> Result<Vec<Part>, Unsupported> {
+        let mut parts = Vec::new();
         for a in arrays {
             let shape = self.array_shape(a)?;
             let (e, bounds) = self.element(a, &shape)?;
-            hyps.extend(bounds);
-            goal &= self
+            let goal = self
                 .read(actual, a, &e)?
                 .equal(&self.read(expected, a, &e)?);
+            let written = actual
+                .arrays
+                .get(a)
+                .map(|s| s.writes.as_slice())
+                .unwrap_or(&[]);
+            parts.push(Part {
+                goal,
+                hyps: bounds,
+                cases: element_cases(&e, written),
+            });
         }
+        let mut goal = Bool::from_bool(true);
         for v in accumulators {
             if let (Some(x), Some(rel)) = (actual.locals.get(v), expected.relations.get(v)) {
                 goal &= self.relation_holds(v, rel, x, actual)?;
@@ -1135,7 +1241,40 @@ impl<'a> Exec<'a> {
                 )));
             }
         }
-        Ok((goal, hyps))
+        if !accumulators.is_empty() {
+            parts.push(Part {
+                goal,
+                hyps: Vec::new(),
+                cases: Vec::new(),
+            });
+        }
+        Ok(parts)
+    }
+
+    /// One condition per part and case of `parts`, all named `name`.
+    fn push_parts(&mut self, name: &str, hyps: &[Bool], parts: Vec<Part>) {
+        for part in parts {
+            let base = [hyps, &part.hyps].concat();
+            if part.cases.is_empty() {
+                self.conditions.push(Condition {
+                    name: name.to_string(),
+                    hyps: base,
+                    goal: part.goal,
+                    subst: Vec::new(),
+                });
+                continue;
+            }
+            for case in part.cases {
+                let mut hyps = base.clone();
+                hyps.push(case.hyp);
+                self.conditions.push(Condition {
+                    name: name.to_string(),
+                    hyps,
+                    goal: part.goal.clone(),
+                    subst: case.subst,
+                });
+            }
+        }
     }
 
     fn local_ty(&self, name: &str) -> ScalarType {
@@ -1260,6 +1399,25 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// The value an integer local holds for `x`: the integer under a
+/// conversion to real (a float sum of converted integers, which the C
+/// accumulates in an `int`), so that the invariant stays in the integers.
+fn integral(x: V, ty: ScalarType) -> V {
+    use z3::ast::Ast;
+    if let V::R(r) = &x {
+        if !ty.is_float()
+            && ty != ScalarType::Bool
+            && r.is_app()
+            && r.decl().kind() == z3::DeclKind::ToReal
+        {
+            if let Some(i) = r.children().first().and_then(|c| c.as_int()) {
+                return V::I(i);
+            }
+        }
+    }
+    x
+}
+
 fn fresh_value(exec: &mut Exec, name: &str, ty: ScalarType) -> V {
     exec.fresh += 1;
     let n = format!("{name}!{}", exec.fresh);
@@ -1310,6 +1468,14 @@ fn single_size(a: &Affine) -> Option<String> {
         .then(|| a.terms.iter().next())
         .flatten()
         .and_then(|(n, c)| (*c == 1).then(|| n.clone()))
+}
+
+/// Whether `e` converts a float to an integer at its root (through casts).
+fn truncates(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Cast { arg } => (!e.ty.is_float() && arg.ty.is_float()) || truncates(arg),
+        _ => false,
+    }
 }
 
 fn is_plain(e: &Expr, local: &str) -> bool {
