@@ -15,6 +15,7 @@
 //! structure).
 
 use std::cell::Cell;
+use std::collections::HashSet;
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::DeclKind;
@@ -79,6 +80,13 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     };
     let mut equal = Vec::new();
     let mut derived = Vec::new();
+    // One use per value: a sum met twice needs its lemmas once.
+    let mut seen = std::collections::HashSet::new();
+    let uses: Vec<&SumUse> = uses
+        .iter()
+        .filter(|u| seen.insert(format!("{:?}", u.value)))
+        .collect();
+    let uses = uses.as_slice();
     for u in uses.iter().filter(|u| u.local) {
         for w in uses.iter().filter(|w| !w.local && same_range(u, w)) {
             equal.push(lemma(u, w));
@@ -107,51 +115,62 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
 /// or layout (`matmul(A, x)` and `matmul(x, transpose(A))`), or one node at
 /// two indices whose summands agree (a symmetric `Xᵀ X` at `(i, j)` and
 /// `(j, i)`). Kept apart from [`pair_lemmas`]: there are many such pairs,
-/// and they are handed to Z3 only for conditions the others do not prove.
-pub(crate) fn lifted_pair_lemmas(uses: &[SumUse]) -> Vec<(Bool, Vec<Dynamic>)> {
+/// so they are made for one condition at a time, after its substitution
+/// (`subst`), between sums at the same indices (possibly permuted) of
+/// which the condition names one (`named`) and mentions both (`present`).
+pub(crate) fn lifted_pair_lemmas(
+    uses: &[SumUse],
+    subst: &[(Int, Int)],
+    named: &HashSet<Dynamic>,
+    present: &HashSet<Dynamic>,
+) -> Vec<Bool> {
     let key = |i: &Int| i.simplify().to_string();
-    let mut seen = std::collections::HashSet::new();
-    let lifted: Vec<&SumUse> = uses
+    let pairs: Vec<(&Int, &Int)> = subst.iter().map(|(a, b)| (a, b)).collect();
+    let after = |t: &Dynamic| t.substitute(&pairs).simplify();
+    let mut seen = HashSet::new();
+    // Each lifted use with its value and sorted index arguments as the
+    // condition reads them.
+    let lifted: Vec<(&SumUse, Dynamic, Vec<String>)> = uses
         .iter()
-        .filter(|u| !u.local && seen.insert(format!("{:?}", u.value)))
+        .filter(|u| !u.local)
+        .filter_map(|u| {
+            let value = after(&term(&u.value));
+            let (_, args) = u.function.as_ref()?;
+            let mut index: Vec<String> = args
+                .iter()
+                .map(|a| after(&Dynamic::from_ast(a)).to_string())
+                .collect();
+            index.sort();
+            (present.contains(&value) && seen.insert(value.to_string()))
+                .then_some((u, value, index))
+        })
         .collect();
     let mut out = Vec::new();
-    for (k, u) in lifted.iter().enumerate() {
-        for w in &lifted[k + 1..] {
-            // Sums at the same indices, possibly permuted (`Aᵀx` against
-            // `A x` at `i`, `XᵀX` at `(i, j)` against `(j, i)`): pairs at
-            // unrelated indices would only crowd the query.
+    for (k, (u, uv, ui)) in lifted.iter().enumerate() {
+        for (w, wv, wi) in &lifted[k + 1..] {
             if u.value.is_real() != w.value.is_real()
                 || key(&u.lo) != key(&w.lo)
-                || index_args(u) != index_args(w)
+                || ui != wi
+                || !(named.contains(uv) || named.contains(wv))
             {
                 continue;
             }
-            let sums = vec![term(&u.value), term(&w.value)];
             // At each one's bound: two bounds that are equal only under the
             // condition's hypotheses (`n` and an exit counter `n ≥ 0 ? n :
             // 0`) meet by congruence.
-            let mut at_bounds = vec![(u, w.clone_at(&u.hi))];
+            let mut at_bounds = vec![(*u, w.clone_at(&u.hi))];
             if key(&u.hi) != key(&w.hi) {
-                at_bounds.push((w, u.clone_at(&w.hi)));
+                at_bounds.push((*w, u.clone_at(&w.hi)));
             }
             for (a, b) in at_bounds {
                 let Some(b) = b else { continue };
-                out.push((lemma(a, &b), sums.clone()));
-                out.extend(scaled(a, &b).map(|l| (l, sums.clone())));
-                out.extend(scaled(&b, a).map(|l| (l, sums.clone())));
+                out.push(lemma(a, &b));
+                out.extend(scaled(a, &b));
+                out.extend(scaled(&b, a));
             }
         }
     }
-    out
-}
-
-/// The arguments of a use's range function after its bound, sorted.
-fn index_args(u: &SumUse) -> Option<Vec<String>> {
-    let (_, args) = u.function.as_ref()?;
-    let mut out: Vec<String> = args.iter().map(|a| a.simplify().to_string()).collect();
-    out.sort();
-    Some(out)
+    out.iter().map(|l| l.substitute(&pairs)).collect()
 }
 
 impl SumUse {
@@ -235,8 +254,10 @@ fn split(f: &SumUse, g: &SumUse, h: &SumUse) -> Bool {
 /// `b` as one factor and the other factors `k` free of the index.
 fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let s = fresh_bound("ext");
-    let fa = substitute(&a.body, &a.bound, &s);
-    let fb = substitute(&b.body, &b.bound, &s);
+    // Simplified, so that one element read through different index
+    // arithmetic (`A0(0 + 1·i, s)`, `A0(i, s)`) is one factor.
+    let fa = simplified(&substitute(&a.body, &a.bound, &s));
+    let fb = simplified(&substitute(&b.body, &b.bound, &s));
     let (V::R(ra), V::R(rb)) = (&fa, &fb) else {
         return None;
     };
@@ -264,6 +285,14 @@ fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let summands = inside.implies(fa.equal(&value::mul(&k, &fb)));
     let lemma = summands.implies(a.value.equal(&value::mul(&k, &b.value)));
     Some(with_template_lemmas(lemma, &[a, b], &s))
+}
+
+fn simplified(v: &V) -> V {
+    match v {
+        V::I(i) => V::I(i.simplify()),
+        V::R(r) => V::R(r.simplify()),
+        V::B(b) => V::B(b.simplify()),
+    }
 }
 
 fn term(v: &V) -> Dynamic {

@@ -250,10 +250,8 @@ fn prove_in_context(
         tier.extend(derived_sums.iter().map(tag_sums));
         tiers.push(tier.clone());
     }
-    let facts = Facts {
-        tiers,
-        pairs: extensionality::lifted_pair_lemmas(&lifted.sums.borrow()),
-    };
+    let sums = lifted.sums.borrow();
+    let facts = Facts { tiers, sums: &sums };
     let budget = Budget::of(options);
     for condition in &exec.conditions {
         let Some(verdict) = discharge(kernel, condition, &facts, &budget) else {
@@ -332,9 +330,10 @@ fn prove_in_context(
 /// The lemmas a condition may be given: tiers tried in turn (each tagged
 /// with its fresh constants, for relevance), then the lifted program's
 /// pairs of equal sums (each with the two sum terms it relates).
-struct Facts {
+struct Facts<'s> {
     tiers: Vec<Vec<(Bool, std::collections::HashSet<String>)>>,
-    pairs: Vec<(Bool, Vec<z3::ast::Dynamic>)>,
+    /// The sums met, for the lifted pair lemmas of each condition.
+    sums: &'s [extensionality::SumUse],
 }
 
 /// Checks one condition with each tier of facts in turn, then with the
@@ -383,24 +382,20 @@ fn discharge(
         }
     }
     // Pair lemmas only between a sum the condition mentions and one it or
-    // its facts mention: offering every pair reachable through shared
-    // constants drowns Z3.
-    let named = relevance::subterms(&roots);
-    let mut terms: Vec<&Bool> = roots.clone();
-    terms.extend(last.iter().copied());
-    let present = relevance::subterms(&terms);
-    let chosen: Vec<&Bool> = facts
-        .pairs
-        .iter()
-        .filter(|(_, sums)| {
-            sums.iter().any(|t| named.contains(t)) && sums.iter().all(|t| present.contains(t))
-        })
-        .map(|(lemma, _)| lemma)
-        .collect();
+    // its facts mention, as they read after the condition's substitution:
+    // offering every pair reachable through shared constants drowns Z3.
+    let pairs: Vec<(&Int, &Int)> = condition.subst.iter().map(|(a, b)| (a, b)).collect();
+    let after = |b: &Bool| b.substitute(&pairs).simplify();
+    let roots_after: Vec<Bool> = roots.iter().map(|b| after(b)).collect();
+    let named = relevance::subterms(&roots_after.iter().collect::<Vec<_>>());
+    let mut terms = roots_after.clone();
+    terms.extend(last.iter().map(|b| after(b)));
+    let present = relevance::subterms(&terms.iter().collect::<Vec<_>>());
+    let chosen = extensionality::lifted_pair_lemmas(facts.sums, &condition.subst, &named, &present);
     if chosen.is_empty() {
         return attempt;
     }
-    last.extend(chosen);
+    last.extend(chosen.iter());
     Some(check(kernel, condition, &last, budget))
 }
 
@@ -441,7 +436,15 @@ fn check(
         solver.assert(h);
     }
     for f in facts {
-        solver.assert(&decider.simplify(&named(f)));
+        let g = decider.simplify(&named(f));
+        if std::env::var_os("TENSLIFT_TRACE_TMP").is_some() && g.to_string() == "true" {
+            eprintln!(
+                "TRACE became true: {}\nHYPS: {:?}",
+                f,
+                hyps.iter().map(|h| h.to_string()).collect::<Vec<_>>()
+            );
+        }
+        solver.assert(&g);
     }
     // Z3's simplifier normalises the polynomials of the goal first
     // (simplifying the hypotheses too was measured to hurt).

@@ -25,6 +25,8 @@ use super::{dim_term, real_literal};
 use crate::domain::value::{self, V};
 use crate::domain::IntTy;
 
+mod own;
+
 /// One condition to discharge: `hyps ⇒ goal`.
 pub(crate) struct Condition {
     pub name: String,
@@ -90,6 +92,58 @@ fn element_cases(e: &[Int], written: &[(Vec<Int>, V, Bool)]) -> Vec<Case> {
         subst: Vec::new(),
     });
     cases
+}
+
+/// The writes of an accumulating element in order: an init, the
+/// accumulation (over loop `rho`), the post statements that follow it on
+/// the same element, and plain writes after those (to other elements).
+struct Stages<'w> {
+    init: Option<&'w Write>,
+    acc: &'w Write,
+    rho: usize,
+    posts: Vec<&'w Write>,
+    trailing: Vec<&'w Write>,
+}
+
+impl<'w> Stages<'w> {
+    fn of(name: &str, writes: &'w [Write], k: usize) -> Result<Stages<'w>, Unsupported> {
+        let acc = &writes[k];
+        let rho = match acc.reduction_loops().as_slice() {
+            [rho] => *rho,
+            reds => {
+                return Err(Unsupported(format!(
+                    "`{name}` accumulates over {} loops at once",
+                    reds.len()
+                )))
+            }
+        };
+        let after = &writes[k + 1..];
+        let posts: Vec<&Write> = after
+            .iter()
+            .take_while(|w| own::is_post_of(w, acc, rho))
+            .collect();
+        let trailing: Vec<&Write> = after[posts.len()..].iter().collect();
+        if trailing.iter().any(|w| !w.reduction_loops().is_empty()) {
+            return Err(Unsupported(format!(
+                "`{name}` is written by {} statements in a shape without a derived invariant",
+                writes.len()
+            )));
+        }
+        Ok(Stages {
+            init: k.checked_sub(1).map(|p| &writes[p]),
+            acc,
+            rho,
+            posts,
+            trailing,
+        })
+    }
+}
+
+/// An accumulation stage's value at a point, and (for an own definition)
+/// its value once every iteration is done.
+struct Partial {
+    value: V,
+    complete: Option<V>,
 }
 
 /// A loop around the current point and its counter's value there.
@@ -159,6 +213,8 @@ pub(crate) struct Exec<'a> {
     pub conditions: Vec<Condition>,
     pub invariants: Vec<String>,
     fresh: usize,
+    /// How deep own definitions are nested now (see `own`).
+    own_depth: std::cell::Cell<usize>,
 }
 
 impl<'a> Exec<'a> {
@@ -176,6 +232,7 @@ impl<'a> Exec<'a> {
             conditions: Vec::new(),
             invariants: Vec::new(),
             fresh: 0,
+            own_depth: std::cell::Cell::new(0),
         })
     }
 
@@ -559,17 +616,6 @@ impl<'a> Exec<'a> {
     /// innermost of `frames`.
     fn piece(&self, name: &str, frames: &[Frame], e: &[Int]) -> Result<V, Unsupported> {
         let writes = self.writes.get(name).cloned().unwrap_or_default();
-        let unsupported = || {
-            Unsupported(format!(
-                "`{name}` is written by {} statements in a shape without a derived invariant",
-                writes.len()
-            ))
-        };
-        // Supported shapes: one plain write; or an accumulation with at most
-        // one plain write before it (the init) and one after (the post).
-        let acc_at: Vec<usize> = (0..writes.len())
-            .filter(|k| !writes[*k].reduction_loops().is_empty())
-            .collect();
         let initial = self.symbols.initial(name, e)?;
         let full = self.lifted_elem(name, e, &Truncation::new())?;
         if let [w] = writes.as_slice() {
@@ -577,7 +623,10 @@ impl<'a> Exec<'a> {
                 return self.overwritten_piece(name, w, m, frames, e);
             }
         }
-        let (init, acc, post) = match acc_at.as_slice() {
+        let acc_at: Vec<usize> = (0..writes.len())
+            .filter(|k| !writes[*k].reduction_loops().is_empty())
+            .collect();
+        let stages = match acc_at.as_slice() {
             [] if !writes.is_empty() => {
                 // Plain writes only: an element equals its final value once
                 // a write covering it is done (writes to one element in one
@@ -590,63 +639,99 @@ impl<'a> Exec<'a> {
                 }
                 return Ok(v);
             }
-            [k] if *k <= 1 && writes.len() - k <= 2 => (
-                k.checked_sub(1).map(|p| &writes[p]),
-                &writes[*k],
-                writes.get(k + 1),
-            ),
-            _ => return Err(unsupported()),
-        };
-        let reds = acc.reduction_loops();
-        if reds.len() != 1 {
-            return Err(Unsupported(format!(
-                "`{name}` accumulates over {} loops at once",
-                reds.len()
-            )));
-        }
-        let rho = reds[0];
-        let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
-            Unsupported(format!(
-                "the reduction loop `{}` ends at `{}`, not at a size parameter or a constant",
-                acc.loops[rho].iter, acc.loops[rho].end
-            ))
-        })?;
-        let (acc_covered, x) = self.coverage(acc, e)?;
-        let t = self.done_count(acc, &x, frames, rho)?;
-        let mut cut = Truncation::new();
-        cut.insert(size, t);
-        // With a post statement the accumulator holds the matching
-        // reduction alone; without, the whole lifted element.
-        // With a post statement (`X[i] = X[i] + z[i]`, `X[i] /= n`) the
-        // accumulation stage holds what the post statement maps onto the
-        // cut lifted element: its inverse applied to it; failing that, the
-        // matching reduction alone.
-        let partial = match post {
-            Some(w) => {
-                let target = self.lifted_elem(name, e, &cut)?;
-                match self.invert_post(w, name, e, &cut, &target)? {
-                    Some(v) => v,
-                    None => self
-                        .lifted
-                        .first_reduction(Some(name), e, &cut, &acc.reads)?,
-                }
+            [k] if *k <= 1 => Stages::of(name, &writes, *k)?,
+            _ => {
+                return Err(Unsupported(format!(
+                    "`{name}` is written by {} statements in a shape without a derived invariant",
+                    writes.len()
+                )))
             }
-            None => self.lifted_elem(name, e, &cut)?,
         };
-        let mut v = match init {
+        let partial = self.accumulation_stage(name, &stages, frames, e)?;
+        let mut v = match stages.init {
             Some(w) => {
                 let (covered, x) = self.coverage(w, e)?;
                 let done = self.done(w, &x, frames, None)?;
-                V::ite(&(covered & done), &partial, &initial)
+                V::ite(&(covered & done), &partial.value, &initial)
             }
-            None => V::ite(&acc_covered, &partial, &initial),
+            None => V::ite(&self.coverage(stages.acc, e)?.0, &partial.value, &initial),
         };
-        if let Some(w) = post {
+        // Each post statement done: the next stage of the chain, the last
+        // one the lifted element; then the plain writes after it (a mirror
+        // `X[j][i] = X[i][j]`) give other elements their final value.
+        let mut chain = partial.complete;
+        for (m, w) in stages.posts.iter().enumerate() {
+            let (covered, x) = self.coverage(w, e)?;
+            let done = self.done(w, &x, frames, None)?;
+            let stage = if m + 1 == stages.posts.len() {
+                full.clone()
+            } else {
+                let previous = chain.take().ok_or_else(|| {
+                    Unsupported(format!(
+                        "`{name}`: a chain of post statements without its start"
+                    ))
+                })?;
+                let next = self.post_value(name, w, e, &previous)?;
+                chain = Some(next.clone());
+                next
+            };
+            v = V::ite(&(covered & done), &stage, &v);
+        }
+        for w in &stages.trailing {
             let (covered, x) = self.coverage(w, e)?;
             let done = self.done(w, &x, frames, None)?;
             v = V::ite(&(covered & done), &full, &v);
         }
         Ok(v)
+    }
+
+    /// The accumulation stage of element `e` at the point `frames`: the
+    /// lifted element cut at the iterations done, with a single post
+    /// statement undone when it can be (exactly, or by the inverse
+    /// operation); otherwise the C's own partial value (see `own`), with
+    /// its complete value for the chain of post statements.
+    fn accumulation_stage(
+        &self,
+        name: &str,
+        stages: &Stages,
+        frames: &[Frame],
+        e: &[Int],
+    ) -> Result<Partial, Unsupported> {
+        let acc = stages.acc;
+        let rho = stages.rho;
+        let (_, x) = self.coverage(acc, e)?;
+        let t = self.done_count(acc, &x, frames, rho)?;
+        let lifted_cut = |t: &Int| -> Result<Option<Truncation>, Unsupported> {
+            Ok(single_size(&acc.loops[rho].end).map(|size| {
+                let mut cut = Truncation::new();
+                cut.insert(size, t.clone());
+                cut
+            }))
+        };
+        match (stages.posts.as_slice(), lifted_cut(&t)?) {
+            ([], Some(cut)) => {
+                return Ok(Partial {
+                    value: self.lifted_elem(name, e, &cut)?,
+                    complete: None,
+                })
+            }
+            ([w], Some(cut)) => {
+                let target = self.lifted_elem(name, e, &cut)?;
+                if let Some(v) = self.invert_post(w, name, e, &cut, &target)? {
+                    return Ok(Partial {
+                        value: v,
+                        complete: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+        let start = self.start_value(name, stages.init, e)?;
+        let (_, hi) = self.bounds_at(acc, rho, &x)?;
+        Ok(Partial {
+            value: self.own_accumulation(name, acc, rho, &start, e, &t)?,
+            complete: Some(self.own_accumulation(name, acc, rho, &start, e, &hi)?),
+        })
     }
 
     /// The invariant's value of element `e` of local array `name`, which
