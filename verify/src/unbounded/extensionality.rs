@@ -114,7 +114,10 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
 /// range: two reduction nodes that sum the same products in another order
 /// or layout (`matmul(A, x)` and `matmul(x, transpose(A))`), or one node at
 /// two indices whose summands agree (a symmetric `Xᵀ X` at `(i, j)` and
-/// `(j, i)`). Kept apart from [`pair_lemmas`]: there are many such pairs,
+/// `(j, i)`); and an own sum of the C against a lifted one at the same
+/// element (Cholesky's `A[i][j] -= A[i][k] A[j][k]` against the
+/// operation's inner sum), whose bounds agree only once the condition's
+/// case is substituted. Kept apart from [`pair_lemmas`]: there are many such pairs,
 /// so they are made for one condition at a time, after its substitution
 /// (`subst`), between sums at the same indices (possibly permuted) of
 /// which the condition names one (`named`) and mentions both (`present`).
@@ -132,7 +135,6 @@ pub(crate) fn lifted_pair_lemmas(
     // condition reads them.
     let lifted: Vec<(&SumUse, Dynamic, Vec<String>)> = uses
         .iter()
-        .filter(|u| !u.local)
         .filter_map(|u| {
             let value = after(&term(&u.value));
             let (_, args) = u.function.as_ref()?;
@@ -148,7 +150,8 @@ pub(crate) fn lifted_pair_lemmas(
     let mut out = Vec::new();
     for (k, (u, uv, ui)) in lifted.iter().enumerate() {
         for (w, wv, wi) in &lifted[k + 1..] {
-            if u.value.is_real() != w.value.is_real()
+            if (u.local && w.local)
+                || u.value.is_real() != w.value.is_real()
                 || key(&u.lo) != key(&w.lo)
                 || ui != wi
                 || !(named.contains(uv) || named.contains(wv))

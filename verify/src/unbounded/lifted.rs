@@ -19,6 +19,8 @@ use tenslift_targets::{
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
 
+mod solvers;
+
 use super::extensionality::{fresh_bound, SumUse};
 use super::Unsupported;
 use super::{dim_term, real_literal};
@@ -530,13 +532,7 @@ impl<'a> Lifted<'a> {
                 };
                 V::ite(&keep, &arg(0, idx)?, &zero_like(real))
             }
-            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => {
-                return Err(Unsupported(format!(
-                    "{}: a solver's element is a recurrence over all earlier ones, which has no \
-                     closed form for the invariants (the bounded check expands it)",
-                    e.op().name()
-                )))
-            }
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solver_elem(e, idx, env)?,
             Op::Diag => {
                 if args[0].shape().len() == 1 {
                     let v = arg(0, &idx[..1])?;
@@ -720,12 +716,7 @@ impl<'a> Lifted<'a> {
         // part of the key. The inner extents of a multi-axis reduction
         // shape the body: they are arguments too (a cut of one is another
         // sum).
-        let key = format!(
-            "red_{:x}_{}|{}",
-            node.hash_value(),
-            outer.len(),
-            bindings_read(node, env)
-        );
+        let key = self.node_key(node, outer.len(), env);
         let arity = 1 + rest.len() + idx.len() + outer.len();
         let f = {
             let mut fs = self.functions.borrow_mut();
@@ -866,6 +857,16 @@ impl<'a> Lifted<'a> {
             }
         }
         Ok(at)
+    }
+
+    /// The name of the range function of `node` at nesting `level`.
+    fn node_key(&self, node: &Expr, level: usize, env: &Env) -> String {
+        format!(
+            "red_{:x}_{}|{}",
+            node.hash_value(),
+            level,
+            bindings_read(node, env)
+        )
     }
 
     pub fn program(&self) -> &Program {

@@ -250,8 +250,13 @@ fn prove_in_context(
         tier.extend(derived_sums.iter().map(tag_sums));
         tiers.push(tier.clone());
     }
+    let tight_tier = usize::from(!equal_sums.is_empty());
     let sums = lifted.sums.borrow();
-    let facts = Facts { tiers, sums: &sums };
+    let facts = Facts {
+        tiers,
+        tight_tier,
+        sums: &sums,
+    };
     let budget = Budget::of(options);
     for condition in &exec.conditions {
         let Some(verdict) = discharge(kernel, condition, &facts, &budget) else {
@@ -332,6 +337,10 @@ fn prove_in_context(
 /// pairs of equal sums (each with the two sum terms it relates).
 struct Facts<'s> {
     tiers: Vec<Vec<(Bool, std::collections::HashSet<String>)>>,
+    /// The tier the few facts tried first are drawn from: the one with the
+    /// equal-sum lemmas (an own sum against the lifted one), never the
+    /// derived ones (splits, zeros), which connect to everything.
+    tight_tier: usize,
     /// The sums met, for the lifted pair lemmas of each condition.
     sums: &'s [extensionality::SumUse],
 }
@@ -347,26 +356,27 @@ fn discharge(
 ) -> Option<Verdict> {
     let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
     roots.push(&condition.goal);
-    let mut attempt = None;
-    let mut facts_before = None;
-    let mut last = Vec::new();
+    let tight_tier = facts.tiers.get(facts.tight_tier)?;
+    let near = relevance::relevant(&roots, tight_tier);
+    let pairs = pair_lemmas(condition, facts, &roots, &near);
     // A written element named by its index: first the few facts about the
     // very applications the goal mentions (the unfold lemmas at the
-    // counter), which Z3 combines at once where the whole relevant set
-    // (instances at every cut, with their case splits) drowns it.
-    if let (false, Some(tier)) = (condition.subst.is_empty(), facts.tiers.first()) {
-        let relevant = relevance::relevant(&roots, tier);
-        let tight = relevance::connected(&condition.goal, &condition.subst, &relevant);
-        if std::env::var_os("TENSLIFT_TRACE_TMP").is_some() {
-            eprintln!("TRACE tight {} of {}", tight.len(), relevant.len());
-        }
-        if !tight.is_empty() && tight.len() < relevant.len() {
+    // counter, the definitions and pairs of sums there), which Z3 combines
+    // at once where the whole relevant set (instances at every cut, with
+    // their case splits) drowns it.
+    if !condition.subst.is_empty() {
+        let candidates: Vec<&Bool> = near.iter().copied().chain(pairs.iter()).collect();
+        let tight = relevance::connected(&condition.goal, &condition.subst, &candidates);
+        if !tight.is_empty() && tight.len() < candidates.len() {
             let verdict = check(kernel, condition, &tight, budget);
             if verdict.result == SatResult::Unsat {
                 return Some(verdict);
             }
         }
     }
+    let mut attempt = None;
+    let mut facts_before = None;
+    let mut last = Vec::new();
     for tier in &facts.tiers {
         let relevant = relevance::relevant(&roots, tier);
         if facts_before == Some(relevant.len()) {
@@ -381,22 +391,31 @@ fn discharge(
             return attempt;
         }
     }
-    // Pair lemmas only between a sum the condition mentions and one it or
-    // its facts mention, as they read after the condition's substitution:
-    // offering every pair reachable through shared constants drowns Z3.
+    if pairs.is_empty() {
+        return attempt;
+    }
+    last.extend(pairs.iter());
+    Some(check(kernel, condition, &last, budget))
+}
+
+/// The pair lemmas of sums for one condition: between a sum it mentions
+/// and one it or its `near` facts mention, as they read after its
+/// substitution (offering every pair reachable through shared constants
+/// drowns Z3).
+fn pair_lemmas(
+    condition: &vcgen::Condition,
+    facts: &Facts,
+    roots: &[&Bool],
+    near: &[&Bool],
+) -> Vec<Bool> {
     let pairs: Vec<(&Int, &Int)> = condition.subst.iter().map(|(a, b)| (a, b)).collect();
     let after = |b: &Bool| b.substitute(&pairs).simplify();
     let roots_after: Vec<Bool> = roots.iter().map(|b| after(b)).collect();
     let named = relevance::subterms(&roots_after.iter().collect::<Vec<_>>());
-    let mut terms = roots_after.clone();
-    terms.extend(last.iter().map(|b| after(b)));
+    let mut terms = roots_after;
+    terms.extend(near.iter().map(|b| after(b)));
     let present = relevance::subterms(&terms.iter().collect::<Vec<_>>());
-    let chosen = extensionality::lifted_pair_lemmas(facts.sums, &condition.subst, &named, &present);
-    if chosen.is_empty() {
-        return attempt;
-    }
-    last.extend(chosen.iter());
-    Some(check(kernel, condition, &last, budget))
+    extensionality::lifted_pair_lemmas(facts.sums, &condition.subst, &named, &present)
 }
 
 /// What Z3 said about one condition.

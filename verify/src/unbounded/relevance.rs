@@ -73,8 +73,9 @@ pub(crate) fn subterms(terms: &[&Bool]) -> HashSet<Dynamic> {
     seen
 }
 
-/// The facts that mention a range function value that `goal` mentions,
-/// read after `subst`.
+/// The facts that mention a range function value (or a solver element)
+/// that `goal` mentions, or that such a fact mentions (two steps), read
+/// after `subst`.
 pub(crate) fn connected<'a>(
     goal: &Bool,
     subst: &[(Int, Int)],
@@ -94,7 +95,7 @@ pub(crate) fn connected<'a>(
     let mut reached = apps_of(goal);
 
     let mut taken = vec![false; facts.len()];
-    for _ in 0..1 {
+    for _ in 0..2 {
         let mut grown = Vec::new();
         for (k, apps) in fact_apps.iter().enumerate() {
             if !taken[k] && apps.iter().any(|a| reached.contains(a)) {
@@ -115,9 +116,10 @@ pub(crate) fn connected<'a>(
 }
 
 /// Whether a function symbol is a range function (a reduction's or a
-/// local accumulation's sum, product, maximum or minimum).
+/// local accumulation's sum, product, maximum or minimum) or a solver
+/// operation's element.
 fn is_range_function(name: &str) -> bool {
-    ["sum_", "prod_", "max_", "min_", "local_sum_"]
+    ["sum_", "prod_", "max_", "min_", "local_sum_", "solve_"]
         .iter()
         .any(|p| name.starts_with(p))
 }

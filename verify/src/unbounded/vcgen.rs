@@ -96,46 +96,67 @@ fn element_cases(e: &[Int], written: &[(Vec<Int>, V, Bool)]) -> Vec<Case> {
 
 /// The writes of an accumulating element in order: an init, the
 /// accumulation (over loop `rho`), the post statements that follow it on
-/// the same element, and plain writes after those (to other elements).
+/// the same element.
 struct Stages<'w> {
     init: Option<&'w Write>,
     acc: &'w Write,
     rho: usize,
     posts: Vec<&'w Write>,
-    trailing: Vec<&'w Write>,
 }
 
 impl<'w> Stages<'w> {
-    fn of(name: &str, writes: &'w [Write], k: usize) -> Result<Stages<'w>, Unsupported> {
-        let acc = &writes[k];
-        let rho = match acc.reduction_loops().as_slice() {
-            [rho] => *rho,
-            reds => {
-                return Err(Unsupported(format!(
-                    "`{name}` accumulates over {} loops at once",
-                    reds.len()
-                )))
+    /// The accumulation groups of `writes` and the plain writes outside
+    /// them.
+    fn groups(
+        name: &str,
+        writes: &'w [Write],
+    ) -> Result<(Vec<Stages<'w>>, Vec<&'w Write>), Unsupported> {
+        let mut groups: Vec<Stages> = Vec::new();
+        let mut claimed = vec![false; writes.len()];
+        for (k, acc) in writes.iter().enumerate() {
+            if acc.reduction_loops().is_empty() {
+                continue;
             }
-        };
-        let after = &writes[k + 1..];
-        let posts: Vec<&Write> = after
-            .iter()
-            .take_while(|w| own::is_post_of(w, acc, rho))
-            .collect();
-        let trailing: Vec<&Write> = after[posts.len()..].iter().collect();
-        if trailing.iter().any(|w| !w.reduction_loops().is_empty()) {
-            return Err(Unsupported(format!(
-                "`{name}` is written by {} statements in a shape without a derived invariant",
-                writes.len()
-            )));
+            let rho = match acc.reduction_loops().as_slice() {
+                [rho] => *rho,
+                reds => {
+                    return Err(Unsupported(format!(
+                        "`{name}` accumulates over {} loops at once",
+                        reds.len()
+                    )))
+                }
+            };
+            claimed[k] = true;
+            // The init is the unclaimed plain write just before, on the
+            // same element; the posts follow on the same element.
+            let init = k
+                .checked_sub(1)
+                .filter(|p| !claimed[*p] && writes[*p].reduction_loops().is_empty());
+            if let Some(p) = init {
+                claimed[p] = true;
+            }
+            let mut posts = Vec::new();
+            for (m, w) in writes.iter().enumerate().skip(k + 1) {
+                if !own::is_post_of(w, acc, rho) {
+                    break;
+                }
+                claimed[m] = true;
+                posts.push(w);
+            }
+            groups.push(Stages {
+                init: init.map(|p| &writes[p]),
+                acc,
+                rho,
+                posts,
+            });
         }
-        Ok(Stages {
-            init: k.checked_sub(1).map(|p| &writes[p]),
-            acc,
-            rho,
-            posts,
-            trailing,
-        })
+        let others: Vec<&Write> = writes
+            .iter()
+            .zip(&claimed)
+            .filter(|(_, c)| !**c)
+            .map(|(w, _)| w)
+            .collect();
+        Ok((groups, others))
     }
 }
 
@@ -397,7 +418,7 @@ impl<'a> Exec<'a> {
                     }
                 }
                 let lo = self.affine(&acc.loops[rho].start, &iters)?;
-                let hi = match single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
+                let hi = match self.single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
                     Some(h) => h,
                     None => self.affine(&acc.loops[rho].end, &iters)?,
                 };
@@ -626,39 +647,57 @@ impl<'a> Exec<'a> {
         let acc_at: Vec<usize> = (0..writes.len())
             .filter(|k| !writes[*k].reduction_loops().is_empty())
             .collect();
-        let stages = match acc_at.as_slice() {
-            [] if !writes.is_empty() => {
-                // Plain writes only: an element equals its final value once
-                // a write covering it is done (writes to one element in one
-                // loop body are done together at a loop head).
-                let mut v = initial;
-                for w in &writes {
-                    let (covered, x) = self.coverage(w, e)?;
-                    let done = self.done(w, &x, frames, None)?;
-                    v = V::ite(&(covered & done), &full, &v);
-                }
-                return Ok(v);
+        if acc_at.is_empty() && !writes.is_empty() {
+            // Plain writes only: an element equals its final value once a
+            // write covering it is done (writes to one element in one loop
+            // body are done together at a loop head).
+            let mut v = initial;
+            for w in &writes {
+                let (covered, x) = self.coverage(w, e)?;
+                let done = self.done(w, &x, frames, None)?;
+                v = V::ite(&(covered & done), &full, &v);
             }
-            [k] if *k <= 1 => Stages::of(name, &writes, *k)?,
-            _ => {
-                return Err(Unsupported(format!(
-                    "`{name}` is written by {} statements in a shape without a derived invariant",
-                    writes.len()
-                )))
-            }
-        };
-        let partial = self.accumulation_stage(name, &stages, frames, e)?;
+            return Ok(v);
+        }
+        // One group per accumulation (LU's two triangles), each on its own
+        // elements; plain writes outside the groups (a diagonal, a mirrored
+        // triangle) give their elements the final value.
+        let (groups, others) = Stages::groups(name, &writes)?;
+        let mut v = initial.clone();
+        for stages in groups.iter().rev() {
+            let here = self.group_value(name, stages, frames, e, &initial, &full)?;
+            v = V::ite(&self.coverage(stages.acc, e)?.0, &here, &v);
+        }
+        for w in &others {
+            let (covered, x) = self.coverage(w, e)?;
+            let done = self.done(w, &x, frames, None)?;
+            v = V::ite(&(covered & done), &full, &v);
+        }
+        Ok(v)
+    }
+
+    /// The value of element `e` (which accumulation group `stages` covers)
+    /// at the point `frames`.
+    fn group_value(
+        &self,
+        name: &str,
+        stages: &Stages,
+        frames: &[Frame],
+        e: &[Int],
+        initial: &V,
+        full: &V,
+    ) -> Result<V, Unsupported> {
+        let partial = self.accumulation_stage(name, stages, frames, e)?;
         let mut v = match stages.init {
             Some(w) => {
                 let (covered, x) = self.coverage(w, e)?;
                 let done = self.done(w, &x, frames, None)?;
-                V::ite(&(covered & done), &partial.value, &initial)
+                V::ite(&(covered & done), &partial.value, initial)
             }
-            None => V::ite(&self.coverage(stages.acc, e)?.0, &partial.value, &initial),
+            None => partial.value.clone(),
         };
         // Each post statement done: the next stage of the chain, the last
-        // one the lifted element; then the plain writes after it (a mirror
-        // `X[j][i] = X[i][j]`) give other elements their final value.
+        // one the lifted element.
         let mut chain = partial.complete;
         for (m, w) in stages.posts.iter().enumerate() {
             let (covered, x) = self.coverage(w, e)?;
@@ -676,11 +715,6 @@ impl<'a> Exec<'a> {
                 next
             };
             v = V::ite(&(covered & done), &stage, &v);
-        }
-        for w in &stages.trailing {
-            let (covered, x) = self.coverage(w, e)?;
-            let done = self.done(w, &x, frames, None)?;
-            v = V::ite(&(covered & done), &full, &v);
         }
         Ok(v)
     }
@@ -702,7 +736,7 @@ impl<'a> Exec<'a> {
         let (_, x) = self.coverage(acc, e)?;
         let t = self.done_count(acc, &x, frames, rho)?;
         let lifted_cut = |t: &Int| -> Result<Option<Truncation>, Unsupported> {
-            Ok(single_size(&acc.loops[rho].end).map(|size| {
+            Ok(self.single_size(&acc.loops[rho].end).map(|size| {
                 let mut cut = Truncation::new();
                 cut.insert(size, t.clone());
                 cut
@@ -728,8 +762,19 @@ impl<'a> Exec<'a> {
         }
         let start = self.start_value(name, stages.init, e)?;
         let (_, hi) = self.bounds_at(acc, rho, &x)?;
+        let value = self.own_accumulation(name, acc, rho, &start, e, &t)?;
+        if stages.posts.is_empty() {
+            // Complete, the element is final: say so, so that readers see
+            // the lifted value and the link is proved once, at the step
+            // that completes it.
+            let full = self.lifted_elem(name, e, &Truncation::new())?;
+            return Ok(Partial {
+                value: V::ite(&t.ge(&hi), &full, &value),
+                complete: None,
+            });
+        }
         Ok(Partial {
-            value: self.own_accumulation(name, acc, rho, &start, e, &t)?,
+            value,
             complete: Some(self.own_accumulation(name, acc, rho, &start, e, &hi)?),
         })
     }
@@ -1050,7 +1095,7 @@ impl<'a> Exec<'a> {
         counter: &Int,
         frames: &[Frame],
     ) -> Result<Accumulator, Unsupported> {
-        let size = single_size(&l.end).ok_or_else(|| {
+        let size = self.single_size(&l.end).ok_or_else(|| {
             Unsupported(format!(
                 "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
                 l.iter, l.end
@@ -1360,6 +1405,12 @@ impl<'a> Exec<'a> {
                 });
             }
         }
+    }
+
+    /// [`single_size`] when the name is a size parameter (a bound that is
+    /// an enclosing loop's counter cuts no lifted reduction).
+    fn single_size(&self, a: &Affine) -> Option<String> {
+        single_size(a).filter(|s| s.starts_with('#') || self.symbols.size(s).is_some())
     }
 
     fn local_ty(&self, name: &str) -> ScalarType {
