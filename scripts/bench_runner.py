@@ -30,8 +30,9 @@ host-to-device copy of the inputs and the device-to-host copy of the outputs;
 compile_s is the first call's extra time (JIT tracing and compilation) for
 jax, torch-compile and hlo; for polly and polly-parallel, polly_transformed
 (yes / no / unknown) and polly_what say whether Polly transformed the kernel
-and how (scripts/cref.py polly_report: SCoP found, code generated, tiled,
-matmul pattern, parallel; else Polly's first reason).
+and how, or why not (scripts/cref.py polly_report, scripts/polly_evidence.py:
+SCoP found, rescheduled, tiled, matmul pattern, parallel, code generated; else
+"no SCoP: <Polly's reason>", "SCoP kept its schedule", ...).
 """
 
 from __future__ import annotations
@@ -282,18 +283,18 @@ def run_c_variant(kernel: dict[str, Any], variant: str, dataset: str, inputs_dir
 
 
 def polly_columns(cref, name: str, dataset: str, variant: str) -> dict[str, str]:
-    """polly_transformed (yes / no / unknown) and polly_what (scop+codegen+…, or
-    the first reason Polly gave for not modelling the kernel) for a Polly row:
-    a Polly variant that did not transform the kernel is plain clang -O3 and must
-    not count as "best Polly" (src/bench/stats.rs)."""
+    """polly_transformed (yes / no / unknown) and polly_what for a Polly row: what
+    Polly did to the kernel (scop+rescheduled+tiled+…) when it transformed it,
+    else why not (no SCoP and Polly's reason, SCoP kept its schedule, …), else
+    why the analysis failed. Only `yes` rows count as "best Polly"
+    (src/bench/stats.rs): the others ran clang's own code for the kernel."""
     try:
         report = cref.polly_report(_kernel(name), dataset, variant)
     except cref.CrefError as error:
         return {"polly_transformed": "unknown", "polly_what": _tail(str(error), 1)}
-    what = "+".join(report["what"]) or "no SCoP"
-    if not report["transformed"] and report["missed"]:
-        what = f"{what}: {report['missed'][0]}"
-    return {"polly_transformed": "yes" if report["transformed"] else "no", "polly_what": what}
+    if report["transformed"]:
+        return {"polly_transformed": "yes", "polly_what": "+".join(report["what"])}
+    return {"polly_transformed": "no", "polly_what": report["why_not"] or "not transformed"}
 
 
 def load_outputs(directory: Path, names: list[str]) -> dict[str, np.ndarray] | None:

@@ -109,7 +109,7 @@ def mode_section(rows: list[tuple[dict, dict]], search: str) -> list[str]:
     lines += [f"| {s} | {n} | {l} |" for s, (n, l) in per_suite.items()]
     lines += goals_section(rows)
     lines += ["", "| kernel | suite | manifest expects | status | time (s) | cost | complexity "
-              "| steps | backtracks | pattern-matched | solved algebraically | library s | note |",
+              "| steps | backtracks | pattern-matched | solved algebraically | work | note |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for k, r in rows:
         note = r["note"].replace("|", "\\|")
@@ -118,7 +118,7 @@ def mode_section(rows: list[tuple[dict, dict]], search: str) -> list[str]:
             f"| {k['name']} | {k['suite']} | {k['expect']} | {r['status']} | {r['time']:.2f} | "
             f"{fmt(r['cost'], '.4g')} | {fmt(r['complexity'])} | {fmt(s.get('steps'))} | "
             f"{fmt(s.get('backtracks'))} | {fmt(s.get('pattern_matched'))} | "
-            f"{fmt(s.get('solved_algebraically'))} | {fmt(s.get('library_s'), '.2f')} | {note} |")
+            f"{fmt(s.get('solved_algebraically'))} | {fmt(s.get('work'))} | {note} |")
     return lines + [""]
 
 

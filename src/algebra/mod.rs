@@ -97,6 +97,11 @@ use thiserror::Error;
 pub use atom::{Atom, AtomKind, Func, Symbol, SymbolKind};
 pub use eval::{EvalError, Evaluator};
 pub use expr::{Expr, Mono, Term};
+
+/// The algebra's [`Expr`] under the one name the rest of the crate uses
+/// for it, beside TensIR's and the loop IR's own `Expr`: an exact symbolic
+/// value.
+pub type Value = Expr;
 pub use rational::Rat;
 pub use solve::{
     solve_hole, solve_identity, solve_linear, solve_system, solve_tensor_holes, SolveError,

@@ -11,8 +11,9 @@ pub const BASELINE: &str = "gcc";
 /// The C variants, in report order.
 pub const C_VARIANTS: [&str; 4] = ["gcc", "clang", "polly", "polly-parallel"];
 /// The Polly variants; the faster one per kernel that Polly transformed is
-/// "best Polly" (a variant whose runtime.csv row says `polly_transformed =
-/// no` ran clang's own code and does not count).
+/// "best Polly". Only a row whose `polly_transformed` is `yes` counts: `no`
+/// ran clang's own code for the kernel, and `unknown` (the analysis failed)
+/// or an empty cell (a run from before the column) is unverified.
 pub const POLLY_VARIANTS: [&str; 2] = ["polly", "polly-parallel"];
 /// The lifted backends, in report order (CUDA ones add `-cuda`).
 pub const LIFTED_VARIANTS: [&str; 5] = ["numpy", "jax", "pytorch", "torch-compile", "hlo"];
@@ -30,8 +31,8 @@ pub fn geomean(values: &[f64]) -> Option<f64> {
 pub struct Times {
     pub by_kernel: BTreeMap<String, BTreeMap<String, f64>>,
     pub suite: BTreeMap<String, String>,
-    /// (kernel, variant) of Polly rows whose `polly_transformed` is `no`.
-    pub untransformed: BTreeSet<(String, String)>,
+    /// (kernel, variant) of Polly rows whose `polly_transformed` is `yes`.
+    pub transformed: BTreeSet<(String, String)>,
     /// kernel -> variant -> (`polly_transformed`, `polly_what`), for the summary.
     pub polly_what: BTreeMap<String, BTreeMap<String, (String, String)>>,
 }
@@ -51,8 +52,8 @@ impl Times {
             let variant = table.get(row, "variant").to_string();
             let pair = (kernel.clone(), variant.clone());
             match table.get(row, "polly_transformed") {
-                "no" => times.untransformed.insert(pair),
-                _ => times.untransformed.remove(&pair),
+                "yes" => times.transformed.insert(pair),
+                _ => times.transformed.remove(&pair),
             };
             let transformed = table.get(row, "polly_transformed");
             if !transformed.is_empty() {
@@ -80,18 +81,22 @@ impl Times {
         self.by_kernel.get(kernel)?.get(variant).copied()
     }
 
-    /// Whether Polly reported that it did not transform `kernel` in `variant`.
-    pub fn polly_untransformed(&self, kernel: &str, variant: &str) -> bool {
-        self.untransformed
-            .contains(&(kernel.to_string(), variant.to_string()))
+    /// Whether `variant`'s time may stand for it: every variant but a Polly
+    /// one whose row does not say Polly transformed the kernel.
+    pub fn counts(&self, kernel: &str, variant: &str) -> bool {
+        !POLLY_VARIANTS.contains(&variant)
+            || self
+                .transformed
+                .contains(&(kernel.to_string(), variant.to_string()))
     }
 
     /// The fastest of `variants` for a kernel, with its name; a Polly
-    /// variant that did not transform the kernel is not a candidate.
+    /// variant that did not (verifiably) transform the kernel is not a
+    /// candidate.
     pub fn best<'a>(&self, kernel: &str, variants: &[&'a str]) -> Option<(&'a str, f64)> {
         variants
             .iter()
-            .filter(|v| !self.polly_untransformed(kernel, v))
+            .filter(|v| self.counts(kernel, v))
             .filter_map(|v| self.get(kernel, v).map(|t| (*v, t)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
@@ -164,18 +169,18 @@ mod tests {
 
     fn sample() -> Times {
         let table = parse(
-            "kernel,suite,variant,dataset,median_s,status\n\
-             a,s,gcc,L,8,ok\n\
-             a,s,polly,L,4,ok\n\
-             a,s,polly-parallel,L,2,ok\n\
-             a,s,numpy,L,1,ok\n\
-             a,s,jax,L,0.5,ok\n\
-             b,s,gcc,L,2,ok\n\
-             b,s,polly,L,2,ok\n\
-             b,s,numpy,L,1,ok\n\
-             b,s,jax,L,,timeout\n\
-             c,s,gcc,L,1,ok\n\
-             c,s,numpy,L,,wrong-output\n",
+            "kernel,suite,variant,dataset,median_s,status,polly_transformed\n\
+             a,s,gcc,L,8,ok,\n\
+             a,s,polly,L,4,ok,yes\n\
+             a,s,polly-parallel,L,2,ok,yes\n\
+             a,s,numpy,L,1,ok,\n\
+             a,s,jax,L,0.5,ok,\n\
+             b,s,gcc,L,2,ok,\n\
+             b,s,polly,L,2,ok,yes\n\
+             b,s,numpy,L,1,ok,\n\
+             b,s,jax,L,,timeout,\n\
+             c,s,gcc,L,1,ok,\n\
+             c,s,numpy,L,,wrong-output,\n",
         )
         .unwrap();
         Times::from_table(&table)
@@ -197,13 +202,14 @@ mod tests {
         let table = parse(
             "kernel,suite,variant,dataset,median_s,status,polly_transformed,polly_what\n\
              a,s,gcc,L,8,ok,,\n\
-             a,s,polly,L,4,ok,yes,scop+codegen\n\
+             a,s,polly,L,4,ok,yes,scop+rescheduled+tiled+codegen\n\
              a,s,polly-parallel,L,2,ok,no,no SCoP\n\
              a,s,numpy,L,1,ok,,\n",
         )
         .unwrap();
         let times = Times::from_table(&table);
-        assert!(times.polly_untransformed("a", "polly-parallel"));
+        assert!(!times.counts("a", "polly-parallel"));
+        assert!(times.counts("a", "polly") && times.counts("a", "numpy"));
         assert_eq!(times.get("a", "polly-parallel"), Some(2.0));
         assert_eq!(times.best("a", &POLLY_VARIANTS), Some(("polly", 4.0)));
         // numpy 1 s against the transformed Polly's 4 s, not the untransformed 2 s.
@@ -211,6 +217,23 @@ mod tests {
         assert!((g - 4.0).abs() < 1e-12);
         let what = &times.polly_what["a"]["polly-parallel"];
         assert_eq!((what.0.as_str(), what.1.as_str()), ("no", "no SCoP"));
+    }
+
+    #[test]
+    fn an_unverified_polly_row_is_not_best_polly() {
+        // `unknown`: the analysis failed; empty: a run from before the column.
+        let table = parse(
+            "kernel,suite,variant,dataset,median_s,status,polly_transformed,polly_what\n\
+             a,s,gcc,L,8,ok,,\n\
+             a,s,polly,L,4,ok,unknown,clang crashed\n\
+             a,s,polly-parallel,L,2,ok,,\n\
+             a,s,numpy,L,1,ok,,\n",
+        )
+        .unwrap();
+        let times = Times::from_table(&table);
+        assert_eq!(times.best("a", &POLLY_VARIANTS), None);
+        assert!(geomean_best(&times, &["numpy"], &POLLY_VARIANTS).is_none());
+        assert_eq!(times.best("a", &["gcc", "numpy"]), Some(("numpy", 1.0)));
     }
 
     #[test]

@@ -204,9 +204,9 @@ fn render_runtime(md: &mut String, table: &Table) {
         "Median of the timed runs after a warm-up, each timed inside its process around the \
          kernel alone; a lifted output is compared with the C output first and not timed when \
          it differs. Speedup = gcc -O3 time / variant time. Best Polly = the faster of `polly` \
-         and `polly-parallel` per kernel among those Polly transformed (column `Polly`, from \
-         clang's Polly remarks and generated code: `yes`/`no` and what it did); a Polly \
-         variant that did not transform the kernel is clang -O3 and is not counted. For `-cuda` variants, `median_s` is kernel-only and \
+         and `polly-parallel` per kernel among the variants in which Polly transformed the \
+         kernel (section \"Polly per kernel\"); a Polly variant that did not is clang -O3 \
+         and is not counted. For `-cuda` variants, `median_s` is kernel-only and \
          `e2e_median_s` (runtime.csv) includes the transfers.\n\n",
     );
     if let Some((g, n)) = geomean_best(&times, &cpu_refs, &[BASELINE]) {
@@ -216,12 +216,18 @@ fn render_runtime(md: &mut String, table: &Table) {
             speedup(g)
         );
     }
-    if let Some((g, n)) = geomean_best(&times, &cpu_refs, &POLLY_VARIANTS) {
-        let _ = writeln!(
-            md,
-            "- **Best lifted CPU backend per kernel vs best Polly: {} geomean** over {n} kernels.",
-            speedup(g)
-        );
+    match geomean_best(&times, &cpu_refs, &POLLY_VARIANTS) {
+        Some((g, n)) => {
+            let _ = writeln!(
+                md,
+                "- **Best lifted CPU backend per kernel vs best Polly: {} geomean** over {n} kernels.",
+                speedup(g)
+            );
+        }
+        None => md.push_str(
+            "- Best lifted CPU backend per kernel vs best Polly: no kernel has both a lifted \
+             time and a Polly variant that transformed it.\n",
+        ),
     }
     if let Some((g, n)) = geomean_best(&times, &POLLY_VARIANTS, &[BASELINE]) {
         let _ = writeln!(
@@ -256,6 +262,7 @@ fn render_runtime(md: &mut String, table: &Table) {
         }
     }
     render_per_kernel(md, table, &times, &cpu_refs);
+    render_polly(md, &times);
     render_failures(md, table);
 }
 
@@ -288,14 +295,20 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
         );
     }
     md.push_str("\n### Per kernel: speedup vs gcc -O3\n\n");
+    if !times.polly_what.is_empty() {
+        md.push_str(
+            "`*`: a Polly variant that did not transform the kernel (clang's own code ran); \
+             not a candidate for best Polly.\n\n",
+        );
+    }
     let mut header = "| kernel | suite | gcc (s) |".to_string();
     let mut rule = "|---|---|---|".to_string();
     for v in variants.iter().filter(|v| v.as_str() != BASELINE) {
         let _ = write!(header, " {v} |");
         rule.push_str("---|");
     }
-    header.push_str(" best lifted | vs gcc | vs best Polly | Polly |");
-    rule.push_str("---|---|---|---|");
+    header.push_str(" best lifted | vs gcc | vs best Polly |");
+    rule.push_str("---|---|---|");
     let _ = writeln!(md, "{header}\n{rule}");
     for kernel in times.by_kernel.keys() {
         let suite = times.suite.get(kernel).map(String::as_str).unwrap_or("");
@@ -311,7 +324,13 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
                 (None, Some(t)) => format!("{} s", seconds(t)),
                 _ => cell_status(&status, kernel, v),
             };
-            let _ = write!(line, " {cell} |");
+            // A Polly variant's time where Polly did not transform the kernel.
+            let mark = if times.get(kernel, v).is_some() && !times.counts(kernel, v) {
+                "*"
+            } else {
+                ""
+            };
+            let _ = write!(line, " {cell}{mark} |");
         }
         let best = times.best(kernel, cpu);
         let polly = times.best(kernel, &POLLY_VARIANTS);
@@ -325,32 +344,55 @@ fn render_per_kernel(md: &mut String, table: &Table, times: &Times, cpu: &[&str]
             },
             match (polly, best) {
                 (Some(p), Some(b)) => speedup(p.1 / b.1),
+                (None, Some(_)) if times.polly_what.contains_key(kernel) => {
+                    "Polly did not transform".into()
+                }
                 _ => "–".into(),
             }
         );
-        let _ = write!(line, " {} |", polly_cell(times, kernel));
         let _ = writeln!(md, "{line}");
     }
 }
 
-/// Per Polly variant, whether Polly transformed the kernel and how
-/// (`polly: yes (scop+codegen+matmul-pattern); polly-parallel: no (no SCoP)`;
-/// `unknown` when the Polly analysis itself failed, which still counts).
-fn polly_cell(times: &Times, kernel: &str) -> String {
-    let Some(whats) = times.polly_what.get(kernel) else {
-        return "–".to_string();
-    };
-    let cells: Vec<String> = POLLY_VARIANTS
-        .iter()
-        .filter_map(|v| {
-            let (done, what) = whats.get(*v)?;
-            Some(format!("{v}: {done} ({})", what.replace('|', "/")))
-        })
-        .collect();
-    if cells.is_empty() {
-        "–".to_string()
-    } else {
-        cells.join("; ")
+/// Per kernel and Polly variant, whether Polly transformed the kernel (what
+/// it did) or not (why not), and which variant is "best Polly": the reader
+/// sees what every "vs best Polly" figure stands on.
+fn render_polly(md: &mut String, times: &Times) {
+    if times.polly_what.is_empty() {
+        return;
+    }
+    let counted = times
+        .polly_what
+        .keys()
+        .filter(|k| times.best(k, &POLLY_VARIANTS).is_some())
+        .count();
+    let _ = writeln!(
+        md,
+        "\n### Polly per kernel\n\n\
+         Polly transformed {counted} of {} kernels in a variant that ran; only those have a \
+         best Polly. `yes`: what Polly did to the kernel's own code (SCoP found, rescheduled, \
+         tiled or strip-mined, matrix-multiplication pattern, parallel, code generated, \
+         run-time check kept); `no`: why not; `unknown`: the analysis failed \
+         (scripts/polly_evidence.py).\n",
+        times.polly_what.len()
+    );
+    let mut header = "| kernel |".to_string();
+    let mut rule = "|---|".to_string();
+    for v in POLLY_VARIANTS {
+        let _ = write!(header, " {v} |");
+        rule.push_str("---|");
+    }
+    let _ = writeln!(md, "{header} best Polly |\n{rule}---|");
+    for (kernel, whats) in &times.polly_what {
+        let mut line = format!("| {kernel} |");
+        for v in POLLY_VARIANTS {
+            let cell = whats.get(v).map_or("–".to_string(), |(done, what)| {
+                format!("{done}: {}", what.replace('|', "/"))
+            });
+            let _ = write!(line, " {cell} |");
+        }
+        let best = times.best(kernel, &POLLY_VARIANTS).map_or("–", |b| b.0);
+        let _ = writeln!(md, "{line} {best} |");
     }
 }
 
@@ -402,9 +444,9 @@ mod tests {
         )
         .unwrap();
         let runtime = parse(
-            "kernel,suite,variant,dataset,median_s,status,compile_s,note\n\
-             a,blas,gcc,L,8,ok,,\na,blas,polly,L,4,ok,,\na,blas,numpy,L,2,ok,,\n\
-             a,blas,jax,L,1,ok,0.5,\nc,dsp,gcc,L,3,ok,,\nc,dsp,numpy,L,,wrong-output,,x: off\n",
+            "kernel,suite,variant,dataset,median_s,status,compile_s,note,polly_transformed\n\
+             a,blas,gcc,L,8,ok,,,\na,blas,polly,L,4,ok,,,yes\na,blas,numpy,L,2,ok,,,\n\
+             a,blas,jax,L,1,ok,0.5,,\nc,dsp,gcc,L,3,ok,,,\nc,dsp,numpy,L,,wrong-output,,x: off,\n",
         )
         .unwrap();
         let info = RunInfo {

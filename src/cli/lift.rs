@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tenslift_frontend::ExtractError;
+use tenslift_targets::symmetry::apply_symmetry;
 use tenslift_targets::{emit, print_program, EmitOptions, Target};
 use tenslift_verify::reports::render_json;
 
@@ -37,8 +38,7 @@ use super::{
     EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_SOME_REFUSED, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
-use crate::synth::partial::{lift_whole_or_partially, Outcome};
-use crate::synth::{SynthError, SynthOptions};
+use crate::synth::{lift_kernel, Outcome, SynthError, SynthOptions};
 
 /// The least time the parse gets, whatever `--timeout` says.
 const MIN_PARSE_SECONDS: f64 = 5.0;
@@ -89,13 +89,24 @@ pub struct LiftArgs {
     /// Write the generated code here (only when every kernel lifted).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Seconds of search per kernel; also the limit on parsing the C
-    /// (at least 5 s; exit 7 past it).
+    /// An outer safety limit, in seconds, on each kernel's lift and on
+    /// parsing the C (at least 5 s); exit 7 past it. The search's own
+    /// limits are counted in work, so a lift that ends within it gives the
+    /// same program on any machine.
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
+    /// Print, per kernel, which tactics the search tried, how much work
+    /// each did and why each stopped (on stderr).
+    #[arg(long)]
+    pub explain: bool,
     /// Search strategy.
     #[arg(long, value_enum, default_value_t = SearchMode::Best)]
     pub search: SearchMode,
+    /// Multiplies every work limit of the search (libraries evaluated,
+    /// search steps): 2 searches twice as far. The same effort gives the
+    /// same program on any machine.
+    #[arg(long, default_value_t = 1.0)]
+    pub effort: f64,
     /// Print one JSON object per kernel on stdout.
     #[arg(long)]
     pub json: bool,
@@ -117,6 +128,12 @@ pub struct LiftArgs {
     /// module's header; a failed verification writes nothing (exit 6).
     #[arg(long)]
     pub verify: bool,
+    /// Keep the program as lifted: skip the symmetry rewrites that the
+    /// chosen target runs faster (a symmetric product by BLAS syrk/syr2k,
+    /// a transpose of a symmetric matrix dropped; see `tenslift emit
+    /// --symmetry`).
+    #[arg(long)]
+    pub no_symmetry: bool,
     #[command(flatten)]
     pub cflags: CFlags,
 }
@@ -133,6 +150,10 @@ fn parse_size(s: &str) -> Result<(String, i64), String> {
 }
 
 pub fn run(args: LiftArgs) -> i32 {
+    if !(args.effort.is_finite() && args.effort > 0.0 && args.effort <= 1e6) {
+        print_err("error: --effort must be a positive number (at most 1e6)\n");
+        return EXIT_USAGE;
+    }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         print_err("error: --timeout must be a positive number of seconds\n");
         return EXIT_USAGE;
@@ -192,6 +213,7 @@ pub fn run(args: LiftArgs) -> i32 {
     let synth_options = SynthOptions {
         timeout: Duration::from_secs_f64(args.timeout),
         first: args.search == SearchMode::First,
+        limits: crate::synth::Limits::default().scaled(args.effort),
         model,
         ..SynthOptions::default()
     };
@@ -236,7 +258,7 @@ pub fn run(args: LiftArgs) -> i32 {
             synth_options.timeout + grace(synth_options.timeout),
             format!("{}: {}: lifting", path.display(), kernel.name),
         );
-        let outcome = lift_whole_or_partially(kernel, &synth_options);
+        let outcome = lift_kernel(kernel, &synth_options);
         let seconds = start.elapsed().as_secs_f64();
         let (mut program, cost, stats, kept_loops, vectorised) =
             match (&outcome.whole, &outcome.partial) {
@@ -253,6 +275,11 @@ pub fn run(args: LiftArgs) -> i32 {
                 (Some(w), Err(_)) => (None, 0.0, &w.stats, None, None),
                 (None, Err(_)) => (None, 0.0, &Default::default(), None, None),
             };
+        let timings = match (&outcome.whole, &outcome.partial) {
+            (_, Ok(p)) if kept_loops.is_some() => p.timings.clone(),
+            (Some(w), _) => w.timings.clone(),
+            _ => Default::default(),
+        };
         // hook(roofline): `--target auto` picks this kernel's target.
         let choice = auto_table
             .as_ref()
@@ -271,6 +298,11 @@ pub fn run(args: LiftArgs) -> i32 {
             .as_ref()
             .map_or(fixed.unwrap_or(Target::Numpy), |c| c.target);
         verify_setup.targets = vec![target];
+        // The rewrite depends on the target, so it runs here and not in
+        // the search; what is verified and emitted is the rewritten program.
+        if let (false, Some(p)) = (args.no_symmetry, program.as_mut()) {
+            *p = apply_symmetry(p, Some(target)).0;
+        }
         let mut verification = None;
         if args.verify {
             // Verification has its own limits (Z3's, the compiled C's).
@@ -339,6 +371,9 @@ pub fn run(args: LiftArgs) -> i32 {
         if program.is_none() {
             print_err(&what_was_tried(path, &kernel.name, &stats));
         }
+        if args.explain {
+            print_err(&outcome.trace.render(&kernel.name));
+        }
         let table_from = auto_table.as_ref().map_or("", |t| t.from.as_str());
         if let Some(c) = &choice {
             if !quiet() {
@@ -375,6 +410,8 @@ pub fn run(args: LiftArgs) -> i32 {
                 "complexity": program.as_ref().and_then(complexity_degree),
                 "search": match args.search { SearchMode::Best => "best", SearchMode::First => "first" },
                 "stats": stats,
+                "timings": timings,
+                "trace": &outcome.trace,
                 "message": detail,
                 "kept_loops": kept_loops,
                 "vectorised": vectorised,
@@ -458,8 +495,8 @@ fn report_refused(
 /// For a kernel with no program: what the search tried (its counters) and
 /// where to look next.
 fn what_was_tried(path: &Path, kernel: &str, stats: &crate::synth::search::Stats) -> String {
-    let deadline = if stats.deadline_hit || stats.library_truncated {
-        "; the deadline cut it short: a larger --timeout may find a program"
+    let deadline = if stats.budget_exhausted || stats.library_truncated {
+        "; a work limit stopped the search (`--explain` shows which tactic)"
     } else {
         ""
     };

@@ -42,7 +42,7 @@ use super::{
     print_err, print_out, require_kernels, EXIT_NOT_LIFTED, EXIT_OK, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
-use crate::synth::partial::lift_whole_or_partially;
+use crate::synth::lift_kernel;
 use crate::synth::SynthOptions;
 
 /// The repository the binary was built from: the manifest, `scripts/cref.py`
@@ -212,7 +212,7 @@ pub fn run(args: VerifyArgs) -> i32 {
                     timeout: setup.lift_timeout,
                     ..SynthOptions::default()
                 };
-                let outcome = lift_whole_or_partially(kernel, &synth);
+                let outcome = lift_kernel(kernel, &synth);
                 let why = outcome
                     .error()
                     .map(|e| e.to_string())
@@ -587,7 +587,7 @@ fn program_for_dataset(
             timeout: setup.lift_timeout,
             ..SynthOptions::default()
         };
-        let outcome = lift_whole_or_partially(&at_dataset, &synth);
+        let outcome = lift_kernel(&at_dataset, &synth);
         match outcome.program() {
             Some(p) => p.clone(),
             None => {

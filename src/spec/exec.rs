@@ -17,7 +17,7 @@ use tenslift_frontend::ir::{
 
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};
 use super::{at, format_sizes, InputInfo, Output, Sizes, Spec, SpecError};
-use crate::algebra::{AlgebraError, Expr as Value, Rat, Symbol, Tensor};
+use crate::algebra::{AlgebraError, Rat, Symbol, Tensor, Value};
 
 /// Most term pairs one symbolic product may expand (a spec whose entries
 /// grow past this is not useful for synthesis, and would exhaust memory).

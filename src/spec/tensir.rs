@@ -29,11 +29,11 @@ use std::collections::HashMap;
 
 use tenslift_frontend::ir::Kernel;
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Access, DType, Expr as TExpr, ParamKind, Program, Stmt};
+use tenslift_targets::{self as tensir, Access, DType, ParamKind, Program, Stmt};
 use thiserror::Error;
 
 use super::{choose_second_sizes, choose_sizes, spec_of_kernel, Sizes, Spec, SpecError};
-use crate::algebra::{Expr as Value, Symbol, Tensor};
+use crate::algebra::{Symbol, Tensor, Value};
 use layout::{broadcast_to, checked_len, slice_offsets, tensor};
 use machine::Machine;
 
@@ -219,7 +219,7 @@ const SHARED_CACHE_LIMIT: usize = 200_000;
 /// once for all candidates of a search.
 pub struct Executor {
     sizes: Sizes,
-    shared: HashMap<TExpr, Tensor>,
+    shared: HashMap<tensir::Expr, Tensor>,
 }
 
 impl Executor {

@@ -5,17 +5,17 @@ use tenslift_frontend::ir::{BinaryOp, IfKind, Kernel, Role, ScalarType::*};
 use super::build::*;
 use super::examples::{covariance, gemm, three_mm};
 use super::*;
-use crate::algebra::{Expr as E, Rat, Symbol};
+use crate::algebra::{Rat, Symbol, Value};
 
-fn sym(name: &str, index: &[u32]) -> E {
+fn sym(name: &str, index: &[u32]) -> Value {
     Symbol::element(name, index).to_expr()
 }
 
-fn scalar(name: &str) -> E {
+fn scalar(name: &str) -> Value {
     Symbol::scalar(name).to_expr()
 }
 
-fn entry(spec: &Spec, name: &str, index: &[usize]) -> E {
+fn entry(spec: &Spec, name: &str, index: &[usize]) -> Value {
     spec.output(name)
         .and_then(|o| o.value.get(index))
         .cloned()
@@ -54,7 +54,7 @@ fn covariance_is_the_centred_product_over_n_minus_one() {
     let spec = spec_of_kernel(&k, &sizes(&[("m", 3), ("n", 4)])).unwrap();
     let fl = scalar("float_n");
     let mean = |j: u32| {
-        let total = E::sum(&(0..4).map(|i| sym("data", &[i, j])).collect::<Vec<_>>());
+        let total = Value::sum(&(0..4).map(|i| sym("data", &[i, j])).collect::<Vec<_>>());
         total.div(&fl).unwrap()
     };
     assert_eq!(entry(&spec, "mean", &[2]), mean(2));
@@ -62,17 +62,17 @@ fn covariance_is_the_centred_product_over_n_minus_one() {
         entry(&spec, "data", &[1, 2]),
         sym("data", &[1, 2]) - mean(2)
     );
-    let mut centred_product = E::zero();
+    let mut centred_product = Value::zero();
     for kk in 0..4 {
         centred_product =
             centred_product + (sym("data", &[kk, 0]) - mean(0)) * (sym("data", &[kk, 1]) - mean(1));
     }
-    let expected = centred_product.div(&(&fl - &E::one())).unwrap();
+    let expected = centred_product.div(&(&fl - &Value::one())).unwrap();
     assert_eq!(entry(&spec, "cov", &[0, 1]), expected);
     assert_eq!(entry(&spec, "cov", &[1, 0]), expected);
     assert_ne!(entry(&spec, "cov", &[0, 0]), expected);
     // cov·(float_n − 1) is a polynomial again: the reciprocal cancels.
-    let times = entry(&spec, "cov", &[0, 1]).mul(&(&fl - &E::one()));
+    let times = entry(&spec, "cov", &[0, 1]).mul(&(&fl - &Value::one()));
     assert_eq!(times, centred_product);
 }
 
@@ -87,14 +87,14 @@ fn three_mm_chains_products_of_sums() {
         chosen["nm"] as u32,
     );
     let (i, j) = (1u32, 2u32);
-    let mut expected = E::zero();
+    let mut expected = Value::zero();
     for kk in 0..nj {
-        let e_ik = E::sum(
+        let e_ik = Value::sum(
             &(0..nk)
                 .map(|a| sym("A", &[i, a]) * sym("B", &[a, kk]))
                 .collect::<Vec<_>>(),
         );
-        let f_kj = E::sum(
+        let f_kj = Value::sum(
             &(0..nm)
                 .map(|b| sym("C", &[kk, b]) * sym("D", &[b, j]))
                 .collect::<Vec<_>>(),
@@ -210,9 +210,13 @@ fn uint8_blend_with_a_data_if_becomes_selects_with_c_integer_semantics() {
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     let (a, b) = (sym("a", &[1]), sym("b", &[1]));
-    let average = E::trunc_div(&(&a + &b), &E::int(2)).wrap(8, false);
-    let first = E::select(&E::gt(&a, &b), &a, &average);
-    let expected = E::select(&E::gt(&first, &E::int(200)), &E::int(255), &first);
+    let average = Value::trunc_div(&(&a + &b), &Value::int(2)).wrap(8, false);
+    let first = Value::select(&Value::gt(&a, &b), &a, &average);
+    let expected = Value::select(
+        &Value::gt(&first, &Value::int(200)),
+        &Value::int(255),
+        &first,
+    );
     assert_eq!(entry(&spec, "out", &[1]), expected);
     assert_eq!(expected.to_string(), entry(&spec, "out", &[1]).to_string());
     // The numeric value follows C: a=250, b=240 → 250 → 255; a=3, b=10 → 6.
@@ -273,7 +277,7 @@ fn jacobi_1d() -> Kernel {
 fn stencil_time_steps_compose() {
     let k = jacobi_1d();
     let one = spec_of_kernel(&k, &sizes(&[("tsteps", 1), ("n", 4)])).unwrap();
-    let c = E::constant(Rat::parse_decimal("0.33333").unwrap());
+    let c = Value::constant(Rat::parse_decimal("0.33333").unwrap());
     let a = |i| sym("A", &[i]);
     let b1 = c.mul(&(a(0) + a(1) + a(2)));
     let b2 = c.mul(&(a(1) + a(2) + a(3)));
@@ -282,7 +286,7 @@ fn stencil_time_steps_compose() {
     assert_eq!(entry(&one, "A", &[0]), a(0));
     // Two steps = one step applied to the result of one step.
     let two = spec_of_kernel(&k, &sizes(&[("tsteps", 2), ("n", 4)])).unwrap();
-    let mut step: std::collections::HashMap<Symbol, E> = Default::default();
+    let mut step: std::collections::HashMap<Symbol, Value> = Default::default();
     for i in 0..4u32 {
         step.insert(Symbol::element("A", &[i]), entry(&one, "A", &[i as usize]));
         step.insert(Symbol::element("B", &[i]), entry(&one, "B", &[i as usize]));
@@ -326,7 +330,7 @@ fn returned_dot_product_through_a_local_accumulator_and_temporary_array() {
         ])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
-    let expected = E::sum(
+    let expected = Value::sum(
         &(0..3)
             .map(|i| sym("x", &[i]) * sym("y", &[i]))
             .collect::<Vec<_>>(),
@@ -499,8 +503,8 @@ fn guards_ternaries_and_constant_casts_follow_c() {
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
     assert_eq!(entry(&spec, "B", &[1, 1]), sym("A", &[1, 1]));
-    assert_eq!(entry(&spec, "B", &[2, 1]), E::zero());
-    assert_eq!(entry(&spec, "B", &[0, 2]), E::int(2 + 44));
+    assert_eq!(entry(&spec, "B", &[2, 1]), Value::zero());
+    assert_eq!(entry(&spec, "B", &[0, 2]), Value::int(2 + 44));
     // Only the diagonal depends on A.
     let vars = spec.output("B").unwrap().value.vars();
     assert_eq!(vars.len(), 3);
@@ -571,7 +575,7 @@ fn huge_sizes_are_refused_before_allocating() {
     let err = spec_of_kernel(&looping, &sizes(&[("n", i64::MAX)])).unwrap_err();
     assert!(matches!(err, SpecError::TooLarge { .. }), "{err}");
     let spec = spec_of_kernel(&looping, &sizes(&[("n", 7)])).unwrap();
-    assert_eq!(entry(&spec, "return", &[]), E::int(7));
+    assert_eq!(entry(&spec, "return", &[]), Value::int(7));
 }
 
 #[test]
@@ -612,12 +616,12 @@ fn data_branches_around_loops_merge_every_written_location() {
         ])
         .build();
     let spec = spec_at_chosen_sizes(&k, &Sizes::new()).unwrap();
-    let cond = E::gt(&scalar("alpha"), &E::zero());
+    let cond = Value::gt(&scalar("alpha"), &Value::zero());
     for i in 0..3u32 {
         let x = sym("x", &[i]);
-        let mut expected = E::select(&cond, &x, &(x.scale(&Rat::int(-2))));
+        let mut expected = Value::select(&cond, &x, &(x.scale(&Rat::int(-2))));
         if i == 0 {
-            expected = expected + E::one();
+            expected = expected + Value::one();
         }
         assert_eq!(entry(&spec, "y", &[i as usize]), expected);
     }
@@ -764,7 +768,7 @@ fn general_strided_views_get_sizes_that_keep_elements_apart() {
     // The block-selected cache is named by physical coordinates: row `t`,
     // flat column `head*hs + i`, in a row `kv` wide.
     let first_column = (chosen["head"] * chosen["hs"]) as u32;
-    let expected = (0..chosen["hs"] as u32).fold(E::zero(), |acc, i| {
+    let expected = (0..chosen["hs"] as u32).fold(Value::zero(), |acc, i| {
         &acc + &(&sym("q", &[i]) * &sym("cache", &[1, first_column + i]))
     });
     assert_eq!(entry(&spec, "att", &[1]), expected);

@@ -15,7 +15,7 @@ use tenslift_frontend::ir::{ExprKind, Kernel, LValue, ScalarType, Stmt};
 use tenslift_targets::{build, DType, Expr};
 
 use super::signature::dtype_of;
-use crate::algebra::{Expr as Value, Func, Tensor};
+use crate::algebra::{Func, Tensor, Value};
 use crate::spec::Output;
 
 /// An integer output solved through the float values it converts.

@@ -20,9 +20,13 @@ use std::collections::HashMap;
 
 use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
 
+use super::convert;
 use super::library::Evaluator;
+use super::problem::{region_target, Goal};
+use super::search::Found;
 use super::stencil::exact_literal;
-use crate::algebra::{Atom, AtomKind, Expr as Value, Func, Mono, Rat, SymbolKind, Tensor};
+use super::tactic::{Attempt, Candidate, OutputTactic};
+use crate::algebra::{Atom, AtomKind, Func, Mono, Rat, SymbolKind, Tensor, Value};
 use crate::spec::tensir::canonical_extrema;
 use crate::spec::Sizes;
 
@@ -32,6 +36,73 @@ const MAX_COMBINATIONS: usize = 64;
 /// Largest integer multiplier of a size tried for a size-dependent constant
 /// (`2 / n`, `3 * n`).
 const MAX_SIZE_MULTIPLIER: i64 = 16;
+
+/// The `direct` output tactic; see the module documentation.
+pub struct Direct;
+
+impl OutputTactic for Direct {
+    fn name(&self) -> &'static str {
+        "direct"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a point-wise output written straight from its spec template (first mode keeps it, best mode searches below its cost)"
+    }
+
+    fn applies(&self, goal: &Goal<'_>) -> Result<(), String> {
+        if goal.dtype.is_float() {
+            Ok(())
+        } else {
+            Err("an integer output (its wrap-around has no element-wise template)".into())
+        }
+    }
+
+    fn run(
+        &self,
+        goal: &Goal<'_>,
+        _: Option<&Found>,
+        _: &mut Evaluator,
+    ) -> Result<Attempt, super::options::SynthError> {
+        let found = translation(goal).map(|found| Candidate {
+            found,
+            region: goal.region.clone(),
+        });
+        let mut attempt = Attempt {
+            candidates: 1,
+            ..Attempt::of(found)
+        };
+        attempt.stats.direct = u64::from(attempt.found.is_some());
+        Ok(attempt)
+    }
+}
+
+/// The direct translation of the goal's output with its cost, unless the
+/// generalisation check already rejected it.
+fn translation(goal: &Goal<'_>) -> Option<Found> {
+    let problem = goal.problem;
+    let first = goal.target()?;
+    let second = problem.second_spec().as_ref().and_then(|spec| {
+        let output = spec.output(goal.name())?;
+        let value = region_target(&output.value, &goal.region, &spec.sizes)?;
+        let value = if goal.peeled {
+            convert::strip_truncation(&value)?
+        } else {
+            value
+        };
+        Some((value.map(canonical_extrema), spec.sizes.clone()))
+    });
+    let targets = Targets {
+        first: &first,
+        first_sizes: &problem.sizes,
+        second: second.as_ref().map(|(value, sizes)| (value, sizes)),
+    };
+    let expr = translate(&targets, goal.dtype, &problem.params, &goal.pass.body)?;
+    if goal.memory.banned(goal.name()).contains(&expr) {
+        return None;
+    }
+    let cost = problem.options.model.cost_of(&[&expr], &problem.sizes);
+    Some(Found { expr, cost })
+}
 
 /// Where the translation is checked: the output's values at the chosen
 /// sizes, and (when the second spec could be built) at a second size tuple.

@@ -7,7 +7,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
 
 use tenslift_targets::ops::{Op, SliceItem};
 use tenslift_targets::{
@@ -15,6 +14,7 @@ use tenslift_targets::{
     UnaryOp,
 };
 
+use super::budget::{Halt, Meter};
 use super::cost::cost_of;
 use crate::algebra::{AtomKind, Func, Symbol, Tensor};
 use crate::spec::tensir::{canonical_extrema, Executor};
@@ -88,14 +88,10 @@ pub struct Library {
     /// stubs, but a slice of one may still be the target (a scratch array's
     /// last row).
     wide_leaves: Vec<Stub>,
-    /// Whether the deadline stopped the enumeration early (the stubs built
-    /// until then are kept: a smaller library, not a failure).
+    /// Whether its evaluation limit stopped the enumeration early (the
+    /// stubs built until then are kept: a smaller library, not a failure).
     pub truncated: bool,
 }
-
-/// The library ran out of time while being built.
-#[derive(Debug)]
-pub struct OutOfTime;
 
 impl Library {
     /// The cheapest stub of element type `dtype` whose value is `value`.
@@ -194,159 +190,198 @@ impl Library {
         }
     }
 
-    /// Enumerates stubs over `leaves` up to depth 2, stopping at `deadline`
-    /// (with the stubs so far, `truncated`; an error only when not even a
-    /// leaf was evaluated) or after `limit` stubs; only stubs whose inputs are among `allowed`
-    /// (sorted) are kept.
+    /// Enumerates stubs over `leaves` up to depth 2, each candidate
+    /// evaluated counting one unit of work on `meter`: at its limit the
+    /// enumeration stops with the stubs so far (`truncated`; an error only
+    /// when not even a leaf was evaluated, or at the user's deadline), as
+    /// it does after `limit` stubs. Only stubs whose inputs are among the
+    /// target's are kept.
     pub fn build(
         evaluator: &mut Evaluator,
         leaves: Vec<Expr>,
         sizes: &Sizes,
-        deadline: Instant,
+        meter: &Meter,
         limit: usize,
         target: &Tensor,
-    ) -> Result<Library, OutOfTime> {
-        let allowed = &target.vars()[..];
-        let traits = TargetTraits::of(target);
-        let mut lib = Library {
-            stubs: Vec::new(),
-            by_value: HashMap::new(),
-            wide_leaves: Vec::new(),
-            truncated: false,
+    ) -> Result<Library, Halt> {
+        let mut builder = Builder {
+            lib: Library {
+                stubs: Vec::new(),
+                by_value: HashMap::new(),
+                wide_leaves: Vec::new(),
+                truncated: false,
+            },
+            evaluator,
+            sizes,
+            meter,
+            limit,
+            allowed: target.vars(),
+            traits: TargetTraits::of(target),
         };
-        let mut add = |lib: &mut Library, e: Expr, depth: u8| -> Result<(), OutOfTime> {
-            if Instant::now() > deadline {
-                return Err(OutOfTime);
+        match builder.fill(&leaves) {
+            Ok(()) => Ok(builder.lib),
+            Err(Halt::Budget) if !builder.lib.stubs.is_empty() => {
+                builder.lib.truncated = true;
+                Ok(builder.lib)
             }
-            if lib.stubs.len() >= limit || !traits.admits(&e) {
-                return Ok(());
-            }
-            if let Some(value) = evaluator.value(&e) {
-                // Selects that are extrema compare as `max`/`min`, as the
-                // acceptance test compares them.
-                let value = value.map(canonical_extrema);
-                // Stubs whose value is all zeros or unchanged carry nothing.
-                if value.elems().iter().all(|x| x.is_zero()) && depth > 0 {
-                    return Ok(());
-                }
-                let vars = value.vars();
-                let cost = cost_of(&[&e], sizes);
-                // A stub reading an input the target never mentions cannot
-                // be part of it (exact algebra: nothing cancels it).
-                if !vars.iter().all(|v| allowed.binary_search(v).is_ok()) {
-                    if depth == 0 {
-                        lib.wide_leaves.push(Stub {
-                            expr: e,
-                            value,
-                            cost,
-                            depth,
-                            vars,
-                        });
-                    }
-                    return Ok(());
-                }
-                lib.insert(Stub {
-                    expr: e,
-                    value,
-                    cost,
-                    depth,
-                    vars,
-                });
-            }
-            Ok(())
+            Err(halt) => Err(halt),
+        }
+    }
+}
+
+/// The state of one library's enumeration.
+struct Builder<'a> {
+    lib: Library,
+    evaluator: &'a mut Evaluator,
+    sizes: &'a Sizes,
+    meter: &'a Meter,
+    limit: usize,
+    /// The target's inputs (sorted).
+    allowed: Vec<Symbol>,
+    traits: TargetTraits,
+}
+
+impl Builder<'_> {
+    /// Evaluates `e` and keeps it as a stub of `depth` when it computes
+    /// something new from the target's inputs.
+    fn add(&mut self, e: Expr, depth: u8) -> Result<(), Halt> {
+        if self.lib.stubs.len() >= self.limit || !self.traits.admits(&e) {
+            return Ok(());
+        }
+        self.meter.charge(1)?;
+        let Some(value) = self.evaluator.value(&e) else {
+            return Ok(());
         };
-        let filled = (|| -> Result<(), OutOfTime> {
-            for leaf in &leaves {
-                add(&mut lib, leaf.clone(), 0)?;
+        // Selects that are extrema compare as `max`/`min`, as the
+        // acceptance test compares them.
+        let value = value.map(canonical_extrema);
+        // Stubs whose value is all zeros or unchanged carry nothing.
+        if value.elems().iter().all(|x| x.is_zero()) && depth > 0 {
+            return Ok(());
+        }
+        let vars = value.vars();
+        let cost = cost_of(&[&e], self.sizes);
+        let stub = Stub {
+            expr: e,
+            value,
+            cost,
+            depth,
+            vars,
+        };
+        // A stub reading an input the target never mentions cannot
+        // be part of it (exact algebra: nothing cancels it).
+        if !stub
+            .vars
+            .iter()
+            .all(|v| self.allowed.binary_search(v).is_ok())
+        {
+            if depth == 0 {
+                self.lib.wide_leaves.push(stub);
             }
-            lib.keep_widest_views();
-            // `x / sqrtf(n)` scales by a function of a size: the root is a
-            // number like the size itself, so it joins the leaves (and the
-            // monomial divisors) instead of costing a level.
-            if traits.sqrt_of_number {
-                let roots: Vec<Expr> = lib
-                    .stubs
-                    .iter()
-                    .filter(|s| s.vars.is_empty() && s.expr.dtype().is_float())
-                    .filter(|s| reads_a_size(&s.expr))
-                    .filter_map(|s| Expr::unary(UnaryOp::Sqrt, s.expr.clone()).ok())
-                    .collect();
-                for root in roots {
-                    add(&mut lib, root, 0)?;
+            return Ok(());
+        }
+        self.lib.insert(stub);
+        Ok(())
+    }
+
+    fn fill(&mut self, leaves: &[Expr]) -> Result<(), Halt> {
+        for leaf in leaves {
+            self.add(leaf.clone(), 0)?;
+        }
+        self.lib.keep_widest_views();
+        self.add_size_roots()?;
+        let level0: Vec<Expr> = self.lib.stubs.iter().map(|s| s.expr.clone()).collect();
+        // Dividing by a polynomial makes reciprocal atoms, slow to normalise
+        // and rare in kernels: divisors are leaves whose elements are
+        // monomials (not an earlier output holding a sum).
+        let divisors: HashSet<Expr> = self
+            .lib
+            .stubs
+            .iter()
+            .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
+            .map(|s| s.expr.clone())
+            .collect();
+        for e in &level0 {
+            for u in unary_stubs(e) {
+                self.add(u, 1)?;
+            }
+        }
+        for a in &level0 {
+            for b in &level0 {
+                for c in binary_stubs(a, b, &divisors) {
+                    self.add(c, 1)?;
                 }
             }
-            let level0: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
-            // Dividing by a polynomial makes reciprocal atoms, slow to normalise
-            // and rare in kernels: divisors are leaves whose elements are
-            // monomials (not an earlier output holding a sum).
-            let divisors: HashSet<Expr> = lib
-                .stubs
-                .iter()
-                .filter(|s| s.value.elems().iter().all(|e| e.len() <= 1))
-                .map(|s| s.expr.clone())
-                .collect();
-            for e in &level0 {
-                for u in unary_stubs(e) {
-                    add(&mut lib, u, 1)?;
-                }
+        }
+        self.fill_depth_two(&level0, &divisors)
+    }
+
+    /// `x / sqrtf(n)` scales by a function of a size: the root is a
+    /// number like the size itself, so it joins the leaves (and the
+    /// monomial divisors) instead of costing a level.
+    fn add_size_roots(&mut self) -> Result<(), Halt> {
+        if !self.traits.sqrt_of_number {
+            return Ok(());
+        }
+        let roots: Vec<Expr> = self
+            .lib
+            .stubs
+            .iter()
+            .filter(|s| s.vars.is_empty() && s.expr.dtype().is_float())
+            .filter(|s| reads_a_size(&s.expr))
+            .filter_map(|s| Expr::unary(UnaryOp::Sqrt, s.expr.clone()).ok())
+            .collect();
+        for root in roots {
+            self.add(root, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Depth-2 stubs: unary operations of the new depth-1 stubs, and
+    /// binary operations of a depth-1 stub with a leaf.
+    fn fill_depth_two(&mut self, level0: &[Expr], divisors: &HashSet<Expr>) -> Result<(), Halt> {
+        let level1: Vec<Expr> = self.lib.stubs.iter().map(|s| s.expr.clone()).collect();
+        // Stubs reading no input are numbers (sizes, constants); numbers
+        // built from sizes two levels deep only flood the library (a
+        // constant like 5 = 2 + 2 + 1 is still built from literals).
+        let numbers: HashSet<Expr> = self
+            .lib
+            .stubs
+            .iter()
+            .filter(|s| s.vars.is_empty())
+            .map(|s| s.expr.clone())
+            .collect();
+        for e in level1
+            .iter()
+            .filter(|e| !level0.contains(e) && !numbers.contains(*e))
+        {
+            for u in unary_stubs(e) {
+                self.add(u, 2)?;
             }
-            for a in &level0 {
-                for b in &level0 {
-                    for c in binary_stubs(a, b, &divisors) {
-                        add(&mut lib, c, 1)?;
-                    }
+        }
+        for a in &level1 {
+            for b in level0 {
+                let sizes_only = numbers.contains(a)
+                    && numbers.contains(b)
+                    && (reads_a_size(a) || reads_a_size(b));
+                if level0.contains(a) || sizes_only {
+                    continue;
                 }
-            }
-            let level1: Vec<Expr> = lib.stubs.iter().map(|s| s.expr.clone()).collect();
-            // Stubs reading no input are numbers (sizes, constants); numbers
-            // built from sizes two levels deep only flood the library (a
-            // constant like 5 = 2 + 2 + 1 is still built from literals).
-            let numbers: HashSet<Expr> = lib
-                .stubs
-                .iter()
-                .filter(|s| s.vars.is_empty())
-                .map(|s| s.expr.clone())
-                .collect();
-            for e in level1
-                .iter()
-                .filter(|e| !level0.contains(e) && !numbers.contains(*e))
-            {
-                for u in unary_stubs(e) {
-                    add(&mut lib, u, 2)?;
-                }
-            }
-            for a in &level1 {
-                for b in &level0 {
-                    if level0.contains(a)
-                        || (numbers.contains(a)
-                            && numbers.contains(b)
-                            && (reads_a_size(a) || reads_a_size(b)))
-                    {
+                for c in binary_stubs(a, b, divisors)
+                    .into_iter()
+                    .chain(binary_stubs(b, a, divisors))
+                {
+                    // Products of products are contraction sketches, solved
+                    // by coefficient extraction instead of enumerated —
+                    // except over whole arrays, which region sketches need.
+                    if is_contraction(&c) && !c.args().iter().all(is_whole_array) {
                         continue;
                     }
-                    for c in binary_stubs(a, b, &divisors)
-                        .into_iter()
-                        .chain(binary_stubs(b, a, &divisors))
-                    {
-                        // Products of products are contraction sketches, solved
-                        // by coefficient extraction instead of enumerated —
-                        // except over whole arrays, which region sketches need.
-                        if is_contraction(&c) && !c.args().iter().all(is_whole_array) {
-                            continue;
-                        }
-                        add(&mut lib, c, 2)?;
-                    }
+                    self.add(c, 2)?;
                 }
             }
-            Ok(())
-        })();
-        if filled.is_err() {
-            if lib.stubs.is_empty() {
-                return Err(OutOfTime);
-            }
-            lib.truncated = true;
         }
-        Ok(lib)
+        Ok(())
     }
 }
 
@@ -584,8 +619,14 @@ pub fn leaves(
             }
         }
     }
-    // A float target over other types' inputs still gets its constants
-    // and sizes.
+    out.extend(constant_leaves(params, dtypes, target));
+    out
+}
+
+/// Small constants of every element type in use (and `i32`, C's promotion
+/// of narrow integers), and sizes converted to the float types: a float
+/// target over other types' inputs still gets its constants and sizes.
+fn constant_leaves(params: &[Param], mut dtypes: Vec<DType>, target: DType) -> Vec<Expr> {
     if target.is_float() && !dtypes.is_empty() && !dtypes.contains(&target) {
         dtypes.push(target);
     }
@@ -597,6 +638,7 @@ pub fn leaves(
     {
         dtypes.push(DType::I32);
     }
+    let mut out = Vec::new();
     for d in dtypes {
         let constants: &[f64] = if d.is_float() {
             &[1.0, 2.0]
@@ -625,8 +667,8 @@ pub fn leaves(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algebra::Expr as Value;
-    use std::time::Duration;
+    use crate::algebra::Value;
+    use std::time::{Duration, Instant};
     use tenslift_targets::Dim;
 
     fn array(name: &str, shape: Vec<Dim>) -> Param {
@@ -650,9 +692,9 @@ mod tests {
     fn library_for(target: &Tensor, params: &[Param], sizes: &Sizes) -> Library {
         let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), Vec::new());
         let leaves = leaves(params, &|_| vec![None], &[], DType::F32);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        Library::build(&mut evaluator, leaves, sizes, deadline, 100_000, target)
-            .unwrap_or_else(|_| panic!("library out of time"))
+        let meter = Meter::new(u64::MAX, Instant::now() + Duration::from_secs(600));
+        Library::build(&mut evaluator, leaves, sizes, &meter, 100_000, target)
+            .unwrap_or_else(|_| panic!("library out of work"))
     }
 
     /// `x[i] / sqrtf(n)`: the root of a size is a leaf, so the scaled

@@ -15,9 +15,102 @@ use tenslift_targets::{build, DType, Dim, Expr, Lit, Param, ParamKind};
 use super::cost::cost_of;
 use super::direct::{translate, Targets};
 use super::library::Evaluator;
+use super::options::SynthError;
+use super::problem::Goal;
 use super::search::Found;
-use crate::algebra::{AtomKind, Expr as Value, Tensor};
+use super::tactic::{Attempt, Candidate, OutputTactic};
+use crate::algebra::{AtomKind, Tensor, Value};
 use crate::spec::Sizes;
+
+/// The `scaled-gram` output tactic: [`scaled_gram`], tried before the
+/// library for a square output once something is stored (evaluating every
+/// stub over the stored values would be slow), and for any output that
+/// failed once.
+pub struct ScaledGram;
+
+impl OutputTactic for ScaledGram {
+    fn name(&self) -> &'static str {
+        "scaled-gram"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a stored matrix's Gram matrix times a scalar factor read off the spec (covariance's W^T W / (n - 1))"
+    }
+
+    fn conclusive(&self) -> bool {
+        true
+    }
+
+    fn applies(&self, goal: &Goal<'_>) -> Result<(), String> {
+        let square = goal
+            .target()
+            .is_some_and(|t| matches!(t.shape(), [a, b] if a == b));
+        if (square && !goal.pass.written.is_empty()) || goal.retried().is_some() {
+            Ok(())
+        } else {
+            Err("not a square output after a stored array, nor a retried output".into())
+        }
+    }
+
+    fn run(
+        &self,
+        goal: &Goal<'_>,
+        _: Option<&Found>,
+        evaluator: &mut Evaluator,
+    ) -> Result<Attempt, SynthError> {
+        let problem = goal.problem;
+        let found = goal.target().and_then(|target| {
+            let written = &goal.pass.written;
+            scaled_gram(evaluator, &problem.params, written, &target, &problem.sizes)
+        });
+        Ok(Attempt::of(found.map(|found| Candidate {
+            found,
+            region: goal.region.clone(),
+        })))
+    }
+}
+
+/// The `stored-moments` output tactic: [`direct`], for an output that
+/// failed once.
+pub struct StoredMoments;
+
+impl OutputTactic for StoredMoments {
+    fn name(&self) -> &'static str {
+        "stored-moments"
+    }
+
+    fn summary(&self) -> &'static str {
+        "for a retried output: a Gram matrix with a constant diagonal, or data standardised by stored column statistics"
+    }
+
+    fn conclusive(&self) -> bool {
+        true
+    }
+
+    fn applies(&self, goal: &Goal<'_>) -> Result<(), String> {
+        match goal.retried() {
+            Some(_) => Ok(()),
+            None => Err("tried only for an output that failed once".into()),
+        }
+    }
+
+    fn run(
+        &self,
+        goal: &Goal<'_>,
+        _: Option<&Found>,
+        evaluator: &mut Evaluator,
+    ) -> Result<Attempt, SynthError> {
+        let problem = goal.problem;
+        let found = goal.target().and_then(|target| {
+            let written = &goal.pass.written;
+            direct(evaluator, &problem.params, written, &target, &problem.sizes)
+        });
+        Ok(Attempt::of(found.map(|found| Candidate {
+            found,
+            region: goal.region.clone(),
+        })))
+    }
+}
 
 /// A float array parameter's (name, extents), if `p` is one.
 fn float_array(p: &Param) -> Option<(&Param, &[Dim])> {

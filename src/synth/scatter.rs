@@ -15,46 +15,49 @@
 
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{
-    Affine, Expr as CExpr, ExprKind, Histogram, IfKind, Kernel, LValue, Loop, Stmt as CStmt,
-};
+use tenslift_frontend::ir::{self as loop_ir, Affine, ExprKind, IfKind, Kernel, LValue, Loop};
 use tenslift_targets::{Dim, Expr, Lit, Meta, Op, Param, ParamKind, Program, Stmt, Ty};
 
+use super::cost;
+use super::options::{Lifted, SynthError};
 use super::signature::{self, infer_unknown_extents, params_of};
-use super::{cost, Lifted, SynthError, SynthOptions};
+use super::tactic::{KernelContext, KernelResult, KernelTactic};
+use super::trace::Trace;
 use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
 use crate::spec::{spec_at_chosen_sizes, Sizes};
 
-/// Lifts `kernel` when it holds a histogram write; `None` leaves every
-/// other kernel to the search.
-pub fn lift_histogram(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted> {
-    if kernel.histograms.is_empty() {
-        return None;
+/// The `histogram` kernel tactic; see the module documentation. It
+/// decides a kernel with a histogram write, program or reason.
+pub struct Histogram;
+
+impl KernelTactic for Histogram {
+    fn name(&self) -> &'static str {
+        "histogram"
     }
-    // The program is read off, not searched: no budget to share.
-    let _ = options;
-    let outcome = program_of(kernel);
-    let stats = super::Stats::default();
-    Some(match outcome {
-        Ok((program, cost)) => Lifted {
-            complexity: cost::complexity_degree(&program),
-            program: Some(program),
-            cost,
-            stats,
-            error: None,
-            solved: kernel.histograms.len(),
-            outputs: kernel.histograms.len(),
-        },
-        Err(e) => Lifted {
-            program: None,
-            cost: 0.0,
-            complexity: None,
-            stats,
-            error: Some(e),
-            solved: 0,
-            outputs: kernel.histograms.len(),
-        },
-    })
+
+    fn summary(&self) -> &'static str {
+        "h[x[i]] += v read off the loop IR as scatter_add(h, x, v), accepted against the spec"
+    }
+
+    fn applies(&self, kernel: &Kernel) -> Result<(), String> {
+        if kernel.histograms.is_empty() {
+            Err("no store through an index read from an array (`h[x[i]] += v`)".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn decides(&self) -> bool {
+        true
+    }
+
+    fn run(&self, kernel: &Kernel, _: &KernelContext<'_>, _: &mut Trace) -> KernelResult {
+        let outputs = kernel.histograms.len();
+        KernelResult::Whole(match program_of(kernel) {
+            Ok((program, cost)) => Lifted::whole(program, cost, outputs),
+            Err(e) => Lifted::failed(e, outputs),
+        })
+    }
 }
 
 /// The program of the whole kernel, accepted at two size tuples.
@@ -108,13 +111,16 @@ fn program_of(kernel: &Kernel) -> Result<(Program, f64), SynthError> {
 /// One top-level statement: a loop clearing the bins (`h[b] = c`) or a
 /// histogram nest, as the new value of the array it writes.
 fn statement(
-    s: &CStmt,
+    s: &loop_ir::Stmt,
     kernel: &Kernel,
     params: &[Param],
     values: &[(String, Expr)],
 ) -> Result<(String, Expr), SynthError> {
-    let refuse = |why: &str| SynthError::NotFound(format!("(histogram kernel) {why}"));
-    let CStmt::Loop(outer) = s else {
+    let refuse = |why: &str| SynthError::NotFound {
+        output: "(histogram kernel)".to_string(),
+        tried: why.to_string(),
+    };
+    let loop_ir::Stmt::Loop(outer) = s else {
         return Err(refuse("a top-level statement outside a loop"));
     };
     if let Some((target, value)) = clearing(outer, params) {
@@ -133,7 +139,7 @@ fn statement(
         }
         iters.push(cur);
         match cur.body.as_slice() {
-            [CStmt::Loop(inner)] if cur.start == Affine::constant(0) && cur.step == 1 => {
+            [loop_ir::Stmt::Loop(inner)] if cur.start == Affine::constant(0) && cur.step == 1 => {
                 cur = inner
             }
             _ => {
@@ -147,7 +153,7 @@ fn statement(
 
 /// `for (b = 0; b < K; b++) h[b] = c;` over the whole of `h`.
 fn clearing(l: &Loop, params: &[Param]) -> Option<(String, Expr)> {
-    let [CStmt::Assign {
+    let [loop_ir::Stmt::Assign {
         target: LValue::Element { array, index, .. },
         value,
         ..
@@ -173,12 +179,12 @@ fn clearing(l: &Loop, params: &[Param]) -> Option<(String, Expr)> {
 /// `scatter_add(h, x, vals)` when they walk all of `x` in row-major order.
 fn histogram_nest(
     bins: &Loop,
-    h: &Histogram,
+    h: &tenslift_frontend::ir::Histogram,
     iters: &[&Loop],
     params: &[Param],
     values: &[(String, Expr)],
 ) -> Option<(String, Expr)> {
-    let [CStmt::If {
+    let [loop_ir::Stmt::If {
         cond,
         kind: IfKind::Data,
         then_body,
@@ -188,7 +194,7 @@ fn histogram_nest(
     else {
         return None;
     };
-    let [CStmt::Assign { value: sum, .. }] = then_body.as_slice() else {
+    let [loop_ir::Stmt::Assign { value: sum, .. }] = then_body.as_slice() else {
         return None;
     };
     if !else_body.is_empty() {
@@ -239,7 +245,7 @@ fn histogram_nest(
     Some((h.target.clone(), value))
 }
 
-fn strip_casts(e: &CExpr) -> &CExpr {
+fn strip_casts(e: &loop_ir::Expr) -> &loop_ir::Expr {
     let mut cur = e;
     while let ExprKind::Cast { arg } = &cur.kind {
         if arg.ty.is_float() != cur.ty.is_float() {
@@ -251,7 +257,7 @@ fn strip_casts(e: &CExpr) -> &CExpr {
 }
 
 /// `x[index]` under widening integer (or float-to-float) conversions.
-fn load_through_casts(e: &CExpr) -> Option<(&str, &[Affine])> {
+fn load_through_casts(e: &loop_ir::Expr) -> Option<(&str, &[Affine])> {
     match &strip_casts(e).kind {
         ExprKind::Load { array, index } => Some((array, index)),
         _ => None,
@@ -259,7 +265,7 @@ fn load_through_casts(e: &CExpr) -> Option<(&str, &[Affine])> {
 }
 
 /// A literal value as the bins' element type.
-fn literal(e: &CExpr, dtype: tenslift_targets::DType) -> Option<Lit> {
+fn literal(e: &loop_ir::Expr, dtype: tenslift_targets::DType) -> Option<Lit> {
     match &strip_casts(e).kind {
         ExprKind::IntLit { value } if dtype.is_float() => Some(Lit::float(*value as f64, dtype)),
         ExprKind::IntLit { value } => Some(Lit::int(*value, dtype)),

@@ -16,9 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{
-    Affine, Kernel, Origin, ParamKind as CParam, Role, ScalarType, Storage,
-};
+use tenslift_frontend::ir::{self as loop_ir, Affine, Kernel, Origin, Role, ScalarType, Storage};
 use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{
     Access, DType, DeclaredExtent, Dim, Expr, Op, Param, ParamKind, Requirement, Stmt,
@@ -59,11 +57,31 @@ pub fn infer_unknown_extents(
     kernel: &Kernel,
     first: &Sizes,
 ) -> Result<InferredExtents, SynthError> {
-    let unknown: Vec<(String, usize)> = kernel
+    let unknown = unknown_extents(kernel);
+    let mut inferred = InferredExtents::new();
+    if unknown.is_empty() {
+        return Ok(inferred);
+    }
+    let spec_error = |e: crate::spec::SpecError| SynthError::Signature(e.to_string());
+    let second = choose_second_sizes(kernel, first).map_err(spec_error)?;
+    let layouts = [
+        (first, check_sizes(kernel, first).map_err(spec_error)?),
+        (&second, check_sizes(kernel, &second).map_err(spec_error)?),
+    ];
+    for (array, axis) in unknown {
+        let dim = fitting_extent(kernel, &layouts, &array, axis)?;
+        inferred.insert((array, axis), dim);
+    }
+    Ok(inferred)
+}
+
+/// The (array, axis) pairs whose extent the frontend left unknown.
+fn unknown_extents(kernel: &Kernel) -> Vec<(String, usize)> {
+    kernel
         .params
         .iter()
         .filter_map(|p| match &p.kind {
-            CParam::Array(info) => Some((p, info)),
+            loop_ir::ParamKind::Array(info) => Some((p, info)),
             _ => None,
         })
         .flat_map(|(p, info)| {
@@ -77,68 +95,64 @@ pub fn infer_unknown_extents(
                 .map(|(axis, _)| (p.name.clone(), axis))
                 .collect::<Vec<_>>()
         })
-        .collect();
-    let mut inferred = InferredExtents::new();
-    if unknown.is_empty() {
-        return Ok(inferred);
-    }
-    let spec_error = |e: crate::spec::SpecError| SynthError::Signature(e.to_string());
-    let second = choose_second_sizes(kernel, first).map_err(spec_error)?;
-    let layouts = [
-        (first, check_sizes(kernel, first).map_err(spec_error)?),
-        (&second, check_sizes(kernel, &second).map_err(spec_error)?),
-    ];
+        .collect()
+}
+
+/// The one size expression equal to `array`'s touched range on `axis` at
+/// both size tuples (with their layouts), or why there is none.
+fn fitting_extent(
+    kernel: &Kernel,
+    layouts: &[(&Sizes, Layout); 2],
+    array: &str,
+    axis: usize,
+) -> Result<Dim, SynthError> {
     let names = size_params(kernel);
-    for (array, axis) in unknown {
-        let touched: Vec<i64> = layouts
+    let touched: Vec<i64> = layouts
+        .iter()
+        .map(|(_, l)| extent_at(l, array, axis).unwrap_or(0))
+        .collect();
+    let fits = |d: &Dim| {
+        layouts
             .iter()
-            .map(|(_, l)| extent_at(l, &array, axis).unwrap_or(0))
-            .collect();
-        let fits = |d: &Dim| {
-            layouts
-                .iter()
-                .zip(&touched)
-                .all(|((sizes, _), &t)| d.eval(&|n| sizes.get(n).copied()).ok() == Some(t))
-        };
-        let fitting: Vec<Dim> = extent_candidates(&names, touched[0])
-            .into_iter()
-            .filter(|d| fits(d))
-            .collect();
-        // An axis only ever indexed by one size parameter `s` (`q[head *
-        // head_size + i]` is row `head` of `q[?, head_size]`) is touched up
-        // to `s + 1` whatever the sizes: the access pattern decides.
-        let fitting = match sole_size_index(kernel, &array, axis, &names) {
-            Some(s) => match Dim::sym(&s).add(&Dim::constant(1)) {
-                Ok(d) if fitting.contains(&d) => vec![d],
-                _ => fitting,
-            },
-            None => fitting,
-        };
-        // Two size expressions equal at both tuples cannot be told apart
-        // by the acceptance check, so picking one could give the program a
-        // signature wrong at every other size: refuse instead.
-        if let [a, b, ..] = fitting.as_slice() {
-            return Err(SynthError::Signature(format!(
-                "extent {axis} of `{array}` is unknown to the frontend and ambiguous: \
-                 `{a}` and `{b}` both equal its touched range at both size tuples"
-            )));
-        }
-        let Some(dim) = fitting.into_iter().next() else {
-            let seen: Vec<String> = layouts
-                .iter()
-                .zip(&touched)
-                .map(|((sizes, _), t)| format!("{t} at {}", format_sizes(sizes)))
-                .collect();
-            return Err(SynthError::Signature(format!(
-                "extent {axis} of `{array}` is unknown to the frontend and no size expression \
-                 (a size parameter, plus or minus 1, or a constant) equals its touched range \
-                 ({})",
-                seen.join(", ")
-            )));
-        };
-        inferred.insert((array, axis), dim);
+            .zip(&touched)
+            .all(|((sizes, _), &t)| d.eval(&|n| sizes.get(n).copied()).ok() == Some(t))
+    };
+    let fitting: Vec<Dim> = extent_candidates(&names, touched[0])
+        .into_iter()
+        .filter(|d| fits(d))
+        .collect();
+    // An axis only ever indexed by one size parameter `s` (`q[head *
+    // head_size + i]` is row `head` of `q[?, head_size]`) is touched up
+    // to `s + 1` whatever the sizes: the access pattern decides.
+    let fitting = match sole_size_index(kernel, array, axis, &names) {
+        Some(s) => match Dim::sym(&s).add(&Dim::constant(1)) {
+            Ok(d) if fitting.contains(&d) => vec![d],
+            _ => fitting,
+        },
+        None => fitting,
+    };
+    // Two size expressions equal at both tuples cannot be told apart by the
+    // acceptance check, so picking one could give the program a signature
+    // wrong at every other size: refuse instead.
+    if let [a, b, ..] = fitting.as_slice() {
+        return Err(SynthError::Signature(format!(
+            "extent {axis} of `{array}` is unknown to the frontend and ambiguous: \
+             `{a}` and `{b}` both equal its touched range at both size tuples"
+        )));
     }
-    Ok(inferred)
+    fitting.into_iter().next().ok_or_else(|| {
+        let seen: Vec<String> = layouts
+            .iter()
+            .zip(&touched)
+            .map(|((sizes, _), t)| format!("{t} at {}", format_sizes(sizes)))
+            .collect();
+        SynthError::Signature(format!(
+            "extent {axis} of `{array}` is unknown to the frontend and no size expression \
+             (a size parameter, plus or minus 1, or a constant) equals its touched range \
+             ({})",
+            seen.join(", ")
+        ))
+    })
 }
 
 /// The TensIR element type of a C scalar type.
@@ -205,9 +219,9 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
     for p in &kernel.params {
         let kind =
             match &p.kind {
-                CParam::Scalar { is_size: true, .. } => ParamKind::Size,
-                CParam::Scalar { ty, .. } => ParamKind::Scalar(dtype_of(*ty)),
-                CParam::Array(info) => {
+                loop_ir::ParamKind::Scalar { is_size: true, .. } => ParamKind::Size,
+                loop_ir::ParamKind::Scalar { ty, .. } => ParamKind::Scalar(dtype_of(*ty)),
+                loop_ir::ParamKind::Array(info) => {
                     let view = block_view(kernel, &p.name);
                     let logical_axes = view.as_ref().map_or(info.dims.len(), |v| v.axis);
                     let mut shape = Vec::new();
@@ -277,7 +291,7 @@ pub fn declared_extents(kernel: &Kernel) -> Vec<DeclaredExtent> {
         .filter_map(|(name, value)| {
             let at = Affine::var(name.to_string());
             let (array, dim) = kernel.params.iter().find_map(|a| match &a.kind {
-                CParam::Array(info) => info
+                loop_ir::ParamKind::Array(info) => info
                     .dims
                     .iter()
                     .position(|d| d.as_ref() == Some(&at))
@@ -442,7 +456,7 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
     let Some(p) = kernel.params.iter().find(|p| p.name == name) else {
         return views;
     };
-    let CParam::Array(info) = &p.kind else {
+    let loop_ir::ParamKind::Array(info) = &p.kind else {
         return views;
     };
     let Storage::Flat { strides } = &info.storage else {
@@ -472,7 +486,9 @@ pub fn views_of(kernel: &Kernel, name: &str) -> Vec<Option<Vec<SliceItem>>> {
     let sizes: Vec<&str> = kernel
         .params
         .iter()
-        .filter(|q| matches!(q.kind, CParam::Scalar { is_size: true, .. }) && q.name != lda)
+        .filter(|q| {
+            matches!(q.kind, loop_ir::ParamKind::Scalar { is_size: true, .. }) && q.name != lda
+        })
         .map(|q| q.name.as_str())
         .collect();
     let columns = |start: Dim, stop: Dim| {

@@ -17,23 +17,52 @@
 
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{BinaryOp as CBinary, Expr as CExpr, ExprKind, Kernel, Stmt as CStmt};
+use tenslift_frontend::ir::{self as loop_ir, ExprKind, Kernel};
 use tenslift_targets::{DType, Dim, Expr, Meta, Op, Param, ParamKind, Program, Stmt};
 
+use super::options::{Lifted, SynthOptions};
 use super::signature::{
     infer_unknown_extents, params_of, rebase_onto_regions, region_views, requirements,
     search_params,
 };
-use super::{cost, Lifted, SynthOptions};
+use super::tactic::{KernelContext, KernelResult, KernelTactic};
+use super::trace::Trace;
 use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
 use crate::spec::{spec_at_chosen_sizes, Sizes};
 
-/// Lifts `kernel` whole to solver operations, or `None` when it does not
-/// have a solver's shape or no proposal equals its spec.
-pub fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted> {
-    if kernel.returns.is_some() || !looks_like_substitution(&kernel.body) {
-        return None;
+/// The `solver` kernel tactic; see the module documentation.
+pub struct Solver;
+
+impl KernelTactic for Solver {
+    fn name(&self) -> &'static str {
+        "solver"
     }
+
+    fn summary(&self) -> &'static str {
+        "whole programs over cholesky, trisolve_* and lu_nopivot for a substitution-shaped kernel, accepted against the spec"
+    }
+
+    fn applies(&self, kernel: &Kernel) -> Result<(), String> {
+        if kernel.returns.is_some() {
+            Err("the kernel returns a value".into())
+        } else if !looks_like_substitution(&kernel.body) {
+            Err("no loop bounded by an enclosing iterator with a float division".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn run(&self, kernel: &Kernel, context: &KernelContext<'_>, _: &mut Trace) -> KernelResult {
+        match lift_as_solver(kernel, context.options) {
+            Some(lifted) => KernelResult::Whole(lifted),
+            None => KernelResult::Nothing,
+        }
+    }
+}
+
+/// Lifts `kernel` whole to solver operations, or `None` when no proposal
+/// equals its spec.
+fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted> {
     let spec = spec_at_chosen_sizes(kernel, &Sizes::new()).ok()?;
     let declared = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes).ok()?).ok()?;
     let regions = region_views(kernel, &declared);
@@ -71,15 +100,10 @@ pub fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted>
                 })
                 .collect();
             let outputs = values.len();
-            return Some(Lifted {
-                cost: options.model.cost_of(&values, &spec.sizes),
-                complexity: cost::complexity_degree(&program),
-                program: Some(program),
-                stats: Default::default(),
-                error: None,
-                solved: outputs,
-                outputs: spec.outputs.len(),
-            });
+            let cost = options.model.cost_of(&values, &spec.sizes);
+            let mut lifted = Lifted::whole(program, cost, spec.outputs.len());
+            lifted.solved = outputs;
+            return Some(lifted);
         }
     }
     None
@@ -87,17 +111,17 @@ pub fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted>
 
 /// Whether some loop is bounded by an enclosing loop's iterator and some
 /// assignment divides floats: every substitution and factorisation does.
-fn looks_like_substitution(body: &[CStmt]) -> bool {
+fn looks_like_substitution(body: &[loop_ir::Stmt]) -> bool {
     let mut triangle = false;
     let mut divides = false;
     walk(body, &mut Vec::new(), &mut triangle, &mut divides);
     triangle && divides
 }
 
-fn walk(body: &[CStmt], iters: &mut Vec<String>, triangle: &mut bool, divides: &mut bool) {
+fn walk(body: &[loop_ir::Stmt], iters: &mut Vec<String>, triangle: &mut bool, divides: &mut bool) {
     for s in body {
         match s {
-            CStmt::Loop(l) => {
+            loop_ir::Stmt::Loop(l) => {
                 let bounded =
                     |a: &tenslift_frontend::ir::Affine| a.terms.keys().any(|t| iters.contains(t));
                 *triangle |= bounded(&l.start) || bounded(&l.end);
@@ -105,8 +129,8 @@ fn walk(body: &[CStmt], iters: &mut Vec<String>, triangle: &mut bool, divides: &
                 walk(&l.body, iters, triangle, divides);
                 iters.pop();
             }
-            CStmt::Assign { value, .. } => *divides |= float_division(value),
-            CStmt::If {
+            loop_ir::Stmt::Assign { value, .. } => *divides |= float_division(value),
+            loop_ir::Stmt::If {
                 then_body,
                 else_body,
                 ..
@@ -114,15 +138,17 @@ fn walk(body: &[CStmt], iters: &mut Vec<String>, triangle: &mut bool, divides: &
                 walk(then_body, iters, triangle, divides);
                 walk(else_body, iters, triangle, divides);
             }
-            CStmt::Return { .. } => {}
+            loop_ir::Stmt::Return { .. } => {}
         }
     }
 }
 
-fn float_division(e: &CExpr) -> bool {
+fn float_division(e: &loop_ir::Expr) -> bool {
     match &e.kind {
         ExprKind::Binary { op, lhs, rhs } => {
-            (*op == CBinary::Div && e.ty.is_float()) || float_division(lhs) || float_division(rhs)
+            (*op == loop_ir::BinaryOp::Div && e.ty.is_float())
+                || float_division(lhs)
+                || float_division(rhs)
         }
         ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => float_division(arg),
         ExprKind::Select {

@@ -16,11 +16,11 @@
 
 use std::collections::HashMap;
 
-use tenslift_frontend::ir::{Affine, Expr as CExpr, ExprKind, LValue, Stmt as CStmt};
+use tenslift_frontend::ir::{self as loop_ir, Affine, ExprKind, LValue};
 use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{build, BinaryOp, DType, Dim, Expr, Lit, UnaryOp};
 
-use crate::algebra::{Expr as Value, Rat, Symbol, Tensor};
+use crate::algebra::{Rat, Symbol, Tensor, Value};
 use crate::spec::tensir::float_literal_value;
 use crate::spec::Sizes;
 
@@ -61,19 +61,19 @@ pub enum StencilError {
 }
 
 /// Every array access in `stmt`, with its enclosing loops (outermost first).
-pub fn accesses(stmt: &CStmt) -> Result<Vec<Access>, StencilError> {
+pub fn accesses(stmt: &loop_ir::Stmt) -> Result<Vec<Access>, StencilError> {
     let mut out = Vec::new();
     collect_stmt(stmt, &mut Vec::new(), &mut out)?;
     Ok(out)
 }
 
 fn collect_stmt(
-    stmt: &CStmt,
+    stmt: &loop_ir::Stmt,
     loops: &mut Vec<NestLoop>,
     out: &mut Vec<Access>,
 ) -> Result<(), StencilError> {
     match stmt {
-        CStmt::Loop(l) => {
+        loop_ir::Stmt::Loop(l) => {
             if l.step != 1 {
                 return Err(StencilError::Step(l.step));
             }
@@ -87,7 +87,7 @@ fn collect_stmt(
             }
             loops.pop();
         }
-        CStmt::Assign { target, value, .. } => {
+        loop_ir::Stmt::Assign { target, value, .. } => {
             collect_expr(value, loops, out);
             match target {
                 LValue::Element { array, index, .. } => out.push(Access {
@@ -99,13 +99,13 @@ fn collect_stmt(
                 LValue::Scalar { name, .. } => return Err(StencilError::LocalStore(name.clone())),
             }
         }
-        CStmt::If { .. } => return Err(StencilError::Conditional),
-        CStmt::Return { value, .. } => collect_expr(value, loops, out),
+        loop_ir::Stmt::If { .. } => return Err(StencilError::Conditional),
+        loop_ir::Stmt::Return { value, .. } => collect_expr(value, loops, out),
     }
     Ok(())
 }
 
-fn collect_expr(e: &CExpr, loops: &[NestLoop], out: &mut Vec<Access>) {
+fn collect_expr(e: &loop_ir::Expr, loops: &[NestLoop], out: &mut Vec<Access>) {
     match &e.kind {
         ExprKind::Load { array, index } => out.push(Access {
             array: array.clone(),
@@ -137,8 +137,8 @@ fn collect_expr(e: &CExpr, loops: &[NestLoop], out: &mut Vec<Access>) {
 }
 
 /// The literal floating-point constants of `stmt` (`0.33333`), each once.
-pub fn float_constants(stmt: &CStmt) -> Vec<f64> {
-    fn walk_expr(e: &CExpr, out: &mut Vec<f64>) {
+pub fn float_constants(stmt: &loop_ir::Stmt) -> Vec<f64> {
+    fn walk_expr(e: &loop_ir::Expr, out: &mut Vec<f64>) {
         match &e.kind {
             ExprKind::FloatLit { value, .. } if !out.contains(value) => out.push(*value),
             ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => walk_expr(arg, out),
@@ -159,11 +159,13 @@ pub fn float_constants(stmt: &CStmt) -> Vec<f64> {
             _ => {}
         }
     }
-    fn walk(s: &CStmt, out: &mut Vec<f64>) {
+    fn walk(s: &loop_ir::Stmt, out: &mut Vec<f64>) {
         match s {
-            CStmt::Loop(l) => l.body.iter().for_each(|b| walk(b, out)),
-            CStmt::Assign { value, .. } | CStmt::Return { value, .. } => walk_expr(value, out),
-            CStmt::If {
+            loop_ir::Stmt::Loop(l) => l.body.iter().for_each(|b| walk(b, out)),
+            loop_ir::Stmt::Assign { value, .. } | loop_ir::Stmt::Return { value, .. } => {
+                walk_expr(value, out)
+            }
+            loop_ir::Stmt::If {
                 cond,
                 then_body,
                 else_body,

@@ -257,6 +257,8 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
         Op::Var(_) | Op::Lit(_) | Op::Full { .. } => 0,
         Op::Binary(_) | Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::TriSolve { .. } => 2,
         Op::Where | Op::ScatterAdd => 3,
+        Op::Syrk => 4,
+        Op::Syr2k => 5,
         Op::Einsum(spec) => spec.inputs.len(),
         Op::Concat { .. } => args.len().max(1),
         _ => 1,
@@ -487,7 +489,55 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             }
             Ok(h.clone())
         }
+        Op::Syrk | Op::Syr2k => infer_rank_k_update(op, args),
+        Op::MirrorLower => {
+            let x = args[0];
+            if x.rank() != 2 || x.shape[0] != x.shape[1] || !x.dtype.is_numeric() {
+                return err(format!(
+                    "mirror_lower needs a square numeric matrix, got {x}"
+                ));
+            }
+            Ok(x.clone())
+        }
     }
+}
+
+/// `syrk(a, c, alpha, beta)` and `syr2k(a, b, c, alpha, beta)`: float
+/// factors of one shape `[n, k]`, `c` an `[n, n]` matrix and two scalars,
+/// all of one element type; the result has `c`'s type.
+fn infer_rank_k_update(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
+    let factors = if matches!(op, Op::Syr2k) { 2 } else { 1 };
+    let a = args[0];
+    let c = args[factors];
+    let scalars = &args[factors + 1..];
+    let d = a.dtype;
+    let factors_ok = a.rank() == 2
+        && d.is_float()
+        && args[..factors]
+            .iter()
+            .all(|f| f.dtype == d && f.shape == a.shape);
+    if !factors_ok {
+        return err(format!(
+            "{} needs float factor matrices of one shape, got {}",
+            op.name(),
+            args[..factors]
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
+    }
+    let n = &a.shape[0];
+    if c.dtype != d || c.shape != [n.clone(), n.clone()] {
+        return err(format!(
+            "{} accumulates into a {d}[{n}, {n}] matrix, got {c}",
+            op.name()
+        ));
+    }
+    if scalars.iter().any(|s| s.rank() != 0 || s.dtype != d) {
+        return err(format!("{} scales by two {d} scalars", op.name()));
+    }
+    Ok(c.clone())
 }
 
 /// Checks that a solver's matrix operand is a square float matrix.

@@ -50,6 +50,10 @@ pub enum InterpError {
     Unbound(String),
     #[error("{0}")]
     Einsum(String),
+    /// An operation whose definition does not type-check (a malformed
+    /// node built around the checker).
+    #[error("{0}")]
+    Malformed(String),
 }
 
 type IResult<T> = Result<T, InterpError>;
@@ -620,6 +624,13 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
         Op::Cast(to) => Ok(cast(&args[0], *to)),
         Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), &args, dtype),
         Op::ScatterAdd => scatter_add(&args[0], &args[1], &args[2]),
+        // The operands are evaluated (memoised) above; the definition
+        // reuses them.
+        Op::Syrk | Op::Syr2k | Op::MirrorLower => match crate::symmetry::blas::definition(e) {
+            Some(Ok(d)) => eval_memo(&d, env, memo),
+            Some(Err(err)) => Err(InterpError::Malformed(err.message)),
+            None => Err(InterpError::Malformed(e.op().name().to_string())),
+        },
     }
 }
 

@@ -161,6 +161,17 @@ pub enum Op {
     /// LU factorisation without pivoting, unit-lower `L` and `U` packed in
     /// one matrix; semantics in [`crate::solvers::lu_nopivot`].
     LuNoPivot,
+    /// `syrk(a, c, alpha, beta)`: BLAS's symmetric rank-k update of a lower
+    /// triangle, `alpha * a aᵀ + beta * c` on and below the diagonal and
+    /// `c` above it; definition in [`crate::symmetry::blas`].
+    Syrk,
+    /// `syr2k(a, b, c, alpha, beta)`: the rank-2k update, `alpha * (a bᵀ +
+    /// b aᵀ) + beta * c` on and below the diagonal and `c` above it;
+    /// definition in [`crate::symmetry::blas`].
+    Syr2k,
+    /// `mirror_lower(x)`: the symmetric matrix whose lower triangle (with
+    /// the diagonal) is `x`'s; definition in [`crate::symmetry::blas`].
+    MirrorLower,
 }
 
 /// The TensIR name of a triangular solve with these attributes.
@@ -305,6 +316,9 @@ impl Op {
             Op::TriSolve { lower, unit } => trisolve_name(*lower, *unit),
             Op::LuNoPivot => "lu_nopivot",
             Op::ScatterAdd => "scatter_add",
+            Op::Syrk => "syrk",
+            Op::Syr2k => "syr2k",
+            Op::MirrorLower => "mirror_lower",
         }
     }
 

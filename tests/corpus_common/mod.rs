@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use tenslift::spec::tensir::check_program_at_both_sizes;
-use tenslift::synth::partial::lift_whole_or_partially;
-use tenslift::synth::SynthOptions;
+use tenslift::synth::{lift_kernel, Outcome, SynthOptions};
 use tenslift_frontend::ir::Kernel;
 use tenslift_frontend::Options;
 use tenslift_targets::print_program;
@@ -99,10 +98,19 @@ pub struct Lift {
     pub program: Option<String>,
     /// A returned program that is not equal to the C spec (a test failure).
     pub wrong: Option<String>,
+    /// The search's counters and trace as `lift --json` reports them
+    /// (work-counted, so equal across runs on any machine).
+    pub stats: String,
     pub seconds: f64,
 }
 
 impl Lift {
+    /// The entry's record with its statistics and trace: what must not
+    /// change between an idle and a loaded run.
+    pub fn record_with_stats(&self, name: &str) -> String {
+        format!("{}  stats {}\n", self.record(name), self.stats)
+    }
+
     /// The entry's snapshot record: `name: status`, then the program
     /// indented by two spaces.
     pub fn record(&self, name: &str) -> String {
@@ -125,9 +133,10 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
         ..SynthOptions::default()
     };
     let start = Instant::now();
-    let outcome = lift_whole_or_partially(kernel, &options);
+    let outcome = lift_kernel(kernel, &options);
     let seconds = start.elapsed().as_secs_f64();
     let whole = outcome.whole.as_ref().is_some_and(|w| w.program.is_some());
+    let stats = stats_of(&outcome);
     let Some(program) = outcome.program() else {
         let why = match (outcome.error(), outcome.partial_failure()) {
             (Some(e), Some(p)) => format!("{e}; with loops kept: {p}"),
@@ -139,6 +148,7 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
             status: format!("failed({})", scrub_seconds(first_line(&why))),
             program: None,
             wrong: None,
+            stats,
             seconds,
         };
     };
@@ -156,8 +166,21 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
         status: if whole { "lifted" } else { "partial" }.to_string(),
         program: Some(print_program(program)),
         wrong,
+        stats,
         seconds,
     }
+}
+
+/// The counters of the attempt that gave the outcome, and the trace, as
+/// one JSON line.
+fn stats_of(outcome: &Outcome) -> String {
+    let stats = match (&outcome.whole, &outcome.partial) {
+        (Some(w), _) if w.program.is_some() => &w.stats,
+        (_, Ok(p)) => &p.stats,
+        (Some(w), Err(_)) => &w.stats,
+        (None, Err(_)) => return "null".to_string(),
+    };
+    serde_json::json!({ "stats": stats, "trace": &outcome.trace }).to_string()
 }
 
 fn first_line(text: &str) -> &str {

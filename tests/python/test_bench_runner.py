@@ -177,6 +177,11 @@ def test_c_variants_of_a_real_kernel_give_the_reference(tmp_path):
         rows = list(csv.DictReader(f))
     assert [r["variant"] for r in rows] == ["gcc", "clang", "polly", "polly-parallel"]
     assert all(r["status"] == "ok" and r["runs"] == "3" for r in rows), rows
+    # Each Polly row says whether Polly transformed dot and what it did or why not.
+    for row in rows[2:]:
+        assert row["polly_transformed"] in ("yes", "no"), row
+        assert row["polly_what"], row
+    assert rows[0]["polly_transformed"] == rows[1]["polly_transformed"] == ""
     x = np.load(tmp_path / "in" / "x.npy")
     y = np.load(tmp_path / "in" / "y.npy")
     got = np.load(tmp_path / "ref" / "return.npy")

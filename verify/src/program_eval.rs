@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tenslift_targets::interp::InterpError;
-use tenslift_targets::solvers;
+use tenslift_targets::{solvers, symmetry};
 use tenslift_targets::{
     BinaryOp, DType, Dim, EinsumLayout, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt,
     UnaryOp,
@@ -493,6 +493,16 @@ impl<D: Domain> Interp<'_, D> {
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solve(e.op(), &args, dtype),
             Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2], dtype),
+            // `syrk`, `syr2k`, `mirror_lower` mean their definition over
+            // the same (memoised) operands.
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => self.eval(&d),
+                Some(Err(err)) => Err(program_error(err.message)),
+                None => Err(program_error(format!(
+                    "{} has no definition",
+                    e.op().name()
+                ))),
+            },
         }
     }
 

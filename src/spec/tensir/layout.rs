@@ -5,7 +5,7 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::Dim;
 
 use super::{Result, TensirSpecError};
-use crate::algebra::{Expr as Value, Tensor};
+use crate::algebra::{Tensor, Value};
 
 /// Most elements one intermediate tensor may have (a guard against
 /// candidates whose broadcasts or outer products explode at spec sizes).

@@ -10,14 +10,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{solvers, Dim, Expr as TExpr, Op, SliceItem};
+use tenslift_targets::{self as tensir, solvers, symmetry, Dim, Op, SliceItem};
 
 use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
 };
 use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
 use super::{Result, TensirSpecError};
-use crate::algebra::{Expr as Value, Tensor};
+use crate::algebra::{Tensor, Value};
 use crate::spec::exec::convert;
 use crate::spec::{format_sizes, Sizes};
 
@@ -28,16 +28,16 @@ pub(super) struct Machine<'p> {
     /// Every loop variable of the program (for purity).
     pub(super) loop_vars: HashSet<&'p str>,
     pub(super) env: HashMap<&'p str, Tensor>,
-    pub(super) memo: HashMap<TExpr, Tensor>,
+    pub(super) memo: HashMap<tensir::Expr, Tensor>,
     /// Parameters whose value is still their initial one (and that a
     /// variable of the same name and type denotes in every program).
     pub(super) pristine: HashSet<&'p str>,
-    purity: HashMap<TExpr, bool>,
-    pub(super) shared: HashMap<TExpr, Tensor>,
+    purity: HashMap<tensir::Expr, bool>,
+    pub(super) shared: HashMap<tensir::Expr, Tensor>,
 }
 
 impl<'p> Machine<'p> {
-    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<TExpr, Tensor>) -> Machine<'p> {
+    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<tensir::Expr, Tensor>) -> Machine<'p> {
         Machine {
             sizes,
             loop_values: HashMap::new(),
@@ -70,7 +70,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Whether `e` reads only pristine parameters.
-    fn is_pure(&mut self, e: &TExpr) -> bool {
+    fn is_pure(&mut self, e: &tensir::Expr) -> bool {
         if let Op::Var(name) = e.op() {
             return self.pristine.contains(&**name);
         }
@@ -126,7 +126,7 @@ impl<'p> Machine<'p> {
             .collect()
     }
 
-    pub(super) fn eval(&mut self, e: &TExpr) -> Result<Tensor> {
+    pub(super) fn eval(&mut self, e: &tensir::Expr) -> Result<Tensor> {
         if let Some(t) = self.memo.get(e) {
             return Ok(t.clone());
         }
@@ -136,12 +136,22 @@ impl<'p> Machine<'p> {
                 return Ok(t.clone());
             }
         }
-        let args = e
-            .args()
-            .iter()
-            .map(|a| self.eval(a))
-            .collect::<Result<Vec<Tensor>>>()?;
-        let t = self.apply(e, &args)?;
+        let t = match symmetry::blas::definition(e) {
+            // `syrk`, `syr2k`, `mirror_lower`: their defining expression
+            // over the same operands.
+            Some(definition) => {
+                let d = definition.map_err(|err| TensirSpecError::Malformed(err.message))?;
+                self.eval(&d)?
+            }
+            None => {
+                let args = e
+                    .args()
+                    .iter()
+                    .map(|a| self.eval(a))
+                    .collect::<Result<Vec<Tensor>>>()?;
+                self.apply(e, &args)?
+            }
+        };
         if pure {
             self.shared.insert(e.clone(), t.clone());
         } else {
@@ -150,7 +160,7 @@ impl<'p> Machine<'p> {
         Ok(t)
     }
 
-    pub(super) fn apply(&self, e: &TExpr, args: &[Tensor]) -> Result<Tensor> {
+    pub(super) fn apply(&self, e: &tensir::Expr, args: &[Tensor]) -> Result<Tensor> {
         let dtype = e.dtype();
         let name = e.op().name();
         match e.op() {
@@ -266,6 +276,9 @@ impl<'p> Machine<'p> {
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), args),
             Op::ScatterAdd => scatter_add(dtype, &args[0], &args[1], &args[2]),
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => Err(TensirSpecError::Malformed(format!(
+                "{name} is evaluated through its definition"
+            ))),
         }
     }
 }

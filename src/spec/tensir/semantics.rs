@@ -10,7 +10,7 @@ use super::layout::{
     broadcast_shape, broadcast_to, checked_len, for_each_index, row_major_strides, tensor,
 };
 use super::{Result, TensirSpecError};
-use crate::algebra::{Atom, Expr as Value, Func, Rat, Tensor};
+use crate::algebra::{Atom, Func, Rat, Tensor, Value};
 
 /// The C type a TensIR element type stands for (for conversion semantics).
 pub(super) fn scalar_type(d: DType) -> ScalarType {

@@ -182,18 +182,19 @@ fn an_executor_shares_pure_subexpressions_between_programs() {
 
 #[test]
 fn a_variable_of_the_wrong_declared_shape_is_an_error_not_a_panic() {
-    use tenslift_targets::{DType, Dim, Expr as TExpr, Op as TOp, Ty};
+    use tenslift_targets::{self as tensir, DType, Dim, Ty};
     let program = parse_program(
         "t.tensir",
         "func f(n: size, m: size, A: f64[n, m], d: out f64[n]) {\n  d = sum(A, axes=[1]);\n}\n",
     )
     .expect("parses");
     // Pretend `A` is square, as an unvalidated synthesized program might.
-    let square = TExpr::var(
+    let square = tensir::Expr::var(
         "A",
         Ty::tensor(DType::F64, vec![Dim::sym("n"), Dim::sym("n")]),
     );
-    let diag = TExpr::new(TOp::Diag, vec![square]).expect("square matrix has a diagonal");
+    let diag =
+        tensir::Expr::new(tensir::Op::Diag, vec![square]).expect("square matrix has a diagonal");
     let mut broken = program.clone();
     broken.body = vec![Stmt::Store {
         target: "d".into(),

@@ -1,6 +1,12 @@
-use super::*;
+use std::time::{Duration, Instant};
+
+use tenslift_frontend::ir::{self as loop_ir, Kernel, Loop};
 use tenslift_frontend::Options;
 use tenslift_targets::print_program;
+
+use super::*;
+use crate::synth::registry::{OUTPUT_TACTICS, SKETCH_FAMILIES};
+use crate::synth::{lift_kernel, SynthOptions};
 
 fn polybench(name: &str) -> Kernel {
     let path = format!(
@@ -13,14 +19,14 @@ fn polybench(name: &str) -> Kernel {
 
 fn top_loop(kernel: &Kernel) -> &Loop {
     match kernel.body.first() {
-        Some(CStmt::Loop(l)) => l,
+        Some(loop_ir::Stmt::Loop(l)) => l,
         other => panic!("expected a loop, got {other:?}"),
     }
 }
 
 fn inner_loop(l: &Loop, at: usize) -> &Loop {
     match l.body.get(at) {
-        Some(CStmt::Loop(inner)) => inner,
+        Some(loop_ir::Stmt::Loop(inner)) => inner,
         other => panic!("expected a loop, got {other:?}"),
     }
 }
@@ -38,6 +44,18 @@ fn options() -> SynthOptions {
         timeout: Duration::from_secs(60),
         ..SynthOptions::default()
     }
+}
+
+/// Keeps loops in `kernel` as the driver would.
+fn kept(kernel: &Kernel) -> Result<PartialLift, PartialError> {
+    let options = options();
+    let context = KernelContext {
+        options: &options,
+        deadline: Instant::now() + options.timeout,
+        output_tactics: OUTPUT_TACTICS,
+        families: SKETCH_FAMILIES,
+    };
+    lift_partially(kernel, &context)
 }
 
 #[test]
@@ -60,7 +78,7 @@ fn forward_substitution_carries_but_its_row_reduction_does_not() {
         .body
         .iter()
         .find_map(|s| match s {
-            CStmt::Loop(l) => Some(l),
+            loop_ir::Stmt::Loop(l) => Some(l),
             _ => None,
         })
         .expect("the j loop");
@@ -92,7 +110,7 @@ fn an_update_of_the_upper_row_is_independent_of_the_lower_columns_it_reads() {
 #[test]
 fn jacobi_1d_keeps_only_the_time_loop_and_slices_the_sweeps() {
     let kernel = polybench("jacobi-1d");
-    let lifted = lift_partially(&kernel, &options()).expect("lifts partially");
+    let lifted = kept(&kernel).expect("lifts partially");
     assert_eq!(lifted.kept_loops, vec!["t".to_string()]);
     assert!(lifted.vectorised);
     let text = print_program(&lifted.program);
@@ -107,7 +125,7 @@ fn jacobi_1d_keeps_only_the_time_loop_and_slices_the_sweeps() {
 #[test]
 fn trisolv_keeps_the_row_loop_and_lifts_each_row_as_a_dot_product() {
     let kernel = polybench("trisolv");
-    let lifted = lift_partially(&kernel, &options()).expect("lifts partially");
+    let lifted = kept(&kernel).expect("lifts partially");
     assert_eq!(lifted.kept_loops, vec!["i".to_string()]);
     let text = print_program(&lifted.program);
     assert!(text.contains("matmul(L[i, 0:i], x[0:i])"), "{text}");
@@ -119,7 +137,7 @@ fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
     // the statement checks bind the three apart, so the only program left
     // keeps all loops and stores single elements: not a lift.
     let kernel = polybench("floyd-warshall");
-    let err = lift_partially(&kernel, &options()).expect_err("nothing vectorises");
+    let err = kept(&kernel).expect_err("nothing vectorises");
     let message = err.to_string();
     assert!(message.contains("k, i, j"), "{message}");
     assert!(message.contains("nothing vectorises"), "{message}");
@@ -128,7 +146,7 @@ fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
 #[test]
 fn a_kernel_without_carried_dependencies_is_only_lifted_whole() {
     let kernel = crate::spec::examples::gemm();
-    let outcome = lift_whole_or_partially(&kernel, &options());
+    let outcome = lift_kernel(&kernel, &options());
     assert!(outcome.whole.as_ref().is_some_and(|w| w.program.is_some()));
     assert!(outcome.partial.is_err());
 }

@@ -2,7 +2,7 @@ use super::*;
 use crate::spec::build::aff;
 use tenslift_frontend::Options;
 
-fn polybench_body(name: &str) -> Vec<CStmt> {
+fn polybench_body(name: &str) -> Vec<loop_ir::Stmt> {
     let path = format!(
         "{}/benchmarks/polybench/{name}.c",
         env!("CARGO_MANIFEST_DIR")
@@ -10,7 +10,7 @@ fn polybench_body(name: &str) -> Vec<CStmt> {
     let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
     let kernel = unit.kernels.into_iter().next().expect("one kernel");
     match kernel.body.into_iter().next() {
-        Some(CStmt::Loop(time)) => time.body,
+        Some(loop_ir::Stmt::Loop(time)) => time.body,
         other => panic!("expected a time loop, got {other:?}"),
     }
 }

@@ -17,6 +17,7 @@ use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp as U};
 use crate::program::{ParamKind, Program, Requirement, Stmt};
+use crate::symmetry::blas;
 
 /// A lowered value: its SSA name and static type.
 #[derive(Clone, Debug)]
@@ -563,8 +564,34 @@ impl Lowering {
                 ))
             }
             Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2]),
+            Op::Syrk => return self.syrk_blocks(e, out_shape[0]),
+            // No StableHLO op computes one triangle: the definition (masks
+            // around one dot_general; syr2k's second product is the first
+            // one transposed), over the operands lowered above.
+            Op::Syr2k | Op::MirrorLower => match crate::symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.lower(&d),
+                Some(Err(err)) => return Err(EmitError::Unsupported(err.message)),
+                None => return Err(EmitError::Unsupported(e.op().name().to_string())),
+            },
         };
         Ok(v)
+    }
+
+    /// `syrk(a, c, α, β)` with `a aᵀ`'s lower triangle by 2 x 2 blocks
+    /// ([`blas::lower_gram_blocks`], sizes being known here), bound to a
+    /// fresh name that the definition's update then reads.
+    fn syrk_blocks(&mut self, e: &Expr, rows: i64) -> LResult<Val> {
+        let unsupported = |err: crate::expr::TypeError| EmitError::Unsupported(err.message);
+        let a = &e.args()[0];
+        let gram = self.lower(&blas::lower_gram_blocks(a, rows).map_err(unsupported)?)?;
+        let name = format!("_gram{}", self.next);
+        self.env.insert(name.clone(), gram);
+        let placeholder = Expr::var(&name, e.ty().clone());
+        let [_, c, alpha, beta] = e.args() else {
+            return Err(EmitError::Unsupported("syrk takes 4 operands".to_string()));
+        };
+        let update = blas::lower_update(placeholder, c, alpha, beta).map_err(unsupported)?;
+        self.lower(&update)
     }
 
     /// `stablehlo.triangular_solve` of `t x = b`; a vector `b` is solved as

@@ -307,7 +307,10 @@ impl InPlaceLowering<'_> {
             | Op::Cholesky
             | Op::TriSolve { .. }
             | Op::LuNoPivot
-            | Op::ScatterAdd => true,
+            | Op::ScatterAdd
+            | Op::Syrk
+            | Op::Syr2k
+            | Op::MirrorLower => true,
             Op::Cast(_) => Self::is_fresh_cast(a),
             Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
         }

@@ -5,7 +5,7 @@ use super::numpy::numpy_name;
 use super::python::{
     doc_params, precondition_checks, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable,
 };
-use super::{solvers, Target};
+use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -56,6 +56,11 @@ impl PyTable for JaxTable {
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_syrk", symmetric::JAX_SYRK),
+            ("_syrk0", symmetric::JAX_SYRK0),
+            ("_lower_gram", symmetric::JAX_LOWER_GRAM),
+            ("_syr2k", symmetric::JAX_SYR2K),
+            ("_mirror_lower", symmetric::JAX_MIRROR),
         ]
     }
 
@@ -118,6 +123,9 @@ impl PyTable for JaxTable {
             Op::Tril(_) => "jnp.tril({0}, {k})",
             Op::Diag => "jnp.diag({0})",
             Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
+            Op::Syrk => "_syrk({args})",
+            Op::Syr2k => "_syr2k({args})",
+            Op::MirrorLower => "_mirror_lower({0})",
             Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
             // Only the lower triangle is read, as TensIR's cholesky does.
@@ -132,6 +140,9 @@ impl PyTable for JaxTable {
     /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
     /// TensIR integers wrap, so hide the second factor behind a barrier.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if let Some(rule) = symmetric::zero_update_rule(e).filter(|r| r.starts_with("_syrk0")) {
+            return Some(rule);
+        }
         if crate::narrow::shift_amount(e).is_some() {
             // A non-negative dividend over 2^k (narrow lowering).
             return Some("({0} >> {shift})");

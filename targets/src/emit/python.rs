@@ -12,8 +12,8 @@ use crate::expr::Expr;
 use crate::ops::{BinaryOp, Op, SliceItem};
 use crate::program::{Param, ParamKind, Program, Stmt};
 
-/// A target's translation table. Templates name operands `{0}`, `{1}`,
-/// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
+/// A target's translation table. Templates name operands `{0}` to `{4}`
+/// (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
 /// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
 /// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type) and,
 /// for a `trunc_div` by `2^k` of a non-negative dividend, `{shift}` (`k`).
@@ -257,7 +257,7 @@ pub fn render_expr(
         None => args,
     };
     let mut vars: HashMap<&str, String> = HashMap::new();
-    for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
+    for (i, key) in ["0", "1", "2", "3", "4"].into_iter().enumerate() {
         if let Some(a) = args.get(i) {
             vars.insert(key, a.clone());
         }
@@ -395,15 +395,53 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
     let function = t.function(&f);
     let mut out = header_lines(program, t.target(), "#");
     out.push_str(t.imports());
-    for (name, definition) in t.helpers() {
-        if function.contains(&format!("{name}(")) {
-            out.push_str("\n\n");
-            out.push_str(definition);
-        }
+    for (_, definition) in used_helpers(t.helpers(), &function) {
+        out.push_str("\n\n");
+        out.push_str(definition);
     }
     out.push_str("\n\n");
     out.push_str(&function);
     out
+}
+
+/// The helpers `function` calls, directly or through other helpers, in
+/// the table's order.
+fn used_helpers<'h>(
+    helpers: &'h [(&'static str, &'static str)],
+    function: &str,
+) -> Vec<&'h (&'static str, &'static str)> {
+    let mut used = vec![false; helpers.len()];
+    loop {
+        let mut grew = false;
+        for (k, (name, _)) in helpers.iter().enumerate() {
+            let caller = |(j, (_, def)): (usize, &(&str, &str))| used[j] && calls(def, name);
+            if !used[k] && (calls(function, name) || helpers.iter().enumerate().any(caller)) {
+                used[k] = true;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    helpers
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|(h, _)| h)
+        .collect()
+}
+
+/// Whether `code` calls the helper `name`: `name(` not preceded by an
+/// identifier character (`kernel_syrk(` does not call `_syrk`).
+fn calls(code: &str, name: &str) -> bool {
+    let call = format!("{name}(");
+    code.match_indices(&call).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// Turns TensIR statements into [`PyStmt`]s.

@@ -5,7 +5,7 @@
 use super::python::{
     doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
 };
-use super::{solvers, Target};
+use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
 use crate::program::ParamKind;
@@ -42,6 +42,9 @@ impl PyTable for TorchTable {
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_syrk", symmetric::TORCH_SYRK),
+            ("_syr2k", symmetric::TORCH_SYR2K),
+            ("_mirror_lower", symmetric::TORCH_MIRROR),
         ]
     }
 
@@ -118,6 +121,9 @@ impl PyTable for TorchTable {
             Op::Tril(_) => "torch.tril({0}, diagonal={k})",
             Op::Diag => "torch.diag({0})",
             Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
+            Op::Syrk => "_syrk({args})",
+            Op::Syr2k => "_syr2k({args})",
+            Op::MirrorLower => "_mirror_lower({0})",
             Op::Full { .. } => "torch.full({shape}, {value}, dtype={dtype}, device=_dev)",
             Op::Cast(_) => "{0}.to({dtype})",
             Op::Cholesky => "torch.linalg.cholesky({0})",

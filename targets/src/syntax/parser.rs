@@ -713,11 +713,14 @@ impl Parser {
         }
         let op_and_args = match name {
             "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot"
-            | "scatter_add" => {
+            | "scatter_add" | "syrk" | "syr2k" | "mirror_lower" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
                     "scatter_add" => Op::ScatterAdd,
+                    "syrk" => Op::Syrk,
+                    "syr2k" => Op::Syr2k,
+                    "mirror_lower" => Op::MirrorLower,
                     "outer" => Op::Outer,
                     "diag" => Op::Diag,
                     "cholesky" => Op::Cholesky,

@@ -77,7 +77,10 @@ pub fn print_expr(e: &Expr) -> String {
         | Op::Cholesky
         | Op::TriSolve { .. }
         | Op::LuNoPivot
-        | Op::ScatterAdd => {
+        | Op::ScatterAdd
+        | Op::Syrk
+        | Op::Syr2k
+        | Op::MirrorLower => {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),

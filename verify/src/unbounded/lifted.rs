@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+    symmetry, BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt,
+    UnaryOp,
 };
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
@@ -542,6 +543,14 @@ impl<'a> Lifted<'a> {
                 }
             }
             Op::ScatterAdd => self.scatter_add(e, idx, cut, env)?,
+            // `syrk`, `syr2k`, `mirror_lower`: the element of their
+            // definition (masks, transposes and a contraction, all encoded
+            // above).
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.elem(&d, idx, cut, env),
+                Some(Err(err)) => return Err(Unsupported(err.message)),
+                None => return Err(Unsupported(format!("{} has no definition", e.op().name()))),
+            },
             Op::Concat { axis } => {
                 let len0 = self.dim(&args[0].shape()[*axis])?;
                 let mut shifted = idx.to_vec();

@@ -21,13 +21,10 @@
 //! `target - einsum(X, hole)` to be solved on its own; the remainder is
 //! computed exactly, so a wrong guess only costs a failed subproblem.
 
-use std::time::Instant;
-
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{build, BinaryOp, DType, Dim, Expr};
+use tenslift_targets::{build, Dim, Expr};
 
-use super::search::{Found, Search, Timeout};
-use crate::algebra::{simp_score, Expr as Value, Symbol, Tensor};
+use crate::algebra::{Symbol, Tensor, Value};
 
 /// Holes bigger than this many elements per target element are not
 /// searched: they would be sparse tensors no library stub computes.
@@ -246,92 +243,14 @@ impl Extraction {
         summed: &[usize],
     ) -> Option<Extraction> {
         let target_rank = target.shape().len();
-        let extent = |a: &HoleAxis| match a {
-            HoleAxis::Target(b) => target.shape()[*b],
-            HoleAxis::Operand(a) => operand.shape()[*a],
-        };
-        let hole_shape: Vec<usize> = hole_axes.iter().map(extent).collect();
-        if hole_shape.is_empty() {
+        let hole = hole_of(target, operand, pairs, hole_axes)?;
+        if !recomputes(target, operand, &hole, roles, hole_axes, summed) {
             return None;
         }
-        let hole_len: usize = hole_shape.iter().product();
-        if hole_len > MAX_HOLE_GROWTH * target.len().max(operand.len()) {
-            return None;
-        }
-        let position = |t: &[usize], x: &[usize]| -> Vec<usize> {
-            hole_axes
-                .iter()
-                .map(|a| match a {
-                    HoleAxis::Target(b) => t[*b],
-                    HoleAxis::Operand(a) => x[*a],
-                })
-                .collect()
-        };
-        let mut values: Vec<Option<Value>> = vec![None; hole_len];
-        let scratch = Tensor::from_fn(&hole_shape, |_| Value::zero());
-        for p in pairs {
-            let at = scratch.offset(&position(&p.target, &p.operand))?;
-            match &values[at] {
-                Some(v) if *v != p.coeff => return None,
-                Some(_) => {}
-                None => values[at] = Some(p.coeff.clone()),
-            }
-        }
-        let hole = Tensor::new(
-            hole_shape.clone(),
-            values
-                .into_iter()
-                .map(|v| v.unwrap_or_else(Value::zero))
-                .collect(),
-        )
-        .ok()?;
-        // Recompute: T[t] = Σ over summed coordinates of X[x] · H[h].
-        let summed_extents: Vec<usize> = summed.iter().map(|&a| operand.shape()[a]).collect();
-        let summed_count: usize = summed_extents.iter().product();
-        for (offset, expected) in target.elems().iter().enumerate() {
-            let t = target.index_of(offset);
-            let mut total = Value::zero();
-            for s in 0..summed_count {
-                let mut rest = s;
-                let mut coords = vec![0; summed.len()];
-                for (n, e) in summed_extents.iter().enumerate().rev() {
-                    coords[n] = rest % e;
-                    rest /= e;
-                }
-                let x: Vec<usize> = roles
-                    .iter()
-                    .enumerate()
-                    .map(|(axis, role)| match role {
-                        AxisRole::Kept(b) => t[*b],
-                        AxisRole::Fixed(c) => *c,
-                        AxisRole::Summed => {
-                            coords[summed.iter().position(|&a| a == axis).unwrap_or(0)]
-                        }
-                    })
-                    .collect();
-                let h = hole.get(&position(&t, &x))?;
-                if h.is_zero() {
-                    continue;
-                }
-                total = total.add(&operand.get(&x)?.mul(h));
-            }
-            if total != *expected {
-                return None;
-            }
-        }
-        let hole_labels = hole_axes
-            .iter()
-            .map(|a| match a {
-                HoleAxis::Target(b) => target_label(*b),
-                HoleAxis::Operand(a) => {
-                    summed_label(target_rank, summed.iter().position(|s| s == a).unwrap_or(0))
-                }
-            })
-            .collect();
         let extraction = Extraction {
             roles: roles.to_vec(),
             operand_labels: operand_labels.to_vec(),
-            hole_labels,
+            hole_labels: hole_labels(hole_axes, summed, target_rank),
             target_labels: (0..target_rank).map(target_label).collect(),
             rest: Tensor::from_fn(target.shape(), |_| Value::zero()),
             hole,
@@ -516,6 +435,216 @@ impl Extraction {
 }
 
 /// `t` with its axes in the order `perm` (axis `k` of the result is axis
+/// The kept (operand axis, target axis) pairs, the summed operand axes and
+/// the hole's axes (summed, then the target axes nothing keeps) of a peel's
+/// roles; `None` when nothing is kept (an outer product with every target
+/// axis in the hole) or nothing summed or added (element-wise).
+fn peel_axes(
+    roles: &[AxisRole],
+    target_rank: usize,
+) -> Option<(Vec<(usize, usize)>, Vec<usize>, Vec<HoleAxis>)> {
+    let kept: Vec<(usize, usize)> = roles
+        .iter()
+        .enumerate()
+        .filter_map(|(a, r)| match r {
+            AxisRole::Kept(b) => Some((a, *b)),
+            _ => None,
+        })
+        .collect();
+    let summed: Vec<usize> = (0..roles.len())
+        .filter(|&a| roles[a] == AxisRole::Summed)
+        .collect();
+    let free: Vec<usize> = (0..target_rank)
+        .filter(|b| !kept.iter().any(|(_, k)| k == b))
+        .collect();
+    if kept.is_empty() || (summed.is_empty() && free.is_empty()) {
+        return None;
+    }
+    let hole_axes = summed
+        .iter()
+        .map(|&a| HoleAxis::Operand(a))
+        .chain(free.iter().map(|&b| HoleAxis::Target(b)))
+        .collect();
+    Some((kept, summed, hole_axes))
+}
+
+/// Which pairs one assignment of kept axes claims, and the hole values
+/// they fix.
+struct Claim<'a> {
+    kept: &'a [(usize, usize)],
+    options: &'a [Vec<AxisRole>],
+    hole_axes: &'a [HoleAxis],
+}
+
+impl Claim<'_> {
+    /// The hole's values fixed by the claimed pairs (`None` where no pair
+    /// fixes one) and how many pairs were claimed; `None` when two claimed
+    /// pairs disagree.
+    fn values(&self, pairs: &[Pair], hole_shape: &[usize]) -> Option<(Vec<Option<Value>>, usize)> {
+        let scratch = Tensor::from_fn(hole_shape, |_| Value::zero());
+        let mut values: Vec<Option<Value>> = vec![None; scratch.len()];
+        let mut claimed = 0;
+        for p in pairs {
+            if !self.kept.iter().all(|&(a, b)| p.operand[a] == p.target[b]) {
+                continue;
+            }
+            claimed += 1;
+            if self.ambiguous(p) {
+                continue;
+            }
+            let at = scratch.offset(&hole_position(self.hole_axes, &p.target, &p.operand))?;
+            match &values[at] {
+                Some(v) if *v != p.coeff => return None,
+                Some(_) => {}
+                None => values[at] = Some(p.coeff.clone()),
+            }
+        }
+        Some((values, claimed))
+    }
+
+    /// A pair another assignment could also claim (the target's
+    /// coordinates coincide, as on a diagonal) holds the sum of both
+    /// contractions' coefficients: it fixes no hole value.
+    fn ambiguous(&self, p: &Pair) -> bool {
+        self.kept.iter().any(|&(a, b)| {
+            self.options[a]
+                .iter()
+                .any(|r| matches!(r, AxisRole::Kept(c) if *c != b && p.target[*c] == p.target[b]))
+        })
+    }
+}
+
+/// The operand's einsum labels under a peel's roles (kept axes take the
+/// target's label, summed axes new ones); `None` for a fixed axis.
+fn peel_operand_labels(roles: &[AxisRole], target_rank: usize) -> Option<Vec<char>> {
+    let mut labels = Vec::new();
+    for role in roles {
+        match role {
+            AxisRole::Kept(b) => labels.push(target_label(*b)),
+            AxisRole::Summed => {
+                let n = labels
+                    .iter()
+                    .filter(|l| (**l as u8 - b'a') as usize >= target_rank)
+                    .count();
+                labels.push(summed_label(target_rank, n));
+            }
+            AxisRole::Fixed(_) => return None,
+        }
+    }
+    Some(labels)
+}
+
+/// The hole's einsum labels: target axes keep theirs, summed operand axes
+/// take the summed labels in order.
+fn hole_labels(hole_axes: &[HoleAxis], summed: &[usize], target_rank: usize) -> Vec<char> {
+    hole_axes
+        .iter()
+        .map(|a| match a {
+            HoleAxis::Target(b) => target_label(*b),
+            HoleAxis::Operand(a) => {
+                summed_label(target_rank, summed.iter().position(|s| s == a).unwrap_or(0))
+            }
+        })
+        .collect()
+}
+
+/// The hole's coordinates for target coordinates `t` and operand
+/// coordinates `x`.
+fn hole_position(hole_axes: &[HoleAxis], t: &[usize], x: &[usize]) -> Vec<usize> {
+    hole_axes
+        .iter()
+        .map(|a| match a {
+            HoleAxis::Target(b) => t[*b],
+            HoleAxis::Operand(a) => x[*a],
+        })
+        .collect()
+}
+
+/// The hole read off the pairs: each pair's coefficient at the position
+/// its coordinates name (two different coefficients at one position: no
+/// hole), zero elsewhere; `None` also for a hole far larger than the
+/// target and the operand (a sparse tensor no stub computes).
+fn hole_of(
+    target: &Tensor,
+    operand: &Tensor,
+    pairs: &[Pair],
+    hole_axes: &[HoleAxis],
+) -> Option<Tensor> {
+    let extent = |a: &HoleAxis| match a {
+        HoleAxis::Target(b) => target.shape()[*b],
+        HoleAxis::Operand(a) => operand.shape()[*a],
+    };
+    let hole_shape: Vec<usize> = hole_axes.iter().map(extent).collect();
+    if hole_shape.is_empty() {
+        return None;
+    }
+    let hole_len: usize = hole_shape.iter().product();
+    if hole_len > MAX_HOLE_GROWTH * target.len().max(operand.len()) {
+        return None;
+    }
+    let mut values: Vec<Option<Value>> = vec![None; hole_len];
+    let scratch = Tensor::from_fn(&hole_shape, |_| Value::zero());
+    for p in pairs {
+        let at = scratch.offset(&hole_position(hole_axes, &p.target, &p.operand))?;
+        match &values[at] {
+            Some(v) if *v != p.coeff => return None,
+            Some(_) => {}
+            None => values[at] = Some(p.coeff.clone()),
+        }
+    }
+    let elems = values
+        .into_iter()
+        .map(|v| v.unwrap_or_else(Value::zero))
+        .collect();
+    Tensor::new(hole_shape, elems).ok()
+}
+
+/// Whether `T[t] = Σ over summed coordinates of X[x] · H[h]` holds for
+/// every element, exactly.
+fn recomputes(
+    target: &Tensor,
+    operand: &Tensor,
+    hole: &Tensor,
+    roles: &[AxisRole],
+    hole_axes: &[HoleAxis],
+    summed: &[usize],
+) -> bool {
+    let summed_extents: Vec<usize> = summed.iter().map(|&a| operand.shape()[a]).collect();
+    let summed_count: usize = summed_extents.iter().product();
+    let operand_coords = |t: &[usize], s: usize| -> Vec<usize> {
+        let mut rest = s;
+        let mut coords = vec![0; summed.len()];
+        for (n, e) in summed_extents.iter().enumerate().rev() {
+            coords[n] = rest % e;
+            rest /= e;
+        }
+        roles
+            .iter()
+            .enumerate()
+            .map(|(axis, role)| match role {
+                AxisRole::Kept(b) => t[*b],
+                AxisRole::Fixed(c) => *c,
+                AxisRole::Summed => coords[summed.iter().position(|&a| a == axis).unwrap_or(0)],
+            })
+            .collect()
+    };
+    target.elems().iter().enumerate().all(|(offset, expected)| {
+        let t = target.index_of(offset);
+        let mut total = Value::zero();
+        for s in 0..summed_count {
+            let x = operand_coords(&t, s);
+            let (Some(h), Some(v)) = (hole.get(&hole_position(hole_axes, &t, &x)), operand.get(&x))
+            else {
+                return false;
+            };
+            if !h.is_zero() {
+                total = total.add(&v.mul(h));
+            }
+        }
+        total == *expected
+    })
+}
+
 /// `perm[k]` of `t`).
 fn permute_axes(t: &Tensor, perm: &[usize]) -> Tensor {
     let old_shape = t.shape().to_vec();
@@ -653,30 +782,7 @@ impl Peel {
         mask: Option<&[bool]>,
     ) -> Option<Peel> {
         let target_rank = target_shape.len();
-        let kept: Vec<(usize, usize)> = roles
-            .iter()
-            .enumerate()
-            .filter_map(|(a, r)| match r {
-                AxisRole::Kept(b) => Some((a, *b)),
-                _ => None,
-            })
-            .collect();
-        let summed: Vec<usize> = (0..roles.len())
-            .filter(|&a| roles[a] == AxisRole::Summed)
-            .collect();
-        let free: Vec<usize> = (0..target_rank)
-            .filter(|b| !kept.iter().any(|(_, k)| k == b))
-            .collect();
-        // Nothing kept is an outer product with every target axis in the
-        // hole; nothing summed or added is element-wise.
-        if kept.is_empty() || (summed.is_empty() && free.is_empty()) {
-            return None;
-        }
-        let hole_axes: Vec<HoleAxis> = summed
-            .iter()
-            .map(|&a| HoleAxis::Operand(a))
-            .chain(free.iter().map(|&b| HoleAxis::Target(b)))
-            .collect();
+        let (kept, summed, hole_axes) = peel_axes(roles, target_rank)?;
         let hole_shape: Vec<usize> = hole_axes
             .iter()
             .map(|a| match a {
@@ -689,41 +795,12 @@ impl Peel {
         if hole_len > MAX_HOLE_GROWTH * target_len.max(operand.len()) {
             return None;
         }
-        let position = |t: &[usize], x: &[usize]| -> Vec<usize> {
-            hole_axes
-                .iter()
-                .map(|a| match a {
-                    HoleAxis::Target(b) => t[*b],
-                    HoleAxis::Operand(a) => x[*a],
-                })
-                .collect()
+        let claim = Claim {
+            kept: &kept,
+            options,
+            hole_axes: &hole_axes,
         };
-        let scratch = Tensor::from_fn(&hole_shape, |_| Value::zero());
-        let mut values: Vec<Option<Value>> = vec![None; hole_len];
-        let mut claimed = 0;
-        for p in pairs {
-            if !kept.iter().all(|&(a, b)| p.operand[a] == p.target[b]) {
-                continue;
-            }
-            claimed += 1;
-            // A pair another assignment could also claim (the target's
-            // coordinates coincide, as on a diagonal) holds the sum of both
-            // contractions' coefficients: it fixes no hole value.
-            let ambiguous = kept.iter().any(|&(a, b)| {
-                options[a].iter().any(
-                    |r| matches!(r, AxisRole::Kept(c) if *c != b && p.target[*c] == p.target[b]),
-                )
-            });
-            if ambiguous {
-                continue;
-            }
-            let at = scratch.offset(&position(&p.target, &p.operand))?;
-            match &values[at] {
-                Some(v) if *v != p.coeff => return None,
-                Some(_) => {}
-                None => values[at] = Some(p.coeff.clone()),
-            }
-        }
+        let (values, claimed) = claim.values(pairs, &hole_shape)?;
         // A peel that explains every pair is a plain extraction's business.
         if claimed == 0 || (claimed == pairs.len() && mask.is_none()) {
             return None;
@@ -732,53 +809,28 @@ impl Peel {
         if !known.iter().any(|&k| k) {
             return None;
         }
-        let hole = Tensor::new(
-            hole_shape,
-            values
-                .into_iter()
-                .map(|v| v.unwrap_or_else(Value::zero))
-                .collect(),
-        )
-        .ok()?;
-        let mut operand_labels = Vec::new();
-        for role in roles {
-            match role {
-                AxisRole::Kept(b) => operand_labels.push(target_label(*b)),
-                AxisRole::Summed => {
-                    let n = operand_labels
-                        .iter()
-                        .filter(|l| (**l as u8 - b'a') as usize >= target_rank)
-                        .count();
-                    operand_labels.push(summed_label(target_rank, n));
-                }
-                AxisRole::Fixed(_) => return None,
-            }
-        }
-        let hole_labels = hole_axes
-            .iter()
-            .map(|a| match a {
-                HoleAxis::Target(b) => target_label(*b),
-                HoleAxis::Operand(a) => {
-                    summed_label(target_rank, summed.iter().position(|s| s == a).unwrap_or(0))
-                }
-            })
+        let elems = values
+            .into_iter()
+            .map(|v| v.unwrap_or_else(Value::zero))
             .collect();
         let extraction = Extraction {
             roles: roles.to_vec(),
-            operand_labels,
-            hole_labels,
+            operand_labels: peel_operand_labels(roles, target_rank)?,
+            hole_labels: hole_labels(&hole_axes, &summed, target_rank),
             target_labels: (0..target_rank).map(target_label).collect(),
             rest: Tensor::from_fn(target_shape, |_| Value::zero()),
-            hole,
+            hole: Tensor::new(hole_shape, elems).ok()?,
         };
-        let known_tensor = Tensor::new(
-            extraction.hole.shape().to_vec(),
-            known
-                .iter()
-                .map(|&k| if k { Value::one() } else { Value::zero() })
-                .collect(),
-        )
-        .ok()?;
+        Peel::in_input_layout(extraction, &known)
+    }
+
+    /// The peel with its hole (and its known mask) in the operand's input
+    /// layout.
+    fn in_input_layout(extraction: Extraction, known: &[bool]) -> Option<Peel> {
+        let flags = known
+            .iter()
+            .map(|&k| if k { Value::one() } else { Value::zero() });
+        let known_tensor = Tensor::new(extraction.hole.shape().to_vec(), flags.collect()).ok()?;
         let (extraction, known) = match extraction.input_layout() {
             Some(perm) => {
                 let known = permute_axes(&known_tensor, &perm);
@@ -838,214 +890,8 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
-impl Search<'_> {
-    /// `einsum(X, ?h)` and `einsum(X, ?h) + ?r` sketches over every library
-    /// leaf `X` that is an array of distinct input symbols, with `?h` solved
-    /// by coefficient extraction and `?r` the part of the target free of
-    /// `X`; holes are searched simplest first (Simp score). A target that is
-    /// a leaf read at its first or last coordinates is that slice.
-    pub fn contraction(
-        &self,
-        target: &Tensor,
-        dtype: DType,
-        depth: u32,
-        bound: f64,
-    ) -> Result<Option<Found>, Timeout> {
-        if target.elems().iter().all(|e| e.is_zero()) {
-            return Ok(None);
-        }
-        if let Some(found) = self.sliced_leaf(target, dtype, bound) {
-            return Ok(Some(found));
-        }
-        if depth == 0 {
-            return Ok(None);
-        }
-        let target_vars = target.vars();
-        let mut candidates: Vec<(f64, usize, Extraction)> = Vec::new();
-        for (i, stub) in self.library.stubs.iter().enumerate() {
-            if stub.depth != 0
-                || stub.expr.dtype() != dtype
-                || stub.value.shape().is_empty()
-                || !stub
-                    .vars
-                    .iter()
-                    .all(|v| target_vars.binary_search(v).is_ok())
-            {
-                continue;
-            }
-            if Instant::now() > self.deadline {
-                return Err(Timeout);
-            }
-            if let Some(extraction) = Extraction::solve(target, &stub.value) {
-                let score = simp_score(&[extraction.hole.clone(), extraction.rest.clone()]);
-                candidates.push((score, i, extraction));
-            }
-        }
-        candidates.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut best: Option<Found> = None;
-        for (_, i, extraction) in candidates {
-            let stub = &self.library.stubs[i];
-            let (operand, extents) = (stub.expr.clone(), stub.value.shape().to_vec());
-            let mut op_cost = stub.cost + target.len() as f64 * 2.0 * contracted_len(&extraction);
-            let has_rest = !extraction.rest.elems().iter().all(|e| e.is_zero());
-            if has_rest {
-                op_cost += target.len() as f64;
-            }
-            let limit = best.as_ref().map_or(bound, |b| b.cost);
-            if op_cost >= limit {
-                continue;
-            }
-            self.stats.coefficient_solve();
-            let Some(h) = self.solve(&extraction.hole, dtype, depth - 1, limit - op_cost)? else {
-                self.stats.backtrack();
-                continue;
-            };
-            let Some(mut expr) = extraction.rebuild(&operand, &extents, h.expr) else {
-                continue;
-            };
-            let mut cost = op_cost + h.cost;
-            if has_rest {
-                let Some(r) = self.solve(&extraction.rest, dtype, depth - 1, limit - cost)? else {
-                    self.stats.backtrack();
-                    continue;
-                };
-                let Ok(sum) = Expr::binary(BinaryOp::Add, expr, r.expr) else {
-                    continue;
-                };
-                expr = sum;
-                cost += r.cost;
-            }
-            if cost < limit {
-                best = Some(Found { expr, cost });
-                if self.first {
-                    return Ok(best);
-                }
-            }
-        }
-        Ok(best)
-    }
-
-    /// A leaf (any readable array, also one holding more inputs than the
-    /// target mentions) read at fixed first or last coordinates of its
-    /// leading axes: `A[n - 1, m - 1, :]` is what a scratch array left by
-    /// the last iteration holds.
-    fn sliced_leaf(&self, target: &Tensor, dtype: DType, bound: f64) -> Option<Found> {
-        let rank = target.shape().len();
-        let first = target.elems().first()?;
-        for stub in self.library.leaves_all() {
-            let shape = stub.value.shape();
-            if stub.expr.dtype() != dtype
-                || shape.len() <= rank
-                || shape[shape.len() - rank..] != *target.shape()
-                || stub.cost >= bound
-            {
-                continue;
-            }
-            let lead = shape.len() - rank;
-            let block: usize = target.shape().iter().product();
-            for (at, e) in stub.value.elems().iter().enumerate().step_by(block.max(1)) {
-                if e != first {
-                    continue;
-                }
-                let index = stub.value.index_of(at);
-                let same =
-                    (0..block).all(|k| stub.value.elems().get(at + k) == target.elems().get(k));
-                if !same {
-                    continue;
-                }
-                let mut items = Vec::with_capacity(shape.len());
-                for (axis, &c) in index.iter().take(lead).enumerate() {
-                    let dim = stub.expr.shape()[axis].clone();
-                    items.push(if c == 0 {
-                        SliceItem::Index(Dim::constant(0))
-                    } else if c + 1 == shape[axis] {
-                        SliceItem::Index(dim.add(&Dim::constant(-1)).ok()?)
-                    } else {
-                        break;
-                    });
-                }
-                if items.len() != lead {
-                    continue;
-                }
-                items.extend((0..rank).map(|_| SliceItem::Full));
-                if let Ok(expr) = build::slice(stub.expr.clone(), items) {
-                    return Some(Found {
-                        expr,
-                        cost: stub.cost,
-                    });
-                }
-            }
-        }
-        None
-    }
-}
-
-/// For a target whose every element is one monomial with every exponent a
-/// multiple of `k` (the largest such `k` ≤ 5, at least 2), its `k`-th root
-/// and `k`: `x**4` is `(x)` multiplied four times.
-pub fn monomial_root(target: &Tensor) -> Option<(Tensor, u32)> {
-    let mut gcd = 0i32;
-    for e in target.elems() {
-        let [term] = e.terms() else { return None };
-        if !term.coeff.is_one() {
-            return None;
-        }
-        for (_, exp) in term.mono.factors() {
-            if *exp <= 0 {
-                return None;
-            }
-            gcd = num_integer::Integer::gcd(&gcd, exp);
-        }
-    }
-    let k = (2..=5).rev().find(|k| gcd % k == 0)?;
-    let root = target.map(|e| {
-        let term = &e.terms()[0];
-        let factors = term
-            .mono
-            .factors()
-            .iter()
-            .map(|(a, x)| (a.clone(), x / k))
-            .collect();
-        crate::algebra::Mono::from_factors(factors).to_expr()
-    });
-    Some((root, k as u32))
-}
-
-impl Search<'_> {
-    /// `?h * ?h * … * ?h` for a target that is a power of a monomial
-    /// tensor (`A*A*A*A*A`), the hole its root.
-    pub fn power(
-        &self,
-        target: &Tensor,
-        dtype: DType,
-        depth: u32,
-        bound: f64,
-    ) -> Result<Option<Found>, Timeout> {
-        let Some((root, k)) = monomial_root(target).filter(|_| depth > 0) else {
-            return Ok(None);
-        };
-        let step = target.len() as f64 * f64::from(k - 1);
-        self.stats.pattern_match();
-        let Some(h) = self.solve(&root, dtype, depth - 1, bound - step)? else {
-            self.stats.backtrack();
-            return Ok(None);
-        };
-        let mut expr = h.expr.clone();
-        for _ in 1..k {
-            match Expr::binary(BinaryOp::Mul, expr, h.expr.clone()) {
-                Ok(e) => expr = e,
-                Err(_) => return Ok(None),
-            }
-        }
-        Ok(Some(Found {
-            expr,
-            cost: h.cost + step,
-        }))
-    }
-}
-
 /// How many products each target element sums (at least 1).
-fn contracted_len(extraction: &Extraction) -> f64 {
+pub(crate) fn contracted_len(extraction: &Extraction) -> f64 {
     let summed = extraction
         .hole_labels
         .iter()
@@ -1059,12 +905,13 @@ fn contracted_len(extraction: &Extraction) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algebra::Expr as V;
+    use crate::algebra::Value;
+    use tenslift_targets::DType;
 
     /// `T[i, j] = Σ_k A[i, k] · B[k, j]` at sizes 2×3 · 3×2.
     fn matmul_target(a: &Tensor, b: &Tensor) -> Tensor {
         Tensor::from_fn(&[2, 2], |t| {
-            let mut acc = V::zero();
+            let mut acc = Value::zero();
             for k in 0..3u32 {
                 let x = a.get(&[t[0], k as usize]).expect("a").clone();
                 let y = b.get(&[k as usize, t[1]]).expect("b").clone();
@@ -1111,7 +958,7 @@ mod tests {
         let a = Tensor::of_symbols("A", &[2, 2, 3], false);
         let c = Tensor::of_symbols("C", &[3, 3], false);
         let target = Tensor::from_fn(&[2, 2, 3], |t| {
-            let mut acc = V::zero();
+            let mut acc = Value::zero();
             for s in 0..3 {
                 let x = a.get(&[t[0], t[1], s]).expect("a").clone();
                 acc = acc.add(&x.mul(c.get(&[s, t[2]]).expect("c")));
@@ -1146,7 +993,7 @@ mod tests {
         let a = Tensor::of_symbols("A", &[2, 3], false);
         let c = Tensor::of_symbols("C", &[3, 2], false);
         let target = Tensor::from_fn(&[2], |t| {
-            let mut acc = V::zero();
+            let mut acc = Value::zero();
             for k in 0..3 {
                 let x = a.get(&[1, k]).expect("a").clone();
                 acc = acc.add(&x.mul(c.get(&[k, t[0]]).expect("c")));
@@ -1158,28 +1005,11 @@ mod tests {
         assert_eq!(found.hole, c);
     }
 
-    #[test]
-    fn a_fifth_power_has_its_base_as_root() {
-        let a = Tensor::of_symbols("A", &[2, 2], false);
-        let fifth = a.map(|e| e.pow(5).expect("pow"));
-        assert_eq!(monomial_root(&fifth), Some((a.clone(), 5)));
-        let square_of_product = a.map(|e| e.mul(e).mul(&sym("x").mul(&sym("x"))));
-        let (root, k) = monomial_root(&square_of_product).expect("a square");
-        assert_eq!(k, 2);
-        assert_eq!(root, a.map(|e| e.mul(&sym("x"))));
-        // A sum is no monomial power.
-        assert!(monomial_root(&a.map(|e| e.add(&V::one()))).is_none());
-    }
-
-    fn sym(name: &str) -> V {
-        V::symbol(&Symbol::scalar(name))
-    }
-
     /// `T[i, j] = Σ_k A[i, k]·B[j, k] + B[i, k]·A[j, k]` (syr2k's update)
     /// at n = 3, m = 4.
     fn syr2k_target(a: &Tensor, b: &Tensor) -> Tensor {
         Tensor::from_fn(&[3, 3], |t| {
-            let mut acc = V::zero();
+            let mut acc = Value::zero();
             for k in 0..4 {
                 let (ai, bj) = (a.get(&[t[0], k]).expect("a"), b.get(&[t[1], k]).expect("b"));
                 let (bi, aj) = (b.get(&[t[0], k]).expect("b"), a.get(&[t[1], k]).expect("a"));

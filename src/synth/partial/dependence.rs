@@ -1,0 +1,173 @@
+//! Which loops carry a dependency: some element one iteration writes is
+//! read or written by another iteration.
+
+use tenslift_frontend::ir::{self as loop_ir, Affine, Loop};
+
+use crate::synth::stencil::{self, Access, NestLoop};
+
+/// Kept loop variables with their ranges, outermost first.
+pub(super) type Scope = Vec<NestLoop>;
+
+/// Whether `l` carries a dependency: some element one iteration writes is
+/// read or written by another iteration. Pairs of accesses with identical
+/// subscripts (an accumulator `x[i] -= …` inside a reduction over `j`) do
+/// not count; a pair whose subscripts differ is independent only when some
+/// dimension separates the iterations (both subscripts are the loop
+/// variable plus the same offset) or their value ranges are provably
+/// disjoint. Anything the analysis does not understand counts as carried.
+pub fn carries_dependency(l: &Loop, scope: &[NestLoop]) -> bool {
+    let Ok(accesses) = stencil::accesses(&loop_ir::Stmt::Loop(l.clone())) else {
+        return true;
+    };
+    let writes = accesses.iter().filter(|a| a.is_store);
+    for w in writes {
+        for r in accesses.iter().filter(|r| r.array == w.array) {
+            if r.index == w.index {
+                continue;
+            }
+            if !separated(w, r, &l.iter, scope) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether two accesses of one array can never touch the same element in
+/// different iterations of the loop `iter`.
+pub(super) fn separated(w: &Access, r: &Access, iter: &str, scope: &[NestLoop]) -> bool {
+    if w.index.len() != r.index.len() {
+        return false;
+    }
+    w.index.iter().zip(&r.index).any(|(a, b)| {
+        let same_iteration_only = a.terms.get(iter).is_some_and(|c| *c != 0) && a == b;
+        let disjoint = match (range_of(a, &w.loops), range_of(b, &r.loops)) {
+            (Some((lo_a, hi_a)), Some((lo_b, hi_b))) => {
+                positive(&difference(&lo_a, &hi_b), scope)
+                    || positive(&difference(&lo_b, &hi_a), scope)
+            }
+            _ => false,
+        };
+        same_iteration_only || disjoint
+    })
+}
+
+/// Whether `d` is above zero for every value of the kept loop variables:
+/// each one, innermost first, is replaced by the end of its range that
+/// makes `d` smallest (its bounds may use the outer ones).
+pub(super) fn positive(d: &Affine, scope: &[NestLoop]) -> bool {
+    let mut d = d.clone();
+    for l in scope.iter().rev() {
+        let Some(&c) = d.terms.get(&l.iter) else {
+            continue;
+        };
+        d.terms.remove(&l.iter);
+        let mut bound = if c > 0 {
+            l.start.clone()
+        } else {
+            let mut last = l.end.clone();
+            last.constant -= 1;
+            last
+        };
+        bound.constant *= c;
+        bound.terms.values_mut().for_each(|v| *v *= c);
+        d = add(&d, &bound);
+    }
+    d.as_constant().is_some_and(|v| v > 0)
+}
+
+pub(super) fn difference(a: &Affine, b: &Affine) -> Affine {
+    let mut out = a.clone();
+    out.constant -= b.constant;
+    for (k, c) in &b.terms {
+        let e = out.terms.entry(k.clone()).or_insert(0);
+        *e -= c;
+        if *e == 0 {
+            out.terms.remove(k);
+        }
+    }
+    out
+}
+
+/// The smallest and largest value of a subscript over its loops, when it
+/// uses at most one loop variable with coefficient 1 whose bounds use no
+/// other loop variable.
+pub(super) fn range_of(sub: &Affine, loops: &[NestLoop]) -> Option<(Affine, Affine)> {
+    let inner: Vec<&NestLoop> = loops
+        .iter()
+        .filter(|l| sub.terms.contains_key(&l.iter))
+        .collect();
+    match inner.as_slice() {
+        [] => Some((sub.clone(), sub.clone())),
+        [l] if sub.terms.get(&l.iter) == Some(&1) => {
+            let free = |a: &Affine| loops.iter().all(|m| !a.terms.contains_key(&m.iter));
+            if !free(&l.start) || !free(&l.end) {
+                return None;
+            }
+            let mut rest = sub.clone();
+            rest.terms.remove(&l.iter);
+            let lo = add(&l.start, &rest);
+            let mut hi = add(&l.end, &rest);
+            hi.constant -= 1;
+            Some((lo, hi))
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn add(a: &Affine, b: &Affine) -> Affine {
+    let mut neg = b.clone();
+    neg.constant = -neg.constant;
+    neg.terms.values_mut().for_each(|c| *c = -*c);
+    difference(a, &neg)
+}
+
+/// Whether some loop in `stmts` (inside the loops of `scope`) carries a
+/// dependency: only then can keeping a loop be necessary.
+pub fn any_loop_carries(stmts: &[loop_ir::Stmt], scope: &mut Scope) -> bool {
+    stmts.iter().any(|s| match s {
+        loop_ir::Stmt::Loop(l) => {
+            if carries_dependency(l, scope) {
+                return true;
+            }
+            scope.push(NestLoop {
+                iter: l.iter.clone(),
+                start: l.start.clone(),
+                end: l.end.clone(),
+            });
+            let inner = any_loop_carries(&l.body, scope);
+            scope.pop();
+            inner
+        }
+        loop_ir::Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => any_loop_carries(then_body, scope) || any_loop_carries(else_body, scope),
+        _ => false,
+    })
+}
+
+/// Whether read `r` in the body of loop `iter` sees an element that store
+/// `w` wrote in an earlier iteration: the same array, the store's own
+/// subscripts but a constant step back along `iter`. `None` when the two
+/// are not comparable that simply (an unknown distance).
+pub(super) fn reads_an_earlier_iteration(w: &Access, r: &Access, iter: &str) -> Option<bool> {
+    if r.array != w.array {
+        return Some(false);
+    }
+    if r.index.len() != w.index.len() {
+        return None;
+    }
+    let mut along = None;
+    let mut elsewhere_same = true;
+    for (a, b) in w.index.iter().zip(&r.index) {
+        let d = difference(b, a).as_constant()?;
+        if a.terms.get(iter) == Some(&1) {
+            along = Some(d);
+        } else if d != 0 {
+            elsewhere_same = false;
+        }
+    }
+    Some(elsewhere_same && along? < 0)
+}

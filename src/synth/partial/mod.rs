@@ -1,0 +1,252 @@
+//! Partial lifting: keep the loops that carry a dependency, lift their
+//! bodies.
+//!
+//! A time-stepped stencil (`for t { B = f(A); A = g(B) }`) or a
+//! triangular solver (`for i { x[i] = (b[i] - Σ_j<i L[i][j] x[j]) / L[i][i] }`)
+//! has no loop-free tensor form: its outer loop feeds each iteration with
+//! the previous one's results. Such a loop stays a TensIR `for` loop; its
+//! variable becomes a size symbol of the body, and every statement of the
+//! body is lifted on its own, as a kernel whose spec is that statement
+//! alone with the current array contents as inputs (so later statements
+//! read what earlier ones stored, exactly as in C). A statement that still
+//! does not lift keeps its own outer loop the same way, up to
+//! [`MAX_KEPT_DEPTH`] nested kept loops.
+//!
+//! Each lifted statement is checked against its statement kernel at
+//! several values of the kept loop variables (first, middle, last of their
+//! ranges) and at a second size tuple; the assembled program is accepted
+//! only when it equals the whole kernel's spec at both size tuples.
+
+mod dependence;
+mod recurrence;
+mod statement;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use tenslift_frontend::ir::{self as loop_ir, Kernel};
+use tenslift_targets::{self as tensir, Meta, Param, ParamKind, Program, Stmt};
+
+use dependence::Scope;
+pub use dependence::{any_loop_carries, carries_dependency};
+
+use super::options::{PartialError, PartialLift, SynthError};
+use super::search::{Stats, Timings};
+use super::signature::{infer_unknown_extents, params_of};
+use super::stencil::{self, NestLoop};
+use super::tactic::{KernelContext, KernelResult, KernelTactic};
+use super::trace::Trace;
+use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
+use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
+
+/// Most loops kept one inside another (seidel-2d keeps `t`, `i` and `j`).
+pub const MAX_KEPT_DEPTH: usize = 3;
+
+/// The `kept-loops` kernel tactic; see the module documentation. Tried
+/// after the whole-kernel tactics failed, for a kernel some loop of which
+/// carries a dependency.
+pub struct KeptLoops;
+
+impl KernelTactic for KeptLoops {
+    fn name(&self) -> &'static str {
+        "kept-loops"
+    }
+
+    fn summary(&self) -> &'static str {
+        "keeps the loops that carry a dependency as TensIR for loops and lifts each statement of their bodies"
+    }
+
+    fn applies(&self, kernel: &Kernel) -> Result<(), String> {
+        if any_loop_carries(&kernel.body, &mut Vec::new()) {
+            Ok(())
+        } else {
+            Err("no loop carries a dependency".into())
+        }
+    }
+
+    fn run(&self, kernel: &Kernel, context: &KernelContext<'_>, _: &mut Trace) -> KernelResult {
+        KernelResult::Kept(lift_partially(kernel, context))
+    }
+}
+
+struct Driver<'k> {
+    kernel: &'k Kernel,
+    /// The whole kernel's TensIR parameters.
+    params: Vec<Param>,
+    first: Sizes,
+    second: Sizes,
+    context: &'k KernelContext<'k>,
+    stats: Stats,
+    timings: Timings,
+    cost: f64,
+    kept: Vec<String>,
+    vectorised: bool,
+}
+
+impl Driver<'_> {
+    fn out_of_time(&self) -> bool {
+        std::time::Instant::now() > self.context.deadline
+    }
+
+    /// The TensIR parameters of a statement program: the kernel's, with
+    /// accesses as the statement uses them, plus the kept loop variables
+    /// as sizes.
+    fn statement_params(&self, scope: &Scope, written: &[String]) -> Vec<Param> {
+        let mut params: Vec<Param> = self
+            .params
+            .iter()
+            .cloned()
+            .map(|mut p| {
+                if let ParamKind::Array { access, .. } = &mut p.kind {
+                    *access = if written.iter().any(|w| **w == *p.name) {
+                        tensir::Access::InOut
+                    } else {
+                        tensir::Access::In
+                    };
+                }
+                p
+            })
+            .collect();
+        for l in scope {
+            params.push(Param {
+                name: Arc::from(l.iter.as_str()),
+                kind: ParamKind::Size,
+            });
+        }
+        params
+    }
+
+    /// Lifts each statement; a loop that does not lift as one statement
+    /// (or carries a dependency) is kept, its body lifted in turn.
+    fn lift_block(
+        &mut self,
+        stmts: &[loop_ir::Stmt],
+        scope: &mut Scope,
+    ) -> Result<Vec<Stmt>, PartialError> {
+        let mut out = Vec::new();
+        for stmt in stmts {
+            if self.out_of_time() {
+                return Err(SynthError::Timeout(self.context.options.timeout.as_secs_f64()).into());
+            }
+            let carried = matches!(stmt, loop_ir::Stmt::Loop(l) if carries_dependency(l, scope));
+            let direct = if carried {
+                Err(PartialError::Unsupported(
+                    "a loop that carries a dependency".into(),
+                ))
+            } else {
+                self.lift_statement(stmt, scope)
+            };
+            match (direct, stmt) {
+                (Ok(s), _) => out.push(s),
+                (Err(_), loop_ir::Stmt::Loop(l)) if l.step == 1 && scope.len() < MAX_KEPT_DEPTH => {
+                    if let Some(split) = self.lift_recurrence(l, scope) {
+                        self.kept.push(l.iter.clone());
+                        out.extend(split);
+                        continue;
+                    }
+                    let (Some(start), Some(stop)) =
+                        (stencil::dim_of(&l.start), stencil::dim_of(&l.end))
+                    else {
+                        return Err(PartialError::Unsupported(format!(
+                            "the bounds of loop `{}` are not sizes",
+                            l.iter
+                        )));
+                    };
+                    self.kept.push(l.iter.clone());
+                    scope.push(NestLoop {
+                        iter: l.iter.clone(),
+                        start: l.start.clone(),
+                        end: l.end.clone(),
+                    });
+                    let body = self.lift_block(&l.body, scope);
+                    scope.pop();
+                    out.push(Stmt::Loop {
+                        var: Arc::from(l.iter.as_str()),
+                        start,
+                        stop,
+                        body: body?,
+                    });
+                }
+                (Err(e), _) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Lifts `kernel` keeping the loops that carry dependencies; the program
+/// is returned only when it equals the kernel's spec at two size tuples.
+pub fn lift_partially(
+    kernel: &Kernel,
+    context: &KernelContext<'_>,
+) -> Result<PartialLift, PartialError> {
+    let lifted = assemble(kernel, context)?;
+    match check_program_at_both_sizes(&lifted.program, kernel)? {
+        (Comparison::Equal, _) => Ok(lifted),
+        (other, sizes) => Err(SynthError::Rejected(format!(
+            "at {}: {other}",
+            crate::spec::format_sizes(&sizes)
+        ))
+        .into()),
+    }
+}
+
+/// The program with kept loops, each statement checked on its own but the
+/// whole not yet compared with the kernel.
+fn assemble(kernel: &Kernel, context: &KernelContext<'_>) -> Result<PartialLift, PartialError> {
+    if kernel.returns.is_some() {
+        return Err(PartialError::Unsupported(
+            "partial lifting keeps no returned scalar".into(),
+        ));
+    }
+    let first = choose_sizes(kernel, &Sizes::new())?;
+    let second = choose_second_sizes(kernel, &first)?;
+    let params = params_of(kernel, &infer_unknown_extents(kernel, &first)?)?;
+    let mut driver = Driver {
+        kernel,
+        params: params.clone(),
+        first,
+        second,
+        context,
+        stats: Stats::default(),
+        timings: Timings::default(),
+        cost: 0.0,
+        kept: Vec::new(),
+        vectorised: false,
+    };
+    let body = driver.lift_block(&kernel.body, &mut Vec::new())?;
+    if driver.kept.is_empty() {
+        return Err(PartialError::NothingKept);
+    }
+    // A program that keeps every loop and stores single elements is a
+    // transliteration of the C, not a lift.
+    if !driver.vectorised {
+        return Err(PartialError::NothingVectorised(driver.kept.join(", ")));
+    }
+    let program = Program {
+        meta: Meta {
+            source_file: Some(kernel.range.file.clone()),
+            lines: Some((kernel.range.start_line, kernel.range.end_line)),
+            status: "unverified".to_string(),
+            requires: crate::synth::signature::requirements(kernel)?,
+            preconditions: kernel.preconditions(),
+            extents: crate::synth::signature::declared_extents(kernel),
+        },
+        name: Arc::from(kernel.name.as_str()),
+        params,
+        ret: None,
+        body,
+    };
+    program
+        .validate()
+        .map_err(|e| SynthError::Rejected(e.to_string()))?;
+    Ok(PartialLift {
+        program,
+        cost: driver.cost,
+        stats: driver.stats,
+        timings: driver.timings,
+        kept_loops: driver.kept,
+        vectorised: driver.vectorised,
+    })
+}
