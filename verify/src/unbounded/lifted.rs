@@ -533,7 +533,14 @@ impl<'a> Lifted<'a> {
                 };
                 V::ite(&keep, &arg(0, idx)?, &zero_like(real))
             }
-            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solver_elem(e, idx, env)?,
+            Op::TriSolve { lower: true, .. } => self.solver_elem(e, idx, env)?,
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => {
+                return Err(Unsupported(format!(
+                    "{}: an element is a recurrence over all earlier ones; its unfolded definition \
+                     makes queries too large to state (the bounded check expands it)",
+                    e.op().name()
+                )))
+            }
             Op::Diag => {
                 if args[0].shape().len() == 1 {
                     let v = arg(0, &idx[..1])?;

@@ -1,14 +1,10 @@
-//! The solver operations (`cholesky`, `lu_nopivot`, `trisolve_*`) element
-//! by element. An element of a solver's result is defined by a recurrence
-//! over earlier elements (`targets::solvers` is the reference), which no
+//! The forward substitution `trisolve_lower` element by element. An
+//! element of a solver's result is defined by a recurrence over earlier
+//! elements (`targets::solvers` is the reference), which no
 //! closed form states; here the result is an uninterpreted function `F`
 //! of the element's indices, pinned down where it is used by one unfolding
 //! of its definition:
 //!
-//! - `cholesky(A)`: `F(x, y) = (A[x][y] - Σ_{k<y} F(x,k) F(y,k)) / F(y,y)`
-//!   below the diagonal, `sqrt(A[x][x] - Σ_{k<x} F(x,k)²)` on it, 0 above;
-//! - `lu_nopivot(A)`: `F(x, y) = (A[x][y] - Σ_{k<y} F(x,k) F(k,y)) / F(y,y)`
-//!   below the diagonal, `A[x][y] - Σ_{k<x} F(x,k) F(k,y)` on and above;
 //! - `trisolve_lower(T, B)`: `F(x, c) = (B[x][c] - Σ_{k<x} T[x][k] F(k,c)) /
 //!   T[x][x]` (no division when `unit`).
 //!
@@ -19,7 +15,9 @@
 //! sound; one unfolding per use is what an inductive proof over the C's
 //! loops needs, since each loop step finishes one element from finished
 //! ones. `trisolve_upper` (back substitution, a descending recurrence) is
-//! not encoded.
+//! not encoded, nor are `cholesky` and `lu_nopivot`: their definitions
+//! unfolded at every element the invariants name made queries that took
+//! minutes to print (cholesky-dist, lu-dist), and proved nothing.
 
 use std::rc::Rc;
 
@@ -27,7 +25,7 @@ use tenslift_targets::{Expr, Op, ReduceKind};
 use z3::ast::{Ast, Int};
 use z3::{FuncDecl, Sort};
 
-use super::{math, Env, Lifted};
+use super::{Env, Lifted};
 use crate::domain::value::{self, real_num, V};
 use crate::unbounded::Unsupported;
 
@@ -90,33 +88,6 @@ impl Lifted<'_> {
             self.elem(a, sub, &Default::default(), env)
         };
         match (e.op(), idx) {
-            (Op::Cholesky, [x, y]) => {
-                let below = self.inner_sum(e, env, &[x, y], y, &|k| {
-                    Ok(value::mul(&at(&[x, k]), &at(&[y, k])))
-                })?;
-                let diagonal = self.inner_sum(e, env, &[x, x], x, &|k| {
-                    Ok(value::mul(&at(&[x, k]), &at(&[x, k])))
-                })?;
-                let a = operand(0, idx)?;
-                let off = V::R(value::sub(&a, &below).as_real() / at(&[y, y]).as_real());
-                let on = math("sqrt", &[value::sub(&a, &diagonal)]);
-                Ok(V::ite(
-                    &y.lt(x),
-                    &off,
-                    &V::ite(&y.eq(x), &on, &V::R(real_num(0))),
-                ))
-            }
-            (Op::LuNoPivot, [x, y]) => {
-                let below = self.inner_sum(e, env, &[x, y], y, &|k| {
-                    Ok(value::mul(&at(&[x, k]), &at(&[k, y])))
-                })?;
-                let above = self.inner_sum(e, env, &[x, y], x, &|k| {
-                    Ok(value::mul(&at(&[x, k]), &at(&[k, y])))
-                })?;
-                let a = operand(0, idx)?;
-                let off = V::R(value::sub(&a, &below).as_real() / at(&[y, y]).as_real());
-                Ok(V::ite(&y.lt(x), &off, &value::sub(&a, &above)))
-            }
             (Op::TriSolve { lower: true, unit }, [x, rest @ ..]) => {
                 let point = |k: &Int| -> Vec<Int> {
                     std::iter::once(k.clone())
