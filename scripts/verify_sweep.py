@@ -25,10 +25,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def verify(binary: str, kernel: dict, timeout: float, lift_timeout: float, targets: str) -> dict:
+def verify(binary: str, kernel: dict, timeout: float, lift_timeout: float, targets: str,
+           programs: Path | None = None, save: Path | None = None) -> dict:
     cmd = [binary, "verify", f"benchmarks/{kernel['file']}", "--function", kernel["function"],
            "--json", "--timeout", str(timeout), "--lift-timeout", str(lift_timeout),
            "--targets", targets]
+    # A program saved by an earlier sweep is checked as given (no search):
+    # the prover can be re-measured without lifting again.
+    given = programs / f"{kernel['name']}.tensir" if programs else None
+    if given is not None and given.exists():
+        cmd += ["--program", str(given)]
     # A kernel in its suite's layout reads the suite's headers; the
     # distributed form picks its sizes with -D<DATASET>_DATASET (MINI, as cref.py's
     # first differential dataset).
@@ -50,6 +56,13 @@ def verify(binary: str, kernel: dict, timeout: float, lift_timeout: float, targe
             found = True
             record.update({k: obj.get(k, "") for k in
                            ("bounded", "unbounded", "differential", "status", "reason")})
+            text = (obj.get("details") or {}).get("program")
+            if save is not None and text:
+                save.mkdir(parents=True, exist_ok=True)
+                (save / f"{kernel['name']}.tensir").write_text(text)
+            if save is not None:
+                save.mkdir(parents=True, exist_ok=True)
+                (save / f"{kernel['name']}.json").write_text(json.dumps(obj, indent=1))
             if (obj.get("details") or {}).get("program") is None:
                 # Not lifted: no check ran.
                 record.update(bounded="-", unbounded="-", differential="-")
@@ -76,6 +89,10 @@ def main() -> None:
     parser.add_argument("--kernel", action="append", default=[])
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--programs", type=Path,
+                        help="check <kernel>.tensir from this folder where present instead of lifting")
+    parser.add_argument("--save-programs", type=Path,
+                        help="write each lifted program to <folder>/<kernel>.tensir")
     parser.add_argument("--jobs", type=int, default=1,
                         help="kernels verified at once (each is its own process)")
     args = parser.parse_args()
@@ -89,7 +106,8 @@ def main() -> None:
     if args.limit:
         kernels = kernels[: args.limit]
     def one(k: dict) -> tuple[dict, dict]:
-        r = verify(args.bin, k, args.timeout, args.lift_timeout, args.targets)
+        r = verify(args.bin, k, args.timeout, args.lift_timeout, args.targets,
+                   args.programs, args.save_programs)
         print(f"{k['name']}: bounded {r['bounded']}, unbounded {r['unbounded']}, "
               f"differential {r['differential']} ({r['time']:.1f} s)", flush=True)
         return k, r
@@ -109,6 +127,8 @@ def main() -> None:
                + "".join(f" --kernel {s}" for s in args.kernel)
                + (f" --limit {args.limit}" if args.limit else "")
                + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
+               + (f" --programs {args.programs}" if args.programs else "")
+               + (f" --save-programs {args.save_programs}" if args.save_programs else "")
                + f" --out {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     lines = [
         f"# Verification sweep over the manifest ({time.strftime('%Y-%m-%d')})",

@@ -204,7 +204,7 @@ pub(crate) mod value {
 
         pub fn as_real(&self) -> Real {
             match self {
-                V::I(i) => Real::from_int(i),
+                V::I(i) => int_to_real(i),
                 V::R(r) => r.clone(),
                 V::B(b) => b.ite(&real_num(1), &real_num(0)),
             }
@@ -239,6 +239,36 @@ pub(crate) mod value {
 
         pub fn is_real(&self) -> bool {
             matches!(self, V::R(_))
+        }
+    }
+
+    /// An integer term as a real, the conversion pushed through `+`, `-`,
+    /// `*` and `ite` down to the leaves: exact, since C's 32/64-bit
+    /// integer arithmetic is exact in this encoding (narrow types wrap
+    /// with `mod`, a leaf), and it keeps Z3 in one sort, where it proves
+    /// `(float)(a * b) = (float)a * (float)b` at once instead of mixing
+    /// integer and real nonlinear arithmetic.
+    pub(crate) fn int_to_real(i: &Int) -> Real {
+        use z3::ast::{Ast, Dynamic};
+        use z3::DeclKind;
+        if let Some(v) = i.as_i64() {
+            return Real::from_int(&Int::from_i64(v));
+        }
+        if !i.is_app() {
+            return Real::from_int(i);
+        }
+        let kids: Vec<Int> = i.children().iter().filter_map(Dynamic::as_int).collect();
+        let reals = || kids.iter().map(int_to_real).collect::<Vec<Real>>();
+        match i.decl().kind() {
+            DeclKind::Add if kids.len() == i.num_children() => Real::add(&reals()),
+            DeclKind::Sub if kids.len() == i.num_children() => Real::sub(&reals()),
+            DeclKind::Mul if kids.len() == i.num_children() => Real::mul(&reals()),
+            DeclKind::Uminus if kids.len() == 1 => -int_to_real(&kids[0]),
+            DeclKind::Ite if kids.len() == 2 => match i.children()[0].as_bool() {
+                Some(c) => c.ite(&int_to_real(&kids[0]), &int_to_real(&kids[1])),
+                None => Real::from_int(i),
+            },
+            _ => Real::from_int(i),
         }
     }
 

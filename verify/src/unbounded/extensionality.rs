@@ -15,6 +15,7 @@
 //! structure).
 
 use std::cell::Cell;
+use std::collections::HashSet;
 
 use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::DeclKind;
@@ -34,6 +35,9 @@ pub(crate) struct SumUse {
     /// The reduction node (lifted) or local array it comes from: two uses
     /// of one family differ only in bounds, cuts and indices.
     pub family: String,
+    /// The range function and its arguments after the upper bound: the
+    /// same sum at another bound (`None`: not known).
+    pub function: Option<(std::rc::Rc<z3::FuncDecl>, Vec<Int>)>,
     /// The lemma instances made while evaluating `body` at `bound` (the
     /// unfold lemmas of sums nested in the summand): valid for every value
     /// of `bound`, so they are restated at each fresh constant.
@@ -76,6 +80,13 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     };
     let mut equal = Vec::new();
     let mut derived = Vec::new();
+    // One use per value: a sum met twice needs its lemmas once.
+    let mut seen = std::collections::HashSet::new();
+    let uses: Vec<&SumUse> = uses
+        .iter()
+        .filter(|u| seen.insert(format!("{:?}", u.value)))
+        .collect();
+    let uses = uses.as_slice();
     for u in uses.iter().filter(|u| u.local) {
         for w in uses.iter().filter(|w| !w.local && same_range(u, w)) {
             equal.push(lemma(u, w));
@@ -97,6 +108,103 @@ pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
         derived.push(zero(u));
     }
     (equal, derived)
+}
+
+/// Equal and scaled sums among the lifted program's own reductions over one
+/// range: two reduction nodes that sum the same products in another order
+/// or layout (`matmul(A, x)` and `matmul(x, transpose(A))`), or one node at
+/// two indices whose summands agree (a symmetric `Xᵀ X` at `(i, j)` and
+/// `(j, i)`); and an own sum of the C against a lifted one at the same
+/// element (Cholesky's `A[i][j] -= A[i][k] A[j][k]` against the
+/// operation's inner sum), whose bounds agree only once the condition's
+/// case is substituted. Kept apart from [`pair_lemmas`]: there are many such pairs,
+/// so they are made for one condition at a time, after its substitution
+/// (`subst`), between sums at the same indices (possibly permuted) of
+/// which the condition names one (`named`) and mentions both (`present`).
+pub(crate) fn lifted_pair_lemmas(
+    uses: &[SumUse],
+    subst: &[(Int, Int)],
+    named: &HashSet<Dynamic>,
+    present: &HashSet<Dynamic>,
+) -> Vec<Bool> {
+    let key = |i: &Int| i.simplify().to_string();
+    let pairs: Vec<(&Int, &Int)> = subst.iter().map(|(a, b)| (a, b)).collect();
+    let after = |t: &Dynamic| t.substitute(&pairs).simplify();
+    let mut seen = HashSet::new();
+    // Each lifted use with its value and sorted index arguments as the
+    // condition reads them.
+    let lifted: Vec<(&SumUse, Dynamic, Vec<String>)> = uses
+        .iter()
+        .filter_map(|u| {
+            let value = after(&term(&u.value));
+            let (_, args) = u.function.as_ref()?;
+            let mut index: Vec<String> = args
+                .iter()
+                .map(|a| after(&Dynamic::from_ast(a)).to_string())
+                .collect();
+            index.sort();
+            (present.contains(&value) && seen.insert(value.to_string()))
+                .then_some((u, value, index))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (k, (u, uv, ui)) in lifted.iter().enumerate() {
+        for (w, wv, wi) in &lifted[k + 1..] {
+            if (u.local && w.local)
+                || u.value.is_real() != w.value.is_real()
+                || key(&u.lo) != key(&w.lo)
+                || ui != wi
+                || !(named.contains(uv) || named.contains(wv))
+            {
+                continue;
+            }
+            // At each one's bound: two bounds that are equal only under the
+            // condition's hypotheses (`n` and an exit counter `n ≥ 0 ? n :
+            // 0`) meet by congruence.
+            let mut at_bounds = vec![(*u, w.clone_at(&u.hi))];
+            if key(&u.hi) != key(&w.hi) {
+                at_bounds.push((*w, u.clone_at(&w.hi)));
+            }
+            for (a, b) in at_bounds {
+                let Some(b) = b else { continue };
+                out.push(lemma(a, &b));
+                out.extend(scaled(a, &b));
+                out.extend(scaled(&b, a));
+            }
+        }
+    }
+    out.iter().map(|l| l.substitute(&pairs)).collect()
+}
+
+impl SumUse {
+    /// This sum with upper bound `hi` (the same summands); `None` when
+    /// the range function is unknown and `hi` is another bound.
+    fn clone_at(&self, hi: &Int) -> Option<SumUse> {
+        let value = if self.hi.simplify().to_string() == hi.simplify().to_string() {
+            self.value.clone()
+        } else {
+            let (f, rest) = self.function.as_ref()?;
+            let mut args: Vec<&dyn Ast> = vec![hi];
+            args.extend(rest.iter().map(|a| a as &dyn Ast));
+            let v = f.apply(&args);
+            match (v.as_real(), v.as_int()) {
+                (Some(r), _) => V::R(r),
+                (_, Some(i)) => V::I(i),
+                _ => return None,
+            }
+        };
+        Some(SumUse {
+            value,
+            lo: self.lo.clone(),
+            hi: hi.clone(),
+            bound: self.bound.clone(),
+            body: self.body.clone(),
+            local: self.local,
+            family: self.family.clone(),
+            function: self.function.clone(),
+            lemmas: self.lemmas.clone(),
+        })
+    }
 }
 
 /// `F = 0` when every summand is 0 (a sum over a range cut to nothing
@@ -149,16 +257,24 @@ fn split(f: &SumUse, g: &SumUse, h: &SumUse) -> Bool {
 /// `b` as one factor and the other factors `k` free of the index.
 fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let s = fresh_bound("ext");
-    let fa = substitute(&a.body, &a.bound, &s);
-    let fb = substitute(&b.body, &b.bound, &s);
+    // Simplified, so that one element read through different index
+    // arithmetic (`A0(0 + 1·i, s)`, `A0(i, s)`) is one factor.
+    let fa = simplified(&substitute(&a.body, &a.bound, &s));
+    let fb = simplified(&substitute(&b.body, &b.bound, &s));
     let (V::R(ra), V::R(rb)) = (&fa, &fb) else {
         return None;
     };
+    // The factors of `b`'s summand, each taken out of `a`'s once (a
+    // multiset difference): `B·(x·β)` is `β` times `B·x`.
     let mut factors = Vec::new();
     flatten_product(&Dynamic::from_ast(ra), &mut factors);
-    let target = rb.to_string();
-    let at = factors.iter().position(|f| f.to_string() == target)?;
-    factors.remove(at);
+    let mut wanted = Vec::new();
+    flatten_product(&Dynamic::from_ast(rb), &mut wanted);
+    for w in &wanted {
+        let text = w.to_string();
+        let at = factors.iter().position(|f| f.to_string() == text)?;
+        factors.remove(at);
+    }
     let name = s.to_string();
     let k = factors
         .iter()
@@ -172,6 +288,22 @@ fn scaled(a: &SumUse, b: &SumUse) -> Option<Bool> {
     let summands = inside.implies(fa.equal(&value::mul(&k, &fb)));
     let lemma = summands.implies(a.value.equal(&value::mul(&k, &b.value)));
     Some(with_template_lemmas(lemma, &[a, b], &s))
+}
+
+fn simplified(v: &V) -> V {
+    match v {
+        V::I(i) => V::I(i.simplify()),
+        V::R(r) => V::R(r.simplify()),
+        V::B(b) => V::B(b.simplify()),
+    }
+}
+
+fn term(v: &V) -> Dynamic {
+    match v {
+        V::I(i) => Dynamic::from_ast(i),
+        V::R(r) => Dynamic::from_ast(r),
+        V::B(b) => Dynamic::from_ast(b),
+    }
 }
 
 fn flatten_product(t: &Dynamic, out: &mut Vec<Dynamic>) {
@@ -232,6 +364,7 @@ mod tests {
                 body: term(&i, &i, &p),
                 local: true,
                 family: "local_product".to_string(),
+                function: None,
                 lemmas: Vec::new(),
             },
             SumUse {
@@ -242,6 +375,7 @@ mod tests {
                 body: lifted_body,
                 local: false,
                 family: "sum_lifted".to_string(),
+                function: None,
                 lemmas: Vec::new(),
             },
         ];
@@ -297,6 +431,7 @@ mod tests {
             body,
             local,
             family: family.to_string(),
+            function: None,
             lemmas: Vec::new(),
         }
     }

@@ -20,6 +20,8 @@ use tenslift_targets::{
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
 
+mod solvers;
+
 use super::extensionality::{fresh_bound, SumUse};
 use super::Unsupported;
 use super::{dim_term, real_literal};
@@ -472,6 +474,10 @@ impl<'a> Lifted<'a> {
             self.elem(a, &sub, cut, env)
         };
         let real = e.dtype().is_float();
+        // A truncation cuts the outermost reductions only: the C loop it
+        // stands for accumulates their summands, which it reads as whole
+        // values (an `n`-long sum inside an `n`-long sum is complete).
+        let uncut = Truncation::new();
         Ok(match e.op() {
             Op::Var(name) => {
                 if let Some(b) = env.get(name) {
@@ -562,10 +568,11 @@ impl<'a> Lifted<'a> {
                 };
                 V::ite(&keep, &arg(0, idx)?, &zero_like(real))
             }
+            Op::TriSolve { lower: true, .. } => self.solver_elem(e, idx, env)?,
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => {
                 return Err(Unsupported(format!(
-                    "{}: a solver's element is a recurrence over all earlier ones, which has no \
-                     closed form for the invariants (the bounded check expands it)",
+                    "{}: an element is a recurrence over all earlier ones; its unfolded definition \
+                     makes queries too large to state (the bounded check expands it)",
                     e.op().name()
                 )))
             }
@@ -577,6 +584,7 @@ impl<'a> Lifted<'a> {
                     arg(0, &[idx[0].clone(), idx[0].clone()])?
                 }
             }
+            Op::ScatterAdd => self.scatter_add(e, idx, cut, env)?,
             // `syrk`, `syr2k`, `mirror_lower`: the element of their
             // definition (masks, transposes and a contraction, all encoded
             // above).
@@ -585,11 +593,6 @@ impl<'a> Lifted<'a> {
                 Some(Err(err)) => return Err(Unsupported(err.message)),
                 None => return Err(Unsupported(format!("{} has no definition", e.op().name()))),
             },
-            Op::ScatterAdd => {
-                return Err(Unsupported(
-                    "scatter_add: each bin sums the values whose data-dependent index equals it, which the invariant encoding (affine reads only) cannot state".into(),
-                ))
-            }
             Op::Concat { axis } => {
                 let len0 = self.dim(&args[0].shape()[*axis])?;
                 let mut shifted = idx.to_vec();
@@ -621,19 +624,28 @@ impl<'a> Lifted<'a> {
                     .map(|a| self.extent(&shape[*a], cut))
                     .collect::<Result<_, _>>()?;
                 let body = |rs: &[Int]| -> Result<V, Unsupported> {
-                    let mut sub = Vec::new();
-                    let mut free = idx.iter();
-                    for k in 0..shape.len() {
-                        match axes.iter().position(|a| *a == k) {
-                            Some(p) => sub.push(rs[p].clone()),
-                            None => {
-                                sub.push(free.next().cloned().unwrap_or_else(|| Int::from_i64(0)))
-                            }
-                        }
-                    }
-                    self.elem(operand, &sub, cut, env)
+                    self.elem(
+                        operand,
+                        &reduced_index(shape.len(), axes, rs, idx),
+                        &uncut,
+                        env,
+                    )
                 };
-                self.reduce(*kind, real, e, idx, cut, env, &extents, &[], &body)?
+                // A float sum of integers converted one by one is the
+                // integer sum converted once (exact: integers do not
+                // overflow here), the form in which a C `int` accumulator
+                // holds it.
+                if let Some(inner) =
+                    integer_under_float_cast(operand).filter(|_| *kind == ReduceKind::Sum && real)
+                {
+                    let body = |rs: &[Int]| -> Result<V, Unsupported> {
+                        let sub = reduced_index(shape.len(), axes, rs, idx);
+                        self.elem(inner, &sub, &uncut, env)
+                    };
+                    let total = self.reduce(*kind, false, e, idx, env, &extents, &[], &body)?;
+                    return Ok(V::R(total.as_real()));
+                }
+                self.reduce(*kind, real, e, idx, env, &extents, &[], &body)?
             }
             Op::Matmul => {
                 let (a, b) = (&args[0], &args[1]);
@@ -657,21 +669,11 @@ impl<'a> Lifted<'a> {
                         vec![r.clone()]
                     };
                     Ok(value::mul(
-                        &self.elem(a, &ai, cut, env)?,
-                        &self.elem(b, &bi, cut, env)?,
+                        &self.elem(a, &ai, &uncut, env)?,
+                        &self.elem(b, &bi, &uncut, env)?,
                     ))
                 };
-                self.reduce(
-                    ReduceKind::Sum,
-                    real,
-                    e,
-                    idx,
-                    cut,
-                    env,
-                    &[extent],
-                    &[],
-                    &body,
-                )?
+                self.reduce(ReduceKind::Sum, real, e, idx, env, &[extent], &[], &body)?
             }
             // A tensordot is the einsum that names its axis pairs.
             Op::Einsum(_) | Op::Tensordot { .. } => {
@@ -701,7 +703,7 @@ impl<'a> Lifted<'a> {
                     let mut product: Option<V> = None;
                     for (labels, a) in spec.inputs.iter().zip(args) {
                         let sub: Vec<Int> = labels.iter().map(label).collect();
-                        let v = self.elem(a, &sub, cut, env)?;
+                        let v = self.elem(a, &sub, &uncut, env)?;
                         product = Some(match product {
                             None => v,
                             Some(p) => value::mul(&p, &v),
@@ -709,18 +711,47 @@ impl<'a> Lifted<'a> {
                     }
                     product.ok_or_else(|| Unsupported("einsum without operands".into()))
                 };
-                self.reduce(
-                    ReduceKind::Sum,
-                    real,
-                    e,
-                    idx,
-                    cut,
-                    env,
-                    &extents,
-                    &[],
-                    &body,
-                )?
+                self.reduce(ReduceKind::Sum, real, e, idx, env, &extents, &[], &body)?
             }
+        })
+    }
+
+    /// Bin `idx` of `scatter_add(h, index, values)`: `h[b] + Σ_r (index[r]
+    /// == b ? values[r] : 0)` over the index array's box, a sum with a
+    /// data-dependent summand like any other (the C's `if (x[i] == b)`
+    /// accumulation, lowered to a loop over the bins, cuts it at its
+    /// counter the same way). Narrow integer bins wrap once, which equals
+    /// wrapping at every addition.
+    fn scatter_add(
+        &self,
+        e: &Expr,
+        idx: &[Int],
+        cut: &Truncation,
+        env: &Env,
+    ) -> Result<V, Unsupported> {
+        let [base, index, values] = e.args() else {
+            return Err(Unsupported("scatter_add takes three operands".into()));
+        };
+        let bin = idx
+            .first()
+            .ok_or_else(|| Unsupported("scatter_add into a scalar".into()))?;
+        let real = e.dtype().is_float();
+        let extents: Vec<Int> = index
+            .shape()
+            .iter()
+            .map(|d| self.extent(d, cut))
+            .collect::<Result<_, _>>()?;
+        let uncut = Truncation::new();
+        let body = |rs: &[Int]| -> Result<V, Unsupported> {
+            let at = self.elem(index, rs, &uncut, env)?.as_int();
+            let v = self.elem(values, rs, &uncut, env)?;
+            Ok(V::ite(&at.eq(bin), &v, &zero_like(real)))
+        };
+        let total = self.reduce(ReduceKind::Sum, real, e, idx, env, &extents, &[], &body)?;
+        let sum = value::add(&self.elem(base, idx, cut, env)?, &total);
+        Ok(match (sum, IntTy::of_tensir(e.dtype())) {
+            (V::I(i), Some(ty)) if ty.bits < 32 => V::I(value::wrap(&i, ty)),
+            (v, _) => v,
         })
     }
 
@@ -733,7 +764,6 @@ impl<'a> Lifted<'a> {
         real: bool,
         node: &Expr,
         idx: &[Int],
-        cut: &Truncation,
         env: &Env,
         extents: &[Int],
         outer: &[Int],
@@ -745,23 +775,17 @@ impl<'a> Lifted<'a> {
         let level = |r: &Int| -> Result<V, Unsupported> {
             let mut o = outer.to_vec();
             o.push(r.clone());
-            self.reduce(kind, real, node, idx, cut, env, rest, &o, body)
+            self.reduce(kind, real, node, idx, env, rest, &o, body)
         };
-        // One function per reduction node and nesting level; the element
-        // index and the outer reduction indices are arguments, so two uses
-        // at equal indices are equal by congruence.
-        let mut sizes = Vec::new();
-        nested_sizes(node, env, &mut sizes);
-        let cut_key = cut_key(cut, &sizes);
-        // The inner extents of a multi-axis reduction shape the body: they
-        // are arguments too (a cut of one is another sum).
-        let key = format!(
-            "red_{:x}_{}|{:p}|{}",
-            node.hash_value(),
-            outer.len(),
-            Arc::as_ptr(env),
-            cut_key
-        );
+        // One function per reduction node, nesting level and meaning of
+        // the names it reads (two copies of `matmul(y, A)` over the same
+        // stored `A` are one function); the element index and the outer
+        // reduction indices are arguments, so two uses at equal indices are
+        // equal by congruence. Bodies are never cut, so the cut is not
+        // part of the key. The inner extents of a multi-axis reduction
+        // shape the body: they are arguments too (a cut of one is another
+        // sum).
+        let key = self.node_key(node, outer.len(), env);
         let arity = 1 + rest.len() + idx.len() + outer.len();
         let f = {
             let mut fs = self.functions.borrow_mut();
@@ -893,6 +917,10 @@ impl<'a> Lifted<'a> {
                     body,
                     local: false,
                     family: format!("red_{:x}_{}", node.hash_value(), outer.len()),
+                    function: Some((
+                        f.clone(),
+                        rest.iter().chain(idx).chain(outer).cloned().collect(),
+                    )),
                     lemmas: template_lemmas,
                 });
             }
@@ -900,56 +928,67 @@ impl<'a> Lifted<'a> {
         Ok(at)
     }
 
+    /// The name of the range function of `node` at nesting `level`.
+    fn node_key(&self, node: &Expr, level: usize, env: &Env) -> String {
+        format!(
+            "red_{:x}_{}|{}",
+            node.hash_value(),
+            level,
+            bindings_read(node, env)
+        )
+    }
+
     pub fn program(&self) -> &Program {
         self.program
     }
 }
 
-/// The size parameters in the extents of reductions nested inside the
-/// operands of `node` (following `let`s): a truncation of those changes the
-/// body, so it is part of the range function's name; a truncation of the
-/// node's own extent is an argument instead.
-fn nested_sizes(node: &Expr, env: &Env, out: &mut Vec<String>) {
-    for a in node.args() {
-        collect_sizes(a, env, out);
+/// The operand's index for reduction indices `rs` (over `axes`) and the
+/// result's index `idx` (the other axes, in order).
+fn reduced_index(rank: usize, axes: &[usize], rs: &[Int], idx: &[Int]) -> Vec<Int> {
+    let mut free = idx.iter();
+    (0..rank)
+        .map(|k| match axes.iter().position(|a| *a == k) {
+            Some(p) => rs[p].clone(),
+            None => free.next().cloned().unwrap_or_else(|| Int::from_i64(0)),
+        })
+        .collect()
+}
+
+/// `x` when `e` is `cast(x, float)` with `x` of an integer type.
+fn integer_under_float_cast(e: &Expr) -> Option<&Expr> {
+    match e.op() {
+        Op::Cast(to) if to.is_float() => e
+            .args()
+            .first()
+            .filter(|x| !x.dtype().is_float() && x.dtype() != DType::Bool),
+        _ => None,
     }
 }
 
-fn collect_sizes(e: &Expr, env: &Env, out: &mut Vec<String>) {
-    let mut dims: Vec<&Dim> = Vec::new();
-    match e.op() {
-        Op::Reduce { axes, .. } => {
-            if let Some(a) = e.args().first() {
-                dims.extend(axes.iter().filter_map(|k| a.shape().get(*k)));
-            }
-        }
-        Op::Matmul | Op::Einsum(_) => {
-            for a in e.args() {
-                dims.extend(a.shape().iter());
-            }
-        }
-        Op::Var(name) => {
-            if let Some(Binding::Let(inner, inner_env)) = env.get(name).map(|b| &**b) {
-                collect_sizes(inner, inner_env, out);
-            }
-        }
-        _ => {}
-    }
-    for d in dims {
-        if let Some(c) = d.as_const() {
-            let key = constant_key(c);
-            if !out.contains(&key) {
-                out.push(key);
-            }
-        }
-        for s in d.symbols() {
-            if !out.iter().any(|o| o == s) {
-                out.push(s.to_string());
-            }
-        }
+/// The bindings of the names `e` reads, as their addresses: equal for two
+/// expressions that read the same values.
+fn bindings_read(e: &Expr, env: &Env) -> String {
+    let mut names = Vec::new();
+    var_names(e, &mut names);
+    names.sort();
+    names.dedup();
+    names
+        .iter()
+        .map(|n| match env.get(n.as_str()) {
+            Some(b) => format!("{n}@{:p}", Arc::as_ptr(b)),
+            None => n.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn var_names(e: &Expr, out: &mut Vec<String>) {
+    if let Op::Var(name) = e.op() {
+        out.push(name.to_string());
     }
     for a in e.args() {
-        collect_sizes(a, env, out);
+        var_names(a, out);
     }
 }
 
@@ -965,16 +1004,6 @@ fn array_names(e: &Expr, env: &Env, out: &mut Vec<String>) {
     for a in e.args() {
         array_names(a, env, out);
     }
-}
-
-fn cut_key(cut: &Truncation, sizes: &[String]) -> String {
-    let mut entries: Vec<String> = cut
-        .iter()
-        .filter(|(k, _)| sizes.contains(k))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    entries.sort();
-    entries.join(",")
 }
 
 /// The truncation key of a constant extent: fixed-size kernels (`#define

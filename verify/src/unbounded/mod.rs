@@ -124,6 +124,7 @@ pub(crate) fn dim_term(
     })
 }
 
+mod context;
 mod extensionality;
 mod libm;
 mod lifted;
@@ -138,7 +139,7 @@ use std::collections::HashMap;
 use tenslift_frontend::ir::{Kernel, ParamKind as CParam};
 use tenslift_targets::{ParamKind as TParam, Program};
 use z3::ast::{Ast, Bool, Int, Real};
-use z3::{FuncDecl, Params, SatResult, Solver, Sort};
+use z3::{FuncDecl, SatResult, Solver, Sort};
 
 use crate::domain::value::{self, V};
 use lifted::{Lifted, Symbols};
@@ -261,42 +262,22 @@ fn prove_in_context(
         tier.extend(derived_sums.iter().map(tag_sums));
         tiers.push(tier.clone());
     }
+    let tight_tier = usize::from(!equal_sums.is_empty());
+    let sums = lifted.sums.borrow();
+    let facts = Facts {
+        tiers,
+        tight_tier,
+        sums: &sums,
+    };
     let budget = Budget::of(options);
     for condition in &exec.conditions {
-        let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
-        roots.push(&condition.goal);
-        let mut attempt = None;
-        let mut facts_before = None;
-        for facts in &tiers {
-            let relevant = relevance::relevant(&roots, facts);
-            if facts_before == Some(relevant.len()) {
-                continue;
-            }
-            facts_before = Some(relevant.len());
-            let solver = Solver::new();
-            let mut params = Params::new();
-            params.set_u32("rlimit", budget.rlimit);
-            solver.set_params(&params);
-            for h in condition.hyps.iter().chain(relevant) {
-                solver.assert(h);
-            }
-            // Z3's simplifier normalises the polynomials of the goal first
-            // (simplifying the hypotheses too was measured to hurt).
-            solver.assert(condition.goal.not().simplify());
-            let verdict = crate::z3_turn::check_within(&solver, budget.wall);
-            attempt = Some((verdict, solver));
-            if verdict == SatResult::Unsat {
-                break;
-            }
-        }
-        let Some((verdict, solver)) = attempt else {
+        let Some(verdict) = discharge(kernel, condition, &facts, &budget) else {
             continue;
         };
-        match verdict {
+        match verdict.result {
             SatResult::Unsat => {}
             SatResult::Sat => {
-                let model = solver.get_model().map(|m| {
-                    let text = m.to_string();
+                let model = verdict.model.map(|text| {
                     if text.len() > 2000 {
                         format!("{}…", &text[..text.floor_char_boundary(2000)])
                     } else {
@@ -343,8 +324,8 @@ fn prove_in_context(
                     condition: condition.name.clone(),
                     reason: format!(
                         "Z3 gave up ({}) within {} resource units (the budget of {} ms; wall-clock safety net {} ms)",
-                        solver
-                            .get_reason_unknown()
+                        verdict
+                            .reason
                             .unwrap_or_else(|| "no reason given".to_string()),
                         budget.rlimit,
                         options.timeout_ms,
@@ -361,6 +342,191 @@ fn prove_in_context(
         conditions: exec.conditions.len(),
         arithmetic,
     }
+}
+
+/// The lemmas a condition may be given: tiers tried in turn (each tagged
+/// with its fresh constants, for relevance), then the lifted program's
+/// pairs of equal sums (each with the two sum terms it relates).
+struct Facts<'s> {
+    tiers: Vec<Vec<(Bool, std::collections::HashSet<String>)>>,
+    /// The tier the few facts tried first are drawn from: the one with the
+    /// equal-sum lemmas (an own sum against the lifted one), never the
+    /// derived ones (splits, zeros), which connect to everything.
+    tight_tier: usize,
+    /// The sums met, for the lifted pair lemmas of each condition.
+    sums: &'s [extensionality::SumUse],
+}
+
+/// Checks one condition with each tier of facts in turn, then with the
+/// last tier and the pair lemmas whose two sums both occur in the query:
+/// the last attempt's verdict and solver (`None`: nothing to check).
+fn discharge(
+    kernel: &Kernel,
+    condition: &vcgen::Condition,
+    facts: &Facts,
+    budget: &Budget,
+) -> Option<Verdict> {
+    let mut roots: Vec<&Bool> = condition.hyps.iter().collect();
+    roots.push(&condition.goal);
+    let tight_tier = facts.tiers.get(facts.tight_tier)?;
+    let near = relevance::relevant(&roots, tight_tier);
+    let pairs = pair_lemmas(condition, facts, &roots, &near);
+    // A written element named by its index: first the few facts about the
+    // very applications the goal mentions (the unfold lemmas at the
+    // counter, the definitions and pairs of sums there), which Z3 combines
+    // at once where the whole relevant set (instances at every cut, with
+    // their case splits) drowns it.
+    if !condition.subst.is_empty() {
+        let candidates: Vec<&Bool> = near.iter().copied().chain(pairs.iter()).collect();
+        let tight = relevance::connected(&condition.goal, &condition.subst, &candidates);
+        if !tight.is_empty() && tight.len() < candidates.len() {
+            let verdict = check(kernel, condition, &tight, budget);
+            if verdict.result == SatResult::Unsat {
+                return Some(verdict);
+            }
+        }
+    }
+    let mut attempt = None;
+    let mut facts_before = None;
+    let mut last = Vec::new();
+    for tier in &facts.tiers {
+        let relevant = relevance::relevant(&roots, tier);
+        if facts_before == Some(relevant.len()) {
+            continue;
+        }
+        facts_before = Some(relevant.len());
+        let verdict = check(kernel, condition, &relevant, budget);
+        let unsat = verdict.result == SatResult::Unsat;
+        attempt = Some(verdict);
+        last = relevant;
+        if unsat {
+            return attempt;
+        }
+    }
+    if pairs.is_empty() {
+        return attempt;
+    }
+    last.extend(pairs.iter());
+    Some(check(kernel, condition, &last, budget))
+}
+
+/// The pair lemmas of sums for one condition: between a sum it mentions
+/// and one it or its `near` facts mention, as they read after its
+/// substitution (offering every pair reachable through shared constants
+/// drowns Z3).
+fn pair_lemmas(
+    condition: &vcgen::Condition,
+    facts: &Facts,
+    roots: &[&Bool],
+    near: &[&Bool],
+) -> Vec<Bool> {
+    let pairs: Vec<(&Int, &Int)> = condition.subst.iter().map(|(a, b)| (a, b)).collect();
+    let after = |b: &Bool| b.substitute(&pairs).simplify();
+    let roots_after: Vec<Bool> = roots.iter().map(|b| after(b)).collect();
+    let named = relevance::subterms(&roots_after.iter().collect::<Vec<_>>());
+    let mut terms = roots_after;
+    terms.extend(near.iter().map(|b| after(b)));
+    let present = relevance::subterms(&terms.iter().collect::<Vec<_>>());
+    extensionality::lifted_pair_lemmas(facts.sums, &condition.subst, &named, &present)
+}
+
+/// What Z3 said about one condition.
+struct Verdict {
+    result: SatResult,
+    /// The model of the negated condition (when satisfiable).
+    model: Option<String>,
+    /// Why Z3 gave up (when unknown).
+    reason: Option<String>,
+}
+
+/// One Z3 check of `condition` under `facts`, in a context of its own:
+/// the query goes through SMT-LIB text, so Z3 sees exactly the terms of
+/// this query in the order the text gives them. In the kernel's context
+/// the same query was measured to stall for 20 s where a fresh parse of
+/// its text took 0.2 s (Z3 orders variables by term ids, which all the
+/// earlier conditions' terms had shifted), and the verdict now depends on
+/// the query alone, as a replay of a dumped query with `z3` shows.
+fn check(
+    kernel: &Kernel,
+    condition: &vcgen::Condition,
+    facts: &[&Bool],
+    budget: &Budget,
+) -> Verdict {
+    let solver = Solver::new();
+    let pairs: Vec<(&Int, &Int)> = condition.subst.iter().map(|(a, b)| (a, b)).collect();
+    let named = |b: &Bool| {
+        if pairs.is_empty() {
+            b.clone()
+        } else {
+            b.substitute(&pairs).simplify()
+        }
+    };
+    let hyps: Vec<Bool> = condition.hyps.iter().map(named).collect();
+    let mut decider = context::Decider::new(&hyps.iter().collect::<Vec<_>>());
+    for h in &hyps {
+        solver.assert(h);
+    }
+    for f in facts {
+        let g = decider.simplify(&named(f));
+        if std::env::var_os("TENSLIFT_TRACE_TMP").is_some() && g.to_string() == "true" {
+            eprintln!(
+                "TRACE became true: {}\nHYPS: {:?}",
+                f,
+                hyps.iter().map(|h| h.to_string()).collect::<Vec<_>>()
+            );
+        }
+        solver.assert(&g);
+    }
+    // Z3's simplifier normalises the polynomials of the goal first
+    // (simplifying the hypotheses too was measured to hurt).
+    solver.assert(decider.simplify(&named(&condition.goal.not())).simplify());
+    dump(kernel, &condition.name, &solver);
+    let t0 = std::time::Instant::now();
+    let v = crate::z3_turn::check_text(&solver.to_string(), budget.rlimit, budget.wall);
+    if std::env::var_os("TENSLIFT_TRACE_TMP").is_some() {
+        eprintln!(
+            "TRACE {} facts={} {:?} {:?}",
+            condition.name,
+            facts.len(),
+            v.result,
+            t0.elapsed()
+        );
+    }
+    Verdict {
+        result: v.result,
+        model: v.model,
+        reason: v.reason,
+    }
+}
+
+/// Writes the query of a condition as SMT-LIB into the folder named by
+/// `TENSLIFT_UNBOUNDED_DUMP` (unset: nothing), one file per condition and
+/// lemma tier, for replaying a hard or failing condition with `z3` alone.
+fn dump(kernel: &Kernel, condition: &str, solver: &Solver) {
+    let Some(dir) = std::env::var_os("TENSLIFT_UNBOUNDED_DUMP") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let stem: String = format!("{}-{condition}", kernel.name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut path = dir.join(format!("{stem}.smt2"));
+    for k in 1.. {
+        if !path.exists() {
+            break;
+        }
+        path = dir.join(format!("{stem}.{k}.smt2"));
+    }
+    // A debugging aid: a failure to write changes no verdict.
+    let _ = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&path, format!("{solver}\n(check-sat)\n")));
 }
 
 /// The relations the program relies on (`requires ni <= ext_1000`: the

@@ -29,8 +29,6 @@ pub(crate) struct Write {
     /// For each loop: the index component it runs along (`None` for a
     /// reduction loop) and that component's constant offset.
     pub roles: Vec<Option<(usize, i64)>>,
-    /// The other arrays the assigned value reads.
-    pub reads: Vec<String>,
     pub value: tenslift_frontend::ir::Expr,
     pub elem: tenslift_frontend::ir::ScalarType,
 }
@@ -80,9 +78,6 @@ fn walk(
                 value,
                 ..
             } => {
-                let mut reads = Vec::new();
-                loads(value, &mut reads);
-                reads.retain(|r| r != array);
                 let roles = loops
                     .iter()
                     .map(|l| role(&l.iter, index))
@@ -92,7 +87,6 @@ fn walk(
                     path: path.clone(),
                     index: index.clone(),
                     roles,
-                    reads,
                     value: value.clone(),
                     elem: *ty,
                 });

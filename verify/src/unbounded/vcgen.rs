@@ -25,11 +25,146 @@ use super::{dim_term, real_literal};
 use crate::domain::value::{self, V};
 use crate::domain::IntTy;
 
+mod own;
+
 /// One condition to discharge: `hyps ⇒ goal`.
 pub(crate) struct Condition {
     pub name: String,
     pub hyps: Vec<Bool>,
     pub goal: Bool,
+    /// Equalities among the hypotheses (a fresh element equal to the one
+    /// the body wrote), to substitute into the query before Z3 sees it so
+    /// that the same element has one name everywhere; valid without it.
+    pub subst: Vec<(Int, Int)>,
+}
+
+/// One conjunct of a loop condition: its goal, the hypotheses it adds
+/// (a fresh element's bounds), and the cases it is proved in (none: one
+/// condition; else one per case, the cases covering every element).
+struct Part {
+    goal: Bool,
+    hyps: Vec<Bool>,
+    cases: Vec<Case>,
+}
+
+/// A case of a part: its hypothesis and the substitution it allows.
+struct Case {
+    hyp: Bool,
+    subst: Vec<(Int, Int)>,
+}
+
+/// Most writes to one array in one loop body that are split into cases.
+const MAX_CASE_WRITES: usize = 4;
+
+/// The cases for fresh element `e` of an array the body wrote at
+/// `written`: `e` is one of the written elements, or none of them (no
+/// split past [`MAX_CASE_WRITES`] writes, or when nothing was written).
+fn element_cases(e: &[Int], written: &[(Vec<Int>, V, Bool)]) -> Vec<Case> {
+    let mut distinct: Vec<&Vec<Int>> = Vec::new();
+    for (idx, ..) in written {
+        if !distinct
+            .iter()
+            .any(|d| format!("{d:?}") == format!("{idx:?}"))
+        {
+            distinct.push(idx);
+        }
+    }
+    if distinct.is_empty() || distinct.len() > MAX_CASE_WRITES {
+        return Vec::new();
+    }
+    let same = |idx: &[Int]| {
+        e.iter()
+            .zip(idx)
+            .fold(Bool::from_bool(true), |acc, (a, b)| acc & a.eq(b))
+    };
+    let mut cases: Vec<Case> = distinct
+        .iter()
+        .map(|idx| Case {
+            hyp: same(idx),
+            subst: e.iter().cloned().zip(idx.iter().cloned()).collect(),
+        })
+        .collect();
+    let none = distinct
+        .iter()
+        .fold(Bool::from_bool(true), |acc, idx| acc & same(idx).not());
+    cases.push(Case {
+        hyp: none,
+        subst: Vec::new(),
+    });
+    cases
+}
+
+/// The writes of an accumulating element in order: an init, the
+/// accumulation (over loop `rho`), the post statements that follow it on
+/// the same element.
+struct Stages<'w> {
+    init: Option<&'w Write>,
+    acc: &'w Write,
+    rho: usize,
+    posts: Vec<&'w Write>,
+}
+
+impl<'w> Stages<'w> {
+    /// The accumulation groups of `writes` and the plain writes outside
+    /// them.
+    fn groups(
+        name: &str,
+        writes: &'w [Write],
+    ) -> Result<(Vec<Stages<'w>>, Vec<&'w Write>), Unsupported> {
+        let mut groups: Vec<Stages> = Vec::new();
+        let mut claimed = vec![false; writes.len()];
+        for (k, acc) in writes.iter().enumerate() {
+            if acc.reduction_loops().is_empty() {
+                continue;
+            }
+            let rho = match acc.reduction_loops().as_slice() {
+                [rho] => *rho,
+                reds => {
+                    return Err(Unsupported(format!(
+                        "`{name}` accumulates over {} loops at once",
+                        reds.len()
+                    )))
+                }
+            };
+            claimed[k] = true;
+            // The init is the unclaimed plain write just before, on the
+            // same element; the posts follow on the same element.
+            let init = k
+                .checked_sub(1)
+                .filter(|p| !claimed[*p] && writes[*p].reduction_loops().is_empty());
+            if let Some(p) = init {
+                claimed[p] = true;
+            }
+            let mut posts = Vec::new();
+            for (m, w) in writes.iter().enumerate().skip(k + 1) {
+                if !own::is_post_of(w, acc, rho) {
+                    break;
+                }
+                claimed[m] = true;
+                posts.push(w);
+            }
+            groups.push(Stages {
+                init: init.map(|p| &writes[p]),
+                acc,
+                rho,
+                posts,
+            });
+        }
+        let others: Vec<&Write> = writes
+            .iter()
+            .zip(&claimed)
+            .filter(|(_, c)| !**c)
+            .map(|(w, _)| w)
+            .collect();
+        Ok((groups, others))
+    }
+}
+
+/// An accumulation stage's value at a point, and (for an own definition)
+/// its value once every iteration is done.
+struct Partial {
+    value: V,
+    complete: Option<V>,
 }
 
 /// A loop around the current point and its counter's value there.
@@ -99,6 +234,8 @@ pub(crate) struct Exec<'a> {
     pub conditions: Vec<Condition>,
     pub invariants: Vec<String>,
     fresh: usize,
+    /// How deep own definitions are nested now (see `own`).
+    own_depth: std::cell::Cell<usize>,
 }
 
 impl<'a> Exec<'a> {
@@ -116,6 +253,7 @@ impl<'a> Exec<'a> {
             conditions: Vec::new(),
             invariants: Vec::new(),
             fresh: 0,
+            own_depth: std::cell::Cell::new(0),
         })
     }
 
@@ -171,7 +309,12 @@ impl<'a> Exec<'a> {
         for (name, bounds, goal) in goals {
             let mut hyps = ctx.hyps.clone();
             hyps.extend(bounds);
-            self.conditions.push(Condition { name, hyps, goal });
+            self.conditions.push(Condition {
+                name,
+                hyps,
+                goal,
+                subst: Vec::new(),
+            });
         }
         Ok(())
     }
@@ -275,7 +418,7 @@ impl<'a> Exec<'a> {
                     }
                 }
                 let lo = self.affine(&acc.loops[rho].start, &iters)?;
-                let hi = match single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
+                let hi = match self.single_size(&acc.loops[rho].end).and_then(|s| cut.get(&s).cloned()) {
                     Some(h) => h,
                     None => self.affine(&acc.loops[rho].end, &iters)?,
                 };
@@ -388,7 +531,11 @@ impl<'a> Exec<'a> {
         } else {
             z3::Sort::int()
         };
-        let f = z3::FuncDecl::new(format!("local_sum_{name}"), &domain, &range);
+        let f = Rc::new(z3::FuncDecl::new(
+            format!("local_sum_{name}"),
+            &domain,
+            &range,
+        ));
         let apply = |h: &Int| -> V {
             let mut args: Vec<&dyn z3::ast::Ast> = vec![h];
             args.extend(e.iter().map(|i| i as &dyn z3::ast::Ast));
@@ -434,6 +581,7 @@ impl<'a> Exec<'a> {
                 body,
                 local: true,
                 family: format!("local_{name}"),
+                function: Some((f.clone(), e.to_vec())),
                 lemmas: template_lemmas,
             });
         Ok(at)
@@ -489,17 +637,6 @@ impl<'a> Exec<'a> {
     /// innermost of `frames`.
     fn piece(&self, name: &str, frames: &[Frame], e: &[Int]) -> Result<V, Unsupported> {
         let writes = self.writes.get(name).cloned().unwrap_or_default();
-        let unsupported = || {
-            Unsupported(format!(
-                "`{name}` is written by {} statements in a shape without a derived invariant",
-                writes.len()
-            ))
-        };
-        // Supported shapes: one plain write; or an accumulation with at most
-        // one plain write before it (the init) and one after (the post).
-        let acc_at: Vec<usize> = (0..writes.len())
-            .filter(|k| !writes[*k].reduction_loops().is_empty())
-            .collect();
         let initial = self.symbols.initial(name, e)?;
         let full = self.lifted_elem(name, e, &Truncation::new())?;
         if let [w] = writes.as_slice() {
@@ -507,76 +644,139 @@ impl<'a> Exec<'a> {
                 return self.overwritten_piece(name, w, m, frames, e);
             }
         }
-        let (init, acc, post) = match acc_at.as_slice() {
-            [] if !writes.is_empty() => {
-                // Plain writes only: an element equals its final value once
-                // a write covering it is done (writes to one element in one
-                // loop body are done together at a loop head).
-                let mut v = initial;
-                for w in &writes {
-                    let (covered, x) = self.coverage(w, e)?;
-                    let done = self.done(w, &x, frames, None)?;
-                    v = V::ite(&(covered & done), &full, &v);
-                }
-                return Ok(v);
-            }
-            [k] if *k <= 1 && writes.len() - k <= 2 => (
-                k.checked_sub(1).map(|p| &writes[p]),
-                &writes[*k],
-                writes.get(k + 1),
-            ),
-            _ => return Err(unsupported()),
-        };
-        let reds = acc.reduction_loops();
-        if reds.len() != 1 {
-            return Err(Unsupported(format!(
-                "`{name}` accumulates over {} loops at once",
-                reds.len()
-            )));
-        }
-        let rho = reds[0];
-        let size = single_size(&acc.loops[rho].end).ok_or_else(|| {
-            Unsupported(format!(
-                "the reduction loop `{}` ends at `{}`, not at a size parameter or a constant",
-                acc.loops[rho].iter, acc.loops[rho].end
-            ))
-        })?;
-        let (acc_covered, x) = self.coverage(acc, e)?;
-        let t = self.done_count(acc, &x, frames, rho)?;
-        let mut cut = Truncation::new();
-        cut.insert(size, t);
-        // With a post statement the accumulator holds the matching
-        // reduction alone; without, the whole lifted element.
-        // With a post statement (`X[i] = X[i] + z[i]`, `X[i] /= n`) the
-        // accumulation stage holds what the post statement maps onto the
-        // cut lifted element: its inverse applied to it; failing that, the
-        // matching reduction alone.
-        let partial = match post {
-            Some(w) => {
-                let target = self.lifted_elem(name, e, &cut)?;
-                match self.invert_post(w, name, e, &cut, &target)? {
-                    Some(v) => v,
-                    None => self
-                        .lifted
-                        .first_reduction(Some(name), e, &cut, &acc.reads)?,
-                }
-            }
-            None => self.lifted_elem(name, e, &cut)?,
-        };
-        let mut v = match init {
-            Some(w) => {
+        let acc_at: Vec<usize> = (0..writes.len())
+            .filter(|k| !writes[*k].reduction_loops().is_empty())
+            .collect();
+        if acc_at.is_empty() && !writes.is_empty() {
+            // Plain writes only: an element equals its final value once a
+            // write covering it is done (writes to one element in one loop
+            // body are done together at a loop head).
+            let mut v = initial;
+            for w in &writes {
                 let (covered, x) = self.coverage(w, e)?;
                 let done = self.done(w, &x, frames, None)?;
-                V::ite(&(covered & done), &partial, &initial)
+                v = V::ite(&(covered & done), &full, &v);
             }
-            None => V::ite(&acc_covered, &partial, &initial),
-        };
-        if let Some(w) = post {
+            return Ok(v);
+        }
+        // One group per accumulation (LU's two triangles), each on its own
+        // elements; plain writes outside the groups (a diagonal, a mirrored
+        // triangle) give their elements the final value.
+        let (groups, others) = Stages::groups(name, &writes)?;
+        let mut v = initial.clone();
+        for stages in groups.iter().rev() {
+            let here = self.group_value(name, stages, frames, e, &initial, &full)?;
+            v = V::ite(&self.coverage(stages.acc, e)?.0, &here, &v);
+        }
+        for w in &others {
             let (covered, x) = self.coverage(w, e)?;
             let done = self.done(w, &x, frames, None)?;
             v = V::ite(&(covered & done), &full, &v);
         }
         Ok(v)
+    }
+
+    /// The value of element `e` (which accumulation group `stages` covers)
+    /// at the point `frames`.
+    fn group_value(
+        &self,
+        name: &str,
+        stages: &Stages,
+        frames: &[Frame],
+        e: &[Int],
+        initial: &V,
+        full: &V,
+    ) -> Result<V, Unsupported> {
+        let partial = self.accumulation_stage(name, stages, frames, e)?;
+        let mut v = match stages.init {
+            Some(w) => {
+                let (covered, x) = self.coverage(w, e)?;
+                let done = self.done(w, &x, frames, None)?;
+                V::ite(&(covered & done), &partial.value, initial)
+            }
+            None => partial.value.clone(),
+        };
+        // Each post statement done: the next stage of the chain, the last
+        // one the lifted element.
+        let mut chain = partial.complete;
+        for (m, w) in stages.posts.iter().enumerate() {
+            let (covered, x) = self.coverage(w, e)?;
+            let done = self.done(w, &x, frames, None)?;
+            let stage = if m + 1 == stages.posts.len() {
+                full.clone()
+            } else {
+                let previous = chain.take().ok_or_else(|| {
+                    Unsupported(format!(
+                        "`{name}`: a chain of post statements without its start"
+                    ))
+                })?;
+                let next = self.post_value(name, w, e, &previous)?;
+                chain = Some(next.clone());
+                next
+            };
+            v = V::ite(&(covered & done), &stage, &v);
+        }
+        Ok(v)
+    }
+
+    /// The accumulation stage of element `e` at the point `frames`: the
+    /// lifted element cut at the iterations done, with a single post
+    /// statement undone when it can be (exactly, or by the inverse
+    /// operation); otherwise the C's own partial value (see `own`), with
+    /// its complete value for the chain of post statements.
+    fn accumulation_stage(
+        &self,
+        name: &str,
+        stages: &Stages,
+        frames: &[Frame],
+        e: &[Int],
+    ) -> Result<Partial, Unsupported> {
+        let acc = stages.acc;
+        let rho = stages.rho;
+        let (_, x) = self.coverage(acc, e)?;
+        let t = self.done_count(acc, &x, frames, rho)?;
+        let lifted_cut = |t: &Int| -> Result<Option<Truncation>, Unsupported> {
+            Ok(self.single_size(&acc.loops[rho].end).map(|size| {
+                let mut cut = Truncation::new();
+                cut.insert(size, t.clone());
+                cut
+            }))
+        };
+        match (stages.posts.as_slice(), lifted_cut(&t)?) {
+            ([], Some(cut)) => {
+                return Ok(Partial {
+                    value: self.lifted_elem(name, e, &cut)?,
+                    complete: None,
+                })
+            }
+            ([w], Some(cut)) => {
+                let target = self.lifted_elem(name, e, &cut)?;
+                if let Some(v) = self.invert_post(w, name, e, &cut, &target)? {
+                    return Ok(Partial {
+                        value: v,
+                        complete: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+        let start = self.start_value(name, stages.init, e)?;
+        let (_, hi) = self.bounds_at(acc, rho, &x)?;
+        let value = self.own_accumulation(name, acc, rho, &start, e, &t)?;
+        if stages.posts.is_empty() {
+            // Complete, the element is final: say so, so that readers see
+            // the lifted value and the link is proved once, at the step
+            // that completes it.
+            let full = self.lifted_elem(name, e, &Truncation::new())?;
+            return Ok(Partial {
+                value: V::ite(&t.ge(&hi), &full, &value),
+                complete: None,
+            });
+        }
+        Ok(Partial {
+            value,
+            complete: Some(self.own_accumulation(name, acc, rho, &start, e, &hi)?),
+        })
     }
 
     /// The invariant's value of element `e` of local array `name`, which
@@ -895,7 +1095,7 @@ impl<'a> Exec<'a> {
         counter: &Int,
         frames: &[Frame],
     ) -> Result<Accumulator, Unsupported> {
-        let size = single_size(&l.end).ok_or_else(|| {
+        let size = self.single_size(&l.end).ok_or_else(|| {
             Unsupported(format!(
                 "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
                 l.iter, l.end
@@ -906,8 +1106,36 @@ impl<'a> Exec<'a> {
         let iters = Self::frame_iters(frames);
         let mut reads = Vec::new();
         shape::local_reads(&l.body, local, &mut reads);
+        // Locals computed from the accumulator after the loop (`m = (float)s
+        // / n; mean[r] = m;`): a store reading one of them holds the
+        // accumulated reduction inside another expression.
+        let mut flows = vec![local.to_string()];
+        let reads_flow = |e: &Expr, flows: &[String]| flows.iter().any(|f| shape::reads(e, f));
         for stmt in rest {
             match stmt {
+                Stmt::Assign {
+                    target: LValue::Scalar { name, .. },
+                    value,
+                    ..
+                } if name != local && reads_flow(value, &flows) => {
+                    flows.push(name.clone());
+                }
+                Stmt::Assign {
+                    target: LValue::Element { array, index, .. },
+                    value,
+                    ..
+                } if flows.len() > 1 && reads_flow(value, &flows) => {
+                    let idx = index
+                        .iter()
+                        .map(|a| self.affine(a, &iters))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    return Ok(Accumulator::Value(self.lifted.first_reduction(
+                        Some(array),
+                        &idx,
+                        &cut,
+                        &reads,
+                    )?));
+                }
                 Stmt::Assign {
                     target: LValue::Element { array, index, ty },
                     value,
@@ -919,7 +1147,10 @@ impl<'a> Exec<'a> {
                         .collect::<Result<Vec<_>, _>>()?;
                     let mut stored = Vec::new();
                     shape::loads(value, &mut stored);
-                    return Ok(if is_plain(value, local) {
+                    // Stored through a conversion to an integer, the
+                    // float accumulator holds the reduction inside the
+                    // lifted cast, not the truncated element.
+                    return Ok(if is_plain(value, local) && !truncates(value) {
                         Accumulator::Value(self.lifted_elem(array, &idx, &cut)?)
                     } else if stored.contains(array) {
                         Accumulator::Relation(Relation {
@@ -1030,7 +1261,7 @@ impl<'a> Exec<'a> {
                 s.relations.remove(v);
                 let value = if accumulators.contains(v) {
                     match this.accumulator(v, l, rest, counter, &ctx.frames)? {
-                        Accumulator::Value(x) => x,
+                        Accumulator::Value(x) => integral(x, this.local_ty(v)),
                         Accumulator::Relation(rel) => {
                             let ty = this.local_ty(v);
                             let x = fresh_value(this, v, ty);
@@ -1050,12 +1281,8 @@ impl<'a> Exec<'a> {
         };
         // Initiation.
         let (head, _) = at(self, &entry, &start)?;
-        let goal = self.matches(&entry, &head, &arrays, &accumulators)?;
-        self.conditions.push(Condition {
-            name: format!("initiation of {label}"),
-            hyps: [ctx.hyps.clone(), goal.1].concat(),
-            goal: goal.0,
-        });
+        let parts = self.matches(&entry, &head, &arrays, &accumulators)?;
+        self.push_parts(&format!("initiation of {label}"), &ctx.hyps, parts);
         // Preservation.
         let counter = self.fresh_int(&l.iter);
         let (head, facts) = at(self, &entry, &counter)?;
@@ -1072,12 +1299,8 @@ impl<'a> Exec<'a> {
         inner.hyps.extend(facts);
         let after_body = self.block(&l.body, path, head, &mut inner)?;
         let (next, _) = at(self, &entry, &(counter.clone() + Int::from_i64(1)))?;
-        let goal = self.matches(&after_body, &next, &arrays, &accumulators)?;
-        self.conditions.push(Condition {
-            name: format!("preservation of {label}"),
-            hyps: [inner.hyps, goal.1].concat(),
-            goal: goal.0,
-        });
+        let parts = self.matches(&after_body, &next, &arrays, &accumulators)?;
+        self.push_parts(&format!("preservation of {label}"), &inner.hyps, parts);
         // Exit.
         let last = start.le(&end).ite(&end, &start);
         let (exit, facts) = at(self, &entry, &last)?;
@@ -1106,24 +1329,37 @@ impl<'a> Exec<'a> {
     }
 
     /// `actual` agrees with `expected` on a fresh element of every array in
-    /// `arrays` and on every accumulator.
+    /// `arrays` and on every accumulator: one part per array (and one for
+    /// the accumulators), each split into cases where the loop body wrote
+    /// the array (the fresh element is one of the written ones, or none of
+    /// them). A case's equalities decide where the element lies, so the
+    /// invariant's `ite`s fall away before Z3 multiplies them out.
     fn matches(
         &mut self,
         actual: &State,
         expected: &State,
         arrays: &[String],
         accumulators: &[String],
-    ) -> Result<(Bool, Vec<Bool>), Unsupported> {
-        let mut goal = Bool::from_bool(true);
-        let mut hyps = Vec::new();
+    ) -> Result<Vec<Part>, Unsupported> {
+        let mut parts = Vec::new();
         for a in arrays {
             let shape = self.array_shape(a)?;
             let (e, bounds) = self.element(a, &shape)?;
-            hyps.extend(bounds);
-            goal &= self
+            let goal = self
                 .read(actual, a, &e)?
                 .equal(&self.read(expected, a, &e)?);
+            let written = actual
+                .arrays
+                .get(a)
+                .map(|s| s.writes.as_slice())
+                .unwrap_or(&[]);
+            parts.push(Part {
+                goal,
+                hyps: bounds,
+                cases: element_cases(&e, written),
+            });
         }
+        let mut goal = Bool::from_bool(true);
         for v in accumulators {
             if let (Some(x), Some(rel)) = (actual.locals.get(v), expected.relations.get(v)) {
                 goal &= self.relation_holds(v, rel, x, actual)?;
@@ -1135,7 +1371,46 @@ impl<'a> Exec<'a> {
                 )));
             }
         }
-        Ok((goal, hyps))
+        if !accumulators.is_empty() {
+            parts.push(Part {
+                goal,
+                hyps: Vec::new(),
+                cases: Vec::new(),
+            });
+        }
+        Ok(parts)
+    }
+
+    /// One condition per part and case of `parts`, all named `name`.
+    fn push_parts(&mut self, name: &str, hyps: &[Bool], parts: Vec<Part>) {
+        for part in parts {
+            let base = [hyps, &part.hyps].concat();
+            if part.cases.is_empty() {
+                self.conditions.push(Condition {
+                    name: name.to_string(),
+                    hyps: base,
+                    goal: part.goal,
+                    subst: Vec::new(),
+                });
+                continue;
+            }
+            for case in part.cases {
+                let mut hyps = base.clone();
+                hyps.push(case.hyp);
+                self.conditions.push(Condition {
+                    name: name.to_string(),
+                    hyps,
+                    goal: part.goal.clone(),
+                    subst: case.subst,
+                });
+            }
+        }
+    }
+
+    /// [`single_size`] when the name is a size parameter (a bound that is
+    /// an enclosing loop's counter cuts no lifted reduction).
+    fn single_size(&self, a: &Affine) -> Option<String> {
+        single_size(a).filter(|s| s.starts_with('#') || self.symbols.size(s).is_some())
     }
 
     fn local_ty(&self, name: &str) -> ScalarType {
@@ -1260,6 +1535,25 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// The value an integer local holds for `x`: the integer under a
+/// conversion to real (a float sum of converted integers, which the C
+/// accumulates in an `int`), so that the invariant stays in the integers.
+fn integral(x: V, ty: ScalarType) -> V {
+    use z3::ast::Ast;
+    if let V::R(r) = &x {
+        if !ty.is_float()
+            && ty != ScalarType::Bool
+            && r.is_app()
+            && r.decl().kind() == z3::DeclKind::ToReal
+        {
+            if let Some(i) = r.children().first().and_then(|c| c.as_int()) {
+                return V::I(i);
+            }
+        }
+    }
+    x
+}
+
 fn fresh_value(exec: &mut Exec, name: &str, ty: ScalarType) -> V {
     exec.fresh += 1;
     let n = format!("{name}!{}", exec.fresh);
@@ -1310,6 +1604,14 @@ fn single_size(a: &Affine) -> Option<String> {
         .then(|| a.terms.iter().next())
         .flatten()
         .and_then(|(n, c)| (*c == 1).then(|| n.clone()))
+}
+
+/// Whether `e` converts a float to an integer at its root (through casts).
+fn truncates(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Cast { arg } => (!e.ty.is_float() && arg.ty.is_float()) || truncates(arg),
+        _ => false,
+    }
 }
 
 fn is_plain(e: &Expr, local: &str) -> bool {

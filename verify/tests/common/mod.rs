@@ -16,10 +16,16 @@ pub fn crate_dir() -> PathBuf {
 }
 
 /// Extracts `function` from a C file (relative to the workspace root).
+/// A file of the benchmark manifest is read as the sweeps read it: with
+/// its entry's include folders and, in the distributed form, the MINI
+/// dataset's macros.
 pub fn kernel(file: &str, function: &str) -> Kernel {
     let path = crate_dir().join("..").join(file);
+    let (include_dirs, defines) = manifest_flags(file);
     let options = Options {
         functions: vec![function.to_string()],
+        include_dirs,
+        defines,
         ..Default::default()
     };
     let tu = extract(&path.display().to_string(), &options)
@@ -45,4 +51,42 @@ pub fn sizes(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
 /// A program from text (for small variants written inline).
 pub fn program_text(text: &str) -> Program {
     parse_program("inline.tensir", text).unwrap_or_else(|d| panic!("{d}"))
+}
+
+/// The include folders and macros the manifest gives `file` (relative to
+/// the workspace root): none for a file it does not list.
+fn manifest_flags(file: &str) -> (Vec<PathBuf>, Vec<String>) {
+    let root = crate_dir().join("..");
+    let Ok(text) = std::fs::read_to_string(root.join("benchmarks/manifest.toml")) else {
+        return (Vec::new(), Vec::new());
+    };
+    let Ok(manifest) = text.parse::<toml::Table>() else {
+        return (Vec::new(), Vec::new());
+    };
+    let relative = file.strip_prefix("benchmarks/").unwrap_or(file);
+    let entry = manifest
+        .get("kernel")
+        .and_then(|k| k.as_array())
+        .and_then(|ks| {
+            ks.iter()
+                .find(|k| k.get("file").and_then(|f| f.as_str()) == Some(relative))
+        });
+    let Some(entry) = entry else {
+        return (Vec::new(), Vec::new());
+    };
+    let includes = entry
+        .get("include")
+        .and_then(|i| i.as_array())
+        .map(|dirs| {
+            dirs.iter()
+                .filter_map(|d| d.as_str())
+                .map(|d| root.join("benchmarks").join(d))
+                .collect()
+        })
+        .unwrap_or_default();
+    let defines = match entry.get("form").and_then(|f| f.as_str()) {
+        Some("distributed") => vec!["MINI_DATASET".to_string()],
+        _ => Vec::new(),
+    };
+    (includes, defines)
 }
