@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use tenslift_frontend::ir::{Kernel, ParamKind as CParamKind, ScalarType};
+use tenslift_frontend::ir::{self as loop_ir, Kernel, ScalarType};
 use tenslift_targets::interp::{Array, Data};
 use tenslift_targets::DType;
 
@@ -311,10 +311,10 @@ pub fn run_kernel(
     let mut arrays = HashMap::new();
     for p in &kernel.params {
         match &p.kind {
-            CParamKind::Scalar { .. } if sizes.contains_key(&p.name) => {
+            loop_ir::ParamKind::Scalar { .. } if sizes.contains_key(&p.name) => {
                 scalars.insert(p.name.clone(), CVal::Int(i128::from(sizes[&p.name])));
             }
-            CParamKind::Scalar { .. } => {
+            loop_ir::ParamKind::Scalar { .. } => {
                 let a = args.get(&p.name).ok_or_else(|| {
                     VerifyError::Interface(format!("no value for the scalar `{}`", p.name))
                 })?;
@@ -323,7 +323,7 @@ pub fn run_kernel(
                 }
                 scalars.insert(p.name.clone(), cval_of(a, 0));
             }
-            CParamKind::Array(_) => {
+            loop_ir::ParamKind::Array(_) => {
                 let a = args.get(&p.name).ok_or_else(|| {
                     VerifyError::Interface(format!("no value for the array `{}`", p.name))
                 })?;

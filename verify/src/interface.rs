@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use tenslift_frontend::ir::{Kernel, ParamKind as CParamKind, Role};
+use tenslift_frontend::ir::{self as loop_ir, Kernel, Role};
 use tenslift_targets::{Access, DType, ParamKind, Program};
 
 use crate::concrete::dtype_of;
@@ -84,7 +84,7 @@ pub(crate) fn build(
                     .ok_or_else(|| VerifyError::MissingSize(name.clone()))?;
                 if let Some(c) = c_param {
                     match &c.kind {
-                        CParamKind::Scalar { ty, .. } if !ty.is_float() => {}
+                        loop_ir::ParamKind::Scalar { ty, .. } if !ty.is_float() => {}
                         _ => {
                             return Err(mismatch(format!(
                             "`{name}` is a size in the program but not an integer scalar in the C"
@@ -95,7 +95,7 @@ pub(crate) fn build(
                 entries.push(Entry::Pinned { name, value });
             }
             ParamKind::Scalar(dtype) => {
-                let Some(CParamKind::Scalar { ty, .. }) = c_param.map(|c| &c.kind) else {
+                let Some(loop_ir::ParamKind::Scalar { ty, .. }) = c_param.map(|c| &c.kind) else {
                     return Err(mismatch(format!(
                         "the program's scalar `{name}` is not a scalar parameter of the C"
                     )));
@@ -124,7 +124,7 @@ pub(crate) fn build(
                 uses_floats |= dtype.is_float();
                 let shape = eval_dims(&name, shape, sizes)?;
                 match c_param.map(|c| (&c.kind, c.role)) {
-                    Some((CParamKind::Array(info), role)) => {
+                    Some((loop_ir::ParamKind::Array(info), role)) => {
                         if dtype_of(info.elem) != Some(*dtype) {
                             return Err(mismatch(format!(
                                 "`{name}` holds {} in the C but {dtype} in the program",
@@ -140,7 +140,7 @@ pub(crate) fn build(
                             initial_read: !(role == Role::Output && *access == Access::Out),
                         });
                     }
-                    Some((CParamKind::Scalar { ty, .. }, _)) if shape.is_empty() => {
+                    Some((loop_ir::ParamKind::Scalar { ty, .. }, _)) if shape.is_empty() => {
                         if dtype_of(*ty) != Some(*dtype) {
                             return Err(mismatch(format!(
                                 "`{name}` is {ty} in the C but {dtype} in the program"
@@ -171,7 +171,7 @@ pub(crate) fn build(
         }
         let name = c.name.clone();
         match &c.kind {
-            CParamKind::Scalar { ty, is_size } => {
+            loop_ir::ParamKind::Scalar { ty, is_size } => {
                 if let Some(&value) = sizes.get(&name) {
                     entries.push(Entry::Pinned { name, value });
                 } else if *is_size {
@@ -188,7 +188,7 @@ pub(crate) fn build(
                     )));
                 }
             }
-            CParamKind::Array(info) => {
+            loop_ir::ParamKind::Array(info) => {
                 if c.role != Role::Input {
                     return Err(mismatch(format!(
                         "the C writes `{name}`; the program must declare it as an `out` or `inout` array"

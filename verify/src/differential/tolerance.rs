@@ -27,7 +27,7 @@
 use std::collections::BTreeMap;
 
 use tenslift_frontend::ir::{Affine, Expr, ExprKind, Kernel, LValue, ScalarType, Stmt};
-use tenslift_targets::{DType, Dim, Expr as TExpr, Op, Program, Stmt as TStmt};
+use tenslift_targets::{self as tensir, DType, Dim, Op, Program};
 
 /// The unit round-off of a float type (`None` for integers: exact).
 pub fn unit_roundoff(dtype: DType) -> Option<f64> {
@@ -128,16 +128,23 @@ fn dim_value(d: &Dim, sizes: &BTreeMap<String, i64>) -> u64 {
         .map_or(1, |v| u64::try_from(v).unwrap_or(0))
 }
 
-fn walk_program(body: &[TStmt], sizes: &BTreeMap<String, i64>, trips: u64, longest: &mut u64) {
+fn walk_program(
+    body: &[tensir::Stmt],
+    sizes: &BTreeMap<String, i64>,
+    trips: u64,
+    longest: &mut u64,
+) {
     for stmt in body {
         match stmt {
-            TStmt::Let { value, .. } | TStmt::Store { value, .. } | TStmt::Return(value) => {
+            tensir::Stmt::Let { value, .. }
+            | tensir::Stmt::Store { value, .. }
+            | tensir::Stmt::Return(value) => {
                 value.walk(&mut |e| {
                     let terms = summed_terms(e, sizes);
                     *longest = (*longest).max(trips.saturating_mul(terms.max(1)));
                 });
             }
-            TStmt::Loop {
+            tensir::Stmt::Loop {
                 start, stop, body, ..
             } => {
                 // Loop variables are unknown here: take the count at the
@@ -151,7 +158,7 @@ fn walk_program(body: &[TStmt], sizes: &BTreeMap<String, i64>, trips: u64, longe
 }
 
 /// How many terms each element of `e` sums (1 when `e` sums nothing).
-fn summed_terms(e: &TExpr, sizes: &BTreeMap<String, i64>) -> u64 {
+fn summed_terms(e: &tensir::Expr, sizes: &BTreeMap<String, i64>) -> u64 {
     let shape_of = |i: usize| -> Vec<u64> {
         e.args()
             .get(i)

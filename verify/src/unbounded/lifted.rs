@@ -678,9 +678,10 @@ impl<'a> Lifted<'a> {
             // A tensordot is the einsum that names its axis pairs.
             Op::Einsum(_) | Op::Tensordot { .. } => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape().len()).collect();
-                let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
-                    Unsupported(format!("{} of ranks {ranks:?}", e.op().name()))
-                })?;
+                let spec = e
+                    .op()
+                    .as_contraction(&ranks)
+                    .ok_or_else(|| Unsupported(format!("{} of ranks {ranks:?}", e.op().name())))?;
                 let mut summed: Vec<(char, Int)> = Vec::new();
                 for (labels, a) in spec.inputs.iter().zip(args) {
                     for (l, d) in labels.iter().zip(a.shape()) {

@@ -136,8 +136,8 @@ mod vcgen;
 
 use std::collections::HashMap;
 
-use tenslift_frontend::ir::{Kernel, ParamKind as CParam};
-use tenslift_targets::{ParamKind as TParam, Program};
+use tenslift_frontend::ir::{self as loop_ir, Kernel};
+use tenslift_targets::{self as tensir, Program};
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, SatResult, Solver, Sort};
 
@@ -600,7 +600,9 @@ fn array_named_by_other_coordinates(kernel: &Kernel, program: &Program) -> Optio
             return None;
         };
         kernel.params.iter().find_map(|c| match &c.kind {
-            CParam::Array(info) if c.name == *p.name && info.dims.len() != shape.len() => {
+            loop_ir::ParamKind::Array(info)
+                if c.name == *p.name && info.dims.len() != shape.len() =>
+            {
                 Some(c.name.clone())
             }
             _ => None,
@@ -623,11 +625,13 @@ fn bounded_verdict(kernel: &Kernel, program: &Program, options: &UnboundedOption
     let mut names: Vec<String> = program
         .params
         .iter()
-        .filter(|p| matches!(p.kind, TParam::Size))
+        .filter(|p| matches!(p.kind, tensir::ParamKind::Size))
         .map(|p| p.name.to_string())
         .collect();
     for p in &kernel.params {
-        if matches!(p.kind, CParam::Scalar { is_size: true, .. }) && !names.contains(&p.name) {
+        if matches!(p.kind, loop_ir::ParamKind::Scalar { is_size: true, .. })
+            && !names.contains(&p.name)
+        {
             names.push(p.name.clone());
         }
     }
@@ -660,18 +664,19 @@ fn bounded_verdict(kernel: &Kernel, program: &Program, options: &UnboundedOption
 fn is_size(program: &Program, kernel: &Kernel, name: &str) -> bool {
     program
         .param(name)
-        .is_some_and(|p| matches!(p.kind, TParam::Size))
-        || kernel
-            .params
-            .iter()
-            .any(|p| p.name == name && matches!(p.kind, CParam::Scalar { is_size: true, .. }))
+        .is_some_and(|p| matches!(p.kind, tensir::ParamKind::Size))
+        || kernel.params.iter().any(|p| {
+            p.name == name && matches!(p.kind, loop_ir::ParamKind::Scalar { is_size: true, .. })
+        })
 }
 
 /// The arithmetic the proof holds in.
 fn arithmetic(program: &Program) -> String {
     let float = program.params.iter().any(|p| match &p.kind {
-        TParam::Array { dtype, .. } | TParam::Scalar(dtype) => dtype.is_float(),
-        TParam::Size => false,
+        tensir::ParamKind::Array { dtype, .. } | tensir::ParamKind::Scalar(dtype) => {
+            dtype.is_float()
+        }
+        tensir::ParamKind::Size => false,
     }) || program.ret.is_some_and(|d| d.is_float());
     if float {
         "reals (floats are proved over real arithmetic, as Tenspiler and TENSORIZE do; libm functions uninterpreted)".to_string()
@@ -688,10 +693,10 @@ fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
     for p in &program.params {
         let name = p.name.to_string();
         match &p.kind {
-            TParam::Size => {
+            tensir::ParamKind::Size => {
                 sizes.insert(name.clone(), Int::new_const(name));
             }
-            TParam::Scalar(d) => {
+            tensir::ParamKind::Scalar(d) => {
                 let v = if d.is_float() {
                     V::R(Real::new_const(name.clone()))
                 } else {
@@ -699,7 +704,7 @@ fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
                 };
                 scalars.insert(name, v);
             }
-            TParam::Array { dtype, shape, .. } => {
+            tensir::ParamKind::Array { dtype, shape, .. } => {
                 let int = Sort::int();
                 let domain: Vec<&Sort> = shape.iter().map(|_| &int).collect();
                 let (range, kind) = if dtype.is_float() {
@@ -729,7 +734,7 @@ fn symbols(kernel: &Kernel, program: &Program) -> Symbols {
         }
     }
     for p in &kernel.params {
-        if let CParam::Scalar { ty, .. } = &p.kind {
+        if let loop_ir::ParamKind::Scalar { ty, .. } = &p.kind {
             if sizes.contains_key(&p.name) || scalars.contains_key(&p.name) {
                 continue;
             }

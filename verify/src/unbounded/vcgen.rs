@@ -15,7 +15,7 @@ use tenslift_frontend::ir::{
     Affine, BinaryOp, Expr, ExprKind, IfKind, Kernel, LValue, Loop, MathFn, ScalarType, Stmt,
     UnaryOp,
 };
-use tenslift_targets::ParamKind as TParam;
+use tenslift_targets as tensir;
 use z3::ast::{Bool, Int};
 
 use super::lifted::{math, Lifted, Symbols, Truncation};
@@ -276,7 +276,7 @@ impl<'a> Exec<'a> {
         let mut goals = Vec::new();
         let program = self.lifted.program();
         for p in &program.params {
-            if let TParam::Array { shape, access, .. } = &p.kind {
+            if let tensir::ParamKind::Array { shape, access, .. } = &p.kind {
                 if !access.is_written() {
                     continue;
                 }
@@ -339,7 +339,7 @@ impl<'a> Exec<'a> {
     /// The extents of a parameter array (from the lifted program) or of a
     /// local array (from its C declaration).
     fn array_shape(&self, name: &str) -> Result<Vec<Int>, Unsupported> {
-        if let Some(TParam::Array { shape, .. }) =
+        if let Some(tensir::ParamKind::Array { shape, .. }) =
             self.lifted.program().param(name).map(|p| &p.kind)
         {
             return shape

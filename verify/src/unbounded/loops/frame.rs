@@ -11,8 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_frontend::ir::{LValue, Loop, Stmt as CStmt};
-use tenslift_targets::{Access, Expr, Op, Param as TParam, ParamKind as TKind, Program, Stmt};
+use tenslift_frontend::ir::{self as loop_ir, LValue, Loop};
+use tenslift_targets::{self as tensir, Access, Expr, Op, Program, Stmt};
 use z3::ast::{exists_const, Ast, Bool, Dynamic, Int};
 
 use super::super::lifted::Symbols;
@@ -36,7 +36,7 @@ pub(super) struct Snapshot {
 pub(super) fn entry_copies(
     program: &Program,
     snapshot: &Snapshot,
-) -> Result<(Vec<TParam>, Vec<Stmt>, Vec<(String, String)>), Unsupported> {
+) -> Result<(Vec<tensir::Param>, Vec<Stmt>, Vec<(String, String)>), Unsupported> {
     let mut read = HashSet::new();
     for l in &snapshot.lets {
         stmt_names(l, &mut read);
@@ -45,7 +45,7 @@ pub(super) fn entry_copies(
     let mut pairs = Vec::new();
     let mut renames = HashMap::new();
     for p in &program.params {
-        let TKind::Array { dtype, shape, .. } = &p.kind else {
+        let tensir::ParamKind::Array { dtype, shape, .. } = &p.kind else {
             continue;
         };
         if !read.contains(&*p.name) {
@@ -55,9 +55,9 @@ pub(super) fn entry_copies(
         if program.param(&copy).is_some() {
             return Err(Unsupported(format!("the program already has a `{copy}`")));
         }
-        params.push(TParam {
+        params.push(tensir::Param {
             name: copy.as_str().into(),
-            kind: TKind::Array {
+            kind: tensir::ParamKind::Array {
                 dtype: *dtype,
                 shape: shape.clone(),
                 access: Access::In,
@@ -167,7 +167,7 @@ fn written(l: &Loop, array: &str, k: &[Int]) -> Result<Bool, Unsupported> {
 
 /// Adds to `any` one `exists` per write of `array[k]` in `body`.
 fn writes_in(
-    body: &[CStmt],
+    body: &[loop_ir::Stmt],
     array: &str,
     k: &[Int],
     env: &mut HashMap<String, Int>,
@@ -177,7 +177,7 @@ fn writes_in(
 ) {
     for s in body {
         match s {
-            CStmt::Loop(inner) => {
+            loop_ir::Stmt::Loop(inner) => {
                 let it = Int::new_const(format!("{}!inner", inner.iter));
                 let (lo, hi) = (affine_in(&inner.start, env), affine_in(&inner.end, env));
                 // Over the values between start and end, whatever the step.
@@ -192,7 +192,7 @@ fn writes_in(
                 bound.pop();
                 env.remove(&inner.iter);
             }
-            CStmt::If {
+            loop_ir::Stmt::If {
                 then_body,
                 else_body,
                 ..
@@ -200,7 +200,7 @@ fn writes_in(
                 writes_in(then_body, array, k, env, bound, range.clone(), any);
                 writes_in(else_body, array, k, env, bound, range.clone(), any);
             }
-            CStmt::Assign {
+            loop_ir::Stmt::Assign {
                 target: LValue::Element {
                     array: a, index, ..
                 },
