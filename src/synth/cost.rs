@@ -81,9 +81,12 @@ impl OpKind {
 /// literals, views).
 fn kind_of(expr: &Expr) -> Option<OpKind> {
     Some(match expr.op() {
-        Op::Var(_) | Op::Lit(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) => {
-            return None
-        }
+        Op::Var(_)
+        | Op::Lit(_)
+        | Op::Slice(_)
+        | Op::Transpose(_)
+        | Op::Flip(_)
+        | Op::Broadcast(_) => return None,
         Op::Unary(UnaryOp::Sqrt) => OpKind::Sqrt,
         Op::Unary(UnaryOp::Exp | UnaryOp::Tanh) => OpKind::Exp,
         Op::Unary(UnaryOp::Log) => OpKind::Log,
@@ -409,6 +412,7 @@ fn statements_sum(body: &[Stmt], sizes: &Sizes, price: &dyn Fn(&Expr, &Sizes) ->
         .map(|s| match s {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } => price(value, sizes),
             Stmt::Return(e) => price(e, sizes),
+            Stmt::Var { .. } => 0.0,
             Stmt::Loop {
                 var,
                 start,

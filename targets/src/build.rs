@@ -98,6 +98,10 @@ pub fn transpose(a: Expr, perm: &[usize]) -> R {
     Expr::new(Op::Transpose(perm.to_vec()), vec![a])
 }
 
+pub fn flip(a: Expr, axes: &[usize]) -> R {
+    Expr::new(Op::Flip(axes.to_vec()), vec![a])
+}
+
 pub fn broadcast(a: Expr, shape: Vec<Dim>) -> R {
     Expr::new(Op::Broadcast(shape), vec![a])
 }

@@ -386,6 +386,11 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 perm.iter().map(|&i| a.shape[i].clone()).collect(),
             ))
         }
+        Op::Flip(axes) => {
+            let a = args[0];
+            check_axes("flip", axes, a.rank())?;
+            Ok(a.clone())
+        }
         Op::Broadcast(shape) => {
             let a = args[0];
             match broadcast_shapes(&a.shape, shape) {

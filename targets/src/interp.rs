@@ -313,6 +313,15 @@ fn exec_block(stmts: &[Stmt], env: &mut Env, returned: &mut Option<Array>) -> IR
                 let v = eval(value, env)?;
                 env.values.insert(name.to_string(), v);
             }
+            Stmt::Var { name, ty } => {
+                let shape = ty
+                    .shape
+                    .iter()
+                    .map(|d| env.udim(d))
+                    .collect::<IResult<Vec<_>>>()?;
+                env.values
+                    .insert(name.to_string(), Array::zeros(ty.dtype, shape));
+            }
             Stmt::Store {
                 target,
                 region,
@@ -528,6 +537,24 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             let st = strides(&a.shape);
             let permuted: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
             Ok(a.gather(shape.clone(), strided_map(shape, permuted, false)))
+        }
+        Op::Flip(axes) => {
+            let a = &args[0];
+            let shape = a.shape.clone();
+            let st = strides(&shape);
+            Ok(a.gather(shape.clone(), move |mut k| {
+                let mut flat = 0;
+                for i in (0..shape.len()).rev() {
+                    let d = shape[i];
+                    if d > 0 {
+                        let at = k % d;
+                        let at = if axes.contains(&i) { d - 1 - at } else { at };
+                        flat += at * st[i];
+                        k /= d;
+                    }
+                }
+                flat
+            }))
         }
         Op::Broadcast(shape) => {
             let shape = shape

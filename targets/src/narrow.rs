@@ -146,6 +146,7 @@ impl Ranges {
             Op::Cast(_)
             | Op::Slice(_)
             | Op::Transpose(_)
+            | Op::Flip(_)
             | Op::Broadcast(_)
             | Op::Reduce {
                 kind: ReduceKind::Max | ReduceKind::Min,
@@ -328,6 +329,7 @@ impl Lowering {
                 value: self.keep(value),
             },
             Stmt::Return(v) => Stmt::Return(self.keep(v)),
+            Stmt::Var { .. } => s.clone(),
             Stmt::Loop {
                 var,
                 start,

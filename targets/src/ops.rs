@@ -125,6 +125,9 @@ pub enum Op {
     Einsum(EinsumSpec),
     /// Permutes axes: result axis `i` is operand axis `perm[i]`.
     Transpose(Vec<usize>),
+    /// Reverses the order of elements along each listed axis (NumPy `flip`):
+    /// a C loop that reads `x[k - 1 - i]`.
+    Flip(Vec<usize>),
     /// NumPy `broadcast_to` (right-aligned).
     Broadcast(Vec<Dim>),
     Slice(Vec<SliceItem>),
@@ -294,6 +297,7 @@ impl Op {
             Op::Outer => "outer",
             Op::Einsum(_) => "einsum",
             Op::Transpose(_) => "transpose",
+            Op::Flip(_) => "flip",
             Op::Broadcast(_) => "broadcast",
             Op::Slice(_) => "slice",
             Op::Concat { .. } => "concat",

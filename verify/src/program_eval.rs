@@ -189,6 +189,13 @@ impl<D: Domain> Interp<'_, D> {
                     let v = self.eval(value)?;
                     self.values.insert(name.to_string(), v);
                 }
+                Stmt::Var { name, ty } => {
+                    let shape = self.shape(&ty.shape)?;
+                    let zero = self.zero(ty.dtype)?;
+                    let n = shape.iter().product();
+                    let data = vec![zero; n];
+                    self.values.insert(name.to_string(), Tensor { shape, data });
+                }
                 Stmt::Store {
                     target,
                     region,
@@ -398,6 +405,31 @@ impl<D: Domain> Interp<'_, D> {
                     })
                     .collect();
                 Ok(Tensor { shape, data })
+            }
+            Op::Flip(axes) => {
+                let a = &args[0];
+                let st = strides(&a.shape);
+                let n: usize = a.shape.iter().product();
+                let data = (0..n)
+                    .map(|k| {
+                        let idx = unravel(k, &a.shape);
+                        let flat: usize = (0..idx.len())
+                            .map(|d| {
+                                let i = if axes.contains(&d) {
+                                    a.shape[d] - 1 - idx[d]
+                                } else {
+                                    idx[d]
+                                };
+                                i * st[d]
+                            })
+                            .sum();
+                        a.data[flat].clone()
+                    })
+                    .collect();
+                Ok(Tensor {
+                    shape: a.shape.clone(),
+                    data,
+                })
             }
             Op::Broadcast(dims) => {
                 let shape = self.shape(dims)?;

@@ -211,6 +211,25 @@ impl<'p> Machine<'p> {
                     elems[offset].clone()
                 }))
             }
+            Op::Flip(axes) => {
+                let src = &args[0];
+                let shape = src.shape().to_vec();
+                let strides = row_major_strides(&shape);
+                let elems = src.elems();
+                Ok(Tensor::from_fn(&shape, |idx| {
+                    let offset: usize = (0..idx.len())
+                        .map(|d| {
+                            let i = if axes.contains(&d) {
+                                shape[d] - 1 - idx[d]
+                            } else {
+                                idx[d]
+                            };
+                            i * strides[d]
+                        })
+                        .sum();
+                    elems[offset].clone()
+                }))
+            }
             Op::Broadcast(dims) => {
                 let shape = self.shape(dims)?;
                 broadcast_to(&args[0], &shape, name)

@@ -211,7 +211,9 @@ pub(super) fn iterators_as_params(stmt: &loop_ir::Stmt, names: &[&str]) -> loop_
 pub(super) fn store_value(s: &Stmt) -> Expr {
     match s {
         Stmt::Store { value, .. } | Stmt::Let { value, .. } | Stmt::Return(value) => value.clone(),
-        Stmt::Loop { .. } => Expr::lit(Lit::int(0, tenslift_targets::DType::I64)),
+        Stmt::Loop { .. } | Stmt::Var { .. } => {
+            Expr::lit(Lit::int(0, tenslift_targets::DType::I64))
+        }
     }
 }
 

@@ -87,11 +87,7 @@ fn dense_value(l: Lit) -> String {
 }
 
 fn zero_of(d: DType) -> Lit {
-    match d {
-        DType::Bool => Lit::Bool(false),
-        d if d.is_float() => Lit::float(0.0, d),
-        d => Lit::int(0, d),
-    }
+    Lit::zero(d)
 }
 
 fn compare_type(d: DType) -> &'static str {
@@ -261,6 +257,25 @@ impl Lowering {
             ),
             v.dtype,
             shape,
+        )
+    }
+
+    /// `stablehlo.reverse` along `axes`.
+    fn reverse(&mut self, v: &Val, axes: &[usize]) -> Val {
+        if axes.is_empty() {
+            return v.clone();
+        }
+        let axes64: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+        self.push(
+            format!(
+                "\"stablehlo.reverse\"({}) {{dimensions = array<i64: {}>}} : ({}) -> {}",
+                v.ssa,
+                i64_list(&axes64),
+                ty(v),
+                ty(v)
+            ),
+            v.dtype,
+            v.shape.clone(),
         )
     }
 
@@ -468,6 +483,7 @@ impl Lowering {
                 self.contraction(&spec, &args)?
             }
             Op::Transpose(perm) => self.transpose(&args[0], perm),
+            Op::Flip(axes) => self.reverse(&args[0], axes),
             Op::Broadcast(_) => self.broadcast(&args[0], &out_shape),
             Op::Slice(items) if self.has_dynamic_index(items) => {
                 self.dynamic_slice(&args[0], items, &out_shape)?
@@ -788,6 +804,15 @@ impl Lowering {
                 Stmt::Let { name, value } => {
                     let v = self.lower(value)?;
                     self.env.insert(name.to_string(), v);
+                }
+                Stmt::Var { name, ty } => {
+                    let shape = ty
+                        .shape
+                        .iter()
+                        .map(|d| self.dim(d))
+                        .collect::<LResult<Vec<i64>>>()?;
+                    let zeros = self.constant(zero_of(ty.dtype), &shape);
+                    self.env.insert(name.to_string(), zeros);
                 }
                 Stmt::Store {
                     target,
@@ -1208,6 +1233,7 @@ fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dim(start) || in_dim(stop) || needs_unrolling(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 
@@ -1216,7 +1242,7 @@ fn writes_any(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|s| match s {
         Stmt::Store { .. } => true,
         Stmt::Loop { body, .. } => writes_any(body),
-        Stmt::Let { .. } | Stmt::Return(_) => false,
+        Stmt::Let { .. } | Stmt::Var { .. } | Stmt::Return(_) => false,
     })
 }
 
@@ -1263,6 +1289,7 @@ fn names_used(stmts: &[Stmt], out: &mut BTreeSet<String>) {
                 names_used(body, &mut inner);
                 targets.extend(inner);
             }
+            Stmt::Var { .. } => {}
         }
     }
     out.extend(targets);
@@ -1298,6 +1325,7 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dim(start) || in_dim(stop) || mentions_in_any_dim(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 

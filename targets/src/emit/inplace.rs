@@ -290,7 +290,7 @@ impl InPlaceLowering<'_> {
         match a.op() {
             Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
             Op::Reduce { .. } => true,
-            Op::Transpose(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
+            Op::Transpose(_) | Op::Flip(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
                 Self::is_fresh(&a.args()[0])
             }
             Op::Unary(_)

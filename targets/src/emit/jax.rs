@@ -111,6 +111,7 @@ impl PyTable for JaxTable {
             Op::Outer => "jnp.outer({0}, {1})",
             Op::Einsum(_) => "jnp.einsum({spec}, {args})",
             Op::Transpose(_) => "jnp.transpose({0}, {perm})",
+            Op::Flip(_) => "jnp.flip({0}, axis={axes})",
             Op::Broadcast(_) => "jnp.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
             Op::Concat { .. } => "jnp.concatenate(({args},), axis={axis})",

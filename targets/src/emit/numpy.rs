@@ -115,6 +115,7 @@ impl PyTable for NumpyTable {
             Op::Outer => "np.outer({0}, {1})",
             Op::Einsum(_) => "np.einsum({spec}, {args})",
             Op::Transpose(_) => "np.transpose({0}, {perm})",
+            Op::Flip(_) => "np.flip({0}, axis={axes})",
             Op::Broadcast(_) => "np.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
             Op::Concat { .. } => "np.concatenate(({args},), axis={axis})",

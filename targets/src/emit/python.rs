@@ -230,6 +230,7 @@ pub fn render_expr(
         Op::Full { .. }
             | Op::Slice(_)
             | Op::Transpose(_)
+            | Op::Flip(_)
             | Op::Broadcast(_)
             | Op::Concat { .. }
             | Op::Cast(_)
@@ -281,6 +282,9 @@ pub fn render_expr(
         }
         Op::Transpose(perm) => {
             vars.insert("perm", int_tuple(perm));
+        }
+        Op::Flip(axes) => {
+            vars.insert("axes", int_tuple(axes));
         }
         Op::Broadcast(shape) => {
             vars.insert("shape", py_shape(shape, names));
@@ -357,7 +361,7 @@ fn shared_subtrees(e: &Expr) -> Vec<Expr> {
 pub(super) fn may_be_view(e: &Expr) -> bool {
     matches!(
         e.op(),
-        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Broadcast(_) | Op::Diag
+        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Flip(_) | Op::Broadcast(_) | Op::Diag
     ) || matches!(e.op(), Op::Reduce { axes, .. } if axes.is_empty())
 }
 
@@ -424,6 +428,25 @@ impl<'a> BlockLowering<'a> {
         for s in stmts {
             let value = match s {
                 Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+                Stmt::Var { name, ty } => {
+                    // A fresh zero-filled array the stores then update in
+                    // place, owned by the function (never a caller's view).
+                    let zeros = Expr::new(
+                        Op::Full {
+                            shape: ty.shape.clone(),
+                            value: Lit::zero(ty.dtype),
+                        },
+                        vec![],
+                    );
+                    if let Ok(zeros) = zeros {
+                        let text = render_expr(&zeros, t, names, sizes, &HashMap::new());
+                        body.push(PyStmt::Let {
+                            name: names.get(name),
+                            value: text,
+                        });
+                    }
+                    continue;
+                }
                 Stmt::Loop {
                     var,
                     start,
@@ -439,8 +462,10 @@ impl<'a> BlockLowering<'a> {
                         .program
                         .params
                         .iter()
-                        .filter(|p| written.contains(&&*p.name))
-                        .map(|p| names.get(&p.name))
+                        .map(|p| &p.name)
+                        .chain(self.program.vars().into_iter().map(|(n, _)| n))
+                        .filter(|n| written.contains(&&***n))
+                        .map(|n| names.get(n))
                         .collect();
                     body.push(PyStmt::Loop(PyLoop {
                         var: names.get(var),
@@ -506,7 +531,7 @@ impl<'a> BlockLowering<'a> {
                     region: region.as_deref().map(|items| py_slice(items, names)),
                     value: text,
                 },
-                Stmt::Return(_) | Stmt::Loop { .. } => PyStmt::Return(text),
+                Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => PyStmt::Return(text),
             });
         }
         body
@@ -519,7 +544,7 @@ fn stored_arrays<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
         match s {
             Stmt::Store { target, .. } => out.push(target),
             Stmt::Loop { body, .. } => stored_arrays(body, out),
-            Stmt::Let { .. } | Stmt::Return(_) => {}
+            Stmt::Let { .. } | Stmt::Var { .. } | Stmt::Return(_) => {}
         }
     }
 }
@@ -555,6 +580,7 @@ pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dims(&[start, stop]) || mentions_in_shapes(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 
@@ -676,7 +702,7 @@ fn scatter_index_params(stmts: &[Stmt]) -> Vec<(String, Dim)> {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 visit(value)
             }
-            Stmt::Loop { .. } => {}
+            Stmt::Loop { .. } | Stmt::Var { .. } => {}
         }
     }
     out

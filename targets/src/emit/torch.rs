@@ -111,6 +111,7 @@ impl PyTable for TorchTable {
             // the wrap-around of the element type.
             Op::Einsum(_) => "torch.einsum({spec}, {args}).to({dtype})",
             Op::Transpose(_) => "torch.permute({0}, {perm})",
+            Op::Flip(_) => "torch.flip({0}, dims={axes})",
             Op::Broadcast(_) => "torch.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
             Op::Concat { .. } => "torch.cat(({args},), dim={axis})",

@@ -88,6 +88,7 @@ pub fn print_expr(e: &Expr) -> String {
         ),
         Op::Einsum(spec) => format!("einsum(\"{spec}\", {joined})"),
         Op::Transpose(perm) => format!("transpose({joined}, perm={})", list(perm)),
+        Op::Flip(axes) => format!("flip({joined}, axes={})", list(axes)),
         Op::Broadcast(shape) => format!("broadcast({joined}, [{}])", dims(shape)),
         Op::Slice(items) => {
             let inner = &e.args()[0];
@@ -156,6 +157,7 @@ fn print_block(stmts: &[Stmt], depth: usize, out: &mut String) {
     for s in stmts {
         let line = match s {
             Stmt::Let { name, value } => format!("let {name} = {};", print_expr(value)),
+            Stmt::Var { name, ty } => format!("var {name}: {}[{}];", ty.dtype, dims(&ty.shape)),
             Stmt::Store {
                 target,
                 region,

@@ -146,6 +146,7 @@ fn walk_program(body: &[TStmt], sizes: &BTreeMap<String, i64>, trips: u64, longe
                 let count = b.saturating_sub(a).max(1);
                 walk_program(body, sizes, trips.saturating_mul(count), longest);
             }
+            TStmt::Var { .. } => {}
         }
     }
 }

@@ -153,11 +153,16 @@ impl<'a> Lifted<'a> {
                         "the lifted program keeps loop `{var}` (partial lift): no invariant is derived for TensIR loops yet"
                     )))
                 }
+                Stmt::Var { name, .. } => {
+                    return Err(Unsupported(format!(
+                        "the lifted program keeps the local `var {name}`: no invariant relates it to the C"
+                    )))
+                }
             };
             let name = match stmt {
                 Stmt::Let { name, .. } => name.clone(),
                 Stmt::Store { target, .. } => target.clone(),
-                Stmt::Return(_) | Stmt::Loop { .. } => continue,
+                Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => continue,
             };
             let mut map = (*env).clone();
             map.insert(name, Arc::new(next));
@@ -492,6 +497,19 @@ impl<'a> Lifted<'a> {
                 for (i, p) in perm.iter().enumerate() {
                     if let (Some(slot), Some(v)) = (sub.get_mut(*p), idx.get(i)) {
                         *slot = v.clone();
+                    }
+                }
+                arg(0, &sub)?
+            }
+            Op::Flip(axes) => {
+                let mut sub = idx.to_vec();
+                for &d in axes {
+                    let len = args[0]
+                        .shape()
+                        .get(d)
+                        .ok_or_else(|| Unsupported("flip axis out of range".into()))?;
+                    if let Some(slot) = sub.get_mut(d) {
+                        *slot = self.dim(len)? - Int::from_i64(1) - slot.clone();
                     }
                 }
                 arg(0, &sub)?
