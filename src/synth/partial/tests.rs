@@ -5,7 +5,7 @@ use tenslift_frontend::Options;
 use tenslift_targets::print_program;
 
 use super::*;
-use crate::synth::registry::{OUTPUT_TACTICS, SKETCH_FAMILIES};
+use crate::synth::registry::{OUTPUT_TACTICS, RESTRUCTURINGS, SKETCH_FAMILIES};
 use crate::synth::{lift_kernel, SynthOptions};
 
 fn polybench(name: &str) -> Kernel {
@@ -55,7 +55,7 @@ fn kept(kernel: &Kernel) -> Result<PartialLift, PartialError> {
         output_tactics: OUTPUT_TACTICS,
         families: SKETCH_FAMILIES,
     };
-    lift_partially(kernel, &context)
+    lift_partially(kernel, &context, RESTRUCTURINGS)
 }
 
 #[test]
