@@ -11,6 +11,8 @@
 pub mod algebra;
 pub mod bench;
 pub mod cli;
+pub mod cost;
+pub mod eqsat;
 pub mod predict;
 pub mod spec;
 pub mod synth;

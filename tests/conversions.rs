@@ -16,7 +16,8 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const LIFTED: &[(&str, &str)] = &[
     ("int_matmul_facc", "astype(np.float32)"),
     ("int_mean_var", "astype(np.float32)"),
-    ("u8_normalize", "astype(np.float32)"),
+    // u8 converts to f32 exactly inside the ufunc: no separate copy.
+    ("u8_normalize", "np.float32(255.0)"),
     ("quantize_trunc", "q[...] ="),
     ("gemv_dacc", "np.matmul"),
     ("dot_dacc", "astype(np.float64)"),

@@ -184,6 +184,7 @@ fn every_subcommand_help_has_an_example() {
         "extract",
         "spec",
         "emit",
+        "optimize-tensir",
         "lift",
         "calibrate",
         "verify",

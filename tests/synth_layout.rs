@@ -113,7 +113,7 @@ fn code_of(line: &str) -> String {
                     chars.next();
                     chars.next();
                 } else if rest.starts_with('\\') {
-                    while let Some(d) = chars.next() {
+                    for d in chars.by_ref() {
                         if d == '\'' {
                             break;
                         }

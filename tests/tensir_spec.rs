@@ -405,36 +405,7 @@ fn a_difference_report_names_the_element_and_both_expressions() {
 
 /// The statements with `fix` applied to every value, loop bodies included.
 fn rebuild_stmts(stmts: &[Stmt], fix: &dyn Fn(&Expr) -> Expr) -> Vec<Stmt> {
-    stmts
-        .iter()
-        .map(|s| match s {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: fix(value),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: fix(value),
-            },
-            Stmt::Return(v) => Stmt::Return(fix(v)),
-            Stmt::Loop {
-                var,
-                start,
-                stop,
-                body,
-            } => Stmt::Loop {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                body: rebuild_stmts(body, fix),
-            },
-        })
-        .collect()
+    tenslift_targets::map_values(stmts, &mut |value| fix(value))
 }
 
 /// The golden program's text with `from` replaced by `to` (which must occur).

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tenslift_frontend::ExtractError;
+use tenslift_targets::symmetry::apply_symmetry;
 use tenslift_targets::{emit, print_program, EmitOptions, Target};
 use tenslift_verify::reports::render_json;
 
@@ -127,6 +128,12 @@ pub struct LiftArgs {
     /// module's header; a failed verification writes nothing (exit 6).
     #[arg(long)]
     pub verify: bool,
+    /// Keep the program as lifted: skip the symmetry rewrites that the
+    /// chosen target runs faster (a symmetric product by BLAS syrk/syr2k,
+    /// a transpose of a symmetric matrix dropped; see `tenslift emit
+    /// --symmetry`).
+    #[arg(long)]
+    pub no_symmetry: bool,
     #[command(flatten)]
     pub cflags: CFlags,
 }
@@ -291,6 +298,11 @@ pub fn run(args: LiftArgs) -> i32 {
             .as_ref()
             .map_or(fixed.unwrap_or(Target::Numpy), |c| c.target);
         verify_setup.targets = vec![target];
+        // The rewrite depends on the target, so it runs here and not in
+        // the search; what is verified and emitted is the rewritten program.
+        if let (false, Some(p)) = (args.no_symmetry, program.as_mut()) {
+            *p = apply_symmetry(p, Some(target)).0;
+        }
         let mut verification = None;
         if args.verify {
             // Verification has its own limits (Z3's, the compiled C's).

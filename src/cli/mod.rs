@@ -13,6 +13,7 @@ pub mod cflags;
 pub mod emit;
 pub mod extract;
 pub mod lift;
+pub mod optimize;
 pub mod spec;
 pub mod verify;
 pub mod watchdog;
@@ -145,6 +146,12 @@ pub enum Command {
         tenslift emit gemm.tensir\n  \
         tenslift emit gemm.tensir --target hlo --size ni=64 --size nj=64 --size nk=64")]
     Emit(emit::EmitArgs),
+    /// Rewrite a TensIR program into the cheapest equal program the
+    /// e-graph rules reach (equality saturation), and say what changed.
+    #[command(after_help = "Examples:\n  \
+        tenslift optimize-tensir atax.tensir --size m=1900 --size n=2100\n  \
+        tenslift optimize-tensir p.tensir --cost-table results/calibration-vm.json -o p.opt.tensir")]
+    OptimizeTensir(optimize::OptimizeArgs),
     /// Search a tensor program equal to each kernel and emit it.
     #[command(
         after_help = "Without --function every kernel in the file is lifted and the \
@@ -244,6 +251,7 @@ pub fn main() -> i32 {
         Command::Extract(args) => extract::run(args),
         Command::Spec(args) => spec::run(args),
         Command::Emit(args) => emit::run(args),
+        Command::OptimizeTensir(args) => optimize::run(args),
         Command::Lift(args) => lift::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Verify(args) => verify::run(args),

@@ -10,7 +10,8 @@ use tenslift_targets::Program;
 use super::options::{Lifted, PartialError, PartialLift, SynthError, SynthOptions};
 use super::registry::{KERNEL_TACTICS, OUTPUT_TACTICS, SKETCH_FAMILIES};
 use super::tactic::{KernelContext, KernelResult};
-use super::trace::{Stop, TacticRun, Trace};
+use super::trace::{RewriteRecord, Stop, TacticRun, Trace};
+use crate::spec::tensir::check_program_at_both_sizes;
 
 /// What lifting one kernel gave: the whole-kernel attempt (when made), the
 /// lift with loops kept (when the whole one failed and loops carry
@@ -86,7 +87,80 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Outcome {
         outcome.trace.kernel.push(run);
         settled = found || tactic.decides() || timed_out(&outcome);
     }
+    rewrite(kernel, options, &mut outcome);
     outcome
+}
+
+/// Equality saturation over the accepted program (`crate::eqsat`): the
+/// cheapest equal form the rules reach replaces the program when it passes
+/// the same acceptance check as every candidate.
+fn rewrite(kernel: &Kernel, options: &SynthOptions, outcome: &mut Outcome) {
+    let Some(program) = outcome.program() else {
+        return;
+    };
+    let Ok(sizes) = crate::spec::choose_sizes(kernel, &crate::spec::Sizes::new()) else {
+        return;
+    };
+    let limits = crate::eqsat::Limits::default();
+    let (candidate, report) =
+        match crate::eqsat::optimize_program(program, &options.model, &sizes, &limits) {
+            Ok(done) => done,
+            Err(e) => {
+                let record = RewriteRecord {
+                    outcome: format!("not applied: {e}"),
+                    ..RewriteRecord::default()
+                };
+                outcome.trace.rewrites = Some(record);
+                return;
+            }
+        };
+    let verdict = if report.rewritten == 0 {
+        "no cheaper form".to_string()
+    } else {
+        match check_program_at_both_sizes(&candidate, kernel) {
+            Ok((c, _)) if c.is_equal() => "kept".to_string(),
+            Ok((c, sizes)) => format!(
+                "dropped: differs at {}: {c}",
+                crate::spec::format_sizes(&sizes)
+            ),
+            Err(e) => format!("dropped: {e}"),
+        }
+    };
+    if verdict == "kept" {
+        replace_program(
+            outcome,
+            candidate,
+            report.cost_after / report.cost_before.max(f64::MIN_POSITIVE),
+        );
+    }
+    outcome.trace.rewrites = Some(RewriteRecord {
+        cost_before: report.cost_before,
+        cost_after: report.cost_after,
+        nodes: report.nodes,
+        classes: report.classes,
+        iterations: report.iterations,
+        stop: report.stop.to_string(),
+        statements_rewritten: report.rewritten,
+        applications: report.applications,
+        outcome: verdict,
+    });
+}
+
+/// Puts the rewritten program in place of the accepted one, its cost
+/// scaled by the rewrite's ratio.
+fn replace_program(outcome: &mut Outcome, program: Program, ratio: f64) {
+    match (&mut outcome.whole, &mut outcome.partial) {
+        (Some(w), _) if w.program.is_some() => {
+            w.complexity = crate::cost::complexity_degree(&program);
+            w.program = Some(program);
+            w.cost *= ratio;
+        }
+        (_, Ok(p)) => {
+            p.program = program;
+            p.cost *= ratio;
+        }
+        _ => {}
+    }
 }
 
 /// Stores a kernel tactic's result in the outcome; returns how it stopped,

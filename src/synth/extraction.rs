@@ -434,15 +434,14 @@ impl Extraction {
     }
 }
 
-/// `t` with its axes in the order `perm` (axis `k` of the result is axis
+/// What [`peel_axes`] finds, in its order.
+type PeeledAxes = (Vec<(usize, usize)>, Vec<usize>, Vec<HoleAxis>);
+
 /// The kept (operand axis, target axis) pairs, the summed operand axes and
 /// the hole's axes (summed, then the target axes nothing keeps) of a peel's
 /// roles; `None` when nothing is kept (an outer product with every target
 /// axis in the hole) or nothing summed or added (element-wise).
-fn peel_axes(
-    roles: &[AxisRole],
-    target_rank: usize,
-) -> Option<(Vec<(usize, usize)>, Vec<usize>, Vec<HoleAxis>)> {
+fn peel_axes(roles: &[AxisRole], target_rank: usize) -> Option<PeeledAxes> {
     let kept: Vec<(usize, usize)> = roles
         .iter()
         .enumerate()

@@ -29,7 +29,6 @@
 
 pub mod budget;
 pub mod convert;
-pub mod cost;
 pub mod direct;
 pub mod driver;
 pub mod enumerative;
@@ -42,7 +41,6 @@ pub mod outputs;
 pub mod partial;
 pub mod problem;
 pub mod registry;
-pub mod rewrite;
 pub mod scatter;
 pub mod search;
 pub mod signature;
@@ -52,6 +50,7 @@ pub mod stencil;
 pub mod tactic;
 pub mod trace;
 
+pub use crate::cost;
 pub use budget::Limits;
 pub use driver::{lift_kernel, Outcome};
 pub use options::{Lifted, PartialError, PartialLift, SynthError, SynthOptions};

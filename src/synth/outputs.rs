@@ -8,19 +8,20 @@
 
 use std::sync::Arc;
 
-use tenslift_frontend::ir::Kernel;
+use tenslift_frontend::ir::{self as loop_ir, Kernel};
 use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Expr, Meta, Param, Program, Stmt};
 
 use super::convert::{self, Peeled};
+use super::fold;
 use super::library::Evaluator;
 use super::options::{Lifted, SynthError};
+use super::partial::carries_dependency;
 use super::problem::{Goal, Memory, Pass, Problem};
 use super::search::{with_tie_slack, Stats, Timings};
 use super::signature::{self, rebase_onto_regions};
 use super::tactic::{Candidate, KernelContext, KernelResult, KernelTactic};
 use super::trace::{OutputTrace, Stop, TacticRun, Trace, PER_OUTPUT};
-use super::{fold, rewrite};
 use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
 use crate::spec::Output;
 
@@ -52,9 +53,26 @@ struct Tally {
     timings: Timings,
 }
 
+/// The fraction of the search's work limit the outputs get when the
+/// kernel's top-level loop carries a dependency (a time loop, a solver's
+/// row loop): a loop-free form is rare there (trmm's row loop is one, found
+/// within a twentieth of the limit), and `kept-loops` usually lifts it, so
+/// a whole search that cannot succeed must not cost four times more than
+/// the lift that does (fdtd-2d's outputs exhausted 450 000 units).
+const CARRIED_AT_TOP_SHARE: f64 = 0.25;
+
 /// Solves every output, accepts the program or retries.
 fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace) -> Lifted {
-    let options = context.options;
+    let carried_at_top = kernel
+        .body
+        .iter()
+        .any(|s| matches!(s, loop_ir::Stmt::Loop(l) if carries_dependency(l, &[])));
+    let mut shared = context.options.clone();
+    if carried_at_top {
+        shared.limits.search_work =
+            (shared.limits.search_work as f64 * CARRIED_AT_TOP_SHARE).round() as u64;
+    }
+    let options = &shared;
     let problem = match Problem::new(kernel, options, context.families, context.deadline) {
         Ok(problem) => problem,
         Err(e) => return Lifted::failed(e, 0),
@@ -64,7 +82,7 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
     let mut tally = Tally::default();
     let mut retries_left = options.limits.generalisation_retries;
     let mut passes = 0;
-    loop {
+    let result = loop {
         let round = solve_round(
             &problem,
             &mut memory,
@@ -73,32 +91,34 @@ fn lift_outputs(kernel: &Kernel, context: &KernelContext<'_>, trace: &mut Trace)
             &mut tally,
             &mut passes,
         );
-        let (error, solved) = match round.and_then(|pass| accept(&problem, pass)) {
-            Ok(Accepted::Program(program, cost, solved)) => {
-                let mut lifted = Lifted::whole(program, cost, outputs);
-                lifted.solved = solved;
-                return with_tally(lifted, tally);
-            }
+        match round.and_then(|pass| accept(&problem, pass)) {
+            Ok(Accepted::Program(program, cost, solved)) => break Ok((program, cost, solved)),
             Ok(Accepted::Rejected(rejection, culprit, solved)) => {
                 trace.rejected.push(rejection.to_string());
                 match culprit {
                     Some((name, expr)) if retries_left > 0 => {
                         retries_left -= 1;
                         ban(&mut memory, name, expr);
-                        continue;
                     }
-                    _ => (rejection, solved),
+                    _ => break Err(Box::new((rejection, solved))),
                 }
             }
-            Err((error, solved)) => (error, solved),
-        };
-        let mut lifted = Lifted::failed(error, outputs);
-        lifted.solved = solved;
-        return with_tally(lifted, tally);
-    }
-}
-
-fn with_tally(mut lifted: Lifted, tally: Tally) -> Lifted {
+            Err(failure) => break Err(failure),
+        }
+    };
+    let mut lifted = match result {
+        Ok((program, cost, solved)) => {
+            let mut lifted = Lifted::whole(program, cost, outputs);
+            lifted.solved = solved;
+            lifted
+        }
+        Err(failure) => {
+            let (error, solved) = *failure;
+            let mut lifted = Lifted::failed(error, outputs);
+            lifted.solved = solved;
+            lifted
+        }
+    };
     lifted.stats = tally.stats;
     lifted.timings = tally.timings;
     lifted
@@ -117,6 +137,10 @@ fn ban(memory: &mut Memory, name: String, expr: Expr) {
     memory.banned.entry(name).or_default().push(expr);
 }
 
+/// A failed round: why, and how many outputs it had solved (boxed: the
+/// error is large and the `Ok` path is the common one).
+type Failure = Box<(SynthError, usize)>;
+
 /// One round: passes over the outputs until each is solved, or a pass
 /// solves none. The error carries how many outputs were solved.
 fn solve_round(
@@ -126,7 +150,7 @@ fn solve_round(
     trace: &mut Trace,
     tally: &mut Tally,
     passes: &mut u32,
-) -> Result<Pass, (SynthError, usize)> {
+) -> Result<Pass, Failure> {
     let mut pass = Pass::default();
     let mut pending: Vec<&Output> = problem.ordered_outputs();
     while !pending.is_empty() {
@@ -165,7 +189,10 @@ fn solve_round(
         if let Some(first) = still.first().filter(|_| pass.solved == solved_before) {
             let output = first.name.to_string();
             let tried = trace.unsolved_summary(&output).unwrap_or_default();
-            return Err((SynthError::NotFound { output, tried }, pass.solved));
+            return Err(Box::new((
+                SynthError::NotFound { output, tried },
+                pass.solved,
+            )));
         }
         pending = still;
     }
@@ -191,7 +218,7 @@ fn solve_output(
         output,
         peeled,
         dtype: signature::dtype_of(output.elem),
-        region: problem.regions.get(&*output.name).cloned(),
+        region: problem.regions.get(&output.name).cloned(),
     };
     let mut evaluator = Evaluator::new(
         problem.sizes.clone(),
@@ -237,10 +264,10 @@ fn preferred(earlier: Option<Candidate>, later: Candidate) -> Candidate {
 }
 
 impl Pass {
-    /// Adds a solved output to the program: its expression rewritten to a
-    /// cheaper equal form, literal arithmetic folded exactly, converted
-    /// back when solved through its store's conversion, and stored (or
-    /// returned).
+    /// Adds a solved output to the program: literal arithmetic folded
+    /// exactly, converted back when solved through its store's conversion,
+    /// and stored (or returned). Cheaper equal forms are found once the
+    /// whole program is accepted (`crate::eqsat`).
     fn record(
         &mut self,
         problem: &Problem<'_>,
@@ -254,9 +281,6 @@ impl Pass {
         // it again otherwise).
         self.chosen
             .insert(output.name.to_string(), found.expr.clone());
-        let (expr, saved) = rewrite::cheapest(&found.expr, model, sizes);
-        found.expr = expr;
-        found.cost -= saved;
         let folded = fold::fold_constants(&found.expr);
         if folded != found.expr {
             let before = model.cost_of(&[&found.expr], sizes);
@@ -296,10 +320,10 @@ enum Accepted {
 
 /// Assembles the round's program on the declared arrays and checks it
 /// against the C spec at every acceptance size tuple.
-fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, (SynthError, usize)> {
+fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
     let kernel = problem.kernel;
     let solved = pass.solved;
-    let fail = |e: SynthError| (e, solved);
+    let fail = |e: SynthError| Box::new((e, solved));
     let ret = pass.returned.as_ref().map(|e| e.dtype());
     if let Some(e) = pass.returned.take() {
         pass.body.push(Stmt::Return(e));

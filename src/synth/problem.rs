@@ -161,8 +161,9 @@ impl<'k> Problem<'k> {
         let mut views: Vec<(usize, Option<Vec<SliceItem>>)> = search_views(self.kernel, name)
             .into_iter()
             .map(|view| {
-                let count = region_target(&unchanged, &view, &self.sizes)
-                    .map_or(usize::MAX, |t| t.elems().iter().filter(|e| !e.is_zero()).count());
+                let count = region_target(&unchanged, &view, &self.sizes).map_or(usize::MAX, |t| {
+                    t.elems().iter().filter(|e| !e.is_zero()).count()
+                });
                 (count, view)
             })
             .collect();

@@ -21,12 +21,15 @@ use super::search::SketchFamily;
 use super::sketch::constant::ConstantFill;
 use super::sketch::contraction::Contraction;
 use super::sketch::division::Division;
+use super::sketch::interleave::Interleave;
 use super::sketch::pattern::Pattern;
 use super::sketch::power::Power;
 use super::sketch::product::IntegerProduct;
 use super::sketch::region::Region;
 use super::sketch::select::WhereSelect;
 use super::sketch::split::ApplicationSplit;
+use super::sketch::view::LeafView;
+use super::sketch::window::SlidingWindow;
 use super::solvers::Solver;
 use super::tactic::{KernelTactic, OutputTactic};
 
@@ -65,6 +68,9 @@ pub static SKETCH_FAMILIES: &[&dyn SketchFamily] = &[
     &IntegerProduct,
     &Region,
     &Power,
+    &LeafView,
+    &SlidingWindow,
+    &Interleave,
     &Contraction,
 ];
 

@@ -92,6 +92,28 @@ pub struct Trace {
     pub outputs: Vec<OutputTrace>,
     /// Candidate programs the acceptance check rejected, with why.
     pub rejected: Vec<String>,
+    /// What equality saturation did to the accepted program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewrites: Option<RewriteRecord>,
+}
+
+/// Equality saturation over the accepted program (`crate::eqsat`): its
+/// cost at the scaled sizes before and after, the e-graph when it stopped,
+/// and whether the rewritten program was kept (it must pass the same
+/// acceptance check).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RewriteRecord {
+    pub cost_before: f64,
+    pub cost_after: f64,
+    pub nodes: usize,
+    pub classes: usize,
+    pub iterations: usize,
+    pub stop: String,
+    pub statements_rewritten: usize,
+    /// New unions per rule that fired.
+    pub applications: BTreeMap<String, usize>,
+    /// `kept`, `no cheaper form`, or why the rewritten program was dropped.
+    pub outcome: String,
 }
 
 impl Trace {
@@ -116,6 +138,13 @@ impl Trace {
         }
         for why in &self.rejected {
             let _ = writeln!(out, "    rejected: {why}");
+        }
+        if let Some(r) = &self.rewrites {
+            let _ = writeln!(
+                out,
+                "  rewrites     {}: cost {:.4e} -> {:.4e} ({} statements; e-graph {} nodes, {} iterations, {})",
+                r.outcome, r.cost_before, r.cost_after, r.statements_rewritten, r.nodes, r.iterations, r.stop
+            );
         }
     }
 

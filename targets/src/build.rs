@@ -98,10 +98,6 @@ pub fn transpose(a: Expr, perm: &[usize]) -> R {
     Expr::new(Op::Transpose(perm.to_vec()), vec![a])
 }
 
-pub fn flip(a: Expr, axes: &[usize]) -> R {
-    Expr::new(Op::Flip(axes.to_vec()), vec![a])
-}
-
 pub fn broadcast(a: Expr, shape: Vec<Dim>) -> R {
     Expr::new(Op::Broadcast(shape), vec![a])
 }
@@ -117,6 +113,19 @@ pub fn range(start: impl Into<Dim>, stop: impl Into<Dim>, step: i64) -> SliceIte
         stop: stop.into(),
         step,
     }
+}
+
+pub fn flip(a: Expr, axes: &[usize]) -> R {
+    Expr::new(Op::Flip(axes.to_vec()), vec![a])
+}
+
+pub fn reshape(a: Expr, shape: Vec<Dim>) -> R {
+    Expr::new(Op::Reshape(shape), vec![a])
+}
+
+/// Sliding windows of sizes `sizes`, one per axis of `a`.
+pub fn window(a: Expr, sizes: Vec<Dim>) -> R {
+    Expr::new(Op::Window(sizes), vec![a])
 }
 
 pub fn concat(args: Vec<Expr>, axis: usize) -> R {

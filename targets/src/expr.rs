@@ -257,6 +257,8 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
         Op::Var(_) | Op::Lit(_) | Op::Full { .. } => 0,
         Op::Binary(_) | Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::TriSolve { .. } => 2,
         Op::Where | Op::ScatterAdd => 3,
+        Op::Syrk => 4,
+        Op::Syr2k => 5,
         Op::Einsum(spec) => spec.inputs.len(),
         Op::Concat { .. } => args.len().max(1),
         _ => 1,
@@ -386,11 +388,6 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 perm.iter().map(|&i| a.shape[i].clone()).collect(),
             ))
         }
-        Op::Flip(axes) => {
-            let a = args[0];
-            check_axes("flip", axes, a.rank())?;
-            Ok(a.clone())
-        }
         Op::Broadcast(shape) => {
             let a = args[0];
             match broadcast_shapes(&a.shape, shape) {
@@ -406,6 +403,12 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             args[0].dtype,
             slice_shape(&args[0].shape, items)?,
         )),
+        Op::Flip(axes) => {
+            check_axes("flip", axes, args[0].rank())?;
+            Ok(args[0].clone())
+        }
+        Op::Reshape(shape) => reshaped(args[0], shape),
+        Op::Window(sizes) => windowed(args[0], sizes),
         Op::Concat { axis } => {
             let first = args[0];
             if *axis >= first.rank() {
@@ -492,7 +495,90 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
             }
             Ok(h.clone())
         }
+        Op::Syrk | Op::Syr2k => infer_rank_k_update(op, args),
+        Op::MirrorLower => {
+            let x = args[0];
+            if x.rank() != 2 || x.shape[0] != x.shape[1] || !x.dtype.is_numeric() {
+                return err(format!(
+                    "mirror_lower needs a square numeric matrix, got {x}"
+                ));
+            }
+            Ok(x.clone())
+        }
     }
+}
+
+/// The type of `reshape(a, shape)`: the element counts must be equal as
+/// polynomials of the sizes (`[n, 2]` and `[2*n]`).
+fn reshaped(a: &Ty, shape: &[Dim]) -> Result<Ty, TypeError> {
+    let count = |dims: &[Dim]| -> Result<Dim, TypeError> {
+        dims.iter()
+            .try_fold(Dim::constant(1), |acc, d| Ok(acc.mul(d)?))
+    };
+    if count(&a.shape)? != count(shape)? {
+        return err(format!(
+            "reshape of shape {} to {} changes the number of elements",
+            shape_text(&a.shape),
+            shape_text(shape)
+        ));
+    }
+    Ok(Ty::tensor(a.dtype, shape.to_vec()))
+}
+
+/// The type of `window(a, sizes)`: the window positions along each axis,
+/// then the window's own axes.
+fn windowed(a: &Ty, sizes: &[Dim]) -> Result<Ty, TypeError> {
+    if a.rank() == 0 || sizes.len() != a.rank() {
+        return err(format!(
+            "window takes one size per axis: {} sizes for shape {}",
+            sizes.len(),
+            shape_text(&a.shape)
+        ));
+    }
+    let mut shape = Vec::with_capacity(2 * sizes.len());
+    for (n, t) in a.shape.iter().zip(sizes) {
+        shape.push(n.sub(t)?.add(&Dim::constant(1))?);
+    }
+    shape.extend(sizes.iter().cloned());
+    Ok(Ty::tensor(a.dtype, shape))
+}
+
+/// `syrk(a, c, alpha, beta)` and `syr2k(a, b, c, alpha, beta)`: float
+/// factors of one shape `[n, k]`, `c` an `[n, n]` matrix and two scalars,
+/// all of one element type; the result has `c`'s type.
+fn infer_rank_k_update(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
+    let factors = if matches!(op, Op::Syr2k) { 2 } else { 1 };
+    let a = args[0];
+    let c = args[factors];
+    let scalars = &args[factors + 1..];
+    let d = a.dtype;
+    let factors_ok = a.rank() == 2
+        && d.is_float()
+        && args[..factors]
+            .iter()
+            .all(|f| f.dtype == d && f.shape == a.shape);
+    if !factors_ok {
+        return err(format!(
+            "{} needs float factor matrices of one shape, got {}",
+            op.name(),
+            args[..factors]
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ));
+    }
+    let n = &a.shape[0];
+    if c.dtype != d || c.shape != [n.clone(), n.clone()] {
+        return err(format!(
+            "{} accumulates into a {d}[{n}, {n}] matrix, got {c}",
+            op.name()
+        ));
+    }
+    if scalars.iter().any(|s| s.rank() != 0 || s.dtype != d) {
+        return err(format!("{} scales by two {d} scalars", op.name()));
+    }
+    Ok(c.clone())
 }
 
 /// Checks that a solver's matrix operand is a square float matrix.

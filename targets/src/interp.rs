@@ -50,6 +50,10 @@ pub enum InterpError {
     Unbound(String),
     #[error("{0}")]
     Einsum(String),
+    /// An operation whose definition does not type-check (a malformed
+    /// node built around the checker).
+    #[error("{0}")]
+    Malformed(String),
 }
 
 type IResult<T> = Result<T, InterpError>;
@@ -538,24 +542,6 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             let permuted: Vec<usize> = perm.iter().map(|&p| st[p]).collect();
             Ok(a.gather(shape.clone(), strided_map(shape, permuted, false)))
         }
-        Op::Flip(axes) => {
-            let a = &args[0];
-            let shape = a.shape.clone();
-            let st = strides(&shape);
-            Ok(a.gather(shape.clone(), move |mut k| {
-                let mut flat = 0;
-                for i in (0..shape.len()).rev() {
-                    let d = shape[i];
-                    if d > 0 {
-                        let at = k % d;
-                        let at = if axes.contains(&i) { d - 1 - at } else { at };
-                        flat += at * st[i];
-                        k /= d;
-                    }
-                }
-                flat
-            }))
-        }
         Op::Broadcast(shape) => {
             let shape = shape
                 .iter()
@@ -573,6 +559,26 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
                 .map(|d| env.udim(d))
                 .collect::<IResult<Vec<_>>>()?;
             Ok(a.gather(shape, |k| positions[k]))
+        }
+        Op::Flip(axes) => {
+            let a = &args[0];
+            let shape = a.shape.clone();
+            Ok(a.gather(shape.clone(), flipped_map(shape, axes.clone())))
+        }
+        Op::Reshape(_) => {
+            let shape = e
+                .shape()
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
+            Ok(args[0].gather(shape, |k| k))
+        }
+        Op::Window(sizes) => {
+            let sizes = sizes
+                .iter()
+                .map(|d| env.udim(d))
+                .collect::<IResult<Vec<_>>>()?;
+            window(&args[0], &sizes)
         }
         Op::Concat { axis } => {
             let mut shape = args[0].shape.clone();
@@ -647,7 +653,55 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
         Op::Cast(to) => Ok(cast(&args[0], *to)),
         Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), &args, dtype),
         Op::ScatterAdd => scatter_add(&args[0], &args[1], &args[2]),
+        // The operands are evaluated (memoised) above; the definition
+        // reuses them.
+        Op::Syrk | Op::Syr2k | Op::MirrorLower => match crate::symmetry::blas::definition(e) {
+            Some(Ok(d)) => eval_memo(&d, env, memo),
+            Some(Err(err)) => Err(InterpError::Malformed(err.message)),
+            None => Err(InterpError::Malformed(e.op().name().to_string())),
+        },
     }
+}
+
+/// The flat source position of each result position of `flip(x, axes)`
+/// over `shape`.
+fn flipped_map(shape: Vec<usize>, axes: Vec<usize>) -> impl Fn(usize) -> usize {
+    let st = strides(&shape);
+    move |k| {
+        let mut idx = vec![0; shape.len()];
+        unravel(k, &shape, &mut idx);
+        for &a in &axes {
+            idx[a] = shape[a] - 1 - idx[a];
+        }
+        idx.iter().zip(&st).map(|(i, s)| i * s).sum()
+    }
+}
+
+/// `window(a, sizes)`: element `[i, k]` (positions, then offsets within
+/// the window) is `a[i + k]`; every window must fit.
+fn window(a: &Array, sizes: &[usize]) -> IResult<Array> {
+    let rank = a.shape.len();
+    let mut shape = Vec::with_capacity(2 * rank);
+    for (n, t) in a.shape.iter().zip(sizes) {
+        if *t == 0 || t > n {
+            return Err(InterpError::OutOfBounds {
+                what: format!("window of size {t}"),
+                len: *n,
+            });
+        }
+        shape.push(n - t + 1);
+    }
+    shape.extend_from_slice(sizes);
+    let st = strides(&a.shape);
+    let map = {
+        let shape = shape.clone();
+        move |k: usize| {
+            let mut idx = vec![0; shape.len()];
+            unravel(k, &shape, &mut idx);
+            (0..rank).map(|d| (idx[d] + idx[rank + d]) * st[d]).sum()
+        }
+    };
+    Ok(a.gather(shape, map))
 }
 
 /// Float arithmetic rounded to the element type after every operation.

@@ -30,6 +30,7 @@ pub mod ops;
 pub mod program;
 pub mod runner;
 pub mod solvers;
+pub mod symmetry;
 pub mod syntax;
 
 pub use diag::{Diagnostic, Pos};
@@ -39,8 +40,10 @@ pub use emit::{emit, EmitError, EmitOptions, Target};
 pub use expr::{Expr, Ty, TypeError};
 pub use ops::{BinaryOp, EinsumLayout, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
 pub use program::{
-    Access, DeclaredExtent, Meta, Param, ParamKind, Program, ProgramError, Requirement, Stmt,
+    map_values, Access, DeclaredExtent, Meta, Param, ParamKind, Program, ProgramError, Requirement,
+    Stmt,
 };
+pub use symmetry::{apply_symmetry, SymmetryReport};
 pub use syntax::{parse_program, print_expr, print_program};
 
 /// The tenslift version written into generated code headers.

@@ -146,8 +146,10 @@ impl Ranges {
             Op::Cast(_)
             | Op::Slice(_)
             | Op::Transpose(_)
-            | Op::Flip(_)
             | Op::Broadcast(_)
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
             | Op::Reduce {
                 kind: ReduceKind::Max | ReduceKind::Min,
                 ..
@@ -310,38 +312,7 @@ impl Lowering {
     }
 
     fn block(&mut self, stmts: &[Stmt]) -> Vec<Stmt> {
-        stmts.iter().map(|s| self.stmt(s)).collect()
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::Let { name, value } => Stmt::Let {
-                name: name.clone(),
-                value: self.keep(value),
-            },
-            Stmt::Store {
-                target,
-                region,
-                value,
-            } => Stmt::Store {
-                target: target.clone(),
-                region: region.clone(),
-                value: self.keep(value),
-            },
-            Stmt::Return(v) => Stmt::Return(self.keep(v)),
-            Stmt::Var { .. } => s.clone(),
-            Stmt::Loop {
-                var,
-                start,
-                stop,
-                body,
-            } => Stmt::Loop {
-                var: var.clone(),
-                start: start.clone(),
-                stop: stop.clone(),
-                body: self.block(body),
-            },
-        }
+        crate::program::map_values(stmts, &mut |value| self.keep(value))
     }
 
     /// `e` lowered, converted back to `e`'s own type.

@@ -125,12 +125,20 @@ pub enum Op {
     Einsum(EinsumSpec),
     /// Permutes axes: result axis `i` is operand axis `perm[i]`.
     Transpose(Vec<usize>),
-    /// Reverses the order of elements along each listed axis (NumPy `flip`):
-    /// a C loop that reads `x[k - 1 - i]`.
-    Flip(Vec<usize>),
     /// NumPy `broadcast_to` (right-aligned).
     Broadcast(Vec<Dim>),
     Slice(Vec<SliceItem>),
+    /// Reverses the listed axes: `flip(x, axes=[0])[i] = x[n - 1 - i]`.
+    Flip(Vec<usize>),
+    /// The elements in row-major order laid out in a new shape of the same
+    /// number of elements (NumPy `reshape` of a C-ordered array).
+    Reshape(Vec<Dim>),
+    /// Sliding windows over every axis: `window(x, [t0, t1])` of an
+    /// `[n0, n1]` operand is `[n0 - t0 + 1, n1 - t1 + 1, t0, t1]` with
+    /// element `[i0, i1, k0, k1] = x[i0 + k0, i1 + k1]` (NumPy's
+    /// `sliding_window_view`); each window must fit (`1 <= t <= n`, checked
+    /// when run).
+    Window(Vec<Dim>),
     Concat {
         axis: usize,
     },
@@ -164,6 +172,17 @@ pub enum Op {
     /// LU factorisation without pivoting, unit-lower `L` and `U` packed in
     /// one matrix; semantics in [`crate::solvers::lu_nopivot`].
     LuNoPivot,
+    /// `syrk(a, c, alpha, beta)`: BLAS's symmetric rank-k update of a lower
+    /// triangle, `alpha * a aᵀ + beta * c` on and below the diagonal and
+    /// `c` above it; definition in [`crate::symmetry::blas`].
+    Syrk,
+    /// `syr2k(a, b, c, alpha, beta)`: the rank-2k update, `alpha * (a bᵀ +
+    /// b aᵀ) + beta * c` on and below the diagonal and `c` above it;
+    /// definition in [`crate::symmetry::blas`].
+    Syr2k,
+    /// `mirror_lower(x)`: the symmetric matrix whose lower triangle (with
+    /// the diagonal) is `x`'s; definition in [`crate::symmetry::blas`].
+    MirrorLower,
 }
 
 /// The TensIR name of a triangular solve with these attributes.
@@ -297,9 +316,11 @@ impl Op {
             Op::Outer => "outer",
             Op::Einsum(_) => "einsum",
             Op::Transpose(_) => "transpose",
-            Op::Flip(_) => "flip",
             Op::Broadcast(_) => "broadcast",
             Op::Slice(_) => "slice",
+            Op::Flip(_) => "flip",
+            Op::Reshape(_) => "reshape",
+            Op::Window(_) => "window",
             Op::Concat { .. } => "concat",
             Op::Triu(_) => "triu",
             Op::Tril(_) => "tril",
@@ -309,6 +330,9 @@ impl Op {
             Op::TriSolve { lower, unit } => trisolve_name(*lower, *unit),
             Op::LuNoPivot => "lu_nopivot",
             Op::ScatterAdd => "scatter_add",
+            Op::Syrk => "syrk",
+            Op::Syr2k => "syr2k",
+            Op::MirrorLower => "mirror_lower",
         }
     }
 

@@ -189,6 +189,17 @@ pub enum Stmt {
     },
 }
 
+/// `body` with `f` applied to every statement's expression in pre-order
+/// (a loop before its body), everything else unchanged: the one place a
+/// pass that rewrites values walks the statement forms (see
+/// [`try_map_values`] for a fallible pass that needs the statement index).
+pub fn map_values(body: &[Stmt], f: &mut dyn FnMut(&Expr) -> Expr) -> Vec<Stmt> {
+    match try_map_values(body, &mut |_, v| Ok::<Expr, std::convert::Infallible>(f(v))) {
+        Ok(body) => body,
+        Err(never) => match never {},
+    }
+}
+
 impl Stmt {
     /// The statement and every statement nested in it, in pre-order (a
     /// loop comes before its body) — the numbering [`ProgramError::stmt`]
@@ -206,6 +217,57 @@ impl Stmt {
     pub fn has_loop(&self) -> bool {
         matches!(self, Stmt::Loop { .. })
     }
+}
+
+/// `stmts` with every value (of a `let`, a store, a `return`, loop bodies
+/// included) replaced by `f(index, value)`, where `index` is the value's
+/// statement in pre-order (see [`Stmt::preorder`]); loops keep their
+/// bounds.
+pub fn try_map_values<E>(
+    stmts: &[Stmt],
+    f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+) -> Result<Vec<Stmt>, E> {
+    fn block<E>(
+        stmts: &[Stmt],
+        next: &mut usize,
+        f: &mut dyn FnMut(usize, &Expr) -> Result<Expr, E>,
+    ) -> Result<Vec<Stmt>, E> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            let index = *next;
+            *next += 1;
+            out.push(match s {
+                Stmt::Let { name, value } => Stmt::Let {
+                    name: name.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Store {
+                    target,
+                    region,
+                    value,
+                } => Stmt::Store {
+                    target: target.clone(),
+                    region: region.clone(),
+                    value: f(index, value)?,
+                },
+                Stmt::Return(value) => Stmt::Return(f(index, value)?),
+                Stmt::Var { .. } => s.clone(),
+                Stmt::Loop {
+                    var,
+                    start,
+                    stop,
+                    body,
+                } => Stmt::Loop {
+                    var: var.clone(),
+                    start: start.clone(),
+                    stop: stop.clone(),
+                    body: block(body, next, f)?,
+                },
+            });
+        }
+        Ok(out)
+    }
+    block(stmts, &mut 0, f)
 }
 
 /// A TensIR program.
@@ -579,7 +641,9 @@ fn check_expr(
             }
             Some(_) => {}
         },
-        Op::Full { shape, .. } | Op::Broadcast(shape) => check_shape(shape, sizes)?,
+        Op::Full { shape, .. } | Op::Broadcast(shape) | Op::Reshape(shape) | Op::Window(shape) => {
+            check_shape(shape, sizes)?
+        }
         Op::Slice(items) => check_slice_dims(items, sizes)?,
         _ => {}
     }
@@ -652,5 +716,21 @@ mod tests {
         let again =
             parse_program("t.tensir", &print_program(&p)).unwrap_or_else(|d| panic!("{d:?}"));
         assert_eq!(again.meta, p.meta);
+    }
+
+    /// `map_values` visits a loop's statements after the loop's own
+    /// predecessors, in text order, and keeps the statements' forms.
+    #[test]
+    fn map_values_rewrites_every_value_in_preorder() {
+        let text = "func f(n: size, x: inout f64[n]) {\n  let a = x;\n  for i in 0..n {\n    \
+            x[i] = mul(x[i], 2.0);\n  }\n  x = add(x, 1.0);\n}\n";
+        let p = parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d:?}"));
+        let mut seen = Vec::new();
+        let body = super::map_values(&p.body, &mut |e| {
+            seen.push(crate::print_expr(e));
+            e.clone()
+        });
+        assert_eq!(seen, ["x", "mul(x[i], 2.0)", "add(x, 1.0)"]);
+        assert_eq!(body, p.body);
     }
 }

@@ -20,6 +20,9 @@ const REPRESENTATIVE: &[&str] = &[
     "loop_jacobi_1d_time",
     "loop_trisolv",
     "block_slice_store",
+    "window_fir",
+    "reshape_interleave",
+    "flip_vec",
 ];
 
 #[test]

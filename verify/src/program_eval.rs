@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tenslift_targets::interp::InterpError;
-use tenslift_targets::solvers;
+use tenslift_targets::{solvers, symmetry};
 use tenslift_targets::{
     BinaryOp, DType, Dim, EinsumLayout, Expr, Lit, Op, Program, ReduceKind, SliceItem, Stmt,
     UnaryOp,
@@ -55,6 +55,26 @@ fn strides(shape: &[usize]) -> Vec<usize> {
         s[i] = s[i + 1] * shape[i + 1];
     }
     s
+}
+
+/// A tensor of `shape` whose element at each index is `a`'s element at the
+/// index `source` turns it into (in place).
+fn gathered<T: Clone>(
+    a: &Tensor<T>,
+    shape: Vec<usize>,
+    source: impl Fn(&mut Vec<usize>),
+) -> Tensor<T> {
+    let st = strides(&a.shape);
+    let n: usize = shape.iter().product();
+    let data = (0..n)
+        .map(|k| {
+            let mut idx = unravel(k, &shape);
+            source(&mut idx);
+            let flat: usize = idx.iter().zip(&st).map(|(i, s)| i * s).sum();
+            a.data[flat].clone()
+        })
+        .collect();
+    Tensor { shape, data }
 }
 
 fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
@@ -406,31 +426,6 @@ impl<D: Domain> Interp<'_, D> {
                     .collect();
                 Ok(Tensor { shape, data })
             }
-            Op::Flip(axes) => {
-                let a = &args[0];
-                let st = strides(&a.shape);
-                let n: usize = a.shape.iter().product();
-                let data = (0..n)
-                    .map(|k| {
-                        let idx = unravel(k, &a.shape);
-                        let flat: usize = (0..idx.len())
-                            .map(|d| {
-                                let i = if axes.contains(&d) {
-                                    a.shape[d] - 1 - idx[d]
-                                } else {
-                                    idx[d]
-                                };
-                                i * st[d]
-                            })
-                            .sum();
-                        a.data[flat].clone()
-                    })
-                    .collect();
-                Ok(Tensor {
-                    shape: a.shape.clone(),
-                    data,
-                })
-            }
             Op::Broadcast(dims) => {
                 let shape = self.shape(dims)?;
                 let a = &args[0];
@@ -446,6 +441,34 @@ impl<D: Domain> Interp<'_, D> {
                 let shape = self.shape(e.shape())?;
                 let data = positions.iter().map(|&p| a.data[p].clone()).collect();
                 Ok(Tensor { shape, data })
+            }
+            Op::Flip(axes) => Ok(gathered(&args[0], args[0].shape.clone(), |idx| {
+                for &a in axes {
+                    idx[a] = args[0].shape[a] - 1 - idx[a];
+                }
+            })),
+            Op::Reshape(dims) => Ok(Tensor {
+                shape: self.shape(dims)?,
+                data: args[0].data.clone(),
+            }),
+            Op::Window(_) => {
+                let shape = self.shape(e.shape())?;
+                let rank = args[0].shape.len();
+                if (0..rank).any(|d| {
+                    shape[rank + d] == 0 || shape[d] + shape[rank + d] != args[0].shape[d] + 1
+                }) {
+                    return Err(program_error(format!(
+                        "window {:?} does not fit a value of shape {:?}",
+                        &shape[rank..],
+                        args[0].shape
+                    )));
+                }
+                Ok(gathered(&args[0], shape, |idx| {
+                    for d in 0..rank {
+                        idx[d] += idx[rank + d];
+                    }
+                    idx.truncate(rank);
+                }))
             }
             Op::Concat { axis } => {
                 let mut shape = args[0].shape.clone();
@@ -525,6 +548,16 @@ impl<D: Domain> Interp<'_, D> {
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => self.solve(e.op(), &args, dtype),
             Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2], dtype),
+            // `syrk`, `syr2k`, `mirror_lower` mean their definition over
+            // the same (memoised) operands.
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => self.eval(&d),
+                Some(Err(err)) => Err(program_error(err.message)),
+                None => Err(program_error(format!(
+                    "{} has no definition",
+                    e.op().name()
+                ))),
+            },
         }
     }
 

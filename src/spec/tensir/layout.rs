@@ -220,3 +220,51 @@ pub(super) fn concat(args: &[Tensor], axis: usize) -> Result<Tensor> {
     }
     tensor(shape, elems)
 }
+
+/// `flip(t, axes)`: the listed axes read from their far end.
+pub(super) fn flip(t: &Tensor, axes: &[usize]) -> Tensor {
+    let shape = t.shape();
+    let strides = row_major_strides(shape);
+    Tensor::from_fn(shape, |idx| {
+        let offset: usize = idx
+            .iter()
+            .enumerate()
+            .map(|(a, &i)| {
+                let i = if axes.contains(&a) {
+                    shape[a] - 1 - i
+                } else {
+                    i
+                };
+                i * strides[a]
+            })
+            .sum();
+        t.elems()[offset].clone()
+    })
+}
+
+/// `window(t, sizes)` with result shape `shape` (positions, then sizes):
+/// element `[i, k]` is `t[i + k]`. Every window must fit.
+pub(super) fn window(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let rank = t.shape().len();
+    let (positions, sizes) = shape.split_at(rank);
+    let fits = t
+        .shape()
+        .iter()
+        .zip(positions)
+        .zip(sizes)
+        .all(|((n, p), s)| *s >= 1 && s <= n && p + s - 1 == *n);
+    if !fits {
+        return Err(TensirSpecError::Malformed(format!(
+            "window of sizes {sizes:?} over a value of shape {:?}",
+            t.shape()
+        )));
+    }
+    checked_len("window", shape)?;
+    let strides = row_major_strides(t.shape());
+    Ok(Tensor::from_fn(shape, |idx| {
+        let offset: usize = (0..rank)
+            .map(|d| (idx[d] + idx[rank + d]) * strides[d])
+            .sum();
+        t.elems()[offset].clone()
+    }))
+}

@@ -10,10 +10,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tenslift_targets::{self as tensir, solvers, Dim, Op, SliceItem};
+use tenslift_targets::{self as tensir, solvers, symmetry, Dim, Op, SliceItem};
 
 use super::layout::{
-    broadcast_shape, broadcast_to, checked_len, concat, row_major_strides, slice_offsets, tensor,
+    broadcast_shape, broadcast_to, checked_len, concat, flip, row_major_strides, slice_offsets,
+    tensor, window,
 };
 use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
 use super::{Result, TensirSpecError};
@@ -89,7 +90,10 @@ impl<'p> Machine<'p> {
         }
         let in_dim = |d: &Dim| d.symbols().any(|s| self.loop_vars.contains(s));
         match op {
-            Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+            Op::Full { shape, .. }
+            | Op::Broadcast(shape)
+            | Op::Reshape(shape)
+            | Op::Window(shape) => shape.iter().any(in_dim),
             Op::Slice(items) => items.iter().any(|it| match it {
                 SliceItem::Full => false,
                 SliceItem::Index(d) => in_dim(d),
@@ -136,12 +140,22 @@ impl<'p> Machine<'p> {
                 return Ok(t.clone());
             }
         }
-        let args = e
-            .args()
-            .iter()
-            .map(|a| self.eval(a))
-            .collect::<Result<Vec<Tensor>>>()?;
-        let t = self.apply(e, &args)?;
+        let t = match symmetry::blas::definition(e) {
+            // `syrk`, `syr2k`, `mirror_lower`: their defining expression
+            // over the same operands.
+            Some(definition) => {
+                let d = definition.map_err(|err| TensirSpecError::Malformed(err.message))?;
+                self.eval(&d)?
+            }
+            None => {
+                let args = e
+                    .args()
+                    .iter()
+                    .map(|a| self.eval(a))
+                    .collect::<Result<Vec<Tensor>>>()?;
+                self.apply(e, &args)?
+            }
+        };
         if pure {
             self.shared.insert(e.clone(), t.clone());
         } else {
@@ -211,25 +225,6 @@ impl<'p> Machine<'p> {
                     elems[offset].clone()
                 }))
             }
-            Op::Flip(axes) => {
-                let src = &args[0];
-                let shape = src.shape().to_vec();
-                let strides = row_major_strides(&shape);
-                let elems = src.elems();
-                Ok(Tensor::from_fn(&shape, |idx| {
-                    let offset: usize = (0..idx.len())
-                        .map(|d| {
-                            let i = if axes.contains(&d) {
-                                shape[d] - 1 - idx[d]
-                            } else {
-                                idx[d]
-                            };
-                            i * strides[d]
-                        })
-                        .sum();
-                    elems[offset].clone()
-                }))
-            }
             Op::Broadcast(dims) => {
                 let shape = self.shape(dims)?;
                 broadcast_to(&args[0], &shape, name)
@@ -240,6 +235,9 @@ impl<'p> Machine<'p> {
                 let elems = offsets.iter().map(|&o| src.elems()[o].clone()).collect();
                 tensor(shape, elems)
             }
+            Op::Flip(axes) => Ok(flip(&args[0], axes)),
+            Op::Reshape(dims) => tensor(self.shape(dims)?, args[0].elems().to_vec()),
+            Op::Window(_) => window(&args[0], &self.shape(e.shape())?),
             Op::Concat { axis } => concat(args, *axis),
             Op::Triu(k) | Op::Tril(k) => {
                 let upper = matches!(e.op(), Op::Triu(_));
@@ -285,6 +283,9 @@ impl<'p> Machine<'p> {
             }
             Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => solve(e.op(), args),
             Op::ScatterAdd => scatter_add(dtype, &args[0], &args[1], &args[2]),
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => Err(TensirSpecError::Malformed(format!(
+                "{name} is evaluated through its definition"
+            ))),
         }
     }
 }

@@ -250,3 +250,29 @@ fn runaway_loops_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn flip_reshape_and_window_read_the_elements_they_name() {
+    let spec = run(
+        "func f(n: size, t: size, x: f64[n + t], h: f64[t], c: f64[6], y: out f64[n], z: out f64[t], m: out f64[3, 2]) {\n  y = matmul(window(x[0:n + t - 1], [t]), h);\n  z = flip(h, axes=[0]);\n  m = reshape(c, [3, 2]);\n}\n",
+        &[("n", 3), ("t", 2)],
+    );
+    let y = &spec.output("y").expect("y").value;
+    let expected = sym("x", &[2]) * sym("h", &[0]) + sym("x", &[3]) * sym("h", &[1]);
+    assert_eq!(y.elems()[2], expected);
+    let z = &spec.output("z").expect("z").value;
+    assert_eq!(z.elems(), &[sym("h", &[1]), sym("h", &[0])]);
+    let m = &spec.output("m").expect("m").value;
+    assert_eq!(m.get(&[2, 1]), Some(&sym("c", &[5])));
+}
+
+#[test]
+fn a_window_larger_than_its_operand_is_an_error() {
+    let program = parse_program(
+        "t.tensir",
+        "func f(n: size, t: size, x: f64[n], y: out f64[n - t + 1, t]) {\n  y = window(x, [t]);\n}\n",
+    )
+    .expect("parses");
+    assert!(execute(&program, &sizes(&[("n", 2), ("t", 3)])).is_err());
+    assert!(execute(&program, &sizes(&[("n", 3), ("t", 3)])).is_ok());
+}

@@ -13,12 +13,16 @@
 //! plus one opaque application), [`product`] (an integer product with a
 //! common factor), [`region`] (two formulas split by a diagonal, solved on
 //! their triangles through [`masked`]), [`power`] (a power of a monomial),
-//! [`contraction`] (`einsum(X, ?h)` with the tensor hole solved by
-//! coefficient extraction).
+//! [`view`] (a leaf read through a strided, reversed or reshaped view),
+//! [`window`] (a sliding-window filter with its taps as the hole),
+//! [`interleave`] (a vector computed in blocks, its strided parts searched
+//! over strided views), [`contraction`] (`einsum(X, ?h)` with the tensor
+//! hole solved by coefficient extraction).
 
 pub mod constant;
 pub mod contraction;
 pub mod division;
+pub mod interleave;
 mod masked;
 pub mod pattern;
 pub mod power;
@@ -26,13 +30,17 @@ pub mod product;
 pub mod region;
 pub mod select;
 pub mod split;
+pub mod view;
+pub mod window;
 
 #[cfg(test)]
 mod tests;
 
-use tenslift_targets::{DType, Expr, Lit};
+use std::collections::HashMap;
 
-use crate::algebra::{Func, Rat, Tensor, Value};
+use tenslift_targets::{DType, Dim, Expr, Lit};
+
+use crate::algebra::{Func, Rat, Symbol, Tensor, Value};
 use crate::spec::tensir::float_literal_value;
 
 /// The per-element cost of one element-wise step, as the search counts it.
@@ -94,4 +102,32 @@ fn constant_term(v: &Value) -> Rat {
         .iter()
         .find(|t| t.mono.is_one())
         .map_or(Rat::from(0), |t| t.coeff.clone())
+}
+
+/// Where each element of a leaf lives (its flat offset), when its elements
+/// are distinct input symbols.
+fn positions(leaf: &Tensor) -> Option<HashMap<Symbol, usize>> {
+    let mut at = HashMap::with_capacity(leaf.len());
+    for (offset, e) in leaf.elems().iter().enumerate() {
+        let s = e.as_symbol().filter(|s| !s.is_hole())?;
+        if at.insert(s, offset).is_some() {
+            return None;
+        }
+    }
+    Some(at)
+}
+
+/// A position `v` along an axis of length `len` (its dim `len_dim`), as a
+/// dim that generalises to other sizes: near the start a constant, near
+/// the end an offset from the end (`n - 1`), the end itself `len_dim`.
+fn spell(v: usize, len: usize, len_dim: &Dim) -> Dim {
+    if v == len {
+        len_dim.clone()
+    } else if v > len || 2 * v <= len || len_dim.as_const().is_some() {
+        Dim::constant(v as i64)
+    } else {
+        len_dim
+            .sub(&Dim::constant((len - v) as i64))
+            .unwrap_or_else(|_| Dim::constant(v as i64))
+    }
 }

@@ -263,3 +263,62 @@ fn constants_become_literals_of_the_target_type() {
     assert!(constant_fill(&half, DType::I32).is_none());
     assert!(constant_fill(&half, DType::F64).is_none());
 }
+
+/// An input array of `dtype` with these dims.
+fn input(name: &str, dtype: DType, shape: Vec<Dim>) -> Param {
+    Param {
+        name: name.into(),
+        kind: ParamKind::Array {
+            dtype,
+            shape,
+            access: Access::In,
+        },
+    }
+}
+
+fn sizes_of(pairs: &[(&str, i64)]) -> Sizes {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+#[test]
+fn a_reversed_operand_is_read_through_flip() {
+    // convolution: y = Σ_i x[i] · h[n - 1 - i]
+    let target = Tensor::scalar((0..4).fold(Value::zero(), |acc, i| {
+        acc.add(&element("x", &[i]).mul(&element("h", &[3 - i])))
+    }));
+    let params = vec![array("x", DType::I32, 1), array("h", DType::I32, 1)];
+    let expr = solve_at(params, &target, DType::I32, sizes_of(&[("n", 4)])).expect("a program");
+    let text = print_expr(&expr);
+    assert!(
+        text == "matmul(x, flip(h, axes=[0]))" || text == "matmul(h, flip(x, axes=[0]))",
+        "{text}"
+    );
+}
+
+#[test]
+fn interleaved_complex_updates_are_solved_part_by_part() {
+    // D[2i] = A[2i]·B[2i] - A[2i+1]·B[2i+1], D[2i+1] = A[2i]·B[2i+1] + A[2i+1]·B[2i]
+    let target = Tensor::from_fn(&[6], |m| {
+        let (i, c) = (m[0] as u32 / 2, m[0] % 2);
+        let (re_a, im_a) = (element("A", &[2 * i]), element("A", &[2 * i + 1]));
+        let (re_b, im_b) = (element("B", &[2 * i]), element("B", &[2 * i + 1]));
+        if c == 0 {
+            re_a.mul(&re_b).sub(&im_a.mul(&im_b))
+        } else {
+            re_a.mul(&im_b).add(&im_a.mul(&re_b))
+        }
+    });
+    let two_n = Dim::sym("n").mul(&Dim::constant(2)).expect("a dim");
+    let params = vec![
+        input("A", DType::I32, vec![two_n.clone()]),
+        input("B", DType::I32, vec![two_n]),
+    ];
+    let expr = solve_at(params, &target, DType::I32, sizes_of(&[("n", 3)])).expect("a program");
+    let text = print_expr(&expr);
+    assert!(text.starts_with("reshape(concat([reshape("), "{text}");
+    assert!(text.ends_with("], axis=1), [2*n])"), "{text}");
+    assert!(
+        text.contains("A[0:2*n - 1:2]") && text.contains("B[1:2*n:2]"),
+        "{text}"
+    );
+}

@@ -17,6 +17,7 @@ use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp as U};
 use crate::program::{ParamKind, Program, Requirement, Stmt};
+use crate::symmetry::blas;
 
 /// A lowered value: its SSA name and static type.
 #[derive(Clone, Debug)]
@@ -260,25 +261,6 @@ impl Lowering {
         )
     }
 
-    /// `stablehlo.reverse` along `axes`.
-    fn reverse(&mut self, v: &Val, axes: &[usize]) -> Val {
-        if axes.is_empty() {
-            return v.clone();
-        }
-        let axes64: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
-        self.push(
-            format!(
-                "\"stablehlo.reverse\"({}) {{dimensions = array<i64: {}>}} : ({}) -> {}",
-                v.ssa,
-                i64_list(&axes64),
-                ty(v),
-                ty(v)
-            ),
-            v.dtype,
-            v.shape.clone(),
-        )
-    }
-
     /// `stablehlo.reduce` over `axes` with the body `op` and `init`.
     fn reduce(&mut self, v: &Val, axes: &[usize], op: &str, init: Lit) -> Val {
         if axes.is_empty() {
@@ -483,7 +465,6 @@ impl Lowering {
                 self.contraction(&spec, &args)?
             }
             Op::Transpose(perm) => self.transpose(&args[0], perm),
-            Op::Flip(axes) => self.reverse(&args[0], axes),
             Op::Broadcast(_) => self.broadcast(&args[0], &out_shape),
             Op::Slice(items) if self.has_dynamic_index(items) => {
                 self.dynamic_slice(&args[0], items, &out_shape)?
@@ -500,6 +481,9 @@ impl Lowering {
                 let s = self.slice_raw(a, &start, &limit, &step);
                 self.reshape(&s, &out_shape)
             }
+            Op::Flip(axes) => self.reverse(&args[0], axes),
+            Op::Reshape(_) => self.reshape(&args[0], &out_shape),
+            Op::Window(_) => self.window(&args[0], &out_shape),
             Op::Concat { axis } => {
                 let operands: Vec<&str> = args.iter().map(|a| a.ssa.as_str()).collect();
                 let types: Vec<String> = args.iter().map(ty).collect();
@@ -579,8 +563,34 @@ impl Lowering {
                 ))
             }
             Op::ScatterAdd => self.scatter_add(&args[0], &args[1], &args[2]),
+            Op::Syrk => return self.syrk_blocks(e, out_shape[0]),
+            // No StableHLO op computes one triangle: the definition (masks
+            // around one dot_general; syr2k's second product is the first
+            // one transposed), over the operands lowered above.
+            Op::Syr2k | Op::MirrorLower => match crate::symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.lower(&d),
+                Some(Err(err)) => return Err(EmitError::Unsupported(err.message)),
+                None => return Err(EmitError::Unsupported(e.op().name().to_string())),
+            },
         };
         Ok(v)
+    }
+
+    /// `syrk(a, c, α, β)` with `a aᵀ`'s lower triangle by 2 x 2 blocks
+    /// ([`blas::lower_gram_blocks`], sizes being known here), bound to a
+    /// fresh name that the definition's update then reads.
+    fn syrk_blocks(&mut self, e: &Expr, rows: i64) -> LResult<Val> {
+        let unsupported = |err: crate::expr::TypeError| EmitError::Unsupported(err.message);
+        let a = &e.args()[0];
+        let gram = self.lower(&blas::lower_gram_blocks(a, rows).map_err(unsupported)?)?;
+        let name = format!("_gram{}", self.next);
+        self.env.insert(name.clone(), gram);
+        let placeholder = Expr::var(&name, e.ty().clone());
+        let [_, c, alpha, beta] = e.args() else {
+            return Err(EmitError::Unsupported("syrk takes 4 operands".to_string()));
+        };
+        let update = blas::lower_update(placeholder, c, alpha, beta).map_err(unsupported)?;
+        self.lower(&update)
     }
 
     /// `stablehlo.triangular_solve` of `t x = b`; a vector `b` is solved as
@@ -637,6 +647,79 @@ impl Lowering {
             ty(h)
         );
         self.push(text, h.dtype, h.shape.clone())
+    }
+
+    /// `stablehlo.reverse` of `axes`.
+    fn reverse(&mut self, v: &Val, axes: &[usize]) -> Val {
+        if axes.is_empty() {
+            return v.clone();
+        }
+        let dims: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+        self.push(
+            format!(
+                "stablehlo.reverse {}, dims = [{}] : {}",
+                v.ssa,
+                i64_list(&dims),
+                ty(v)
+            ),
+            v.dtype,
+            v.shape.clone(),
+        )
+    }
+
+    /// Sliding windows as one `stablehlo.gather`: the start of window
+    /// `[i0, i1, ...]` is that index (an iota per axis), and each start
+    /// reads a slice of the window's sizes; `out_shape` is the window
+    /// positions, then the sizes.
+    fn window(&mut self, v: &Val, out_shape: &[i64]) -> Val {
+        let rank = v.shape.len();
+        let mut starts_shape = out_shape[..rank].to_vec();
+        starts_shape.push(1);
+        let iota_ty = tensor(DType::I64, &starts_shape);
+        let iotas: Vec<Val> = (0..rank)
+            .map(|d| {
+                self.push(
+                    format!("stablehlo.iota dim = {d} : {iota_ty}"),
+                    DType::I64,
+                    starts_shape.clone(),
+                )
+            })
+            .collect();
+        let starts = if rank == 1 {
+            iotas[0].clone()
+        } else {
+            let mut shape = starts_shape.clone();
+            shape[rank] = rank as i64;
+            let names: Vec<&str> = iotas.iter().map(|i| i.ssa.as_str()).collect();
+            let types = vec![iota_ty.clone(); rank];
+            self.push(
+                format!(
+                    "stablehlo.concatenate {}, dim = {rank} : ({}) -> {}",
+                    names.join(", "),
+                    types.join(", "),
+                    tensor(DType::I64, &shape)
+                ),
+                DType::I64,
+                shape,
+            )
+        };
+        let offsets: Vec<i64> = (rank..2 * rank).map(|d| d as i64).collect();
+        let index_map: Vec<i64> = (0..rank).map(|d| d as i64).collect();
+        self.push(
+            format!(
+                "\"stablehlo.gather\"({}, {}) {{dimension_numbers = #stablehlo.gather<offset_dims = [{}], start_index_map = [{}], index_vector_dim = {rank}>, indices_are_sorted = true, slice_sizes = array<i64: {}>}} : ({}, {}) -> {}",
+                v.ssa,
+                starts.ssa,
+                i64_list(&offsets),
+                i64_list(&index_map),
+                i64_list(&out_shape[rank..]),
+                ty(v),
+                ty(&starts),
+                tensor(v.dtype, out_shape)
+            ),
+            v.dtype,
+            out_shape.to_vec(),
+        )
     }
 
     /// `b[i][j] = v[i]`.
@@ -1215,7 +1298,10 @@ fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_ranges(items),
                 _ => false,
             }
@@ -1310,7 +1396,10 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => shape.iter().any(in_dim),
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => shape.iter().any(in_dim),
                 Op::Slice(items) => in_items(items),
                 _ => false,
             }

@@ -290,9 +290,13 @@ impl InPlaceLowering<'_> {
         match a.op() {
             Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
             Op::Reduce { .. } => true,
-            Op::Transpose(_) | Op::Flip(_) | Op::Broadcast(_) | Op::Slice(_) | Op::Diag => {
-                Self::is_fresh(&a.args()[0])
-            }
+            Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Slice(_)
+            | Op::Diag
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_) => Self::is_fresh(&a.args()[0]),
             Op::Unary(_)
             | Op::Binary(_)
             | Op::Where
@@ -307,7 +311,10 @@ impl InPlaceLowering<'_> {
             | Op::Cholesky
             | Op::TriSolve { .. }
             | Op::LuNoPivot
-            | Op::ScatterAdd => true,
+            | Op::ScatterAdd
+            | Op::Syrk
+            | Op::Syr2k
+            | Op::MirrorLower => true,
             Op::Cast(_) => Self::is_fresh_cast(a),
             Op::Var(_) | Op::Lit(_) | Op::Einsum(_) => false,
         }

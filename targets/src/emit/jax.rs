@@ -5,7 +5,7 @@ use super::numpy::numpy_name;
 use super::python::{
     doc_params, precondition_checks, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable,
 };
-use super::{solvers, Target};
+use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -40,6 +40,21 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return h.at[jnp.ravel(idx)].add(jnp.ravel(vals))
 "#;
 
+const WINDOW: &str = r#"def _window(x, sizes):
+    """Sliding windows of x (NumPy's sliding_window_view) as one gather:
+    element [i..., k...] is x[i + k], the index grids broadcast against
+    each other (positions on the leading axes, offsets on the trailing)."""
+    rank = len(sizes)
+    grids = []
+    for d, t in enumerate(sizes):
+        at = [1] * (2 * rank)
+        at[d] = x.shape[d] - t + 1
+        by = [1] * (2 * rank)
+        by[rank + d] = t
+        grids.append(jnp.arange(at[d]).reshape(at) + jnp.arange(t).reshape(by))
+    return x[tuple(grids)]
+"#;
+
 impl PyTable for JaxTable {
     fn target(&self) -> Target {
         Target::Jax
@@ -56,6 +71,12 @@ impl PyTable for JaxTable {
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_window", WINDOW),
+            ("_syrk", symmetric::JAX_SYRK),
+            ("_syrk0", symmetric::JAX_SYRK0),
+            ("_lower_gram", symmetric::JAX_LOWER_GRAM),
+            ("_syr2k", symmetric::JAX_SYR2K),
+            ("_mirror_lower", symmetric::JAX_MIRROR),
         ]
     }
 
@@ -111,14 +132,19 @@ impl PyTable for JaxTable {
             Op::Outer => "jnp.outer({0}, {1})",
             Op::Einsum(_) => "jnp.einsum({spec}, {args})",
             Op::Transpose(_) => "jnp.transpose({0}, {perm})",
-            Op::Flip(_) => "jnp.flip({0}, axis={axes})",
             Op::Broadcast(_) => "jnp.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
+            Op::Flip(_) => "jnp.flip({0}, axis={axes})",
+            Op::Reshape(_) => "jnp.reshape({0}, {shape})",
+            Op::Window(_) => "_window({0}, {shape})",
             Op::Concat { .. } => "jnp.concatenate(({args},), axis={axis})",
             Op::Triu(_) => "jnp.triu({0}, {k})",
             Op::Tril(_) => "jnp.tril({0}, {k})",
             Op::Diag => "jnp.diag({0})",
             Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
+            Op::Syrk => "_syrk({args})",
+            Op::Syr2k => "_syr2k({args})",
+            Op::MirrorLower => "_mirror_lower({0})",
             Op::Full { .. } => "jnp.full({shape}, {value}, dtype={dtype})",
             Op::Cast(_) => "jnp.asarray({0}).astype({dtype})",
             // Only the lower triangle is read, as TensIR's cholesky does.
@@ -133,6 +159,9 @@ impl PyTable for JaxTable {
     /// signed overflow as impossible) and folds `abs(x * x)` to `x * x`;
     /// TensIR integers wrap, so hide the second factor behind a barrier.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if let Some(rule) = symmetric::zero_update_rule(e).filter(|r| r.starts_with("_syrk0")) {
+            return Some(rule);
+        }
         if crate::narrow::shift_amount(e).is_some() {
             // A non-negative dividend over 2^k (narrow lowering).
             return Some("({0} >> {shift})");

@@ -10,6 +10,7 @@ mod names;
 mod numpy;
 mod python;
 mod solvers;
+mod symmetric;
 mod torch;
 
 use std::collections::BTreeMap;

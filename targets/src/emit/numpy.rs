@@ -3,7 +3,7 @@
 use super::python::{
     doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
 };
-use super::{solvers, Target};
+use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
 use crate::expr::Expr;
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
@@ -55,6 +55,11 @@ impl PyTable for NumpyTable {
             ("_trisolve", solvers::NUMPY_TRISOLVE),
             ("_lu_nopivot", solvers::NUMPY_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_syrk", symmetric::NUMPY_SYRK),
+            ("_syrk0", symmetric::NUMPY_SYRK0),
+            ("_syr2k", symmetric::NUMPY_SYR2K),
+            ("_syr2k0", symmetric::NUMPY_SYR2K0),
+            ("_mirror_lower", symmetric::NUMPY_MIRROR),
         ]
     }
 
@@ -115,9 +120,13 @@ impl PyTable for NumpyTable {
             Op::Outer => "np.outer({0}, {1})",
             Op::Einsum(_) => "np.einsum({spec}, {args})",
             Op::Transpose(_) => "np.transpose({0}, {perm})",
-            Op::Flip(_) => "np.flip({0}, axis={axes})",
             Op::Broadcast(_) => "np.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
+            Op::Flip(_) => "np.flip({0}, axis={axes})",
+            Op::Reshape(_) => "np.reshape({0}, {shape})",
+            // A read-only view: no element is copied before the product
+            // that consumes it.
+            Op::Window(_) => "np.lib.stride_tricks.sliding_window_view({0}, {shape})",
             Op::Concat { .. } => "np.concatenate(({args},), axis={axis})",
             Op::Triu(_) => "np.triu({0}, {k})",
             Op::Tril(_) => "np.tril({0}, {k})",
@@ -128,6 +137,9 @@ impl PyTable for NumpyTable {
             Op::TriSolve { lower, unit } => solvers::trisolve_rule(*lower, *unit),
             Op::LuNoPivot => "_lu_nopivot({0})",
             Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
+            Op::Syrk => "_syrk({args})",
+            Op::Syr2k => "_syr2k({args})",
+            Op::MirrorLower => "_mirror_lower({0})",
             Op::Var(_) | Op::Lit(_) => "{0}",
         }
     }
@@ -179,6 +191,9 @@ impl PyTable for NumpyTable {
     /// ([`crate::narrow`]), is the floor quotient; over a power of two,
     /// a shift.
     fn special_rule(&self, e: &Expr) -> Option<&'static str> {
+        if let Some(rule) = symmetric::zero_update_rule(e) {
+            return Some(rule);
+        }
         if !matches!(e.op(), Op::Binary(B::TruncDiv)) {
             return None;
         }

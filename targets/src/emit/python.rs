@@ -12,8 +12,8 @@ use crate::expr::Expr;
 use crate::ops::{BinaryOp, Op, SliceItem};
 use crate::program::{Param, ParamKind, Program, Stmt};
 
-/// A target's translation table. Templates name operands `{0}`, `{1}`,
-/// `{2}` (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
+/// A target's translation table. Templates name operands `{0}` to `{4}`
+/// (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
 /// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
 /// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type) and,
 /// for a `trunc_div` by `2^k` of a non-negative dividend, `{shift}` (`k`).
@@ -230,8 +230,10 @@ pub fn render_expr(
         Op::Full { .. }
             | Op::Slice(_)
             | Op::Transpose(_)
-            | Op::Flip(_)
             | Op::Broadcast(_)
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
             | Op::Concat { .. }
             | Op::Cast(_)
     );
@@ -258,7 +260,7 @@ pub fn render_expr(
         None => args,
     };
     let mut vars: HashMap<&str, String> = HashMap::new();
-    for (i, key) in ["0", "1", "2"].into_iter().enumerate() {
+    for (i, key) in ["0", "1", "2", "3", "4"].into_iter().enumerate() {
         if let Some(a) = args.get(i) {
             vars.insert(key, a.clone());
         }
@@ -283,11 +285,11 @@ pub fn render_expr(
         Op::Transpose(perm) => {
             vars.insert("perm", int_tuple(perm));
         }
+        Op::Broadcast(shape) | Op::Reshape(shape) | Op::Window(shape) => {
+            vars.insert("shape", py_shape(shape, names));
+        }
         Op::Flip(axes) => {
             vars.insert("axes", int_tuple(axes));
-        }
-        Op::Broadcast(shape) => {
-            vars.insert("shape", py_shape(shape, names));
         }
         Op::Slice(items) => {
             vars.insert("slice", py_slice(items, names));
@@ -361,7 +363,14 @@ fn shared_subtrees(e: &Expr) -> Vec<Expr> {
 pub(super) fn may_be_view(e: &Expr) -> bool {
     matches!(
         e.op(),
-        Op::Var(_) | Op::Slice(_) | Op::Transpose(_) | Op::Flip(_) | Op::Broadcast(_) | Op::Diag
+        Op::Var(_)
+            | Op::Slice(_)
+            | Op::Transpose(_)
+            | Op::Broadcast(_)
+            | Op::Diag
+            | Op::Flip(_)
+            | Op::Reshape(_)
+            | Op::Window(_)
     ) || matches!(e.op(), Op::Reduce { axes, .. } if axes.is_empty())
 }
 
@@ -399,15 +408,53 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
     let function = t.function(&f);
     let mut out = header_lines(program, t.target(), "#");
     out.push_str(t.imports());
-    for (name, definition) in t.helpers() {
-        if function.contains(&format!("{name}(")) {
-            out.push_str("\n\n");
-            out.push_str(definition);
-        }
+    for (_, definition) in used_helpers(t.helpers(), &function) {
+        out.push_str("\n\n");
+        out.push_str(definition);
     }
     out.push_str("\n\n");
     out.push_str(&function);
     out
+}
+
+/// The helpers `function` calls, directly or through other helpers, in
+/// the table's order.
+fn used_helpers<'h>(
+    helpers: &'h [(&'static str, &'static str)],
+    function: &str,
+) -> Vec<&'h (&'static str, &'static str)> {
+    let mut used = vec![false; helpers.len()];
+    loop {
+        let mut grew = false;
+        for (k, (name, _)) in helpers.iter().enumerate() {
+            let caller = |(j, (_, def)): (usize, &(&str, &str))| used[j] && calls(def, name);
+            if !used[k] && (calls(function, name) || helpers.iter().enumerate().any(caller)) {
+                used[k] = true;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    helpers
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|(h, _)| h)
+        .collect()
+}
+
+/// Whether `code` calls the helper `name`: `name(` not preceded by an
+/// identifier character (`kernel_syrk(` does not call `_syrk`).
+fn calls(code: &str, name: &str) -> bool {
+    let call = format!("{name}(");
+    code.match_indices(&call).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// Turns TensIR statements into [`PyStmt`]s.
@@ -563,9 +610,10 @@ pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
         let mut found = false;
         e.walk_unique(&mut |node| {
             found |= match node.op() {
-                Op::Full { shape, .. } | Op::Broadcast(shape) => {
-                    in_dims(&shape.iter().collect::<Vec<_>>())
-                }
+                Op::Full { shape, .. }
+                | Op::Broadcast(shape)
+                | Op::Reshape(shape)
+                | Op::Window(shape) => in_dims(&shape.iter().collect::<Vec<_>>()),
                 Op::Slice(items) => in_items(items),
                 _ => false,
             }

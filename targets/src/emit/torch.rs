@@ -5,7 +5,7 @@
 use super::python::{
     doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
 };
-use super::{solvers, Target};
+use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
 use crate::ops::{BinaryOp as B, Op, ReduceKind as R, UnaryOp as U};
 use crate::program::ParamKind;
@@ -27,6 +27,15 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return h.index_add(0, idx.reshape(-1).to(torch.int64), vals.reshape(-1))
 "#;
 
+const WINDOW: &str = r#"def _window(x, sizes):
+    """Sliding windows of x (NumPy's sliding_window_view): unfold views
+    each axis' windows and appends their offsets as a trailing axis, so
+    unfolding the axes in order gives positions first, then offsets."""
+    for d, t in enumerate(sizes):
+        x = x.unfold(d, t, 1)
+    return x
+"#;
+
 impl PyTable for TorchTable {
     fn target(&self) -> Target {
         Target::Pytorch
@@ -42,6 +51,10 @@ impl PyTable for TorchTable {
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_window", WINDOW),
+            ("_syrk", symmetric::TORCH_SYRK),
+            ("_syr2k", symmetric::TORCH_SYR2K),
+            ("_mirror_lower", symmetric::TORCH_MIRROR),
         ]
     }
 
@@ -111,14 +124,19 @@ impl PyTable for TorchTable {
             // the wrap-around of the element type.
             Op::Einsum(_) => "torch.einsum({spec}, {args}).to({dtype})",
             Op::Transpose(_) => "torch.permute({0}, {perm})",
-            Op::Flip(_) => "torch.flip({0}, dims={axes})",
             Op::Broadcast(_) => "torch.broadcast_to({0}, {shape})",
             Op::Slice(_) => "{0}[{slice}]",
+            Op::Flip(_) => "torch.flip({0}, dims={axes})",
+            Op::Reshape(_) => "torch.reshape({0}, {shape})",
+            Op::Window(_) => "_window({0}, {shape})",
             Op::Concat { .. } => "torch.cat(({args},), dim={axis})",
             Op::Triu(_) => "torch.triu({0}, diagonal={k})",
             Op::Tril(_) => "torch.tril({0}, diagonal={k})",
             Op::Diag => "torch.diag({0})",
             Op::ScatterAdd => "_scatter_add({0}, {1}, {2})",
+            Op::Syrk => "_syrk({args})",
+            Op::Syr2k => "_syr2k({args})",
+            Op::MirrorLower => "_mirror_lower({0})",
             Op::Full { .. } => "torch.full({shape}, {value}, dtype={dtype}, device=_dev)",
             Op::Cast(_) => "{0}.to({dtype})",
             Op::Cholesky => "torch.linalg.cholesky({0})",

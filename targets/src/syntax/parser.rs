@@ -729,11 +729,14 @@ impl Parser {
         }
         let op_and_args = match name {
             "where" | "matmul" | "dot" | "outer" | "diag" | "cholesky" | "lu_nopivot"
-            | "scatter_add" => {
+            | "scatter_add" | "syrk" | "syr2k" | "mirror_lower" => {
                 let args = self.operands()?;
                 let op = match name {
                     "where" => Op::Where,
                     "scatter_add" => Op::ScatterAdd,
+                    "syrk" => Op::Syrk,
+                    "syr2k" => Op::Syr2k,
+                    "mirror_lower" => Op::MirrorLower,
                     "outer" => Op::Outer,
                     "diag" => Op::Diag,
                     "cholesky" => Op::Cholesky,
@@ -765,16 +768,22 @@ impl Parser {
                 self.keyword("perm")?;
                 (Op::Transpose(self.axis_list()?), args)
             }
+            "broadcast" | "reshape" | "window" => {
+                let args = vec![self.expr()?];
+                self.expect(",")?;
+                self.expect("[")?;
+                let dims = self.dims_until("]")?;
+                let op = match name {
+                    "reshape" => Op::Reshape(dims),
+                    "window" => Op::Window(dims),
+                    _ => Op::Broadcast(dims),
+                };
+                (op, args)
+            }
             "flip" => {
                 let args = self.operands()?;
                 self.keyword("axes")?;
                 (Op::Flip(self.axis_list()?), args)
-            }
-            "broadcast" => {
-                let args = vec![self.expr()?];
-                self.expect(",")?;
-                self.expect("[")?;
-                (Op::Broadcast(self.dims_until("]")?), args)
             }
             "concat" => {
                 self.expect("[")?;

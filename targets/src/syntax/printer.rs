@@ -77,7 +77,10 @@ pub fn print_expr(e: &Expr) -> String {
         | Op::Cholesky
         | Op::TriSolve { .. }
         | Op::LuNoPivot
-        | Op::ScatterAdd => {
+        | Op::ScatterAdd
+        | Op::Syrk
+        | Op::Syr2k
+        | Op::MirrorLower => {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),
@@ -88,7 +91,6 @@ pub fn print_expr(e: &Expr) -> String {
         ),
         Op::Einsum(spec) => format!("einsum(\"{spec}\", {joined})"),
         Op::Transpose(perm) => format!("transpose({joined}, perm={})", list(perm)),
-        Op::Flip(axes) => format!("flip({joined}, axes={})", list(axes)),
         Op::Broadcast(shape) => format!("broadcast({joined}, [{}])", dims(shape)),
         Op::Slice(items) => {
             let inner = &e.args()[0];
@@ -96,6 +98,9 @@ pub fn print_expr(e: &Expr) -> String {
             // the operand never needs parentheses.
             format!("{}{}", print_expr(inner), print_slice(items))
         }
+        Op::Flip(axes) => format!("flip({joined}, axes={})", list(axes)),
+        Op::Reshape(shape) => format!("reshape({joined}, [{}])", dims(shape)),
+        Op::Window(sizes) => format!("window({joined}, [{}])", dims(sizes)),
         Op::Concat { axis } => format!("concat([{joined}], axis={axis})"),
         Op::Triu(k) | Op::Tril(k) => format!("{name}({joined}, k={k})"),
         Op::Cast(d) => format!("cast({joined}, {d})"),

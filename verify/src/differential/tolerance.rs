@@ -185,6 +185,10 @@ fn summed_terms(e: &TExpr, sizes: &BTreeMap<String, i64>) -> u64 {
             }
             summed.values().product()
         }
+        // A rank-k update sums k products per element (a rank-2k update
+        // 2k): the factors' columns.
+        Op::Syrk => shape_of(0).last().copied().unwrap_or(1),
+        Op::Syr2k => 2 * shape_of(0).last().copied().unwrap_or(1),
         // A factorisation's or substitution's element depends on a chain
         // through up to n² earlier elements, which LAPACK sums in blocked
         // order: its forward error is bounded by cond · n · u (Higham,

@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use tenslift_targets::{
-    BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt, UnaryOp,
+    symmetry, BinaryOp, DType, Dim, Expr, Lit, Op, ParamKind, Program, ReduceKind, SliceItem, Stmt,
+    UnaryOp,
 };
 use z3::ast::{Ast, Bool, Int, Real};
 use z3::{FuncDecl, Sort};
@@ -408,6 +409,41 @@ impl<'a> Lifted<'a> {
         dim_term(d, &|s| cut.get(s).cloned().or_else(|| self.symbols.size(s)))
     }
 
+    /// The operand index of result index `idx` of a reshape from `from` to
+    /// `to`: the row-major position, split by `from`'s trailing products.
+    /// Products and divisions by constants (`[n, 2]` from `[2*n]`) stay
+    /// linear; the leading axis needs no remainder and a unit divisor no
+    /// division, since indices are in range.
+    fn reshaped_index(
+        &self,
+        from: &[Dim],
+        to: &[Dim],
+        idx: &[Int],
+    ) -> Result<Vec<Int>, Unsupported> {
+        let mut flat = Int::from_i64(0);
+        let mut stride = Dim::constant(1);
+        for (d, i) in to.iter().zip(idx).rev() {
+            flat += self.dim(&stride)? * i.clone();
+            stride = stride
+                .mul(d)
+                .map_err(|e| Unsupported(format!("reshape: {e}")))?;
+        }
+        let mut sub = vec![Int::from_i64(0); from.len()];
+        let mut stride = Dim::constant(1);
+        for (j, d) in from.iter().enumerate().rev() {
+            let q = if stride.as_const() == Some(1) {
+                flat.clone()
+            } else {
+                flat.div(&self.dim(&stride)?)
+            };
+            sub[j] = if j == 0 { q } else { q.modulo(&self.dim(d)?) };
+            stride = stride
+                .mul(d)
+                .map_err(|e| Unsupported(format!("reshape: {e}")))?;
+        }
+        Ok(sub)
+    }
+
     /// NumPy broadcasting: the operand index for a result index.
     fn broadcast_index(&self, operand: &[Dim], result: &[Dim], idx: &[Int]) -> Vec<Int> {
         let shift = result.len().saturating_sub(operand.len());
@@ -501,19 +537,6 @@ impl<'a> Lifted<'a> {
                 }
                 arg(0, &sub)?
             }
-            Op::Flip(axes) => {
-                let mut sub = idx.to_vec();
-                for &d in axes {
-                    let len = args[0]
-                        .shape()
-                        .get(d)
-                        .ok_or_else(|| Unsupported("flip axis out of range".into()))?;
-                    if let Some(slot) = sub.get_mut(d) {
-                        *slot = self.dim(len)? - Int::from_i64(1) - slot.clone();
-                    }
-                }
-                arg(0, &sub)?
-            }
             Op::Slice(items) => {
                 let a = &args[0];
                 let mut sub = Vec::new();
@@ -559,6 +582,14 @@ impl<'a> Lifted<'a> {
                     arg(0, &[idx[0].clone(), idx[0].clone()])?
                 }
             }
+            // `syrk`, `syr2k`, `mirror_lower`: the element of their
+            // definition (masks, transposes and a contraction, all encoded
+            // above).
+            Op::Syrk | Op::Syr2k | Op::MirrorLower => match symmetry::blas::definition(e) {
+                Some(Ok(d)) => return self.elem(&d, idx, cut, env),
+                Some(Err(err)) => return Err(Unsupported(err.message)),
+                None => return Err(Unsupported(format!("{} has no definition", e.op().name()))),
+            },
             Op::ScatterAdd => {
                 return Err(Unsupported(
                     "scatter_add: each bin sums the values whose data-dependent index equals it, which the invariant encoding (affine reads only) cannot state".into(),
@@ -570,6 +601,22 @@ impl<'a> Lifted<'a> {
                 shifted[*axis] = idx[*axis].clone() - len0.clone();
                 V::ite(&idx[*axis].lt(&len0), &arg(0, idx)?, &arg(1, &shifted)?)
             }
+            Op::Flip(axes) => {
+                let shape = args[0].shape();
+                let mut sub = idx.to_vec();
+                for &a in axes {
+                    sub[a] = self.dim(&shape[a])? - Int::from_i64(1) - idx[a].clone();
+                }
+                arg(0, &sub)?
+            }
+            Op::Window(_) => {
+                let rank = args[0].shape().len();
+                let sub: Vec<Int> = (0..rank)
+                    .map(|d| idx[d].clone() + idx[rank + d].clone())
+                    .collect();
+                arg(0, &sub)?
+            }
+            Op::Reshape(_) => arg(0, &self.reshaped_index(args[0].shape(), e.shape(), idx)?)?,
             Op::Outer => value::mul(&arg(0, &idx[..1])?, &arg(1, &idx[1..2])?),
             Op::Reduce { kind, axes } => {
                 let operand = &args[0];
@@ -631,7 +678,12 @@ impl<'a> Lifted<'a> {
                     &body,
                 )?
             }
-            Op::Einsum(spec) => {
+            // A tensordot is the einsum that names its axis pairs.
+            Op::Einsum(_) | Op::Tensordot { .. } => {
+                let ranks: Vec<usize> = args.iter().map(|a| a.shape().len()).collect();
+                let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
+                    Unsupported(format!("{} of ranks {ranks:?}", e.op().name()))
+                })?;
                 let mut summed: Vec<(char, Int)> = Vec::new();
                 for (labels, a) in spec.inputs.iter().zip(args) {
                     for (l, d) in labels.iter().zip(a.shape()) {
@@ -673,9 +725,6 @@ impl<'a> Lifted<'a> {
                     &[],
                     &body,
                 )?
-            }
-            Op::Tensordot { .. } => {
-                return Err(Unsupported("tensordot has no unfold lemma here yet".into()))
             }
         })
     }

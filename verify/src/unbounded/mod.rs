@@ -162,6 +162,18 @@ fn prove_in_context(
     program: &Program,
     options: &UnboundedOptions,
 ) -> UnboundedResult {
+    // `syrk`, `syr2k`, `mirror_lower` as the masks and contractions they
+    // are defined by: the invariants are read off those.
+    let expanded = match tenslift_targets::symmetry::blas::expand_program(program) {
+        Ok(p) => p,
+        Err(e) => {
+            return UnboundedResult::Unknown {
+                condition: "encoding the lifted program".to_string(),
+                reason: e.message,
+            }
+        }
+    };
+    let program = &expanded;
     // Kept loops (partial lifts) are proved by simulation, segment by
     // segment, with this loop-free machinery for each segment.
     if let Some(name) = array_named_by_other_coordinates(kernel, program) {

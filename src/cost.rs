@@ -85,8 +85,10 @@ fn kind_of(expr: &Expr) -> Option<OpKind> {
         | Op::Lit(_)
         | Op::Slice(_)
         | Op::Transpose(_)
+        | Op::Broadcast(_)
         | Op::Flip(_)
-        | Op::Broadcast(_) => return None,
+        | Op::Reshape(_)
+        | Op::Window(_) => return None,
         Op::Unary(UnaryOp::Sqrt) => OpKind::Sqrt,
         Op::Unary(UnaryOp::Exp | UnaryOp::Tanh) => OpKind::Exp,
         Op::Unary(UnaryOp::Log) => OpKind::Log,
@@ -102,7 +104,9 @@ fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Einsum(_) => OpKind::Einsum,
         Op::Concat { .. } | Op::Diag | Op::ScatterAdd => OpKind::SliceCopy,
         // BLAS-3 work in LAPACK: priced as a matrix product of its flops.
-        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot => OpKind::Matmul,
+        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot | Op::Syrk | Op::Syr2k => OpKind::Matmul,
+        // A copy of one triangle into the other.
+        Op::MirrorLower => OpKind::Where,
     })
 }
 
@@ -119,6 +123,9 @@ fn solver_flops(expr: &Expr, sizes: &Sizes) -> Option<f64> {
         Op::Cholesky => Some(n().powi(3) / 3.0),
         Op::LuNoPivot => Some(2.0 * n().powi(3) / 3.0),
         Op::TriSolve { .. } => Some(n() * elements(&expr.args()[1], sizes)),
+        // One triangle of an n x k by k x n product (twice for syr2k).
+        Op::Syrk => Some(elements(&expr.args()[0], sizes) * (n() + 1.0)),
+        Op::Syr2k => Some(2.0 * elements(&expr.args()[0], sizes) * (n() + 1.0)),
         _ => None,
     }
 }
@@ -149,7 +156,7 @@ pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
     let flops = match kind {
         _ if matches!(
             expr.op(),
-            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot
+            Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot | Op::Syrk | Op::Syr2k
         ) =>
         {
             solver_flops(expr, sizes).unwrap_or(0.0)

@@ -1,0 +1,265 @@
+//! Interleaved vectors: DSP code stores complex numbers as `re, im, re,
+//! im, ...` and computes `D[2i]` and `D[2i + 1]` from `A[2i]`, `A[2i + 1]`,
+//! ... (DSPstone's `n_complex_updates`). Such a target reads, in every
+//! element, only positions of its own block of `k`; its `k` strided parts
+//! `D[c::k]` are element-wise over the inputs' strided views `A[c::k]`.
+//!
+//! The family re-poses each part over those views: a library of its own
+//! (the views of the vector leaves the target reads, and the scalar
+//! leaves), and a search in it for every part below the bound; the parts
+//! are then laid back out as columns and flattened:
+//! `reshape(concat([reshape(?p0, [n, 1]), ..., reshape(?pk-1, [n, 1])],
+//! axis=1), [k*n])`. The main library never holds strided views, so
+//! kernels without interleaving pay nothing for them.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use tenslift_targets::ops::SliceItem;
+use tenslift_targets::{build, Access, DType, Dim, Expr, Op, Param, ParamKind};
+
+use crate::algebra::{Symbol, Tensor};
+use crate::synth::budget::Halt;
+use crate::synth::library::{Evaluator, Library, Stub};
+use crate::synth::search::{Counters, Found, Reductions, Search, SketchFamily, Solved};
+
+/// Block lengths tried, smallest first.
+const FACTORS: [usize; 3] = [2, 3, 4];
+
+/// Most stubs the parts' library holds.
+const PART_LIBRARY_LIMIT: usize = 20_000;
+
+/// The `interleave` family; see the module documentation.
+pub struct Interleave;
+
+impl SketchFamily for Interleave {
+    fn name(&self) -> &'static str {
+        "interleave"
+    }
+
+    fn summary(&self) -> &'static str {
+        "reshape(concat([?p0, ..., ?pk-1] as columns), [k*n]) for a vector computed in blocks of k (re/im pairs), each part searched over the inputs' strided views x[c::k]"
+    }
+
+    fn solve(
+        &self,
+        search: &Search<'_>,
+        target: &Tensor,
+        dtype: DType,
+        depth: u32,
+        bound: f64,
+    ) -> Solved {
+        if depth == 0 || target.shape().len() != 1 {
+            return Ok(None);
+        }
+        let vectors = input_vectors(search, target.len());
+        let Some(k) = block_factor(target, &vectors) else {
+            return Ok(None);
+        };
+        solve_parts(search, target, &vectors, k, dtype, depth, bound)
+    }
+}
+
+/// The library's vector leaves of length `len` that hold their array's
+/// initial elements in order (`A`, not a value stored earlier).
+fn input_vectors<'s>(search: &Search<'s>, len: usize) -> Vec<&'s Stub> {
+    search
+        .library
+        .stubs
+        .iter()
+        .filter(|s| s.depth == 0 && s.value.shape() == [len])
+        .filter(|s| {
+            let Op::Var(name) = s.expr.op() else {
+                return false;
+            };
+            s.value
+                .elems()
+                .iter()
+                .enumerate()
+                .all(|(i, e)| e.as_symbol() == Some(Symbol::element(name, &[i as u32])))
+        })
+        .collect()
+}
+
+/// The smallest `k` such that every element reads the vectors only inside
+/// its own block of `k` positions, and some element reads another
+/// position than its own.
+fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
+    let names: BTreeSet<&str> = vectors
+        .iter()
+        .filter_map(|s| match s.expr.op() {
+            Op::Var(name) => Some(&**name),
+            _ => None,
+        })
+        .collect();
+    let len = target.len();
+    FACTORS.into_iter().find(|&k| {
+        if !len.is_multiple_of(k) || len / k < 2 {
+            return false;
+        }
+        let mut crosses = false;
+        let inside = target.elems().iter().enumerate().all(|(m, e)| {
+            e.vars()
+                .iter()
+                .filter(|s| names.contains(s.name()))
+                .all(|s| {
+                    let p = s.index().first().map_or(usize::MAX, |&p| p as usize);
+                    crosses |= p != m;
+                    p / k == m / k
+                })
+        });
+        inside && crosses
+    })
+}
+
+/// Solves the `k` parts over the strided views and lays them back out.
+fn solve_parts(
+    search: &Search<'_>,
+    target: &Tensor,
+    vectors: &[&Stub],
+    k: usize,
+    dtype: DType,
+    depth: u32,
+    bound: f64,
+) -> Solved {
+    let Some(len_dim) = vectors
+        .first()
+        .and_then(|s| s.expr.shape().first().cloned())
+    else {
+        return Ok(None);
+    };
+    let Ok(n_dim) = len_dim.floor_div(k as i64) else {
+        return Ok(None);
+    };
+    let layout_cost = target.len() as f64;
+    if n_dim.divisor() != 1 || layout_cost >= bound {
+        return Ok(None);
+    }
+    let library = match part_library(search, target, vectors, &len_dim, k) {
+        Ok(library) => library,
+        Err(Halt::Budget) => return Ok(None),
+        Err(halt) => return Err(halt),
+    };
+    let n = target.len() / k;
+    let reductions = Reductions::build(&library, &[n]);
+    let parts_search = Search {
+        library: &library,
+        reductions: &reductions,
+        stats: Counters::new(search.families.iter().map(|f| f.name())),
+        banned: &[],
+        top_depth: depth - 1,
+        ..*search
+    };
+    let mut cost = layout_cost;
+    let mut columns = Vec::with_capacity(k);
+    for c in 0..k {
+        let part = strided_part(target, c, k);
+        let Some(found) = parts_search.solve(&part, dtype, depth - 1, bound - cost)? else {
+            search.stats.backtrack();
+            return Ok(None);
+        };
+        cost += found.cost;
+        let Some(column) = as_column(found.expr, &n_dim) else {
+            return Ok(None);
+        };
+        columns.push(column);
+    }
+    let laid_out = build::concat(columns, 1).and_then(|c| build::reshape(c, vec![len_dim]));
+    Ok(laid_out.ok().map(|expr| Found { expr, cost }))
+}
+
+/// Elements `c, c + k, c + 2k, ...` of a vector.
+fn strided_part(target: &Tensor, c: usize, k: usize) -> Tensor {
+    let elems = target.elems();
+    Tensor::from_fn(&[target.len() / k], |i| elems[c + k * i[0]].clone())
+}
+
+/// A part as an `[n, 1]` column (a uniform part broadcast first).
+fn as_column(part: Expr, n: &Dim) -> Option<Expr> {
+    let vector = if part.shape().is_empty() {
+        build::broadcast(part, vec![n.clone()]).ok()?
+    } else {
+        part
+    };
+    build::reshape(vector, vec![n.clone(), Dim::constant(1)]).ok()
+}
+
+/// The parts' library: the strided views `x[c:len - (k - 1 - c):k]` of the
+/// vectors, and the main library's scalar leaves, enumerated like any
+/// library (its work counted on the search's meter).
+fn part_library(
+    search: &Search<'_>,
+    target: &Tensor,
+    vectors: &[&Stub],
+    len_dim: &Dim,
+    k: usize,
+) -> Result<Library, Halt> {
+    let mut leaves = Vec::new();
+    for v in vectors {
+        for c in 0..k {
+            let item = SliceItem::Range {
+                start: Dim::constant(c as i64),
+                stop: len_dim
+                    .sub(&Dim::constant((k - 1 - c) as i64))
+                    .map_err(|_| Halt::Budget)?,
+                step: k as i64,
+            };
+            leaves.extend(build::slice(v.expr.clone(), vec![item]).ok());
+        }
+    }
+    leaves.extend(
+        search
+            .library
+            .stubs
+            .iter()
+            .filter(|s| s.depth == 0 && s.value.shape().is_empty())
+            .map(|s| s.expr.clone()),
+    );
+    let params = params_of(search, &leaves);
+    let mut evaluator = Evaluator::new(search.sizes.clone(), params, Vec::new());
+    Library::build(
+        &mut evaluator,
+        leaves,
+        search.sizes,
+        search.meter,
+        PART_LIBRARY_LIMIT,
+        target,
+    )
+}
+
+/// The parameters the leaves read, as the kernel's inputs: the sizes,
+/// then every variable at the type it is read at.
+fn params_of(search: &Search<'_>, leaves: &[Expr]) -> Vec<Param> {
+    let mut params: Vec<Param> = search
+        .sizes
+        .keys()
+        .map(|name| Param {
+            name: Arc::from(name.as_str()),
+            kind: ParamKind::Size,
+        })
+        .collect();
+    for leaf in leaves {
+        leaf.walk_unique(&mut |node| {
+            let Op::Var(name) = node.op() else {
+                return;
+            };
+            if params.iter().any(|p| p.name == *name) {
+                return;
+            }
+            let kind = if node.shape().is_empty() {
+                ParamKind::Scalar(node.dtype())
+            } else {
+                ParamKind::Array {
+                    dtype: node.dtype(),
+                    shape: node.shape().to_vec(),
+                    access: Access::In,
+                }
+            };
+            params.push(Param {
+                name: name.clone(),
+                kind,
+            });
+        });
+    }
+    params
+}
