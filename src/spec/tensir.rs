@@ -531,5 +531,32 @@ pub fn check_program_at_both_sizes(
     Ok((Comparison::Equal, last))
 }
 
+/// [`check_program_at_both_sizes`], except that where the C spec is too
+/// large to build at those tuples (a division and square-root recurrence
+/// such as gramschmidt's grows exponentially in the normal form), the
+/// program is compared at the smaller tuples the whole-kernel search falls
+/// back to ([`super::spec_at_chosen_sizes`], [`super::spec_at_second_sizes`]).
+pub fn check_program_at_acceptance_sizes(
+    program: &Program,
+    kernel: &Kernel,
+) -> Result<(Comparison, Sizes)> {
+    match check_program_at_both_sizes(program, kernel) {
+        Err(TensirSpecError::CSpec(e)) if super::is_too_large(&e) => {
+            let first = super::spec_at_chosen_sizes(kernel, &Sizes::new())?;
+            let second = super::spec_at_second_sizes(kernel, &first.sizes)?;
+            let mut last = Sizes::new();
+            for spec in [first, second] {
+                let comparison = equal_to_spec(&execute(program, &spec.sizes)?, &spec);
+                if !comparison.is_equal() {
+                    return Ok((comparison, spec.sizes));
+                }
+                last = spec.sizes;
+            }
+            Ok((Comparison::Equal, last))
+        }
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests;

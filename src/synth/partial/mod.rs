@@ -43,7 +43,7 @@ use super::signature::{infer_unknown_extents, params_of};
 use super::stencil::{self, NestLoop};
 use super::tactic::{KernelContext, KernelResult, KernelTactic};
 use super::trace::Trace;
-use crate::spec::tensir::{check_program_at_both_sizes, Comparison, TensirSpecError};
+use crate::spec::tensir::{check_program_at_acceptance_sizes, Comparison};
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
 
 /// Most loops kept one inside another (seidel-2d keeps `t`, `i` and `j`).
@@ -274,42 +274,16 @@ pub fn lift_partially(
 }
 
 /// The acceptance: the program equals the kernel's spec at the acceptance
-/// size tuples. Where the C spec is too large to build there (a division
-/// and square-root recurrence such as gramschmidt's grows exponentially
-/// in the normal form), at the smaller tuples the whole-kernel search
-/// falls back to (`spec_at_chosen_sizes`, `spec_at_second_sizes`).
+/// size tuples (smaller ones where the C spec is too large there).
 fn accept(program: &Program, kernel: &Kernel) -> Result<(), PartialError> {
-    let rejected = |comparison: Comparison, sizes: &Sizes| -> PartialError {
-        SynthError::Rejected(format!(
-            "at {}: {comparison}",
-            crate::spec::format_sizes(sizes)
+    match check_program_at_acceptance_sizes(program, kernel)? {
+        (Comparison::Equal, _) => Ok(()),
+        (other, sizes) => Err(SynthError::Rejected(format!(
+            "at {}: {other}",
+            crate::spec::format_sizes(&sizes)
         ))
-        .into()
-    };
-    match check_program_at_both_sizes(program, kernel) {
-        Ok((Comparison::Equal, _)) => Ok(()),
-        Ok((other, sizes)) => Err(rejected(other, &sizes)),
-        Err(TensirSpecError::CSpec(e)) if is_too_large(&e) => {
-            let first = crate::spec::spec_at_chosen_sizes(kernel, &Sizes::new())?;
-            let second = crate::spec::spec_at_second_sizes(kernel, &first.sizes)?;
-            for spec in [first, second] {
-                let executed = crate::spec::tensir::execute(program, &spec.sizes)?;
-                match crate::spec::tensir::equal_to_spec(&executed, &spec) {
-                    Comparison::Equal => {}
-                    other => return Err(rejected(other, &spec.sizes)),
-                }
-            }
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
+        .into()),
     }
-}
-
-fn is_too_large(e: &crate::spec::SpecError) -> bool {
-    matches!(
-        e,
-        crate::spec::SpecError::ExpressionTooLarge { .. } | crate::spec::SpecError::TooLarge { .. }
-    )
 }
 
 /// The program with kept loops, each statement checked on its own but the

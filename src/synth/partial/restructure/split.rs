@@ -1,4 +1,4 @@
-//! `split` (index-set splitting): a loop over `i` that writes `A[i][…]`
+//! `index-split` (index-set splitting): a loop over `i` that writes `A[i][…]`
 //! and reads the one row `A[p][…]` at a point `p` of its range conflicts
 //! with itself only at `i = p`. Cut there, it becomes `for i < p`, the
 //! iteration `i = p`, `for i > p`: in each piece the row read is no row the
@@ -23,7 +23,7 @@ pub struct Split;
 
 impl Restructuring for Split {
     fn name(&self) -> &'static str {
-        "split"
+        "index-split"
     }
 
     fn summary(&self) -> &'static str {
