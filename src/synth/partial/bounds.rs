@@ -116,7 +116,10 @@ fn combine(a: &Affine, ca: i64, b: &Affine, cb: i64) -> Option<Affine> {
             .checked_mul(ca)?
             .checked_add(b.constant.checked_mul(cb)?)?,
     );
-    for (k, c) in a.terms.iter().map(|(k, c)| (k, c.checked_mul(ca)))
+    for (k, c) in a
+        .terms
+        .iter()
+        .map(|(k, c)| (k, c.checked_mul(ca)))
         .chain(b.terms.iter().map(|(k, c)| (k, c.checked_mul(cb))))
     {
         let e = out.terms.entry(k.clone()).or_insert(0);
@@ -263,7 +266,10 @@ mod tests {
         assert!(!facts.implies(&aff(&[("j", 1), ("i", -1)], -2)));
         assert!(!facts.excludes(&[aff(&[("j", 1), ("i", -1)], -2)]));
         // j == i is impossible there.
-        assert!(facts.excludes(&[aff(&[("j", 1), ("i", -1)], 0), aff(&[("i", 1), ("j", -1)], 0)]));
+        assert!(facts.excludes(&[
+            aff(&[("j", 1), ("i", -1)], 0),
+            aff(&[("i", 1), ("j", -1)], 0)
+        ]));
     }
 
     /// A split point `k` lies in the range of `i` when both run over 0..n.

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{
-    self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Local, LocalKind, Loc, Origin,
+    self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Loc, Local, LocalKind, Origin,
     Role, Storage,
 };
 use tenslift_targets::{Access, Expr, Op, Param, ParamKind, Stmt, Ty};
@@ -167,7 +167,11 @@ pub(super) fn local_tensir_params(
 /// `body` with a `var` declared first for every local it stores into, and
 /// each such `var` stored exactly once, at the top level, before any
 /// statement mentions it, bound by a `let` there instead.
-pub(super) fn declare_locals(body: Vec<Stmt>, kernel: &Kernel, scalars: &[String]) -> Option<Vec<Stmt>> {
+pub(super) fn declare_locals(
+    body: Vec<Stmt>,
+    kernel: &Kernel,
+    scalars: &[String],
+) -> Option<Vec<Stmt>> {
     let mut stored = Vec::new();
     stores(&body, &mut stored);
     let mut decls = Vec::new();
@@ -210,9 +214,9 @@ fn single_top_level_store(body: &[Stmt], name: &str, stored: &[Arc<str>]) -> Opt
     if stored.iter().filter(|s| ***s == *name).count() != 1 {
         return None;
     }
-    let at = body.iter().position(
-        |s| matches!(s, Stmt::Store { target, region: None, .. } if **target == *name),
-    )?;
+    let at = body
+        .iter()
+        .position(|s| matches!(s, Stmt::Store { target, region: None, .. } if **target == *name))?;
     let Stmt::Store { value, .. } = &body[at] else {
         return None;
     };

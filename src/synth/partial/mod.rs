@@ -320,9 +320,8 @@ fn assemble(
         vectorised: false,
     };
     let body = driver.lift_block(&driver.kernel.body.clone(), &mut Vec::new())?;
-    let body = locals::declare_locals(body, &driver.kernel, &driver.scalars).ok_or_else(|| {
-        PartialError::Unsupported("a local array whose extent is unknown".into())
-    })?;
+    let body = locals::declare_locals(body, &driver.kernel, &driver.scalars)
+        .ok_or_else(|| PartialError::Unsupported("a local array whose extent is unknown".into()))?;
     if driver.kept.is_empty() {
         return Err(PartialError::NothingKept);
     }

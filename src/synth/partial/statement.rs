@@ -245,10 +245,28 @@ impl Driver<'_> {
         let t0 = std::time::Instant::now();
         let scope_names: Vec<&str> = scope.iter().map(|l| l.iter.as_str()).collect();
         let goal = self.statement_goal(stmt, scope);
-        if std::env::var_os("TL_DEBUG").is_some() { eprintln!("goal {:?} {:?} {:?}", goal.as_ref().map(|g| g.array.clone()).map_err(|e| e.to_string()), scope_names, t0.elapsed()); }
+        if std::env::var_os("TL_DEBUG").is_some() {
+            eprintln!(
+                "goal {:?} {:?} {:?}",
+                goal.as_ref()
+                    .map(|g| g.array.clone())
+                    .map_err(|e| e.to_string()),
+                scope_names,
+                t0.elapsed()
+            );
+        }
         let goal = goal?;
         let value = self.statement_value(stmt, scope, &goal);
-        if std::env::var_os("TL_DEBUG").is_some() { eprintln!("  value {:?} {:?}", value.as_ref().map(|v| tenslift_targets::print_expr(v)).map_err(|e| e.to_string()), t0.elapsed()); }
+        if std::env::var_os("TL_DEBUG").is_some() {
+            eprintln!(
+                "  value {:?} {:?}",
+                value
+                    .as_ref()
+                    .map(|v| tenslift_targets::print_expr(v))
+                    .map_err(|e| e.to_string()),
+                t0.elapsed()
+            );
+        }
         let value = value?;
         let value = stencil::broadcast_to(value, &goal.region_shape).ok_or_else(|| {
             PartialError::Statement {
@@ -293,7 +311,9 @@ impl Driver<'_> {
         let sizes = bind_scope(scope, &self.second, Pick::Middle)
             .ok_or_else(|| failed("a kept loop range is empty at the sizes chosen"))?;
         let spec = spec_of_kernel(&skernel, &sizes)?;
-        let output = spec.output(&array).ok_or_else(|| failed("no such output"))?;
+        let output = spec
+            .output(&array)
+            .ok_or_else(|| failed("no such output"))?;
         let target = stencil::region_value(&output.value, &spec_region, &sizes)
             .ok_or_else(|| failed("the store region is outside the array"))?
             .map(canonical_extrema);
@@ -359,7 +379,13 @@ impl Driver<'_> {
                 return Ok(value);
             }
         }
-        if let Some(found) = self.search(&mut evaluator, leaves, &goal.sizes, &goal.target, goal.dtype)? {
+        if let Some(found) = self.search(
+            &mut evaluator,
+            leaves,
+            &goal.sizes,
+            &goal.target,
+            goal.dtype,
+        )? {
             return Ok(found);
         }
         vectorised.ok_or_else(|| PartialError::Statement {
@@ -395,7 +421,9 @@ impl Driver<'_> {
                 });
             // A read backwards (`y[k - 1 - i]`) is a flipped slice; a C
             // scalar a rank-0 value.
-            if let Some(e) = sliced.or_else(|| vectorise::plain_read(&a.array, &a.index, &a.loops, params)) {
+            if let Some(e) =
+                sliced.or_else(|| vectorise::plain_read(&a.array, &a.index, &a.loops, params))
+            {
                 push(e);
             }
         }

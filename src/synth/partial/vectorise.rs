@@ -226,7 +226,10 @@ fn align(e: Expr, labels: &[String], nest: &[NestLoop], order: &[String]) -> Opt
     } else {
         build::transpose(e, &perm).ok()?
     };
-    let first = present.first().and_then(|v| position(v)).unwrap_or(order.len());
+    let first = present
+        .first()
+        .and_then(|v| position(v))
+        .unwrap_or(order.len());
     let missing: Vec<&String> = order[first..]
         .iter()
         .filter(|v| !present.contains(v))
@@ -321,7 +324,11 @@ impl Translator<'_> {
         use loop_ir::BinaryOp as B;
         if matches!(op, B::And | B::Or) {
             let (a, b) = (self.truth(lhs)?, self.truth(rhs)?);
-            let t = if op == B::And { BinaryOp::And } else { BinaryOp::Or };
+            let t = if op == B::And {
+                BinaryOp::And
+            } else {
+                BinaryOp::Or
+            };
             return convert(Expr::binary(t, a, b).ok()?, dtype);
         }
         let a = self.expr(lhs)?;
@@ -349,8 +356,7 @@ impl Translator<'_> {
     fn truth(&self, e: &loop_ir::Expr) -> Option<Expr> {
         let v = self.expr(e)?;
         if let ExprKind::Binary { op, .. } = &e.kind {
-            if op.is_comparison() || matches!(op, loop_ir::BinaryOp::And | loop_ir::BinaryOp::Or)
-            {
+            if op.is_comparison() || matches!(op, loop_ir::BinaryOp::And | loop_ir::BinaryOp::Or) {
                 // The comparison's bool, before its conversion to `int`.
                 if let Some(inner) = v.args().first().filter(|_| v.dtype() != DType::Bool) {
                     if inner.dtype() == DType::Bool {
@@ -599,7 +605,11 @@ fn extreme(
     } else {
         BinaryOp::Minimum
     };
-    let facts = Facts::of_loops(scope.iter().chain(nest.iter().filter(|l| !reduced.contains(&l.iter))));
+    let facts = Facts::of_loops(
+        scope
+            .iter()
+            .chain(nest.iter().filter(|l| !reduced.contains(&l.iter))),
+    );
     let nonempty = nest.iter().filter(|l| reduced.contains(&l.iter)).all(|l| {
         let mut d = difference(&l.end, &l.start);
         d.constant -= 1;

@@ -9,8 +9,7 @@
 //! deriche's `ym1 = 0; for j { … ym1 … }` inside `for i`.
 
 use tenslift_frontend::ir::{
-    self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Local, LocalKind, Loop,
-    Storage,
+    self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Local, LocalKind, Loop, Storage,
 };
 
 use super::{LoopSite, Restructured, Restructuring};
@@ -313,7 +312,9 @@ fn find<'a>(
     path: &mut Vec<Step<'a>>,
     out: &mut Vec<Vec<Step<'a>>>,
 ) {
-    let in_loop = path.last().is_some_and(|(b, at, _)| matches!(b[*at], loop_ir::Stmt::Loop(_)));
+    let in_loop = path
+        .last()
+        .is_some_and(|(b, at, _)| matches!(b[*at], loop_ir::Stmt::Loop(_)));
     for (at, s) in body.iter().enumerate() {
         path.push((body, at, in_loop));
         match s {

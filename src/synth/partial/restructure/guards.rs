@@ -130,7 +130,10 @@ fn as_select(stmt: &loop_ir::Stmt, facts: &Facts, kernel: &Kernel) -> Option<loo
     loads(a, &mut reads);
     loads(&b, &mut reads);
     loads(&current, &mut reads);
-    if !reads.iter().all(|(arr, idx)| in_bounds(arr, idx, facts, kernel)) {
+    if !reads
+        .iter()
+        .all(|(arr, idx)| in_bounds(arr, idx, facts, kernel))
+    {
         return None;
     }
     let value = loop_ir::Expr {
@@ -188,15 +191,23 @@ fn in_bounds(array: &str, index: &[Affine], facts: &Facts, kernel: &Kernel) -> b
 
 /// The declared extents of a parameter or local array.
 pub(super) fn array_dims<'k>(kernel: &'k Kernel, name: &str) -> Option<&'k [Option<Affine>]> {
-    let param = kernel.params.iter().find(|p| p.name == name).and_then(|p| match &p.kind {
-        loop_ir::ParamKind::Array(info) => Some(info),
-        loop_ir::ParamKind::Scalar { .. } => None,
-    });
+    let param = kernel
+        .params
+        .iter()
+        .find(|p| p.name == name)
+        .and_then(|p| match &p.kind {
+            loop_ir::ParamKind::Array(info) => Some(info),
+            loop_ir::ParamKind::Scalar { .. } => None,
+        });
     let local = || {
-        kernel.locals.iter().find(|l| l.name == name).and_then(|l| match &l.kind {
-            LocalKind::Array(info) => Some(info),
-            LocalKind::Scalar { .. } => None,
-        })
+        kernel
+            .locals
+            .iter()
+            .find(|l| l.name == name)
+            .and_then(|l| match &l.kind {
+                LocalKind::Array(info) => Some(info),
+                LocalKind::Scalar { .. } => None,
+            })
     };
     param.or_else(local).map(|info| info.dims.as_slice())
 }

@@ -53,10 +53,7 @@ fn split_in(l: &Loop, scope: &mut Scope, names: &[String]) -> Option<Vec<loop_ir
             let mut body = l.body[..k].to_vec();
             body.extend(split);
             body.extend(l.body[k + 1..].iter().cloned());
-            found = Some(vec![loop_ir::Stmt::Loop(Loop {
-                body,
-                ..l.clone()
-            })]);
+            found = Some(vec![loop_ir::Stmt::Loop(Loop { body, ..l.clone() })]);
             break;
         }
     }
