@@ -418,8 +418,9 @@ impl<'a> BlockChecker<'a> {
     /// check speaks of `out` arrays).
     fn explain_unwritten(&self, e: ProgramError) -> ProgramError {
         let var = self.vars.iter().find(|v| {
-            e.message
-                .starts_with(&format!("`{v}` is an `out` array read before it is written"))
+            e.message.starts_with(&format!(
+                "`{v}` is an `out` array read before it is written"
+            ))
         });
         match var {
             Some(v) => ProgramError {
@@ -485,11 +486,10 @@ impl<'a> BlockChecker<'a> {
                     if self.env.contains_key(&**name) {
                         return fail(format!("`{name}` is already bound"));
                     }
-                    check_shape(&ty.shape, &self.sizes)
-                        .map_err(|m| ProgramError {
-                            stmt: at,
-                            message: format!("shape of `{name}`: {m}"),
-                        })?;
+                    check_shape(&ty.shape, &self.sizes).map_err(|m| ProgramError {
+                        stmt: at,
+                        message: format!("shape of `{name}`: {m}"),
+                    })?;
                     self.env.insert(name, (ty.clone(), false));
                     self.vars.insert(name);
                 }

@@ -302,7 +302,10 @@ fn a_var_carries_state_across_iterations_and_is_no_parameter() {
     // JAX carries it through the loop like a written array; the caller
     // only gets the parameters back.
     let jax = emit_at(SCAN, Target::Jax, &[]).expect("emits");
-    assert!(jax.contains("(s, y,) = _state") || jax.contains("y, s,"), "{jax}");
+    assert!(
+        jax.contains("(s, y,) = _state") || jax.contains("y, s,"),
+        "{jax}"
+    );
     assert!(jax.contains("return (y,), None"), "{jax}");
 }
 
