@@ -419,6 +419,7 @@ fn statements_sum(body: &[Stmt], sizes: &Sizes, price: &dyn Fn(&Expr, &Sizes) ->
         .map(|s| match s {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } => price(value, sizes),
             Stmt::Return(e) => price(e, sizes),
+            Stmt::Var { .. } => 0.0,
             Stmt::Loop {
                 var,
                 start,

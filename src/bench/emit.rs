@@ -49,7 +49,7 @@ pub fn program_ops(program: &Program) -> usize {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 count(value)
             }
-            Stmt::Loop { .. } => 1,
+            Stmt::Loop { .. } | Stmt::Var { .. } => 1,
         })
         .sum()
 }

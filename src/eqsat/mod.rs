@@ -177,6 +177,9 @@ fn collect<'p>(body: &'p [Stmt], sizes: Option<&Sizes>, out: &mut Vec<(&'p Expr,
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 out.push((value, sizes.cloned()));
             }
+            // A local's declaration has no expression; reads of it are
+            // leaves like a parameter's (`map_values` skips it too).
+            Stmt::Var { .. } => {}
             Stmt::Loop {
                 var,
                 start,

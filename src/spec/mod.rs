@@ -186,8 +186,60 @@ impl fmt::Display for Spec {
 }
 
 /// Symbolically executes `kernel` at `sizes` (every size parameter bound).
+///
+/// The last few results are remembered: the tactics of one lift each ask
+/// for the spec at the same tuples, and a spec that turns out too large
+/// (gramschmidt's division and square-root recurrence) costs seconds
+/// before it fails.
 pub fn spec_of_kernel(kernel: &Kernel, sizes: &Sizes) -> Result<Spec, SpecError> {
-    exec::execute(kernel, sizes)
+    memo::remembered(kernel, sizes, || exec::execute(kernel, sizes))
+}
+
+mod memo {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    use super::{Sizes, Spec, SpecError};
+    use tenslift_frontend::ir::Kernel;
+
+    /// How many (kernel, sizes) results are kept: enough for the tuples of
+    /// one lift (chosen, second, third and the smaller fallbacks).
+    const KEPT: usize = 16;
+
+    type Entry = (String, Sizes, Result<Spec, SpecError>);
+
+    thread_local! {
+        /// Per thread: kernels lifted in parallel (the corpus) do not
+        /// evict one another's entries.
+        static RECENT: RefCell<VecDeque<Entry>> = const { RefCell::new(VecDeque::new()) };
+    }
+
+    /// `run()`'s result, or the one remembered for the same kernel (its
+    /// whole printed IR, so equal kernels share it) and sizes.
+    pub(super) fn remembered(
+        kernel: &Kernel,
+        sizes: &Sizes,
+        run: impl FnOnce() -> Result<Spec, SpecError>,
+    ) -> Result<Spec, SpecError> {
+        let key = format!("{kernel:?}");
+        let found = RECENT.with_borrow(|recent| {
+            recent
+                .iter()
+                .find(|(k, s, _)| *k == key && s == sizes)
+                .map(|(_, _, r)| r.clone())
+        });
+        if let Some(result) = found {
+            return result;
+        }
+        let result = run();
+        RECENT.with_borrow_mut(|recent| {
+            if recent.len() == KEPT {
+                recent.pop_front();
+            }
+            recent.push_back((key, sizes.clone(), result.clone()));
+        });
+        result
+    }
 }
 
 /// Chooses sizes (honouring `fixed` ones) and executes. When the spec at
@@ -217,7 +269,7 @@ pub fn spec_at_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Spec, Spec
     }
 }
 
-fn is_too_large(e: &SpecError) -> bool {
+pub(crate) fn is_too_large(e: &SpecError) -> bool {
     matches!(
         e,
         SpecError::ExpressionTooLarge { .. } | SpecError::TooLarge { .. }

@@ -348,6 +348,12 @@ fn exec_block<'p>(
                 let v = machine.eval(value)?;
                 machine.bind(name, v);
             }
+            Stmt::Var { name, ty } => {
+                let shape = machine.shape(&ty.shape)?;
+                let len = checked_len(name, &shape)?;
+                let zeros = tensor(shape, vec![Value::zero(); len])?;
+                machine.rebind(name, zeros);
+            }
             Stmt::Store {
                 target,
                 region,
@@ -395,14 +401,21 @@ fn store<'p>(
     let not_writable = || TensirSpecError::NotWritable {
         name: target.to_string(),
     };
-    let param = program
-        .param(target)
-        .filter(|p| p.access().is_some_and(|a| a != Access::In))
-        .ok_or_else(not_writable)?;
+    // A written array parameter, or a `var` (not one of the parameters).
+    let name: &'p str = match program.param(target) {
+        Some(p) if p.access().is_some_and(|a| a != Access::In) => &p.name,
+        Some(_) => return Err(not_writable()),
+        None => program
+            .vars()
+            .into_iter()
+            .find(|(n, _)| &***n == target)
+            .map(|(n, _)| &**n)
+            .ok_or_else(not_writable)?,
+    };
     let current = machine.env.get(target).cloned().ok_or_else(not_writable)?;
     let Some(items) = region else {
         let value = broadcast_to(&value, current.shape(), "store")?;
-        machine.rebind(&param.name, value);
+        machine.rebind(name, value);
         return Ok(());
     };
     let (offsets, shape) = slice_offsets(current.shape(), items, &|d| machine.dim(d))?;
@@ -412,7 +425,7 @@ fn store<'p>(
         elems[o] = v.clone();
     }
     let updated = tensor(current.shape().to_vec(), elems)?;
-    machine.rebind(&param.name, updated);
+    machine.rebind(name, updated);
     Ok(())
 }
 
@@ -516,6 +529,33 @@ pub fn check_program_at_both_sizes(
         }
     }
     Ok((Comparison::Equal, last))
+}
+
+/// [`check_program_at_both_sizes`], except that where the C spec is too
+/// large to build at those tuples (a division and square-root recurrence
+/// such as gramschmidt's grows exponentially in the normal form), the
+/// program is compared at the smaller tuples the whole-kernel search falls
+/// back to ([`super::spec_at_chosen_sizes`], [`super::spec_at_second_sizes`]).
+pub fn check_program_at_acceptance_sizes(
+    program: &Program,
+    kernel: &Kernel,
+) -> Result<(Comparison, Sizes)> {
+    match check_program_at_both_sizes(program, kernel) {
+        Err(TensirSpecError::CSpec(e)) if super::is_too_large(&e) => {
+            let first = super::spec_at_chosen_sizes(kernel, &Sizes::new())?;
+            let second = super::spec_at_second_sizes(kernel, &first.sizes)?;
+            let mut last = Sizes::new();
+            for spec in [first, second] {
+                let comparison = equal_to_spec(&execute(program, &spec.sizes)?, &spec);
+                if !comparison.is_equal() {
+                    return Ok((comparison, spec.sizes));
+                }
+                last = spec.sizes;
+            }
+            Ok((Comparison::Equal, last))
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use super::direct::Direct;
 use super::enumerative::{AfterStores, Enumerative};
 use super::moments::{ScaledGram, StoredMoments};
 use super::outputs::PerOutput;
+use super::partial::restructure::{Distribute, Guards, Interchange, Restructuring, Reverse, Split};
 use super::partial::KeptLoops;
 use super::scatter::Histogram;
 use super::search::SketchFamily;
@@ -33,7 +34,19 @@ use super::solvers::Solver;
 use super::tactic::{KernelTactic, OutputTactic};
 
 /// Whole-kernel tactics, in order.
-pub static KERNEL_TACTICS: &[&dyn KernelTactic] = &[&Histogram, &Solver, &PerOutput, &KeptLoops];
+pub static KERNEL_TACTICS: &[&dyn KernelTactic] = &[
+    &Histogram,
+    &Solver,
+    &PerOutput,
+    &KeptLoops {
+        restructurings: RESTRUCTURINGS,
+    },
+];
+
+/// Loop restructurings of `kept-loops`, in the order tried on a loop that
+/// does not lift as one statement.
+pub static RESTRUCTURINGS: &[&dyn Restructuring] =
+    &[&Reverse, &Guards, &Distribute, &Split, &Interchange];
 
 /// Tactics for one output, in order.
 pub static OUTPUT_TACTICS: &[&dyn OutputTactic] = &[
@@ -72,6 +85,10 @@ pub fn markdown() -> String {
     for t in OUTPUT_TACTICS {
         out.push_str(&format!("1. `{}`: {}\n", t.name(), t.summary()));
     }
+    out.push_str("\nLoop restructurings (`kept-loops`), in order:\n\n");
+    for r in RESTRUCTURINGS {
+        out.push_str(&format!("1. `{}`: {}\n", r.name(), r.summary()));
+    }
     out.push_str(
         "\nSketch families of the enumerative search, in order (then `op(stub, ?h)`):\n\n",
     );
@@ -92,6 +109,7 @@ mod tests {
             .map(|t| t.name())
             .chain(OUTPUT_TACTICS.iter().map(|t| t.name()))
             .chain(SKETCH_FAMILIES.iter().map(|f| f.name()))
+            .chain(RESTRUCTURINGS.iter().map(|r| r.name()))
             .collect();
         let count = names.len();
         names.sort_unstable();

@@ -412,6 +412,7 @@ fn rebase_stmt(s: &Stmt, regions: &Regions) -> Result<Stmt, SynthError> {
             value: e(value)?,
         },
         Stmt::Return(value) => Stmt::Return(e(value)?),
+        Stmt::Var { .. } => s.clone(),
         Stmt::Loop {
             var,
             start,

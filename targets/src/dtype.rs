@@ -130,6 +130,15 @@ impl Lit {
         Lit::Float(dtype.round_float(v).to_bits(), dtype)
     }
 
+    /// Zero of `dtype` (`false` for `bool`).
+    pub fn zero(dtype: DType) -> Lit {
+        match dtype {
+            DType::Bool => Lit::Bool(false),
+            d if d.is_float() => Lit::float(0.0, d),
+            d => Lit::int(0, d),
+        }
+    }
+
     pub fn int(v: i64, dtype: DType) -> Lit {
         Lit::Int(v, dtype)
     }

@@ -317,6 +317,15 @@ fn exec_block(stmts: &[Stmt], env: &mut Env, returned: &mut Option<Array>) -> IR
                 let v = eval(value, env)?;
                 env.values.insert(name.to_string(), v);
             }
+            Stmt::Var { name, ty } => {
+                let shape = ty
+                    .shape
+                    .iter()
+                    .map(|d| env.udim(d))
+                    .collect::<IResult<Vec<_>>>()?;
+                env.values
+                    .insert(name.to_string(), Array::zeros(ty.dtype, shape));
+            }
             Stmt::Store {
                 target,
                 region,

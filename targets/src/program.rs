@@ -1,5 +1,6 @@
 //! Programs: metadata, the parameter list in C order, and a sequence of
-//! statements (`let`, write-back of a region, `for` loops, `return`).
+//! statements (`let`, `var`, write-back of a region, `for` loops,
+//! `return`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -161,6 +162,12 @@ impl Param {
 pub enum Stmt {
     /// `let name = value;` (names are bound once).
     Let { name: Arc<str>, value: Expr },
+    /// `var name: f64[n];` — a local array of the program, only at its top
+    /// level: zero-filled, written by stores like an `inout` parameter and
+    /// kept across loop iterations (a C local a kept loop carries: a
+    /// recurrence's scalar, a scratch vector). Like an `out` array it must
+    /// be written before it is read.
+    Var { name: Arc<str>, ty: Ty },
     /// `target[region] = value;` or `target = value;` (region `None`).
     Store {
         target: Arc<str>,
@@ -244,6 +251,7 @@ pub fn try_map_values<E>(
                     value: f(index, value)?,
                 },
                 Stmt::Return(value) => Stmt::Return(f(index, value)?),
+                Stmt::Var { .. } => s.clone(),
                 Stmt::Loop {
                     var,
                     start,
@@ -295,6 +303,34 @@ impl Program {
         self.params.iter().find(|p| &*p.name == name)
     }
 
+    /// The program's `var` locals, in order, with their types.
+    pub fn vars(&self) -> Vec<(&Arc<str>, &Ty)> {
+        self.body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Var { name, ty } => Some((name, ty)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The element type and shape of what a store may write under `name`:
+    /// a written array parameter or a `var`.
+    pub fn writable(&self, name: &str) -> Option<(DType, &[Dim])> {
+        if let Some(ParamKind::Array {
+            dtype,
+            shape,
+            access,
+        }) = self.param(name).map(|p| &p.kind)
+        {
+            return access.is_written().then_some((*dtype, shape.as_slice()));
+        }
+        self.vars()
+            .into_iter()
+            .find(|(n, _)| &***n == name)
+            .map(|(_, ty)| (ty.dtype, ty.shape.as_slice()))
+    }
+
     /// Checks the rules that single expressions cannot: names are valid and
     /// bound once, variables have their declared types, dims use only size
     /// parameters, stores target writable arrays with a value of the
@@ -335,6 +371,7 @@ impl Program {
             program: self,
             env,
             sizes,
+            vars: HashSet::new(),
             next_index: 0,
         };
         checker.block(&self.body, true)?;
@@ -370,11 +407,49 @@ struct BlockChecker<'a> {
     env: HashMap<&'a str, (Ty, bool)>,
     /// Symbols dims may use: size parameters and enclosing loop variables.
     sizes: Vec<&'a str>,
+    /// The `var` locals declared so far.
+    vars: HashSet<&'a str>,
     /// Pre-order index of the next statement.
     next_index: usize,
 }
 
 impl<'a> BlockChecker<'a> {
+    /// A read of a `var` before any store: say so in its own words (the
+    /// check speaks of `out` arrays).
+    fn explain_unwritten(&self, e: ProgramError) -> ProgramError {
+        let var = self.vars.iter().find(|v| {
+            e.message.starts_with(&format!(
+                "`{v}` is an `out` array read before it is written"
+            ))
+        });
+        match var {
+            Some(v) => ProgramError {
+                stmt: e.stmt,
+                message: format!("`var {v}` is read before a store writes it"),
+            },
+            None => e,
+        }
+    }
+
+    /// The element type and shape a store into `target` writes: a written
+    /// array parameter or a `var` declared before.
+    fn store_target(&self, target: &str) -> Result<(DType, Vec<Dim>), String> {
+        match self.program.param(target).map(|p| &p.kind) {
+            Some(ParamKind::Array {
+                dtype,
+                shape,
+                access,
+            }) if access.is_written() => Ok((*dtype, shape.clone())),
+            Some(ParamKind::Array { .. }) => Err(format!(
+                "`{target}` is an input; declare it `out` or `inout` to write it"
+            )),
+            _ => match self.env.get(target) {
+                Some((ty, _)) if self.vars.contains(target) => Ok((ty.dtype, ty.shape.clone())),
+                _ => Err(format!("`{target}` is not an array parameter or a `var`")),
+            },
+        }
+    }
+
     fn block(&mut self, stmts: &'a [Stmt], top_level: bool) -> Result<(), ProgramError> {
         for (i, stmt) in stmts.iter().enumerate() {
             let at = Some(self.next_index);
@@ -384,11 +459,12 @@ impl<'a> BlockChecker<'a> {
                 Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                     Some(value)
                 }
-                Stmt::Loop { .. } => None,
+                Stmt::Loop { .. } | Stmt::Var { .. } => None,
             };
             if let Some(value) = value {
                 check_expr(value, &self.env, &self.sizes, &mut HashSet::new())
-                    .map_err(|message| ProgramError { stmt: at, message })?;
+                    .map_err(|message| ProgramError { stmt: at, message })
+                    .map_err(|e| self.explain_unwritten(e))?;
             }
             match stmt {
                 Stmt::Let { name, value } => {
@@ -400,25 +476,32 @@ impl<'a> BlockChecker<'a> {
                     }
                     self.env.insert(name, (value.ty().clone(), true));
                 }
+                Stmt::Var { name, ty } => {
+                    if !top_level {
+                        return fail("`var` is allowed only at the top level".to_string());
+                    }
+                    if !is_identifier(name) {
+                        return fail(format!("`{name}` is not a valid name"));
+                    }
+                    if self.env.contains_key(&**name) {
+                        return fail(format!("`{name}` is already bound"));
+                    }
+                    check_shape(&ty.shape, &self.sizes).map_err(|m| ProgramError {
+                        stmt: at,
+                        message: format!("shape of `{name}`: {m}"),
+                    })?;
+                    self.env.insert(name, (ty.clone(), false));
+                    self.vars.insert(name);
+                }
                 Stmt::Store {
                     target,
                     region,
                     value,
                 } => {
-                    let param = self.program.param(target);
-                    let Some(ParamKind::Array {
-                        dtype,
-                        shape,
-                        access,
-                    }) = param.map(|p| &p.kind)
-                    else {
-                        return fail(format!("`{target}` is not an array parameter"));
-                    };
-                    if !access.is_written() {
-                        return fail(format!(
-                            "`{target}` is an input; declare it `out` or `inout` to write it"
-                        ));
-                    }
+                    let (dtype, shape) = self
+                        .store_target(target)
+                        .map_err(|message| ProgramError { stmt: at, message })?;
+                    let (dtype, shape) = (&dtype, &shape);
                     let region_shape = match region {
                         Some(items) => {
                             check_slice_dims(items, &self.sizes)

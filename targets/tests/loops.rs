@@ -276,3 +276,69 @@ fn time_loops_become_one_compiled_loop_whatever_the_trip_count() {
         "{numpy}"
     );
 }
+
+const SCAN: &str = "func f(n: size, x: f64[n], y: out f64[n]) {
+  var s: f64[];
+  s = 0.0;
+  for i in 0..n {
+    s = add(s, x[i]);
+    y[i] = s;
+  }
+}
+";
+
+#[test]
+fn a_var_carries_state_across_iterations_and_is_no_parameter() {
+    let p = parse_program("t.tensir", SCAN).expect("parses");
+    assert!(print_program(&p).ends_with(SCAN), "{}", print_program(&p));
+    let sizes = HashMap::from([("n".to_string(), 4)]);
+    let args = HashMap::from([
+        ("x".to_string(), vector(&[1.0, 2.0, 3.0, 4.0])),
+        ("y".to_string(), vector(&[0.0; 4])),
+    ]);
+    let out = run(&p, &sizes, &args).expect("runs");
+    assert_eq!(out.arrays["y"], vector(&[1.0, 3.0, 6.0, 10.0]));
+    assert!(!out.arrays.contains_key("s"), "{:?}", out.arrays.keys());
+    // JAX carries it through the loop like a written array; the caller
+    // only gets the parameters back.
+    let jax = emit_at(SCAN, Target::Jax, &[]).expect("emits");
+    assert!(
+        jax.contains("(s, y,) = _state") || jax.contains("y, s,"),
+        "{jax}"
+    );
+    assert!(jax.contains("return (y,), None"), "{jax}");
+}
+
+#[test]
+fn a_var_is_declared_at_the_top_level_and_written_before_it_is_read() {
+    let e = error_of(
+        "func f(n: size, y: out f64[n]) {
+  var s: f64[];
+  y[0] = s;
+}
+",
+    );
+    assert!(
+        e.starts_with("t.tensir:3:3: error: `var s` is read before a store writes it"),
+        "{e}"
+    );
+    let e = error_of(
+        "func f(n: size, y: out f64[n]) {
+  for i in 0..n {
+    var s: f64[];
+    s = 1.0;
+    y[i] = s;
+  }
+}
+",
+    );
+    assert!(e.contains("`var` is allowed only at the top level"), "{e}");
+    let e = error_of(
+        "func f(n: size, y: out f64[n]) {
+  var y: f64[n];
+  y = 1.0;
+}
+",
+    );
+    assert!(e.contains("`y` is already bound"), "{e}");
+}

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use tenslift::spec::tensir::check_program_at_both_sizes;
+use tenslift::spec::tensir::check_program_at_acceptance_sizes;
 use tenslift::synth::{lift_kernel, Outcome, SynthOptions};
 use tenslift_frontend::ir::Kernel;
 use tenslift_frontend::Options;
@@ -154,7 +154,7 @@ pub fn lift(kernel: &Kernel, timeout: Duration) -> Lift {
     };
     let wrong = match program.validate() {
         Err(e) => Some(format!("invalid program: {e}")),
-        Ok(()) => match check_program_at_both_sizes(program, kernel) {
+        Ok(()) => match check_program_at_acceptance_sizes(program, kernel) {
             Ok((comparison, _)) if comparison.is_equal() => None,
             Ok((comparison, sizes)) => {
                 Some(format!("differs from the spec at {sizes:?}: {comparison}"))

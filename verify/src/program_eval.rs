@@ -209,6 +209,13 @@ impl<D: Domain> Interp<'_, D> {
                     let v = self.eval(value)?;
                     self.values.insert(name.to_string(), v);
                 }
+                Stmt::Var { name, ty } => {
+                    let shape = self.shape(&ty.shape)?;
+                    let zero = self.zero(ty.dtype)?;
+                    let n = shape.iter().product();
+                    let data = vec![zero; n];
+                    self.values.insert(name.to_string(), Tensor { shape, data });
+                }
                 Stmt::Store {
                     target,
                     region,

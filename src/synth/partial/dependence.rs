@@ -171,3 +171,21 @@ pub(super) fn reads_an_earlier_iteration(w: &Access, r: &Access, iter: &str) -> 
     }
     Some(elsewhere_same && along? < 0)
 }
+
+/// Whether the iterations of `l` touch disjoint elements: every write
+/// against every access of its array, identical subscripts included, is
+/// separated along `l` (a one-element local written in every iteration is
+/// not). Stricter than [`carries_dependency`], which lets an accumulator
+/// of an inner reduction pass; reordering `l`'s iterations (interchange,
+/// distribution) needs this one.
+pub(super) fn independent(l: &Loop, scope: &[NestLoop]) -> bool {
+    let Ok(accesses) = stencil::accesses(&loop_ir::Stmt::Loop(l.clone())) else {
+        return false;
+    };
+    accesses.iter().filter(|a| a.is_store).all(|w| {
+        accesses
+            .iter()
+            .filter(|r| r.array == w.array)
+            .all(|r| separated(w, r, &l.iter, scope))
+    })
+}

@@ -17,19 +17,25 @@
 //! ranges) and at a second size tuple; the assembled program is accepted
 //! only when it equals the whole kernel's spec at both size tuples.
 
+mod bounds;
 mod dependence;
+mod locals;
 mod recurrence;
+pub mod restructure;
+mod rewrite;
 mod statement;
 #[cfg(test)]
 mod tests;
+mod vectorise;
 
 use std::sync::Arc;
 
-use tenslift_frontend::ir::{self as loop_ir, Kernel};
+use tenslift_frontend::ir::{self as loop_ir, Kernel, Loop};
 use tenslift_targets::{self as tensir, Meta, Param, ParamKind, Program, Stmt};
 
 use dependence::Scope;
 pub use dependence::{any_loop_carries, carries_dependency};
+use restructure::{LoopSite, Restructuring};
 
 use super::options::{PartialError, PartialLift, SynthError};
 use super::search::{Stats, Timings};
@@ -37,16 +43,24 @@ use super::signature::{infer_unknown_extents, params_of};
 use super::stencil::{self, NestLoop};
 use super::tactic::{KernelContext, KernelResult, KernelTactic};
 use super::trace::Trace;
-use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
+use crate::spec::tensir::{check_program_at_acceptance_sizes, Comparison};
 use crate::spec::{choose_second_sizes, choose_sizes, Sizes};
 
 /// Most loops kept one inside another (seidel-2d keeps `t`, `i` and `j`).
 pub const MAX_KEPT_DEPTH: usize = 3;
 
+/// Most restructurings applied to one kernel (each is a loop rewritten;
+/// a count, like every limit of the search, so the result does not depend
+/// on the machine).
+pub const MAX_RESTRUCTURINGS: usize = 64;
+
 /// The `kept-loops` kernel tactic; see the module documentation. Tried
 /// after the whole-kernel tactics failed, for a kernel some loop of which
-/// carries a dependency.
-pub struct KeptLoops;
+/// carries a dependency. `restructurings` are tried, in order, on a loop
+/// that does not lift as one statement, before it is kept.
+pub struct KeptLoops {
+    pub restructurings: &'static [&'static dyn Restructuring],
+}
 
 impl KernelTactic for KeptLoops {
     fn name(&self) -> &'static str {
@@ -54,7 +68,7 @@ impl KernelTactic for KeptLoops {
     }
 
     fn summary(&self) -> &'static str {
-        "keeps the loops that carry a dependency as TensIR for loops and lifts each statement of their bodies"
+        "keeps the loops that carry a dependency as TensIR for loops (the C locals they carry as `var`s) and lifts each statement of their bodies, restructuring a loop first where that lets it vectorise"
     }
 
     fn applies(&self, kernel: &Kernel) -> Result<(), String> {
@@ -66,22 +80,37 @@ impl KernelTactic for KeptLoops {
     }
 
     fn run(&self, kernel: &Kernel, context: &KernelContext<'_>, _: &mut Trace) -> KernelResult {
-        KernelResult::Kept(lift_partially(kernel, context))
+        KernelResult::Kept(lift_partially(kernel, context, self.restructurings))
     }
 }
 
 struct Driver<'k> {
-    kernel: &'k Kernel,
+    /// The kernel with its local scalars as one-element local arrays (see
+    /// `locals`), and the locals restructurings added.
+    kernel: Kernel,
+    /// The former local scalars (rank-0 values in TensIR).
+    scalars: Vec<String>,
     /// The whole kernel's TensIR parameters.
     params: Vec<Param>,
     first: Sizes,
     second: Sizes,
+    third: Option<Sizes>,
     context: &'k KernelContext<'k>,
+    restructurings: &'k [&'k dyn Restructuring],
+    restructured: usize,
     stats: Stats,
     timings: Timings,
     cost: f64,
     kept: Vec<String>,
     vectorised: bool,
+}
+
+/// What a failed attempt at a loop must not leave behind.
+struct Undo {
+    cost: f64,
+    kept: usize,
+    vectorised: bool,
+    locals: usize,
 }
 
 impl Driver<'_> {
@@ -90,8 +119,8 @@ impl Driver<'_> {
     }
 
     /// The TensIR parameters of a statement program: the kernel's, with
-    /// accesses as the statement uses them, plus the kept loop variables
-    /// as sizes.
+    /// accesses as the statement uses them, its locals, plus the kept loop
+    /// variables as sizes.
     fn statement_params(&self, scope: &Scope, written: &[String]) -> Vec<Param> {
         let mut params: Vec<Param> = self
             .params
@@ -108,6 +137,9 @@ impl Driver<'_> {
                 p
             })
             .collect();
+        params.extend(
+            locals::local_tensir_params(&self.kernel, &self.scalars, written).unwrap_or_default(),
+        );
         for l in scope {
             params.push(Param {
                 name: Arc::from(l.iter.as_str()),
@@ -118,7 +150,8 @@ impl Driver<'_> {
     }
 
     /// Lifts each statement; a loop that does not lift as one statement
-    /// (or carries a dependency) is kept, its body lifted in turn.
+    /// (or carries a dependency) is restructured, or kept and its body
+    /// lifted in turn.
     fn lift_block(
         &mut self,
         stmts: &[loop_ir::Stmt],
@@ -129,49 +162,102 @@ impl Driver<'_> {
             if self.out_of_time() {
                 return Err(SynthError::Timeout(self.context.options.timeout.as_secs_f64()).into());
             }
-            let carried = matches!(stmt, loop_ir::Stmt::Loop(l) if carries_dependency(l, scope));
-            let direct = if carried {
-                Err(PartialError::Unsupported(
-                    "a loop that carries a dependency".into(),
-                ))
-            } else {
-                self.lift_statement(stmt, scope)
-            };
-            match (direct, stmt) {
-                (Ok(s), _) => out.push(s),
-                (Err(_), loop_ir::Stmt::Loop(l)) if l.step == 1 && scope.len() < MAX_KEPT_DEPTH => {
-                    if let Some(split) = self.lift_recurrence(l, scope) {
-                        self.kept.push(l.iter.clone());
-                        out.extend(split);
-                        continue;
-                    }
-                    let (Some(start), Some(stop)) =
-                        (stencil::dim_of(&l.start), stencil::dim_of(&l.end))
-                    else {
-                        return Err(PartialError::Unsupported(format!(
-                            "the bounds of loop `{}` are not sizes",
-                            l.iter
-                        )));
-                    };
-                    self.kept.push(l.iter.clone());
-                    scope.push(NestLoop {
-                        iter: l.iter.clone(),
-                        start: l.start.clone(),
-                        end: l.end.clone(),
-                    });
-                    let body = self.lift_block(&l.body, scope);
-                    scope.pop();
-                    out.push(Stmt::Loop {
-                        var: Arc::from(l.iter.as_str()),
-                        start,
-                        stop,
-                        body: body?,
-                    });
-                }
-                (Err(e), _) => return Err(e),
+            match stmt {
+                loop_ir::Stmt::Loop(l) => out.extend(self.lift_loop(l, scope)?),
+                other => out.push(self.lift_statement(other, scope)?),
             }
         }
         Ok(out)
+    }
+
+    /// One loop: as one statement, else restructured, else as a linear
+    /// recurrence, else kept with its body lifted.
+    fn lift_loop(&mut self, l: &Loop, scope: &mut Scope) -> Result<Vec<Stmt>, PartialError> {
+        let carried = l.step != 1 || carries_dependency(l, scope);
+        let direct = if carried {
+            Err(PartialError::Unsupported(
+                "a loop that carries a dependency".into(),
+            ))
+        } else {
+            self.lift_statement(&loop_ir::Stmt::Loop(l.clone()), scope)
+        };
+        let direct = match direct {
+            Ok(s) => return Ok(vec![s]),
+            Err(e) => e,
+        };
+        if let Some(restructured) = self.restructure(l, scope) {
+            let undo = self.undo();
+            match self.lift_block(&restructured, scope) {
+                Ok(lifted) => return Ok(lifted),
+                Err(e @ PartialError::Synth(_)) if self.out_of_time() => return Err(e),
+                Err(_) => self.restore(undo),
+            }
+        }
+        if l.step != 1 || scope.len() >= MAX_KEPT_DEPTH {
+            return Err(direct);
+        }
+        if let Some(split) = self.lift_recurrence(l, scope) {
+            self.kept.push(l.iter.clone());
+            return Ok(split);
+        }
+        self.keep(l, scope)
+    }
+
+    /// `l` kept as a TensIR loop, its body lifted inside it.
+    fn keep(&mut self, l: &Loop, scope: &mut Scope) -> Result<Vec<Stmt>, PartialError> {
+        let (Some(start), Some(stop)) = (stencil::dim_of(&l.start), stencil::dim_of(&l.end)) else {
+            return Err(PartialError::Unsupported(format!(
+                "the bounds of loop `{}` are not sizes",
+                l.iter
+            )));
+        };
+        self.kept.push(l.iter.clone());
+        scope.push(NestLoop {
+            iter: l.iter.clone(),
+            start: l.start.clone(),
+            end: l.end.clone(),
+        });
+        let body = self.lift_block(&l.body, scope);
+        scope.pop();
+        Ok(vec![Stmt::Loop {
+            var: Arc::from(l.iter.as_str()),
+            start,
+            stop,
+            body: body?,
+        }])
+    }
+
+    /// The first restructuring of the registry that applies to `l`.
+    fn restructure(&mut self, l: &Loop, scope: &Scope) -> Option<Vec<loop_ir::Stmt>> {
+        if self.restructured >= MAX_RESTRUCTURINGS {
+            return None;
+        }
+        let site = LoopSite {
+            l,
+            scope,
+            kernel: &self.kernel,
+            scalars: &self.scalars,
+        };
+        let found = self.restructurings.iter().find_map(|r| r.apply(&site))?;
+        self.restructured += 1;
+        self.kernel.locals.extend(found.locals);
+        Some(found.stmts)
+    }
+
+    fn undo(&self) -> Undo {
+        Undo {
+            cost: self.cost,
+            kept: self.kept.len(),
+            vectorised: self.vectorised,
+            locals: self.kernel.locals.len(),
+        }
+    }
+
+    fn restore(&mut self, undo: Undo) {
+        self.cost = undo.cost;
+        self.kept.truncate(undo.kept);
+        self.vectorised = undo.vectorised;
+        self.kernel.locals.truncate(undo.locals);
     }
 }
 
@@ -180,10 +266,18 @@ impl Driver<'_> {
 pub fn lift_partially(
     kernel: &Kernel,
     context: &KernelContext<'_>,
+    restructurings: &[&dyn Restructuring],
 ) -> Result<PartialLift, PartialError> {
-    let lifted = assemble(kernel, context)?;
-    match check_program_at_both_sizes(&lifted.program, kernel)? {
-        (Comparison::Equal, _) => Ok(lifted),
+    let lifted = assemble(kernel, context, restructurings)?;
+    accept(&lifted.program, kernel)?;
+    Ok(lifted)
+}
+
+/// The acceptance: the program equals the kernel's spec at the acceptance
+/// size tuples (smaller ones where the C spec is too large there).
+fn accept(program: &Program, kernel: &Kernel) -> Result<(), PartialError> {
+    match check_program_at_acceptance_sizes(program, kernel)? {
+        (Comparison::Equal, _) => Ok(()),
         (other, sizes) => Err(SynthError::Rejected(format!(
             "at {}: {other}",
             crate::spec::format_sizes(&sizes)
@@ -194,7 +288,11 @@ pub fn lift_partially(
 
 /// The program with kept loops, each statement checked on its own but the
 /// whole not yet compared with the kernel.
-fn assemble(kernel: &Kernel, context: &KernelContext<'_>) -> Result<PartialLift, PartialError> {
+fn assemble(
+    kernel: &Kernel,
+    context: &KernelContext<'_>,
+    restructurings: &[&dyn Restructuring],
+) -> Result<PartialLift, PartialError> {
     if kernel.returns.is_some() {
         return Err(PartialError::Unsupported(
             "partial lifting keeps no returned scalar".into(),
@@ -203,19 +301,27 @@ fn assemble(kernel: &Kernel, context: &KernelContext<'_>) -> Result<PartialLift,
     let first = choose_sizes(kernel, &Sizes::new())?;
     let second = choose_second_sizes(kernel, &first)?;
     let params = params_of(kernel, &infer_unknown_extents(kernel, &first)?)?;
+    let (arrays, scalars) = locals::scalars_as_arrays(kernel);
+    let third = crate::spec::sizes::choose_third_sizes(kernel, &first, &second);
     let mut driver = Driver {
-        kernel,
+        kernel: arrays,
+        scalars,
         params: params.clone(),
         first,
         second,
+        third,
         context,
+        restructurings,
+        restructured: 0,
         stats: Stats::default(),
         timings: Timings::default(),
         cost: 0.0,
         kept: Vec::new(),
         vectorised: false,
     };
-    let body = driver.lift_block(&kernel.body, &mut Vec::new())?;
+    let body = driver.lift_block(&driver.kernel.body.clone(), &mut Vec::new())?;
+    let body = locals::declare_locals(body, &driver.kernel, &driver.scalars)
+        .ok_or_else(|| PartialError::Unsupported("a local array whose extent is unknown".into()))?;
     if driver.kept.is_empty() {
         return Err(PartialError::NothingKept);
     }

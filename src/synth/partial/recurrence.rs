@@ -89,7 +89,7 @@ impl Driver<'_> {
         let leaves = (scalar_leaves.as_slice(), vector_leaves.as_slice());
         let body = rec.split_body(&linear, leaves, dtype)?;
         let stmt = loop_ir::Stmt::Loop(l.clone());
-        let loop_kernel = statement_kernel(self.kernel, scope, &stmt, &written);
+        let loop_kernel = statement_kernel(&self.kernel, scope, &stmt, &written);
         self.check_statement(body.clone(), &loop_kernel, outer_params, scope)
             .ok()?;
         for s in &body {
@@ -112,7 +112,7 @@ impl Driver<'_> {
             return None;
         };
         let written = vec![rec.array.clone()];
-        let inner_kernel = statement_kernel(self.kernel, inner_scope, stmt, &written);
+        let inner_kernel = statement_kernel(&self.kernel, inner_scope, stmt, &written);
         let inner_params = self.statement_params(inner_scope, &written);
         let spec = spec_of_kernel(&inner_kernel, sizes).ok()?;
         let output = spec.output(&rec.array)?;

@@ -13,6 +13,7 @@ use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{Expr, Lit, Meta, Param, ParamKind, Program, Stmt};
 
 use super::dependence::Scope;
+use super::vectorise;
 use super::Driver;
 use crate::algebra::Tensor;
 use crate::spec::tensir::{canonical_extrema, check_program_against_kernel, Comparison};
@@ -76,7 +77,8 @@ pub(super) fn is_vectorised(e: &Expr) -> bool {
 
 /// The kernel that runs `stmt` alone: kept loop variables are size
 /// parameters, arrays `stmt` stores into are in/out, every other array is
-/// an input.
+/// an input, and the kernel's locals (all arrays by now, see `locals`)
+/// are parameters too: their current contents are the statement's input.
 pub(super) fn statement_kernel(
     kernel: &Kernel,
     scope: &Scope,
@@ -103,6 +105,7 @@ pub(super) fn statement_kernel(
             p
         })
         .collect();
+    params.extend(super::locals::local_params(kernel, written, &loc));
     for l in scope {
         params.push(loop_ir::Param {
             name: l.iter.clone(),
@@ -120,7 +123,7 @@ pub(super) fn statement_kernel(
         name: format!("{}_statement", kernel.name),
         range: kernel.range.clone(),
         params,
-        locals: kernel.locals.clone(),
+        locals: Vec::new(),
         body: vec![iterators_as_params(stmt, &names)],
         returns: None,
         histograms: kernel.histograms.clone(),
@@ -211,8 +214,24 @@ pub(super) fn iterators_as_params(stmt: &loop_ir::Stmt, names: &[&str]) -> loop_
 pub(super) fn store_value(s: &Stmt) -> Expr {
     match s {
         Stmt::Store { value, .. } | Stmt::Let { value, .. } | Stmt::Return(value) => value.clone(),
-        Stmt::Loop { .. } => Expr::lit(Lit::int(0, tenslift_targets::DType::I64)),
+        Stmt::Loop { .. } | Stmt::Var { .. } => {
+            Expr::lit(Lit::int(0, tenslift_targets::DType::I64))
+        }
     }
+}
+
+/// One statement's store and what it must hold.
+pub(super) struct StatementGoal {
+    array: String,
+    accesses: Vec<Access>,
+    /// The TensIR store region (empty for a rank-0 value).
+    region: Vec<SliceItem>,
+    region_shape: Vec<tenslift_targets::Dim>,
+    skernel: Kernel,
+    params: Vec<Param>,
+    sizes: Sizes,
+    target: Tensor,
+    dtype: tenslift_targets::DType,
 }
 
 impl Driver<'_> {
@@ -223,45 +242,118 @@ impl Driver<'_> {
         stmt: &loop_ir::Stmt,
         scope: &Scope,
     ) -> Result<Stmt, PartialError> {
-        let invalid = |e: stencil::StencilError| PartialError::Unsupported(e.to_string());
-        let accesses = stencil::accesses(stmt).map_err(invalid)?;
-        let (array, region) = stencil::store_region(&accesses).map_err(invalid)?;
-        let written = vec![array.clone()];
-        let skernel = statement_kernel(self.kernel, scope, stmt, &written);
-        let params = self.statement_params(scope, &written);
-        // The larger tuple, so that loops inside the statement whose bounds
-        // are kept variables (`k < j`) run at least once.
-        let sizes = bind_scope(scope, &self.second, Pick::Middle).ok_or_else(|| {
+        let t0 = std::time::Instant::now();
+        let scope_names: Vec<&str> = scope.iter().map(|l| l.iter.as_str()).collect();
+        let goal = self.statement_goal(stmt, scope);
+        if std::env::var_os("TL_DEBUG").is_some() {
+            eprintln!(
+                "goal {:?} {:?} {:?}",
+                goal.as_ref()
+                    .map(|g| g.array.clone())
+                    .map_err(|e| e.to_string()),
+                scope_names,
+                t0.elapsed()
+            );
+        }
+        let goal = goal?;
+        let value = self.statement_value(stmt, scope, &goal);
+        if std::env::var_os("TL_DEBUG").is_some() {
+            eprintln!(
+                "  value {:?} {:?}",
+                value
+                    .as_ref()
+                    .map(|v| tenslift_targets::print_expr(v))
+                    .map_err(|e| e.to_string()),
+                t0.elapsed()
+            );
+        }
+        let value = value?;
+        let value = stencil::broadcast_to(value, &goal.region_shape).ok_or_else(|| {
             PartialError::Statement {
-                array: array.clone(),
-                reason: "a kept loop range is empty at the sizes chosen".into(),
+                array: goal.array.clone(),
+                reason: "the value does not broadcast to the region".into(),
             }
         })?;
-        let spec = spec_of_kernel(&skernel, &sizes)?;
-        let output = spec.output(&array).ok_or_else(|| PartialError::Statement {
+        let full = goal.region.iter().all(|i| matches!(i, SliceItem::Full));
+        let store = Stmt::Store {
+            target: Arc::from(goal.array.as_str()),
+            region: (!full).then_some(goal.region.clone()),
+            value,
+        };
+        self.check_statement(vec![store.clone()], &goal.skernel, goal.params, scope)?;
+        self.cost += crate::synth::cost::cost_of(&[&store_value(&store)], &goal.sizes);
+        if is_vectorised(&store_value(&store)) {
+            self.vectorised = true;
+        }
+        Ok(store)
+    }
+
+    /// What one statement must compute: its store, its kernel and TensIR
+    /// parameters, and the value its region must hold at the middle of the
+    /// kept ranges.
+    fn statement_goal(
+        &self,
+        stmt: &loop_ir::Stmt,
+        scope: &Scope,
+    ) -> Result<StatementGoal, PartialError> {
+        let invalid = |e: stencil::StencilError| PartialError::Unsupported(e.to_string());
+        let accesses = stencil::accesses(stmt).map_err(invalid)?;
+        let (array, spec_region) = stencil::store_region(&accesses).map_err(invalid)?;
+        let written = vec![array.clone()];
+        let skernel = statement_kernel(&self.kernel, scope, stmt, &written);
+        let params = self.statement_params(scope, &written);
+        let failed = |reason: &str| PartialError::Statement {
             array: array.clone(),
-            reason: "no such output".into(),
-        })?;
-        let target = stencil::region_value(&output.value, &region, &sizes)
-            .ok_or_else(|| PartialError::Statement {
-                array: array.clone(),
-                reason: "the store region is outside the array".into(),
-            })?
+            reason: reason.into(),
+        };
+        // The larger tuple, so that loops inside the statement whose bounds
+        // are kept variables (`k < j`) run at least once.
+        let sizes = bind_scope(scope, &self.second, Pick::Middle)
+            .ok_or_else(|| failed("a kept loop range is empty at the sizes chosen"))?;
+        let spec = spec_of_kernel(&skernel, &sizes)?;
+        let output = spec
+            .output(&array)
+            .ok_or_else(|| failed("no such output"))?;
+        let target = stencil::region_value(&output.value, &spec_region, &sizes)
+            .ok_or_else(|| failed("the store region is outside the array"))?
             .map(canonical_extrema);
-        let dtype = dtype_of(output.elem);
-        let param =
-            params
-                .iter()
-                .find(|p| *p.name == *array)
-                .ok_or_else(|| PartialError::Statement {
-                    array: array.clone(),
-                    reason: "no such output".into(),
-                })?;
+        let param = params
+            .iter()
+            .find(|p| *p.name == *array)
+            .ok_or_else(|| failed("no such output"))?;
+        // A C scalar (`s[0]` in the loop IR) is a rank-0 TensIR value,
+        // stored whole.
+        let region = if param.ty().rank() == 0 {
+            Vec::new()
+        } else {
+            spec_region
+        };
         let region_shape = tenslift_targets::expr::slice_shape(&param.ty().shape, &region)
             .map_err(|e| PartialError::Unsupported(e.to_string()))?;
+        Ok(StatementGoal {
+            dtype: dtype_of(output.elem),
+            array,
+            accesses,
+            region,
+            region_shape,
+            skernel,
+            params,
+            sizes,
+            target,
+        })
+    }
 
-        let leaves = self.leaves(stmt, &accesses, &params, dtype);
-        let mut evaluator = Evaluator::new(sizes.clone(), params.clone(), Vec::new());
+    /// The statement's value: a linear stencil of its reads, else its own
+    /// expression vectorised (first, for a statement that reduces nothing:
+    /// its syntax is already its vector form), else the search.
+    fn statement_value(
+        &mut self,
+        stmt: &loop_ir::Stmt,
+        scope: &Scope,
+        goal: &StatementGoal,
+    ) -> Result<Expr, PartialError> {
+        let leaves = self.leaves(stmt, &goal.accesses, &goal.params, goal.dtype);
+        let mut evaluator = Evaluator::new(goal.sizes.clone(), goal.params.clone(), Vec::new());
         let values: Vec<Tensor> = leaves
             .iter()
             .map(|l| {
@@ -270,32 +362,36 @@ impl Driver<'_> {
                     .unwrap_or_else(|| Tensor::scalar(crate::algebra::Expr::zero()))
             })
             .collect();
-        let mut candidate = stencil::derive_linear_stencil(&target, &values)
-            .and_then(|s| stencil::linear_combination(&s, &leaves, dtype));
-        if candidate.is_none() {
-            candidate = self.search(&mut evaluator, leaves, &sizes, &target, dtype)?;
+        let vectorised = vectorise::vectorise(stmt, &goal.params, scope);
+        // A statement outside any loop is its own best form; the values a
+        // stencil or the search fit read sizes as the numbers they are at
+        // one tuple (`1.0 / n` and `1.0 / tsteps` agree where n = tsteps).
+        if let (loop_ir::Stmt::Assign { .. }, Some(value)) = (stmt, &vectorised) {
+            return Ok(value.clone());
         }
-        let value = candidate.ok_or_else(|| PartialError::Statement {
-            array: array.clone(),
-            reason: "no linear stencil and no search result".into(),
-        })?;
-        let value =
-            stencil::broadcast_to(value, &region_shape).ok_or_else(|| PartialError::Statement {
-                array: array.clone(),
-                reason: "the value does not broadcast to the region".into(),
-            })?;
-        let full = region.iter().all(|i| matches!(i, SliceItem::Full));
-        let store = Stmt::Store {
-            target: Arc::from(array.as_str()),
-            region: (!full).then_some(region.clone()),
-            value,
-        };
-        self.check_statement(vec![store.clone()], &skernel, params, scope)?;
-        self.cost += crate::synth::cost::cost_of(&[&store_value(&store)], &sizes);
-        if is_vectorised(&store_value(&store)) {
-            self.vectorised = true;
+        let linear = stencil::derive_linear_stencil(&goal.target, &values)
+            .and_then(|s| stencil::linear_combination(&s, &leaves, goal.dtype));
+        if let Some(value) = linear {
+            return Ok(value);
         }
-        Ok(store)
+        if vectorise::is_pointwise(stmt) {
+            if let Some(value) = vectorised {
+                return Ok(value);
+            }
+        }
+        if let Some(found) = self.search(
+            &mut evaluator,
+            leaves,
+            &goal.sizes,
+            &goal.target,
+            goal.dtype,
+        )? {
+            return Ok(found);
+        }
+        vectorised.ok_or_else(|| PartialError::Statement {
+            array: goal.array.clone(),
+            reason: "no linear stencil, no vector form and no search result".into(),
+        })
     }
 
     /// Shifted slices of every read, the current store region, scalar
@@ -315,13 +411,19 @@ impl Driver<'_> {
             }
         };
         for a in accesses {
-            let Some(items) = stencil::slice_of(a) else {
-                continue;
-            };
             let Some(p) = params.iter().find(|p| *p.name == *a.array) else {
                 continue;
             };
-            if let Ok(e) = tenslift_targets::build::slice(Expr::var(&p.name, p.ty()), items) {
+            let sliced = stencil::slice_of(a)
+                .filter(|_| p.ty().rank() > 0)
+                .and_then(|items| {
+                    tenslift_targets::build::slice(Expr::var(&p.name, p.ty()), items).ok()
+                });
+            // A read backwards (`y[k - 1 - i]`) is a flipped slice; a C
+            // scalar a rank-0 value.
+            if let Some(e) =
+                sliced.or_else(|| vectorise::plain_read(&a.array, &a.index, &a.loops, params))
+            {
                 push(e);
             }
         }
@@ -420,12 +522,16 @@ impl Driver<'_> {
         program
             .validate()
             .map_err(|e| SynthError::Rejected(e.to_string()))?;
-        let tuples = [
+        let mut tuples = vec![
             (&self.first, Pick::First),
             (&self.first, Pick::Middle),
             (&self.first, Pick::Last),
             (&self.second, Pick::Last),
         ];
+        // Off every line through the first two, as the final acceptance.
+        if let Some(third) = &self.third {
+            tuples.push((third, Pick::Middle));
+        }
         for (sizes, pick) in tuples {
             let Some(bound) = bind_scope(scope, sizes, pick) else {
                 continue;

@@ -5,7 +5,7 @@ use tenslift_frontend::Options;
 use tenslift_targets::print_program;
 
 use super::*;
-use crate::synth::registry::{OUTPUT_TACTICS, SKETCH_FAMILIES};
+use crate::synth::registry::{OUTPUT_TACTICS, RESTRUCTURINGS, SKETCH_FAMILIES};
 use crate::synth::{lift_kernel, SynthOptions};
 
 fn polybench(name: &str) -> Kernel {
@@ -55,7 +55,7 @@ fn kept(kernel: &Kernel) -> Result<PartialLift, PartialError> {
         output_tactics: OUTPUT_TACTICS,
         families: SKETCH_FAMILIES,
     };
-    lift_partially(kernel, &context)
+    lift_partially(kernel, &context, RESTRUCTURINGS)
 }
 
 #[test]
@@ -132,14 +132,25 @@ fn trisolv_keeps_the_row_loop_and_lifts_each_row_as_a_dot_product() {
 }
 
 #[test]
-fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
-    // floyd-warshall's in-place row update is a recurrence in k, i and j;
-    // the statement checks bind the three apart, so the only program left
-    // keeps all loops and stores single elements: not a lift.
+fn floyd_warshall_keeps_k_and_splits_the_rows_into_min_plus_blocks() {
+    // For fixed k, row k and column k are read while written; split at
+    // i = k and j = k, each block reads a row or column it does not write.
     let kernel = polybench("floyd-warshall");
+    let lifted = kept(&kernel).expect("lifts partially");
+    assert_eq!(lifted.kept_loops, vec!["k".to_string()]);
+    let text = print_program(&lifted.program);
+    assert!(text.contains("path[0:k, k:k + 1]"), "{text}");
+}
+
+#[test]
+fn a_kernel_whose_every_loop_must_stay_is_refused_not_transliterated() {
+    // nussinov's DP reads table[i][j - 1] and table[i + 1][j] of the same
+    // sweep: i, j and the k loop inside all stay, and a program storing
+    // single elements is not a lift.
+    let kernel = polybench("nussinov");
     let err = kept(&kernel).expect_err("nothing vectorises");
     let message = err.to_string();
-    assert!(message.contains("k, i, j"), "{message}");
+    assert!(message.contains("i, j, k"), "{message}");
     assert!(message.contains("nothing vectorises"), "{message}");
 }
 

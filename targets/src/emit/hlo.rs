@@ -88,11 +88,7 @@ fn dense_value(l: Lit) -> String {
 }
 
 fn zero_of(d: DType) -> Lit {
-    match d {
-        DType::Bool => Lit::Bool(false),
-        d if d.is_float() => Lit::float(0.0, d),
-        d => Lit::int(0, d),
-    }
+    Lit::zero(d)
 }
 
 fn compare_type(d: DType) -> &'static str {
@@ -892,6 +888,15 @@ impl Lowering {
                     let v = self.lower(value)?;
                     self.env.insert(name.to_string(), v);
                 }
+                Stmt::Var { name, ty } => {
+                    let shape = ty
+                        .shape
+                        .iter()
+                        .map(|d| self.dim(d))
+                        .collect::<LResult<Vec<i64>>>()?;
+                    let zeros = self.constant(zero_of(ty.dtype), &shape);
+                    self.env.insert(name.to_string(), zeros);
+                }
                 Stmt::Store {
                     target,
                     region,
@@ -1314,6 +1319,7 @@ fn needs_unrolling(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dim(start) || in_dim(stop) || needs_unrolling(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 
@@ -1322,7 +1328,7 @@ fn writes_any(stmts: &[Stmt]) -> bool {
     stmts.iter().any(|s| match s {
         Stmt::Store { .. } => true,
         Stmt::Loop { body, .. } => writes_any(body),
-        Stmt::Let { .. } | Stmt::Return(_) => false,
+        Stmt::Let { .. } | Stmt::Var { .. } | Stmt::Return(_) => false,
     })
 }
 
@@ -1369,6 +1375,7 @@ fn names_used(stmts: &[Stmt], out: &mut BTreeSet<String>) {
                 names_used(body, &mut inner);
                 targets.extend(inner);
             }
+            Stmt::Var { .. } => {}
         }
     }
     out.extend(targets);
@@ -1407,6 +1414,7 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dim(start) || in_dim(stop) || mentions_in_any_dim(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 

@@ -117,7 +117,9 @@ impl NameMap {
         let mut names: Vec<&str> = vec![&program.name];
         names.extend(program.params.iter().map(|p| &*p.name));
         names.extend(program.statements().into_iter().filter_map(|s| match s {
-            Stmt::Let { name, .. } | Stmt::Loop { var: name, .. } => Some(&**name),
+            Stmt::Let { name, .. } | Stmt::Var { name, .. } | Stmt::Loop { var: name, .. } => {
+                Some(&**name)
+            }
             Stmt::Store { .. } | Stmt::Return(_) => None,
         }));
         // Names that need no renaming keep their spelling first, so a

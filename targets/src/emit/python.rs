@@ -475,6 +475,25 @@ impl<'a> BlockLowering<'a> {
         for s in stmts {
             let value = match s {
                 Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => value,
+                Stmt::Var { name, ty } => {
+                    // A fresh zero-filled array the stores then update in
+                    // place, owned by the function (never a caller's view).
+                    let zeros = Expr::new(
+                        Op::Full {
+                            shape: ty.shape.clone(),
+                            value: Lit::zero(ty.dtype),
+                        },
+                        vec![],
+                    );
+                    if let Ok(zeros) = zeros {
+                        let text = render_expr(&zeros, t, names, sizes, &HashMap::new());
+                        body.push(PyStmt::Let {
+                            name: names.get(name),
+                            value: text,
+                        });
+                    }
+                    continue;
+                }
                 Stmt::Loop {
                     var,
                     start,
@@ -490,8 +509,10 @@ impl<'a> BlockLowering<'a> {
                         .program
                         .params
                         .iter()
-                        .filter(|p| written.contains(&&*p.name))
-                        .map(|p| names.get(&p.name))
+                        .map(|p| &p.name)
+                        .chain(self.program.vars().into_iter().map(|(n, _)| n))
+                        .filter(|n| written.contains(&&***n))
+                        .map(|n| names.get(n))
                         .collect();
                     body.push(PyStmt::Loop(PyLoop {
                         var: names.get(var),
@@ -557,7 +578,7 @@ impl<'a> BlockLowering<'a> {
                     region: region.as_deref().map(|items| py_slice(items, names)),
                     value: text,
                 },
-                Stmt::Return(_) | Stmt::Loop { .. } => PyStmt::Return(text),
+                Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => PyStmt::Return(text),
             });
         }
         body
@@ -570,7 +591,7 @@ fn stored_arrays<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
         match s {
             Stmt::Store { target, .. } => out.push(target),
             Stmt::Loop { body, .. } => stored_arrays(body, out),
-            Stmt::Let { .. } | Stmt::Return(_) => {}
+            Stmt::Let { .. } | Stmt::Var { .. } | Stmt::Return(_) => {}
         }
     }
 }
@@ -607,6 +628,7 @@ pub fn mentions_in_shapes(stmts: &[Stmt], var: &str) -> bool {
         Stmt::Loop {
             start, stop, body, ..
         } => in_dims(&[start, stop]) || mentions_in_shapes(body, var),
+        Stmt::Var { .. } => false,
     })
 }
 
@@ -728,7 +750,7 @@ fn scatter_index_params(stmts: &[Stmt]) -> Vec<(String, Dim)> {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 visit(value)
             }
-            Stmt::Loop { .. } => {}
+            Stmt::Loop { .. } | Stmt::Var { .. } => {}
         }
     }
     out

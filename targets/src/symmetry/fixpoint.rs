@@ -129,9 +129,20 @@ fn block(
                 env.insert(target.clone(), sym);
             }
             Stmt::Store { target, .. } => {
-                let rank = program.param(target).map_or(0, |p| p.ty().rank());
+                // A parameter's rank, else a `var`'s (bound when declared).
+                let rank = program
+                    .param(target)
+                    .map(|p| p.ty().rank())
+                    .or_else(|| env.get(target).map(Symmetry::rank))
+                    .unwrap_or(0);
                 note(facts, target, &Symmetry::none(rank));
                 env.insert(target.clone(), Symmetry::none(rank));
+            }
+            Stmt::Var { name, ty } => {
+                // Zero-filled, then written by stores: no symmetry is
+                // assumed, as for an element store.
+                note(facts, name, &Symmetry::none(ty.rank()));
+                env.insert(name.clone(), Symmetry::none(ty.rank()));
             }
             Stmt::Return(_) => {}
             Stmt::Loop { var, body, .. } => {

@@ -209,7 +209,7 @@ fn transposes(stmts: &[Stmt]) -> usize {
             Stmt::Let { value, .. } | Stmt::Store { value, .. } | Stmt::Return(value) => {
                 rewrite::count_transposes(value)
             }
-            Stmt::Loop { .. } => 0,
+            Stmt::Loop { .. } | Stmt::Var { .. } => 0,
         })
         .sum()
 }

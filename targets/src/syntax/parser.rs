@@ -456,6 +456,22 @@ impl Parser {
                 name: Arc::from(name.as_str()),
                 value,
             }
+        } else if self.is_keyword("var") && matches!(self.peek_at(1), Tok::Ident(_)) {
+            self.bump();
+            let pos = self.pos();
+            let name = self.ident("a name")?;
+            self.expect(":")?;
+            let dtype = self.dtype()?;
+            self.expect("[")?;
+            let ty = Ty::tensor(dtype, self.dims_until("]")?);
+            if self.env.contains_key(&name) {
+                return Err((pos, format!("`{name}` is already bound")));
+            }
+            self.env.insert(name.clone(), ty.clone());
+            Stmt::Var {
+                name: Arc::from(name.as_str()),
+                ty,
+            }
         } else if self.is_keyword("return")
             && !matches!(self.peek_at(1), Tok::Punct("=") | Tok::Punct("["))
         {

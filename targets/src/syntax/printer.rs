@@ -162,6 +162,7 @@ fn print_block(stmts: &[Stmt], depth: usize, out: &mut String) {
     for s in stmts {
         let line = match s {
             Stmt::Let { name, value } => format!("let {name} = {};", print_expr(value)),
+            Stmt::Var { name, ty } => format!("var {name}: {}[{}];", ty.dtype, dims(&ty.shape)),
             Stmt::Store {
                 target,
                 region,

@@ -156,11 +156,16 @@ impl<'a> Lifted<'a> {
                         "the lifted program keeps loop `{var}` (partial lift): no invariant is derived for TensIR loops yet"
                     )))
                 }
+                Stmt::Var { name, .. } => {
+                    return Err(Unsupported(format!(
+                        "the lifted program keeps the local `var {name}`: no invariant relates it to the C"
+                    )))
+                }
             };
             let name = match stmt {
                 Stmt::Let { name, .. } => name.clone(),
                 Stmt::Store { target, .. } => target.clone(),
-                Stmt::Return(_) | Stmt::Loop { .. } => continue,
+                Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => continue,
             };
             let mut map = (*env).clone();
             map.insert(name, Arc::new(next));

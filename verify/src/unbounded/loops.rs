@@ -114,6 +114,14 @@ pub(super) fn prove(
             ),
         };
     }
+    if let Some((name, _)) = program.vars().first() {
+        return UnboundedResult::Unknown {
+            condition: "matching the kept TensIR loops to the C loops".to_string(),
+            reason: format!(
+                "the program keeps the local `var {name}` across its loops; the simulation relates only arrays the C passes in"
+            ),
+        };
+    }
     let mut obligations = Vec::new();
     let mut invariants = Vec::new();
     if let Err(Unsupported(reason)) = plan(
@@ -430,6 +438,9 @@ fn stmt_names(s: &Stmt, out: &mut HashSet<String>) {
             names(value, out)
         }
         Stmt::Loop { body, .. } => body.iter().for_each(|b| stmt_names(b, out)),
+        Stmt::Var { name, .. } => {
+            out.insert(name.to_string());
+        }
     }
 }
 

@@ -1,0 +1,288 @@
+//! Affine facts about iterators and sizes, and what they imply: a guard
+//! that always holds inside its loops, a split point inside a loop's
+//! range, a subscript that stays inside its array.
+//!
+//! The facts are the loops around a statement (`start <= i`, `i <= end -
+//! 1`); a goal `g >= 0` is implied when the facts with `g <= -1` have no
+//! rational solution, decided by Fourier-Motzkin elimination. Each
+//! constraint is tightened to integers (coefficients divided by their gcd,
+//! the constant rounded down), which is sound for integer iterators. The
+//! prover may fail to prove a true goal, never proves a false one.
+
+use std::collections::BTreeSet;
+
+use tenslift_frontend::ir::{Affine, BinaryOp, Expr, ExprKind, ScalarType, UnaryOp, VarClass};
+
+use crate::synth::stencil::NestLoop;
+
+/// Most constraints the elimination keeps before giving up (unproved).
+const MAX_CONSTRAINTS: usize = 512;
+
+/// A conjunction of `a >= 0` facts.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Facts {
+    rows: Vec<Affine>,
+}
+
+impl Facts {
+    /// The facts the loops give their bodies: each iterator lies in its
+    /// range.
+    pub fn of_loops<'a>(loops: impl IntoIterator<Item = &'a NestLoop>) -> Facts {
+        let mut facts = Facts::default();
+        for l in loops {
+            let var = Affine::var(l.iter.clone());
+            facts.push(sub(&var, &l.start));
+            let mut last = sub(&l.end, &var);
+            last.constant -= 1;
+            facts.push(last);
+        }
+        facts
+    }
+
+    pub fn push(&mut self, a: Affine) {
+        self.rows.push(a);
+    }
+
+    /// Whether `goal >= 0` holds whenever the facts do.
+    pub fn implies(&self, goal: &Affine) -> bool {
+        let mut negated = scale(goal, -1);
+        negated.constant -= 1;
+        let mut rows = self.rows.clone();
+        rows.push(negated);
+        infeasible(rows)
+    }
+
+    /// Whether every constraint of `cond` holds whenever the facts do.
+    pub fn implies_all(&self, cond: &[Affine]) -> bool {
+        cond.iter().all(|c| self.implies(c))
+    }
+
+    /// Whether no point satisfies the facts and every constraint of
+    /// `cond` (the condition never holds).
+    pub fn excludes(&self, cond: &[Affine]) -> bool {
+        let mut rows = self.rows.clone();
+        rows.extend(cond.iter().cloned());
+        infeasible(rows)
+    }
+}
+
+fn sub(a: &Affine, b: &Affine) -> Affine {
+    super::dependence::difference(a, b)
+}
+
+fn scale(a: &Affine, c: i64) -> Affine {
+    super::rewrite::scale(a, c)
+}
+
+/// Fourier-Motzkin: eliminates every variable; the system is infeasible
+/// when a constant row is negative.
+fn infeasible(rows: Vec<Affine>) -> bool {
+    let mut rows: Vec<Affine> = rows.into_iter().filter_map(tighten).collect();
+    if rows.iter().any(|r| r.terms.is_empty() && r.constant < 0) {
+        return true;
+    }
+    let vars: BTreeSet<String> = rows.iter().flat_map(|r| r.terms.keys().cloned()).collect();
+    for v in vars {
+        let (with, without): (Vec<Affine>, Vec<Affine>) =
+            rows.into_iter().partition(|r| r.terms.contains_key(&v));
+        let coef = |r: &Affine| r.terms.get(&v).copied().unwrap_or(0);
+        let (pos, neg): (Vec<&Affine>, Vec<&Affine>) = with.iter().partition(|r| coef(r) > 0);
+        rows = without;
+        for p in &pos {
+            for n in &neg {
+                let (cp, cn) = (coef(p), -coef(n));
+                let Some(combined) = combine(p, cn, n, cp) else {
+                    return false;
+                };
+                if let Some(row) = tighten(combined) {
+                    if row.terms.is_empty() && row.constant < 0 {
+                        return true;
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+        if rows.len() > MAX_CONSTRAINTS {
+            return false;
+        }
+    }
+    false
+}
+
+/// `a * ca + b * cb` (both multipliers positive), `None` on overflow.
+fn combine(a: &Affine, ca: i64, b: &Affine, cb: i64) -> Option<Affine> {
+    let mut out = Affine::constant(
+        a.constant
+            .checked_mul(ca)?
+            .checked_add(b.constant.checked_mul(cb)?)?,
+    );
+    for (k, c) in a
+        .terms
+        .iter()
+        .map(|(k, c)| (k, c.checked_mul(ca)))
+        .chain(b.terms.iter().map(|(k, c)| (k, c.checked_mul(cb))))
+    {
+        let e = out.terms.entry(k.clone()).or_insert(0);
+        *e = e.checked_add(c?)?;
+    }
+    out.terms.retain(|_, c| *c != 0);
+    Some(out)
+}
+
+/// Divides by the gcd of the variable coefficients, rounding the constant
+/// down (an integer point of `a >= 0` satisfies the tightened row); a row
+/// that always holds (a non-negative constant) is dropped.
+fn tighten(mut a: Affine) -> Option<Affine> {
+    a.terms.retain(|_, c| *c != 0);
+    if a.terms.is_empty() {
+        return (a.constant < 0).then_some(a);
+    }
+    let g = a.terms.values().fold(0i64, |g, &c| gcd(g, c.abs()));
+    if g > 1 {
+        a.terms.values_mut().for_each(|c| *c /= g);
+        a.constant = a.constant.div_euclid(g);
+    }
+    Some(a)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `e` as an affine function of iterators and integer parameters, when it
+/// is one (literals, variables, `+`, `-`, multiplication by a literal,
+/// integer conversions).
+pub(super) fn affine_of(e: &Expr) -> Option<Affine> {
+    match &e.kind {
+        ExprKind::IntLit { value } => Some(Affine::constant(*value)),
+        ExprKind::Var { name, class } if *class != VarClass::Local && wide_int(e.ty) => {
+            Some(Affine::var(name.clone()))
+        }
+        // Iterators and sizes are C `int`s: widening or narrowing between
+        // 32 and 64 bits keeps their values.
+        ExprKind::Cast { arg } if wide_int(e.ty) && wide_int(arg.ty) => affine_of(arg),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            arg,
+        } => Some(scale(&affine_of(arg)?, -1)),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (affine_of(lhs)?, affine_of(rhs)?);
+            match op {
+                BinaryOp::Add => Some(super::dependence::add(&a, &b)),
+                BinaryOp::Sub => Some(sub(&a, &b)),
+                BinaryOp::Mul => match (a.as_constant(), b.as_constant()) {
+                    (Some(c), _) => Some(scale(&b, c)),
+                    (_, Some(c)) => Some(scale(&a, c)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn wide_int(t: ScalarType) -> bool {
+    matches!(t, ScalarType::I32 | ScalarType::I64)
+}
+
+/// A guard as a conjunction of `a >= 0` rows, when it is a comparison (or
+/// a conjunction of comparisons) of affine expressions; `!=` and `||` are
+/// not conjunctions.
+pub(super) fn constraints_of(cond: &Expr) -> Option<Vec<Affine>> {
+    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
+        return None;
+    };
+    if *op == BinaryOp::And {
+        let mut rows = constraints_of(lhs)?;
+        rows.extend(constraints_of(rhs)?);
+        return Some(rows);
+    }
+    let (a, b) = (affine_of(lhs)?, affine_of(rhs)?);
+    let less = |x: &Affine, y: &Affine, strict: bool| {
+        let mut d = sub(y, x);
+        if strict {
+            d.constant -= 1;
+        }
+        d
+    };
+    Some(match op {
+        BinaryOp::Lt => vec![less(&a, &b, true)],
+        BinaryOp::Le => vec![less(&a, &b, false)],
+        BinaryOp::Gt => vec![less(&b, &a, true)],
+        BinaryOp::Ge => vec![less(&b, &a, false)],
+        BinaryOp::Eq => vec![less(&a, &b, false), less(&b, &a, false)],
+        _ => return None,
+    })
+}
+
+/// What the facts decide about a guard: always true, always false, or
+/// neither (`None`).
+pub(super) fn decide(facts: &Facts, cond: &Expr) -> Option<bool> {
+    let rows = constraints_of(cond)?;
+    if facts.implies_all(&rows) {
+        Some(true)
+    } else if facts.excludes(&rows) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aff(terms: &[(&str, i64)], constant: i64) -> Affine {
+        Affine {
+            terms: terms.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
+            constant,
+        }
+    }
+
+    fn nest(iter: &str, start: Affine, end: Affine) -> NestLoop {
+        NestLoop {
+            iter: iter.into(),
+            start,
+            end,
+        }
+    }
+
+    /// nussinov: inside `for i in 0..n, for j in i+1..n`, `j - 1 >= 0` and
+    /// `i + 1 < n` always hold; `i < j - 1` depends on `j`.
+    #[test]
+    fn guards_implied_by_the_loops_around_them() {
+        let loops = [
+            nest("i", aff(&[], 0), aff(&[("n", 1)], 0)),
+            nest("j", aff(&[("i", 1)], 1), aff(&[("n", 1)], 0)),
+        ];
+        let facts = Facts::of_loops(&loops);
+        assert!(facts.implies(&aff(&[("j", 1)], -1)));
+        assert!(facts.implies(&aff(&[("n", 1), ("i", -1)], -2)));
+        assert!(!facts.implies(&aff(&[("j", 1), ("i", -1)], -2)));
+        assert!(!facts.excludes(&[aff(&[("j", 1), ("i", -1)], -2)]));
+        // j == i is impossible there.
+        assert!(facts.excludes(&[
+            aff(&[("j", 1), ("i", -1)], 0),
+            aff(&[("i", 1), ("j", -1)], 0)
+        ]));
+    }
+
+    /// A split point `k` lies in the range of `i` when both run over 0..n.
+    #[test]
+    fn a_split_point_inside_the_range() {
+        let loops = [
+            nest("k", aff(&[], 0), aff(&[("n", 1)], 0)),
+            nest("i", aff(&[], 0), aff(&[("n", 1)], 0)),
+        ];
+        let facts = Facts::of_loops(&loops[..1]);
+        // 0 <= k and k <= n - 1.
+        assert!(facts.implies(&aff(&[("k", 1)], 0)));
+        assert!(facts.implies(&aff(&[("n", 1), ("k", -1)], -1)));
+        assert!(!facts.implies(&aff(&[("n", 1), ("k", -1)], -2)));
+    }
+}

@@ -1,0 +1,335 @@
+//! `distribute`: `for i { S1; S2; … }` becomes `for i { S1 }; for i { S2 };
+//! …` when every pair of accesses in two different statements touches one
+//! element only within one iteration (or never), so running all of S1
+//! before all of S2 reads and writes what the C does.
+//!
+//! A local scalar the loop privatises (every iteration writes it before
+//! reading it, and nothing after the loop reads the last value) is first
+//! expanded into a vector along the loop, `s` becoming `s_i[i - start]`:
+//! deriche's `ym1 = 0; for j { … ym1 … }` inside `for i`.
+
+use tenslift_frontend::ir::{
+    self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Local, LocalKind, Loop, Storage,
+};
+
+use super::{LoopSite, Restructured, Restructuring};
+use crate::synth::partial::dependence::{difference, separated};
+use crate::synth::partial::rewrite::{iterators, rewrite_stmt, Rewrite};
+use crate::synth::stencil;
+
+pub struct Distribute;
+
+impl Restructuring for Distribute {
+    fn name(&self) -> &'static str {
+        "distribute"
+    }
+
+    fn summary(&self) -> &'static str {
+        "a loop whose statements depend on one another only within an iteration becomes one loop per statement, the scalars it privatises expanded along it"
+    }
+
+    fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
+        let l = site.l;
+        if l.body.len() < 2 {
+            return None;
+        }
+        let mut l = l.clone();
+        let mut locals = Vec::new();
+        for s in site.scalars {
+            if !writes(&l.body, s) {
+                continue;
+            }
+            let expanded = expand(&l, s, site)?;
+            l = expanded.0;
+            locals.push(expanded.1);
+        }
+        if !distributable(&l, site) {
+            return None;
+        }
+        let stmts = l
+            .body
+            .iter()
+            .map(|s| {
+                loop_ir::Stmt::Loop(Loop {
+                    body: vec![s.clone()],
+                    ..l.clone()
+                })
+            })
+            .collect();
+        Some(Restructured { stmts, locals })
+    }
+}
+
+/// Whether any two accesses of different statements of `l` that share an
+/// array (one of them a write) touch one element only within an iteration.
+fn distributable(l: &Loop, site: &LoopSite<'_>) -> bool {
+    let per_statement: Option<Vec<Vec<stencil::Access>>> = l
+        .body
+        .iter()
+        .map(|s| {
+            let alone = loop_ir::Stmt::Loop(Loop {
+                body: vec![s.clone()],
+                ..l.clone()
+            });
+            stencil::accesses(&alone).ok()
+        })
+        .collect();
+    let Some(per_statement) = per_statement else {
+        return false;
+    };
+    for (a, first) in per_statement.iter().enumerate() {
+        for second in &per_statement[a + 1..] {
+            for x in first {
+                for y in second.iter().filter(|y| y.array == x.array) {
+                    let ordered = if x.is_store { (x, y) } else { (y, x) };
+                    if (x.is_store || y.is_store)
+                        && !separated(ordered.0, ordered.1, &l.iter, site.scope)
+                    {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// `l` with the former scalar `s` expanded along it, and the new local;
+/// `None` when `s` is not private to the loop or its trip count is not a
+/// size expression.
+fn expand(l: &Loop, s: &str, site: &LoopSite<'_>) -> Option<(Loop, Local)> {
+    if classify(&l.body, s) != Use::Write || live_after(&site.kernel.body, &l.iter, s) {
+        return None;
+    }
+    let mut names = Vec::new();
+    iterators(&site.kernel.body, &mut names);
+    let trips = difference(&l.end, &l.start);
+    let sizes_only = trips
+        .terms
+        .keys()
+        .all(|k| !names.contains(k) && !site.scope.iter().any(|n| &n.iter == k));
+    if !sizes_only {
+        return None;
+    }
+    let local = site.kernel.locals.iter().find(|x| x.name == s)?;
+    let LocalKind::Array(info) = &local.kind else {
+        return None;
+    };
+    let name = fresh(site.kernel, &format!("{s}_{}", l.iter));
+    let expanded = Local {
+        name: name.clone(),
+        kind: LocalKind::Array(ArrayInfo {
+            elem: info.elem,
+            dims: vec![Some(trips)],
+            storage: Storage::Declared,
+        }),
+        loc: local.loc.clone(),
+    };
+    let rewrite = Expand {
+        from: s,
+        to: &name,
+        at: difference(&Affine::var(l.iter.clone()), &l.start),
+    };
+    let body = l.body.iter().map(|b| rewrite_stmt(b, &rewrite)).collect();
+    Some((Loop { body, ..l.clone() }, expanded))
+}
+
+/// A name no parameter, local or iterator of `kernel` has.
+fn fresh(kernel: &Kernel, base: &str) -> String {
+    let mut taken: Vec<String> = kernel.params.iter().map(|p| p.name.clone()).collect();
+    taken.extend(kernel.locals.iter().map(|l| l.name.clone()));
+    iterators(&kernel.body, &mut taken);
+    (0..)
+        .map(|k| {
+            if k == 0 {
+                base.to_string()
+            } else {
+                format!("{base}_{k}")
+            }
+        })
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// `from[0]` read and written as `to[at]`.
+struct Expand<'a> {
+    from: &'a str,
+    to: &'a str,
+    at: Affine,
+}
+
+impl Rewrite for Expand<'_> {
+    fn expr(&self, e: &loop_ir::Expr) -> Option<loop_ir::Expr> {
+        match &e.kind {
+            ExprKind::Load { array, .. } if array == self.from => Some(loop_ir::Expr {
+                ty: e.ty,
+                kind: ExprKind::Load {
+                    array: self.to.to_string(),
+                    index: vec![self.at.clone()],
+                },
+            }),
+            _ => None,
+        }
+    }
+
+    fn lvalue(&self, lv: LValue) -> LValue {
+        match lv {
+            LValue::Element { array, ty, .. } if array == self.from => LValue::Element {
+                array: self.to.to_string(),
+                index: vec![self.at.clone()],
+                ty,
+            },
+            other => other,
+        }
+    }
+}
+
+/// What a statement sequence does first with a one-element local: reads
+/// the value it had before, surely overwrites it, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Use {
+    Read,
+    Write,
+    Neither,
+}
+
+fn classify(stmts: &[loop_ir::Stmt], s: &str) -> Use {
+    for stmt in stmts {
+        match classify_one(stmt, s) {
+            Use::Neither => continue,
+            other => return other,
+        }
+    }
+    Use::Neither
+}
+
+fn classify_one(stmt: &loop_ir::Stmt, s: &str) -> Use {
+    match stmt {
+        loop_ir::Stmt::Assign { target, value, .. } => {
+            if reads(value, s) {
+                Use::Read
+            } else if matches!(target, LValue::Element { array, .. } if array == s) {
+                Use::Write
+            } else {
+                Use::Neither
+            }
+        }
+        // A loop may run no iteration: it never surely overwrites.
+        loop_ir::Stmt::Loop(l) => match classify(&l.body, s) {
+            Use::Read => Use::Read,
+            _ => Use::Neither,
+        },
+        loop_ir::Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            ..
+        } => {
+            if reads(cond, s) {
+                return Use::Read;
+            }
+            match (classify(then_body, s), classify(else_body, s)) {
+                (Use::Read, _) | (_, Use::Read) => Use::Read,
+                (Use::Write, Use::Write) => Use::Write,
+                _ => Use::Neither,
+            }
+        }
+        loop_ir::Stmt::Return { value, .. } => {
+            if reads(value, s) {
+                Use::Read
+            } else {
+                Use::Neither
+            }
+        }
+    }
+}
+
+fn reads(e: &loop_ir::Expr, s: &str) -> bool {
+    match &e.kind {
+        ExprKind::Load { array, .. } => array == s,
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => reads(arg, s),
+        ExprKind::Binary { lhs, rhs, .. } => reads(lhs, s) || reads(rhs, s),
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => reads(cond, s) || reads(then_value, s) || reads(else_value, s),
+        ExprKind::Call { args, .. } => args.iter().any(|a| reads(a, s)),
+        _ => false,
+    }
+}
+
+fn writes(stmts: &[loop_ir::Stmt], s: &str) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        loop_ir::Stmt::Assign { target, .. } => {
+            matches!(target, LValue::Element { array, .. } if array == s)
+        }
+        loop_ir::Stmt::Loop(l) => writes(&l.body, s),
+        loop_ir::Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => writes(then_body, s) || writes(else_body, s),
+        loop_ir::Stmt::Return { .. } => false,
+    })
+}
+
+/// Whether the value `s` has when loop `iter` ends may be read later: by
+/// the statements after the loop, or by the next iterations of the loops
+/// around it. `true` when the loop is not found once in `body`.
+fn live_after(body: &[loop_ir::Stmt], iter: &str, s: &str) -> bool {
+    let mut paths = Vec::new();
+    find(body, iter, &mut Vec::new(), &mut paths);
+    let [path] = paths.as_slice() else {
+        return true;
+    };
+    // Innermost block first: what follows the loop there, then (for a
+    // block that is a loop body) the next iteration from the top.
+    for (block, at, in_loop) in path.iter().rev() {
+        match classify(&block[at + 1..], s) {
+            Use::Read => return true,
+            Use::Write => return false,
+            Use::Neither => {}
+        }
+        if *in_loop {
+            match classify(&block[..=*at], s) {
+                Use::Read => return true,
+                Use::Write => return false,
+                Use::Neither => {}
+            }
+        }
+    }
+    false
+}
+
+type Step<'a> = (&'a [loop_ir::Stmt], usize, bool);
+
+/// Every path of blocks from `body` to a loop over `iter`: each block, the
+/// position taken in it, and whether the block is a loop's body.
+fn find<'a>(
+    body: &'a [loop_ir::Stmt],
+    iter: &str,
+    path: &mut Vec<Step<'a>>,
+    out: &mut Vec<Vec<Step<'a>>>,
+) {
+    let in_loop = path
+        .last()
+        .is_some_and(|(b, at, _)| matches!(b[*at], loop_ir::Stmt::Loop(_)));
+    for (at, s) in body.iter().enumerate() {
+        path.push((body, at, in_loop));
+        match s {
+            loop_ir::Stmt::Loop(l) if l.iter == iter => out.push(path.clone()),
+            loop_ir::Stmt::Loop(l) => find(&l.body, iter, path, out),
+            loop_ir::Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                find(then_body, iter, path, out);
+                find(else_body, iter, path, out);
+            }
+            _ => {}
+        }
+        path.pop();
+    }
+}

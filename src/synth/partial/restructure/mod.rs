@@ -1,0 +1,83 @@
+//! Loop restructurings of the kept-loops tactic: when a loop of the C
+//! neither lifts as one statement nor should simply be kept, one of these
+//! rewrites it into loops that do (the registry lists them, in the order
+//! they are tried). Each is a classic loop transformation with its
+//! legality checked on the loop IR; the statements it produces are lifted
+//! like any other, and the assembled program is still accepted only by
+//! the comparison with the whole kernel's spec.
+//!
+//! * `reverse`: a descending loop runs ascending over the same values in
+//!   the same order (`j ↦ h - 1 - j`), so it can be kept or sliced;
+//! * `guards`: a guard the loops around it decide is dropped (or its else
+//!   branch kept), and a guarded assignment whose reads stay in bounds
+//!   becomes a select;
+//! * `distribute`: a loop whose statements depend on one another only
+//!   within an iteration becomes one loop per statement, each scalar it
+//!   privatises expanded into a vector along the loop (deriche's `ym1`
+//!   becomes `ym1_i[i]`);
+//! * `split`: a loop that reads at a point what it writes elsewhere is cut
+//!   at that point (floyd-warshall's `i < k`, `i = k`, `i > k`), so each
+//!   piece reads what no piece of itself writes;
+//! * `interchange`: a loop whose iterations are independent, around one
+//!   loop that carries a dependency, moves inside it (a scan keeps its
+//!   carried loop and vectorises the other).
+
+mod distribute;
+mod guards;
+mod interchange;
+mod reverse;
+mod split;
+
+pub use distribute::Distribute;
+pub use guards::Guards;
+pub use interchange::Interchange;
+pub use reverse::Reverse;
+pub use split::Split;
+
+use tenslift_frontend::ir::{self as loop_ir, Kernel, Local, Loop};
+
+use super::dependence::Scope;
+
+/// A loop to restructure where it stands: inside the kept loops `scope` of
+/// `kernel` (the driver's kernel: locals as arrays, `scalars` the former
+/// local scalars).
+pub struct LoopSite<'a> {
+    pub l: &'a Loop,
+    pub scope: &'a Scope,
+    pub kernel: &'a Kernel,
+    pub scalars: &'a [String],
+}
+
+/// What replaces the loop, with the locals it introduces.
+pub struct Restructured {
+    pub stmts: Vec<loop_ir::Stmt>,
+    pub locals: Vec<Local>,
+}
+
+impl Restructured {
+    fn of(stmts: Vec<loop_ir::Stmt>) -> Restructured {
+        Restructured {
+            stmts,
+            locals: Vec::new(),
+        }
+    }
+}
+
+/// A rewrite of one loop into statements that compute the same thing.
+pub trait Restructuring: Sync {
+    /// Its name in traces and ARCHITECTURE.md.
+    fn name(&self) -> &'static str;
+    /// One line: what it does.
+    fn summary(&self) -> &'static str;
+    /// The statements replacing the loop, or `None` when it does not apply.
+    fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured>;
+}
+
+/// The loop `l` in `scope` as a [`stencil::NestLoop`](crate::synth::stencil::NestLoop).
+fn nest_of(l: &Loop) -> crate::synth::stencil::NestLoop {
+    crate::synth::stencil::NestLoop {
+        iter: l.iter.clone(),
+        start: l.start.clone(),
+        end: l.end.clone(),
+    }
+}
