@@ -262,7 +262,7 @@ impl Driver<'_> {
                 "  value {:?} {:?}",
                 value
                     .as_ref()
-                    .map(|v| tenslift_targets::print_expr(v))
+                    .map(tenslift_targets::print_expr)
                     .map_err(|e| e.to_string()),
                 t0.elapsed()
             );

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tenslift_frontend::ir::{
-    BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, ParamKind as CParamKind, Passing, Stmt,
-    Storage,
+    self as loop_ir, BinaryOp, Expr, ExprKind, Kernel, MathFn, Origin, Passing, Stmt, Storage,
 };
 use tenslift_targets::interp::Array;
 use tenslift_targets::{npy, DType, Program};
@@ -448,14 +447,14 @@ fn call_arguments(
                 Some(Slot::Array {
                     name, dtype, shape, ..
                 }),
-                CParamKind::Array(info),
+                loop_ir::ParamKind::Array(info),
             ) if info.storage == Storage::RowPointers => {
                 c.push_str(&row_pointer_levels(name, *dtype, shape));
                 format!("(void *)tl_rows_{name}")
             }
             (Some(Slot::Array { name, .. }), _) => format!("(void *)tl_arg_{name}"),
-            (None, CParamKind::Scalar { .. }) => "0".to_string(),
-            (None, CParamKind::Array(_)) => {
+            (None, loop_ir::ParamKind::Scalar { .. }) => "0".to_string(),
+            (None, loop_ir::ParamKind::Array(_)) => {
                 return Err(DifferentialError::Interface(format!(
                     "the array argument `{}` has no extent at these sizes",
                     p.name

@@ -153,7 +153,7 @@ fn walk_program(
                 let count = b.saturating_sub(a).max(1);
                 walk_program(body, sizes, trips.saturating_mul(count), longest);
             }
-            TStmt::Var { .. } => {}
+            tensir::Stmt::Var { .. } => {}
         }
     }
 }

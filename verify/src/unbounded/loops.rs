@@ -27,13 +27,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use tenslift_frontend::ir::{
-    Affine, Kernel, LValue, Origin, Param as CParam, ParamKind as CParamKind, Role, ScalarType,
-    Stmt as CStmt,
-};
-use tenslift_targets::{
-    Access, Dim, Expr, Op, Param as TParam, ParamKind as TKind, Program, SliceItem, Stmt,
-};
+use tenslift_frontend::ir::{self as loop_ir, Affine, Kernel, LValue, Origin, Role, ScalarType};
+use tenslift_targets::{self as tensir, Access, Dim, Expr, Op, Program, SliceItem, Stmt};
 use z3::ast::{Ast, Bool, Int};
 use z3::{SatResult, Solver};
 
@@ -55,7 +50,7 @@ struct Kept {
 /// C statements and TensIR statements to prove equal on every state.
 struct Segment {
     label: String,
-    c: Vec<CStmt>,
+    c: Vec<loop_ir::Stmt>,
     t: Vec<Stmt>,
     scope: Vec<Kept>,
     /// `let`s bound just before the kept loop whose body this segment is,
@@ -212,14 +207,14 @@ pub(super) fn prove(
 
 /// A scalar parameter the kernel assigns, if any.
 fn assigned_scalar_param(kernel: &Kernel) -> Option<String> {
-    fn walk(body: &[CStmt], params: &HashSet<&str>) -> Option<String> {
+    fn walk(body: &[loop_ir::Stmt], params: &HashSet<&str>) -> Option<String> {
         body.iter().find_map(|s| match s {
-            CStmt::Assign {
+            loop_ir::Stmt::Assign {
                 target: LValue::Scalar { name, .. },
                 ..
             } if params.contains(name.as_str()) => Some(name.clone()),
-            CStmt::Loop(l) => walk(&l.body, params),
-            CStmt::If {
+            loop_ir::Stmt::Loop(l) => walk(&l.body, params),
+            loop_ir::Stmt::If {
                 then_body,
                 else_body,
                 ..
@@ -230,7 +225,7 @@ fn assigned_scalar_param(kernel: &Kernel) -> Option<String> {
     let params: HashSet<&str> = kernel
         .params
         .iter()
-        .filter(|p| matches!(p.kind, CParamKind::Scalar { .. }))
+        .filter(|p| matches!(p.kind, loop_ir::ParamKind::Scalar { .. }))
         .map(|p| p.name.as_str())
         .collect();
     walk(&kernel.body, &params)
@@ -239,7 +234,7 @@ fn assigned_scalar_param(kernel: &Kernel) -> Option<String> {
 /// Cuts a C block and a TensIR block at their kept loops into obligations;
 /// recurses into kept loop bodies.
 fn plan(
-    c: &[CStmt],
+    c: &[loop_ir::Stmt],
     t: &[Stmt],
     scope: &[Kept],
     place: &str,
@@ -260,14 +255,14 @@ fn plan(
         };
         let found = c[c_next..]
             .iter()
-            .position(|s| matches!(s, CStmt::Loop(l) if l.iter == **var))
+            .position(|s| matches!(s, loop_ir::Stmt::Loop(l) if l.iter == **var))
             .map(|p| p + c_next);
         let Some(ck) = found else {
             return Err(Unsupported(format!(
                 "the kept loop `{var}` has no C loop over `{var}` at the same level of {place} (after the loops already matched)"
             )));
         };
-        let CStmt::Loop(l) = &c[ck] else {
+        let loop_ir::Stmt::Loop(l) = &c[ck] else {
             continue;
         };
         if l.step != 1 {
@@ -347,7 +342,13 @@ fn plan(
 /// each C statement has its own group of TensIR statements (one store or
 /// return, with the `let`s before it, none of them used by another group),
 /// otherwise the stretch as a whole.
-fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<Obligation>) {
+fn segments(
+    c: &[loop_ir::Stmt],
+    t: &[Stmt],
+    scope: &[Kept],
+    place: &str,
+    out: &mut Vec<Obligation>,
+) {
     if c.is_empty() && t.iter().all(|s| matches!(s, Stmt::Let { .. })) {
         return;
     }
@@ -362,7 +363,7 @@ fn segments(c: &[CStmt], t: &[Stmt], scope: &[Kept], place: &str, out: &mut Vec<
     if let Some(last) = groups.last_mut() {
         last.append(&mut pending);
     }
-    let lines = |stmts: &[CStmt]| -> String {
+    let lines = |stmts: &[loop_ir::Stmt]| -> String {
         let ls: Vec<u32> = stmts.iter().filter_map(c_line).collect();
         match (ls.iter().min(), ls.iter().max()) {
             (Some(a), Some(b)) if a == b => format!("line {a}"),
@@ -444,12 +445,12 @@ fn stmt_names(s: &Stmt, out: &mut HashSet<String>) {
     }
 }
 
-fn c_line(s: &CStmt) -> Option<u32> {
+fn c_line(s: &loop_ir::Stmt) -> Option<u32> {
     match s {
-        CStmt::Loop(l) => Some(l.loc.line),
-        CStmt::Assign { loc, .. } | CStmt::If { loc, .. } | CStmt::Return { loc, .. } => {
-            Some(loc.line)
-        }
+        loop_ir::Stmt::Loop(l) => Some(l.loc.line),
+        loop_ir::Stmt::Assign { loc, .. }
+        | loop_ir::Stmt::If { loc, .. }
+        | loop_ir::Stmt::Return { loc, .. } => Some(loc.line),
     }
 }
 
@@ -520,11 +521,11 @@ fn size_names(kernel: &Kernel, program: &Program) -> Vec<String> {
     let mut names: Vec<String> = program
         .params
         .iter()
-        .filter(|p| matches!(p.kind, TKind::Size))
+        .filter(|p| matches!(p.kind, tensir::ParamKind::Size))
         .map(|p| p.name.to_string())
         .collect();
     for p in &kernel.params {
-        if matches!(p.kind, CParamKind::Scalar { ty, .. } if !ty.is_float())
+        if matches!(p.kind, loop_ir::ParamKind::Scalar { ty, .. } if !ty.is_float())
             && !names.contains(&p.name)
         {
             names.push(p.name.clone());
@@ -581,7 +582,9 @@ fn segment(
         condition: format!("{what}, in {}", s.label),
         reason,
     };
-    let c_returns = s.c.iter().any(|x| matches!(x, CStmt::Return { .. }));
+    let c_returns =
+        s.c.iter()
+            .any(|x| matches!(x, loop_ir::Stmt::Return { .. }));
     let t_returns = s.t.iter().any(|x| matches!(x, Stmt::Return(_)));
     if c_returns != t_returns {
         return unknown(
@@ -661,13 +664,13 @@ fn segment(
 /// sizes, every array readable and compared at the end.
 fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Kernel, Program) {
     let mut c_params = kernel.params.clone();
-    let mut t_params: Vec<TParam> = program
+    let mut t_params: Vec<tensir::Param> = program
         .params
         .iter()
         .map(|p| match &p.kind {
-            TKind::Array { dtype, shape, .. } => TParam {
+            tensir::ParamKind::Array { dtype, shape, .. } => tensir::Param {
                 name: p.name.clone(),
-                kind: TKind::Array {
+                kind: tensir::ParamKind::Array {
                     dtype: *dtype,
                     shape: shape.clone(),
                     access: Access::InOut,
@@ -686,9 +689,9 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
             col: 1,
         });
     for k in &s.scope {
-        c_params.push(CParam {
+        c_params.push(loop_ir::Param {
             name: k.var.clone(),
-            kind: CParamKind::Scalar {
+            kind: loop_ir::ParamKind::Scalar {
                 ty: ScalarType::I64,
                 is_size: true,
             },
@@ -696,9 +699,9 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
             origin: Origin::Argument,
             loc: loc.clone(),
         });
-        t_params.push(TParam {
+        t_params.push(tensir::Param {
             name: k.var.as_str().into(),
-            kind: TKind::Size,
+            kind: tensir::ParamKind::Size,
         });
     }
     let part_kernel = Kernel {
@@ -732,7 +735,8 @@ fn whole_store(program: &Program, stmt: &Stmt) -> Stmt {
     else {
         return stmt.clone();
     };
-    let Some(TKind::Array { shape, .. }) = program.param(target).map(|p| &p.kind) else {
+    let Some(tensir::ParamKind::Array { shape, .. }) = program.param(target).map(|p| &p.kind)
+    else {
         return stmt.clone();
     };
     let covers = items.len() <= shape.len()

@@ -4,9 +4,9 @@
 //! iteration `i = p`, `for i > p`: in each piece the row read is no row the
 //! piece writes. floyd-warshall's `path[k][j]` inside `for i` (and
 //! `path[i][k]` inside `for j`) splits so: each of the nine pieces is one
-//! min-plus update of a block, `minimum(path[0:k, 0:k], add(path[0:k, k:k
-//! + 1], path[k, 0:k]))` for the first, and the pieces run in the C's
-//! order.
+//! min-plus update of a block (for the first,
+//! `minimum(path[0:k, 0:k], add(path[0:k, k:k+1], path[k, 0:k]))`), and the
+//! pieces run in the C's order.
 //!
 //! The first loop, in pre-order from the loop restructured, that has such
 //! a point is split; the point must provably lie in the loop's range.
