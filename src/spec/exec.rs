@@ -21,7 +21,7 @@ use crate::algebra::{AlgebraError, Rat, Symbol, Tensor, Value};
 
 /// Most term pairs one symbolic product may expand (a spec whose entries
 /// grow past this is not useful for synthesis, and would exhaust memory).
-const PRODUCT_TERM_LIMIT: usize = 1_000_000;
+pub(crate) const PRODUCT_TERM_LIMIT: usize = 1_000_000;
 
 /// A storage location a statement can write.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]

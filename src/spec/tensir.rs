@@ -87,6 +87,12 @@ pub enum TensirSpecError {
     Malformed(String),
     #[error("the program's loops run more than {limit} statements at these sizes")]
     TooManyStatements { limit: usize },
+    #[error("`{op}` would expand {terms} term pairs, over the limit of {limit}")]
+    ExpressionTooLarge {
+        op: String,
+        terms: usize,
+        limit: usize,
+    },
 }
 
 type Result<T> = std::result::Result<T, TensirSpecError>;

@@ -300,7 +300,7 @@ impl solvers::Arith for Exact {
         Ok(a.sub(b))
     }
     fn mul(&mut self, a: &Value, b: &Value) -> Result<Value> {
-        Ok(a.mul(b))
+        super::semantics::product("mul", a, b)
     }
     fn div(&mut self, a: &Value, b: &Value) -> Result<Value> {
         a.div(b).map_err(|_| TensirSpecError::DivisionByZero {

@@ -105,6 +105,22 @@ pub(super) fn unary(op: UnaryOp, dtype: DType, a: &Tensor) -> Tensor {
     })
 }
 
+/// `x * y`, refused past the C spec's limit of expanded term pairs: the
+/// terms of a recurrence (a kept loop's `var`) grow geometrically, and the
+/// product would exhaust memory instead of failing.
+pub(super) fn product(op: &str, x: &Value, y: &Value) -> Result<Value> {
+    let terms = x.len().saturating_mul(y.len());
+    let limit = crate::spec::exec::PRODUCT_TERM_LIMIT;
+    if terms > limit {
+        return Err(TensirSpecError::ExpressionTooLarge {
+            op: op.to_string(),
+            terms,
+            limit,
+        });
+    }
+    Ok(x.mul(y))
+}
+
 pub(super) fn binary(op: BinaryOp, operand: DType, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let name = op.name();
     let shape = broadcast_shape(name, &[a.shape(), b.shape()])?;
@@ -125,7 +141,7 @@ pub(super) fn binary(op: BinaryOp, operand: DType, a: &Tensor, b: &Tensor) -> Re
                 let v = match op {
                     BinaryOp::Add => x.add(&y),
                     BinaryOp::Sub => x.sub(&y),
-                    _ => x.mul(&y),
+                    _ => product(name, &x, &y)?,
                 };
                 wrap_result(v, operand)
             }
@@ -220,6 +236,7 @@ pub(super) fn einsum(
     let wrap = wraps(dtype);
     let mut elems = Vec::with_capacity(out_shape.iter().product());
     let mut products = Vec::new();
+    let mut too_large = None;
     for_each_index(&out_shape, |out_idx| {
         products.clear();
         let mut visit = |s_idx: &[usize]| {
@@ -232,7 +249,13 @@ pub(super) fn einsum(
                 };
                 p = Some(match p {
                     None => v,
-                    Some(acc) => acc.mul(&v),
+                    Some(acc) => match product("einsum", &acc, &v) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            too_large.get_or_insert(e);
+                            Value::zero()
+                        }
+                    },
                 });
             }
             products.push(p.unwrap_or_else(Value::one));
@@ -244,5 +267,8 @@ pub(super) fn einsum(
         }
         elems.push(wrap_result(Value::sum(products.iter()), dtype));
     });
+    if let Some(e) = too_large {
+        return Err(e);
+    }
     tensor(out_shape, elems)
 }
