@@ -532,27 +532,3 @@ fn local_sums_equal_lifted_sums_over_equal_summands() {
         "func trace_dot(n: size, k: size, A: f64[n, k], B: f64[n, k]) -> f64 {\n  return einsum(\"ab,ab->\", A, A);\n}\n",
     );
 }
-
-#[test]
-#[ignore]
-fn replay_tmp() {
-    let Ok(path) = std::env::var("TENSLIFT_REPLAY") else {
-        return;
-    };
-    let text = std::fs::read_to_string(&path).expect("dump");
-    let text = text.replace("(check-sat)", "");
-    z3::with_z3_config(&z3::Config::new(), || {
-        let solver = z3::Solver::new();
-        let mut params = z3::Params::new();
-        params.set_u32("rlimit", 3_000_000);
-        solver.set_params(&params);
-        solver.from_string(text.clone());
-        let t0 = std::time::Instant::now();
-        let v = solver.check();
-        eprintln!(
-            "fresh context: {v:?} {:?} {:?}",
-            t0.elapsed(),
-            solver.get_reason_unknown()
-        );
-    });
-}

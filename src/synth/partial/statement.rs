@@ -242,32 +242,8 @@ impl Driver<'_> {
         stmt: &loop_ir::Stmt,
         scope: &Scope,
     ) -> Result<Stmt, PartialError> {
-        let t0 = std::time::Instant::now();
-        let scope_names: Vec<&str> = scope.iter().map(|l| l.iter.as_str()).collect();
-        let goal = self.statement_goal(stmt, scope);
-        if std::env::var_os("TL_DEBUG").is_some() {
-            eprintln!(
-                "goal {:?} {:?} {:?}",
-                goal.as_ref()
-                    .map(|g| g.array.clone())
-                    .map_err(|e| e.to_string()),
-                scope_names,
-                t0.elapsed()
-            );
-        }
-        let goal = goal?;
-        let value = self.statement_value(stmt, scope, &goal);
-        if std::env::var_os("TL_DEBUG").is_some() {
-            eprintln!(
-                "  value {:?} {:?}",
-                value
-                    .as_ref()
-                    .map(tenslift_targets::print_expr)
-                    .map_err(|e| e.to_string()),
-                t0.elapsed()
-            );
-        }
-        let value = value?;
+        let goal = self.statement_goal(stmt, scope)?;
+        let value = self.statement_value(stmt, scope, &goal)?;
         let value = stencil::broadcast_to(value, &goal.region_shape).ok_or_else(|| {
             PartialError::Statement {
                 array: goal.array.clone(),
