@@ -33,6 +33,7 @@ cargo build --release --bin tenslift
 bin=$(mktemp /tmp/tenslift-large.XXXXXX)
 trap 'rm -f "$bin"' EXIT
 cp target/release/tenslift "$bin"
+chmod 755 "$bin"  # mktemp creates it 0600, and cp keeps the target's mode
 mkdir -p "$(dirname "$out")"
 echo "load before: $(cat /proc/loadavg) on $cores cores; commit $(git rev-parse --short HEAD)"
 "$bin" bench --suite polybench-dist --dataset LARGE \

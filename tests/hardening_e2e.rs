@@ -253,15 +253,19 @@ fn refusals_and_failures_point_at_the_next_step() {
         1,
         "one note for two TL030s:\n{err}"
     );
-    let out = tenslift(&["lift", &fixture("global_conv1d.c").to_string_lossy()]);
+    let out = tenslift(&["lift", &fixture("global_running_mix.c").to_string_lossy()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("global_running_mix.c:12:5: error: this sum of fractions"),
+        "{err}"
+    );
     assert!(
         err.contains("  tried: ") && err.contains("library candidates"),
         "{err}"
     );
     assert!(
-        err.contains("next: `tenslift spec ") && err.contains("--function conv1d`"),
+        err.contains("next: `tenslift spec ") && err.contains("--function running_mix`"),
         "{err}"
     );
 }

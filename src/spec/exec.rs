@@ -17,11 +17,44 @@ use tenslift_frontend::ir::{
 
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};
 use super::{at, format_sizes, InputInfo, Output, Sizes, Spec, SpecError};
-use crate::algebra::{AlgebraError, Rat, Symbol, Tensor, Value};
+use crate::algebra::{AlgebraError, AtomKind, Rat, Symbol, Tensor, Value};
 
 /// Most term pairs one symbolic product may expand (a spec whose entries
 /// grow past this is not useful for synthesis, and would exhaust memory).
 pub(crate) const PRODUCT_TERM_LIMIT: usize = 1_000_000;
+
+/// Most terms times denominator terms one sum of fractions may bring over
+/// a common denominator. A recurrence dividing by its own carried value
+/// (`acc = x[i] / acc + acc`) doubles its numerator's degree each
+/// iteration: the sixth such sum would take minutes, the seventh hours.
+/// Refused here, at once and located, rather than at the user's timeout;
+/// the corpus's sums of fractions stay below a thousand.
+pub(crate) const COMMON_DENOMINATOR_LIMIT: usize = 100_000;
+
+/// Fails when adding `a` and `b` (exact rational functions) would bring
+/// over a common denominator more than [`COMMON_DENOMINATOR_LIMIT`] terms.
+fn common_denominator_guard(a: &Value, b: &Value, loc: &Loc) -> Result<(), SpecError> {
+    let denominator = |v: &Value| {
+        v.top_atoms()
+            .filter_map(|t| match t.kind() {
+                AtomKind::Recip(q) => Some(q.len()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let den = denominator(a).max(denominator(b));
+    let terms = a.len().saturating_add(b.len());
+    if terms.saturating_mul(den) > COMMON_DENOMINATOR_LIMIT {
+        return Err(SpecError::DenominatorTooLarge {
+            at: at(loc),
+            terms,
+            denominator: den,
+            limit: COMMON_DENOMINATOR_LIMIT,
+        });
+    }
+    Ok(())
+}
 
 /// A storage location a statement can write.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -262,6 +295,9 @@ impl<'k> Machine<'k> {
                     ScalarType::U32 | ScalarType::U64 => v.wrap(e.ty.bits() as u8, false),
                     _ => v,
                 };
+                if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div) {
+                    common_denominator_guard(&a, &b, loc)?;
+                }
                 match op {
                     BinaryOp::Add => modular(a.add(&b)),
                     BinaryOp::Sub => modular(a.sub(&b)),

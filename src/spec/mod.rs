@@ -113,6 +113,13 @@ pub enum SpecError {
         terms: usize,
         limit: usize,
     },
+    #[error("{at}: error: this sum of fractions would bring {terms} terms over a common denominator of {denominator} terms, over the limit of {limit} (a recurrence dividing by its own value grows so); choose smaller sizes")]
+    DenominatorTooLarge {
+        at: String,
+        terms: usize,
+        denominator: usize,
+        limit: usize,
+    },
     #[error("execution exceeds {limit} statements at sizes {sizes}; choose smaller sizes")]
     TooLarge { limit: u64, sizes: String },
 }
@@ -206,12 +213,20 @@ mod memo {
     /// one lift (chosen, second, third and the smaller fallbacks).
     const KEPT: usize = 16;
 
+    /// How many failures are kept besides: an error is small, and a spec
+    /// too large to build is the expensive one to repeat (it fails only
+    /// after building a million-term product), while the successful specs
+    /// of the statement-by-statement partial lift would evict it from
+    /// [`KEPT`] entries between the tactics that ask for it.
+    const KEPT_FAILURES: usize = 64;
+
     type Entry = (String, Sizes, Result<Spec, SpecError>);
 
     thread_local! {
         /// Per thread: kernels lifted in parallel (the corpus) do not
         /// evict one another's entries.
         static RECENT: RefCell<VecDeque<Entry>> = const { RefCell::new(VecDeque::new()) };
+        static FAILED: RefCell<VecDeque<Entry>> = const { RefCell::new(VecDeque::new()) };
     }
 
     /// `run()`'s result, or the one remembered for the same kernel (its
@@ -222,21 +237,29 @@ mod memo {
         run: impl FnOnce() -> Result<Spec, SpecError>,
     ) -> Result<Spec, SpecError> {
         let key = format!("{kernel:?}");
-        let found = RECENT.with_borrow(|recent| {
-            recent
+        let lookup = |store: &VecDeque<Entry>| {
+            store
                 .iter()
                 .find(|(k, s, _)| *k == key && s == sizes)
                 .map(|(_, _, r)| r.clone())
-        });
+        };
+        let found = RECENT
+            .with_borrow(lookup)
+            .or_else(|| FAILED.with_borrow(lookup));
         if let Some(result) = found {
             return result;
         }
         let result = run();
-        RECENT.with_borrow_mut(|recent| {
-            if recent.len() == KEPT {
-                recent.pop_front();
+        let (store, kept) = if result.is_ok() {
+            (&RECENT, KEPT)
+        } else {
+            (&FAILED, KEPT_FAILURES)
+        };
+        store.with_borrow_mut(|entries| {
+            if entries.len() == kept {
+                entries.pop_front();
             }
-            recent.push_back((key, sizes.clone(), result.clone()));
+            entries.push_back((key, sizes.clone(), result.clone()));
         });
         result
     }
@@ -261,7 +284,11 @@ pub fn spec_at_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Spec, Spec
     let sizes = choose_second_sizes(kernel, first)?;
     let breaks = |c: &Sizes| sizes::breaks_relations(first, c);
     let differs = |c: &Sizes| sizes::differs_everywhere(first, c);
-    match spec_of_kernel(kernel, &sizes) {
+    let spec = match too_large_below(kernel, &sizes) {
+        Some(e) => Err(e),
+        None => spec_of_kernel(kernel, &sizes),
+    };
+    match spec {
         Err(e) if is_too_large(&e) => spec_smaller(kernel, &Sizes::new(), 1, &breaks)
             .or_else(|| spec_smaller(kernel, &Sizes::new(), 1, &differs))
             .ok_or(e),
@@ -269,10 +296,32 @@ pub fn spec_at_second_sizes(kernel: &Kernel, first: &Sizes) -> Result<Spec, Spec
     }
 }
 
+/// The error of the kernel's first-choice tuple when that spec is too
+/// large and `sizes` is nowhere smaller: a normal form only grows with the
+/// sizes, so executing at `sizes` would fail the same way, only later
+/// (gramschmidt's second tuple ran 3.8 s before failing). A function of
+/// the kernel alone, never of what happens to be remembered, so the
+/// outcome stays the same on every run.
+fn too_large_below(kernel: &Kernel, sizes: &Sizes) -> Option<SpecError> {
+    let chosen = choose_sizes(kernel, &Sizes::new()).ok()?;
+    let dominates = chosen
+        .iter()
+        .all(|(name, v)| sizes.get(name).is_some_and(|w| w >= v));
+    if !dominates || chosen == *sizes {
+        return None;
+    }
+    match spec_of_kernel(kernel, &chosen) {
+        Err(e) if is_too_large(&e) => Some(e),
+        _ => None,
+    }
+}
+
 pub(crate) fn is_too_large(e: &SpecError) -> bool {
     matches!(
         e,
-        SpecError::ExpressionTooLarge { .. } | SpecError::TooLarge { .. }
+        SpecError::ExpressionTooLarge { .. }
+            | SpecError::TooLarge { .. }
+            | SpecError::DenominatorTooLarge { .. }
     )
 }
 

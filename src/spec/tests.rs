@@ -707,6 +707,40 @@ fn exploding_products_are_refused_with_a_location() {
     assert!(matches!(err, SpecError::ExpressionTooLarge { .. }), "{err}");
 }
 
+#[test]
+fn a_recurrence_dividing_by_itself_is_refused_at_once() {
+    // acc = x[i] / acc + acc: every step doubles the numerator's degree
+    // over a common denominator; the sixth step would take minutes.
+    let k = KernelBuilder::new("running_mix")
+        .size("n")
+        .array("x", F64, &["n"], Role::Input)
+        .local_scalar("acc", F64)
+        .returns(F64)
+        .body(vec![
+            assign(sc("acc", F64), flit("1.0", F64)),
+            for_(
+                "i",
+                "0",
+                "n",
+                vec![assign(
+                    sc("acc", F64),
+                    add(
+                        div(load("x", &["i"], F64), local("acc", F64)),
+                        local("acc", F64),
+                    ),
+                )],
+            ),
+            ret(local("acc", F64)),
+        ])
+        .build();
+    assert!(spec_of_kernel(&k, &sizes(&[("n", 4)])).is_ok());
+    let err = spec_of_kernel(&k, &sizes(&[("n", 64)])).unwrap_err();
+    assert!(
+        matches!(err, SpecError::DenominatorTooLarge { .. }),
+        "{err}"
+    );
+}
+
 /// `att[t] = Σ_i q[i] * cache[t*kv + head*hs + i]`: a general strided view
 /// whose middle index is the size parameter `head`.
 fn one_head_scores() -> Kernel {

@@ -83,6 +83,14 @@ impl Limits {
     }
 }
 
+/// Elements of an evaluated library value that count one more unit of
+/// work, as sixteen terms do in the search (`search::work_of`): measured
+/// on a kernel with fixed extents of a thousand elements (the hardening
+/// fixture `global_conv1d.c`), a library then spends about as long per
+/// unit as a small one. The corpus's values are small: all of its
+/// libraries together add a few thousand units, and no program changes.
+pub const ELEMENTS_PER_UNIT: u64 = 16;
+
 /// How often (in units of work) a meter looks at the clock for the user's
 /// deadline: reading the clock costs more than one unit.
 const CLOCK_EVERY: u64 = 256;

@@ -178,6 +178,23 @@ fn record(outcome: &mut Outcome, result: KernelResult) -> (Stop, bool, u64) {
             outcome.whole = Some(lifted);
             (stop, found, work)
         }
+        // Statements lifted one by one with no loop kept: a whole lift.
+        KernelResult::Kept(Ok(p)) if p.kept_loops.is_empty() => {
+            let outputs = outcome.whole.as_ref().map_or(0, |w| w.outputs);
+            let stop = Stop::Found { cost: p.cost };
+            let work = p.stats.work + p.stats.evaluations;
+            outcome.whole = Some(Lifted {
+                complexity: crate::cost::complexity_degree(&p.program),
+                program: Some(p.program),
+                cost: p.cost,
+                stats: p.stats,
+                timings: p.timings,
+                error: None,
+                solved: outputs,
+                outputs,
+            });
+            (stop, true, work)
+        }
         KernelResult::Kept(kept) => {
             let (stop, work) = match &kept {
                 Ok(p) => (

@@ -14,7 +14,7 @@ use tenslift_targets::{
     UnaryOp,
 };
 
-use super::budget::{Halt, Meter};
+use super::budget::{Halt, Meter, ELEMENTS_PER_UNIT};
 use super::cost::cost_of;
 use crate::algebra::{AtomKind, Func, Symbol, Tensor};
 use crate::spec::tensir::{canonical_extrema, Executor};
@@ -255,6 +255,11 @@ impl Builder<'_> {
         // Selects that are extrema compare as `max`/`min`, as the
         // acceptance test compares them.
         let value = value.map(canonical_extrema);
+        // A large value costs more than one unit to compute and to keep
+        // (fixed extents of a thousand elements make outer products of a
+        // million): charged by its size, so such a library stops at its
+        // limit in the same bounded work as a small one.
+        self.meter.charge(value.len() as u64 / ELEMENTS_PER_UNIT)?;
         // Stubs whose value is all zeros or unchanged carry nothing.
         if value.elems().iter().all(|x| x.is_zero()) && depth > 0 {
             return Ok(());

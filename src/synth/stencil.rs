@@ -197,6 +197,28 @@ pub fn dim_of(a: &Affine) -> Option<Dim> {
 /// two subscripts, a coefficient other than 1, a bound that depends on
 /// another nest loop).
 pub fn slice_of(access: &Access) -> Option<Vec<SliceItem>> {
+    slice_walked(access, false)
+}
+
+/// As [`slice_of`], and also for a subscript that walks down its loop
+/// (`x[n - 1 - i]`): the elements it covers, as an ascending range. Only
+/// for a statement whose store and reads all walk down: there position
+/// `k` of every ascending range is the same iteration.
+pub fn covered_slice(access: &Access) -> Option<Vec<SliceItem>> {
+    slice_walked(access, true)
+}
+
+/// Whether some subscript of `access` walks down one of its loops.
+pub fn walks_down(access: &Access) -> bool {
+    access.index.iter().any(|sub| {
+        access
+            .loops
+            .iter()
+            .any(|l| sub.terms.get(&l.iter) == Some(&-1))
+    })
+}
+
+fn slice_walked(access: &Access, descending: bool) -> Option<Vec<SliceItem>> {
     let nest: Vec<&str> = access.loops.iter().map(|l| l.iter.as_str()).collect();
     let mut used: Vec<&str> = Vec::new();
     let mut items = Vec::new();
@@ -208,7 +230,8 @@ pub fn slice_of(access: &Access) -> Option<Vec<SliceItem>> {
             .collect();
         match inner.as_slice() {
             [] => items.push(SliceItem::Index(dim_of(sub)?)),
-            [(v, 1)] => {
+            [(v, c)] if **c == 1 || (descending && **c == -1) => {
+                let c = **c;
                 if used.contains(&v.as_str()) {
                     return None;
                 }
@@ -220,8 +243,14 @@ pub fn slice_of(access: &Access) -> Option<Vec<SliceItem>> {
                 }
                 let mut rest = sub.clone();
                 rest.terms.remove(*v);
+                // rest + c·i over i in [start, end): for c = -1 that is
+                // [rest - (end - 1), rest - start + 1).
                 let shift = |bound: &Affine| -> Option<Dim> {
                     let mut b = bound.clone();
+                    if c == -1 {
+                        b.constant = b.constant.checked_neg()?.checked_add(1)?;
+                        b.terms.values_mut().for_each(|t| *t = -*t);
+                    }
                     b.constant = b.constant.checked_add(rest.constant)?;
                     for (k, c) in &rest.terms {
                         let e = b.terms.entry(k.clone()).or_insert(0);
@@ -232,9 +261,14 @@ pub fn slice_of(access: &Access) -> Option<Vec<SliceItem>> {
                     }
                     dim_of(&b)
                 };
+                let (low, high) = if c == 1 {
+                    (&l.start, &l.end)
+                } else {
+                    (&l.end, &l.start)
+                };
                 items.push(SliceItem::Range {
-                    start: shift(&l.start)?,
-                    stop: shift(&l.end)?,
+                    start: shift(low)?,
+                    stop: shift(high)?,
                     step: 1,
                 });
             }
@@ -258,7 +292,7 @@ pub fn store_region(accesses: &[Access]) -> Result<(String, Vec<SliceItem>), Ste
     }
     // Only the loops a store subscript mentions shape the region; the
     // others are reductions and may be nested in any order.
-    let region = slice_of(first).ok_or_else(|| StencilError::NotABox(first.array.clone()))?;
+    let region = covered_slice(first).ok_or_else(|| StencilError::NotABox(first.array.clone()))?;
     Ok((first.array.clone(), region))
 }
 

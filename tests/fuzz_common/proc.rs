@@ -117,13 +117,15 @@ pub fn run_limited(mut cmd: Command, limit: Duration) -> Run {
 
 /// The defect a run shows, if any: exit 101 is a Rust panic; a signal or
 /// a run past its limit are defects too; a failing run (exit > 0) must not
-/// leave `output` behind.
+/// leave `output` behind. Exit 8 (`EXIT_SOME_REFUSED`) is not a failing
+/// run: a whole file whose other functions lifted writes those, by
+/// design (issue #17), and says which were refused.
 pub fn classify(run: &Run, output: Option<&Path>) -> Option<Finding> {
     match run.ending {
         Ending::Exit(101) => Some(Finding::Panic),
         Ending::Signal(_) => Some(Finding::Signal),
         Ending::Hang => Some(Finding::Hang),
-        Ending::Exit(0) => None,
+        Ending::Exit(0 | 8) => None,
         Ending::Exit(_) if output.is_some_and(|p| p.exists()) => Some(Finding::PartialOutput),
         Ending::Exit(_) => None,
     }

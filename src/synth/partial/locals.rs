@@ -20,7 +20,7 @@ use tenslift_frontend::ir::{
     self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Loc, Local, LocalKind, Origin,
     Role, Storage,
 };
-use tenslift_targets::{Access, Expr, Op, Param, ParamKind, Stmt, Ty};
+use tenslift_targets::{self as tensir, Access, Expr, Op, Param, ParamKind, Stmt, Ty};
 
 use super::rewrite::{rewrite_stmt, Rewrite};
 use crate::synth::signature::dtype_of;
@@ -189,6 +189,12 @@ pub(super) fn declare_locals(
                 continue;
             }
         }
+        let mut taken = taken_names(kernel, &body);
+        taken.retain(|n| *n != l.name);
+        if let Some(lets) = stores_as_lets(&body, &l.name, &mut taken) {
+            body = lets;
+            continue;
+        }
         decls.push(Stmt::Var {
             name: Arc::from(l.name.as_str()),
             ty: local_ty(l, scalars)?,
@@ -196,6 +202,107 @@ pub(super) fn declare_locals(
     }
     decls.extend(body);
     Some(decls)
+}
+
+/// A local stored only by whole stores at the top level (`y = 0;
+/// y = h @ x + y`: a C accumulator set, then reduced into) as one `let`
+/// per store (`y`, `y_1`, …), each read bound to the value stored last:
+/// values rather than a variable, which the unbounded prover can relate to
+/// the C. `None` when a loop stores it, a store is partial, or it is read
+/// before its first store.
+fn stores_as_lets(body: &[Stmt], name: &str, taken: &mut Vec<String>) -> Option<Vec<Stmt>> {
+    let nested = body.iter().any(
+        |s| matches!(s, Stmt::Loop { body, .. } if body.iter().any(|b| mentions_store(b, name))),
+    );
+    let partial = body
+        .iter()
+        .any(|s| matches!(s, Stmt::Store { target, region: Some(_), .. } if **target == *name));
+    if nested || partial {
+        return None;
+    }
+    let mut current: Option<Arc<str>> = None;
+    let mut out = Vec::with_capacity(body.len());
+    for s in body {
+        let read = |e: &Expr| match &current {
+            Some(now) => rename(e, name, now),
+            None if reads(e, name) => None,
+            None => Some(e.clone()),
+        };
+        let stmt = match s {
+            Stmt::Store {
+                target,
+                region: None,
+                value,
+            } if **target == *name => {
+                let value = read(value)?;
+                let fresh = fresh_name(name, taken);
+                current = Some(Arc::from(fresh.as_str()));
+                Stmt::Let {
+                    name: Arc::from(fresh.as_str()),
+                    value,
+                }
+            }
+            other => tensir::program::try_map_values(std::slice::from_ref(other), &mut |_, e| {
+                read(e).ok_or(())
+            })
+            .ok()?
+            .pop()?,
+        };
+        out.push(stmt);
+    }
+    current.is_some().then_some(out)
+}
+
+fn mentions_store(s: &Stmt, name: &str) -> bool {
+    match s {
+        Stmt::Store { target, .. } => **target == *name,
+        Stmt::Loop { body, .. } => body.iter().any(|b| mentions_store(b, name)),
+        _ => false,
+    }
+}
+
+/// `name` itself the first time, then `name_1`, `name_2`, … not yet taken.
+fn fresh_name(name: &str, taken: &mut Vec<String>) -> String {
+    let fresh = std::iter::once(name.to_string())
+        .chain((1..).map(|k| format!("{name}_{k}")))
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| name.to_string());
+    taken.push(fresh.clone());
+    fresh
+}
+
+/// Every name the kernel or the lifted body already uses (parameters,
+/// locals, loop variables), for [`fresh_name`].
+fn taken_names(kernel: &Kernel, body: &[Stmt]) -> Vec<String> {
+    fn loops(stmts: &[Stmt], out: &mut Vec<String>) {
+        for s in stmts {
+            if let Stmt::Loop { var, body, .. } = s {
+                out.push(var.to_string());
+                loops(body, out);
+            }
+        }
+    }
+    let mut out: Vec<String> = kernel.params.iter().map(|p| p.name.clone()).collect();
+    out.extend(kernel.locals.iter().map(|l| l.name.clone()));
+    out.retain(|n| !n.is_empty());
+    loops(body, &mut out);
+    out
+}
+
+/// `e` with every read of `from` reading `to` instead.
+fn rename(e: &Expr, from: &str, to: &Arc<str>) -> Option<Expr> {
+    match e.op() {
+        Op::Var(n) if **n == *from => Some(Expr::var(to, e.ty().clone())),
+        _ if e.args().is_empty() => Some(e.clone()),
+        op => {
+            let args = e
+                .args()
+                .iter()
+                .map(|a| rename(a, from, to))
+                .collect::<Option<Vec<_>>>()?;
+            Expr::new(op.clone(), args).ok()
+        }
+    }
 }
 
 fn stores(stmts: &[Stmt], out: &mut Vec<Arc<str>>) {
@@ -239,4 +346,78 @@ fn reads(e: &Expr, name: &str) -> bool {
         found |= matches!(node.op(), Op::Var(n) if **n == *name);
     });
     found
+}
+
+/// The name the returned value is stored under while the statements are
+/// lifted one by one: not a C identifier, so it meets no name of the kernel.
+pub(super) const RETURNED: &str = "return";
+
+/// `kernel` with its final `return e;` as a store of `e` into a local
+/// scalar [`RETURNED`] (lifted like any statement; the assembled program
+/// returns that local), and the returned type. Unchanged when the kernel
+/// returns nothing; `Err` when it returns from anywhere but its last
+/// top-level statement (an early return is control flow, not a value).
+pub(super) fn return_as_local(
+    kernel: &Kernel,
+) -> Result<(Kernel, Option<loop_ir::ScalarType>), String> {
+    let Some(ty) = kernel.returns else {
+        return Ok((kernel.clone(), None));
+    };
+    let (last, rest) = kernel
+        .body
+        .split_last()
+        .ok_or_else(|| "a kernel that returns without statements".to_string())?;
+    let loop_ir::Stmt::Return { value, loc } = last else {
+        return Err("the returned value is not the kernel's last statement".into());
+    };
+    if rest.iter().any(returns_inside) {
+        return Err("a return before the kernel's last statement".into());
+    }
+    let mut out = kernel.clone();
+    out.returns = None;
+    out.locals.push(Local {
+        name: RETURNED.to_string(),
+        kind: LocalKind::Scalar { ty },
+        loc: loc.clone(),
+    });
+    out.body = rest.to_vec();
+    out.body.push(loop_ir::Stmt::Assign {
+        target: LValue::Scalar {
+            name: RETURNED.to_string(),
+            ty,
+        },
+        value: value.clone(),
+        loc: loc.clone(),
+    });
+    Ok((out, Some(ty)))
+}
+
+fn returns_inside(s: &loop_ir::Stmt) -> bool {
+    match s {
+        loop_ir::Stmt::Return { .. } => true,
+        loop_ir::Stmt::Loop(l) => l.body.iter().any(returns_inside),
+        loop_ir::Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => then_body.iter().chain(else_body).any(returns_inside),
+        loop_ir::Stmt::Assign { .. } => false,
+    }
+}
+
+/// `body` ending in the return of the local [`RETURNED`]: its value
+/// returned directly where it is bound by the last `let` (stored once,
+/// last, as the C's `return e;` was), else the local read.
+pub(super) fn return_local(mut body: Vec<Stmt>, ty: loop_ir::ScalarType) -> Vec<Stmt> {
+    if let Some(Stmt::Let { name, value }) = body.last() {
+        if **name == *RETURNED {
+            let value = value.clone();
+            body.pop();
+            body.push(Stmt::Return(value));
+            return body;
+        }
+    }
+    let ty = Ty::tensor(dtype_of(ty), Vec::new());
+    body.push(Stmt::Return(Expr::var(RETURNED, ty)));
+    body
 }

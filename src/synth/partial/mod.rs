@@ -39,7 +39,7 @@ use restructure::{LoopSite, Restructuring};
 
 use super::options::{PartialError, PartialLift, SynthError};
 use super::search::{Stats, Timings};
-use super::signature::{infer_unknown_extents, params_of};
+use super::signature::{dtype_of, infer_unknown_extents, params_of};
 use super::stencil::{self, NestLoop};
 use super::tactic::{KernelContext, KernelResult, KernelTactic};
 use super::trace::Trace;
@@ -103,6 +103,10 @@ struct Driver<'k> {
     cost: f64,
     kept: Vec<String>,
     vectorised: bool,
+    /// Statement searches that found nothing (target, dtype, leaves): a
+    /// restructuring that only reorders a nest (interchange) poses the
+    /// same search again, which finds nothing again at the same work.
+    failed_searches: Vec<statement::SearchKey>,
 }
 
 /// What a failed attempt at a loop must not leave behind.
@@ -174,7 +178,11 @@ impl Driver<'_> {
     /// recurrence, else kept with its body lifted.
     fn lift_loop(&mut self, l: &Loop, scope: &mut Scope) -> Result<Vec<Stmt>, PartialError> {
         let carried = l.step != 1 || carries_dependency(l, scope);
-        let direct = if carried {
+        // A carried innermost loop of one assignment (an in-place shift,
+        // `x[n-1-i] = x[n-2-i]` walked from the end) may still equal one
+        // region store: the statement check against its own C spec decides.
+        let single = matches!(l.body.as_slice(), [loop_ir::Stmt::Assign { .. }]);
+        let direct = if carried && !(single && l.step == 1) {
             Err(PartialError::Unsupported(
                 "a loop that carries a dependency".into(),
             ))
@@ -293,15 +301,11 @@ fn assemble(
     context: &KernelContext<'_>,
     restructurings: &[&dyn Restructuring],
 ) -> Result<PartialLift, PartialError> {
-    if kernel.returns.is_some() {
-        return Err(PartialError::Unsupported(
-            "partial lifting keeps no returned scalar".into(),
-        ));
-    }
     let first = choose_sizes(kernel, &Sizes::new())?;
     let second = choose_second_sizes(kernel, &first)?;
     let params = params_of(kernel, &infer_unknown_extents(kernel, &first)?)?;
-    let (arrays, scalars) = locals::scalars_as_arrays(kernel);
+    let (stored, returns) = locals::return_as_local(kernel).map_err(PartialError::Unsupported)?;
+    let (arrays, scalars) = locals::scalars_as_arrays(&stored);
     let third = crate::spec::sizes::choose_third_sizes(kernel, &first, &second);
     let mut driver = Driver {
         kernel: arrays,
@@ -318,11 +322,20 @@ fn assemble(
         cost: 0.0,
         kept: Vec::new(),
         vectorised: false,
+        failed_searches: Vec::new(),
     };
     let body = driver.lift_block(&driver.kernel.body.clone(), &mut Vec::new())?;
-    let body = locals::declare_locals(body, &driver.kernel, &driver.scalars)
+    let mut body = locals::declare_locals(body, &driver.kernel, &driver.scalars)
         .ok_or_else(|| PartialError::Unsupported("a local array whose extent is unknown".into()))?;
-    if driver.kept.is_empty() {
+    if let Some(ty) = returns {
+        body = locals::return_local(body, ty);
+    }
+    // Nothing kept: the kernel lifts whole (the driver reports it so), as
+    // a sequence of statements (a dot product, then an in-place shift
+    // of the delay line, then the new sample stored), which the
+    // whole-kernel tactics, solving each output from the kernel's inputs
+    // alone, cannot express.
+    if driver.kept.is_empty() && !driver.vectorised {
         return Err(PartialError::NothingKept);
     }
     // A program that keeps every loop and stores single elements is a
@@ -341,7 +354,7 @@ fn assemble(
         },
         name: Arc::from(kernel.name.as_str()),
         params,
-        ret: None,
+        ret: returns.map(dtype_of),
         body,
     };
     program

@@ -25,6 +25,10 @@ use crate::synth::search::{Counters, Reductions, Search};
 use crate::synth::signature::dtype_of;
 use crate::synth::stencil::{self, Access};
 
+/// What decides a statement search's outcome: its target, dtype, leaves
+/// and sizes.
+pub(super) type SearchKey = (Tensor, tenslift_targets::DType, Vec<Expr>, Sizes);
+
 /// The values a kept loop variable takes in the checks of one statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Pick {
@@ -386,15 +390,24 @@ impl Driver<'_> {
                 out.push(e);
             }
         };
+        // A store walking down its loop (`x[n-1-i] = x[n-2-i]`) holds its
+        // region in ascending order; reads walking down with it are read
+        // in that order too.
+        let down = accesses
+            .iter()
+            .any(|a| a.is_store && stencil::walks_down(a));
         for a in accesses {
             let Some(p) = params.iter().find(|p| *p.name == *a.array) else {
                 continue;
             };
-            let sliced = stencil::slice_of(a)
-                .filter(|_| p.ty().rank() > 0)
-                .and_then(|items| {
-                    tenslift_targets::build::slice(Expr::var(&p.name, p.ty()), items).ok()
-                });
+            let covered = if down {
+                stencil::covered_slice(a)
+            } else {
+                stencil::slice_of(a)
+            };
+            let sliced = covered.filter(|_| p.ty().rank() > 0).and_then(|items| {
+                tenslift_targets::build::slice(Expr::var(&p.name, p.ty()), items).ok()
+            });
             // A read backwards (`y[k - 1 - i]`) is a flipped slice; a C
             // scalar a rank-0 value.
             if let Some(e) =
@@ -424,8 +437,29 @@ impl Driver<'_> {
     }
 
     /// The general search over the statement's leaves, within the
-    /// per-statement time limit.
+    /// per-statement work limit; a search that found nothing before is
+    /// not run again.
     pub(super) fn search(
+        &mut self,
+        evaluator: &mut Evaluator,
+        leaves: Vec<Expr>,
+        sizes: &Sizes,
+        target: &Tensor,
+        dtype: tenslift_targets::DType,
+    ) -> Result<Option<Expr>, PartialError> {
+        let key: SearchKey = (target.clone(), dtype, leaves.clone(), sizes.clone());
+        if self.failed_searches.contains(&key) {
+            return Ok(None);
+        }
+        let found = self.search_afresh(evaluator, leaves, sizes, target, dtype)?;
+        if found.is_none() {
+            self.failed_searches.push(key);
+        }
+        Ok(found)
+    }
+
+    /// [`Self::search`] without its memory of failed searches.
+    fn search_afresh(
         &mut self,
         evaluator: &mut Evaluator,
         leaves: Vec<Expr>,
@@ -451,7 +485,8 @@ impl Driver<'_> {
             Err(Halt::Deadline) => return Err(timeout()),
         };
         self.stats.stubs += library.stubs.len();
-        let reductions = Reductions::build(&library, target.shape());
+        let reductions =
+            Reductions::build(&library, target.shape(), deadline).map_err(|_| timeout())?;
         let meter = Meter::new(options.limits.statement_work, deadline);
         let families = self.context.families;
         let search = Search {

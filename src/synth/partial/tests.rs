@@ -161,3 +161,26 @@ fn a_kernel_without_carried_dependencies_is_only_lifted_whole() {
     assert!(outcome.whole.as_ref().is_some_and(|w| w.program.is_some()));
     assert!(outcome.partial.is_err());
 }
+
+#[test]
+fn a_returned_sum_beside_a_shift_walked_down_lifts_as_statements_in_order() {
+    // fir_delay: y = Σ h[i]·x[i], then the delay line x[N-1-i] = x[N-2-i]
+    // walked from the end, then x[0] = sample, return y. Each statement
+    // lifts on its own, nothing is kept, and the return comes last.
+    let path = format!(
+        "{}/benchmarks/dspstone-ptr/fir_delay.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
+    let kernel = unit.kernels.into_iter().next().expect("one kernel");
+    let lifted = kept(&kernel).expect("lifts statement by statement");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let text = print_program(&lifted.program);
+    assert!(text.contains("x[1:N] = x[0:N - 1];"), "{text}");
+    let shift = text
+        .find("x[0] = sample;")
+        .expect("the new sample is stored");
+    let ret = text.find("return y_1;").expect("the sum is returned");
+    assert!(shift < ret, "{text}");
+    assert!(!text.contains("for "), "{text}");
+}

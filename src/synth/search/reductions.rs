@@ -2,12 +2,22 @@
 //! that is one reduction away from the library is found by lookup.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use rayon::prelude::*;
 use tenslift_targets::{DType, Expr, ReduceKind};
 
 use crate::algebra::{Tensor, Value};
+use crate::synth::budget::Halt;
 use crate::synth::library::Library;
+
+/// The most stub elements one index sums. Past it the index is left empty
+/// (the search still finds the reduction as a sketch, only not by lookup):
+/// a kernel with fixed large extents (`float in[1029]` globals) has
+/// depth-2 stubs of a million symbolic elements each (the corpus's
+/// indices sum at most 60 000 in all). A count, not a time, so the same
+/// kernel gets the same index on every machine.
+const MAX_SUMMED_ELEMENTS: usize = 4_000_000;
 
 /// Sums of the library's deepest stubs (one level past the library) that
 /// have the searched output's shape: `sum(A * B.T, axis=1)` for a vector
@@ -41,8 +51,9 @@ fn reduction_axes(shape: &[usize], target: &[usize]) -> Vec<Vec<usize>> {
 /// The exact sum of `t`'s elements over `axes` (rank ≤ 2).
 fn sum_over(t: &Tensor, axes: &[usize]) -> Option<Tensor> {
     let shape = t.shape();
-    let add_all =
-        |items: &mut dyn Iterator<Item = &Value>| items.fold(Value::zero(), |acc, e| &acc + e);
+    // One merge of all the terms: folding `acc + e` copies the growing
+    // sum at every step (quadratic in a long row's terms).
+    let add_all = |items: &mut dyn Iterator<Item = &Value>| Value::sum(items);
     match (shape, axes) {
         (_, [0]) if shape.len() == 1 => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
         (_, [0, 1]) => Some(Tensor::scalar(add_all(&mut t.elems().iter()))),
@@ -62,20 +73,39 @@ fn sum_over(t: &Tensor, axes: &[usize]) -> Option<Tensor> {
     }
 }
 
+/// Whether the index sums `stub`: a depth-2 numeric one.
+fn summed(stub: &crate::synth::library::Stub) -> bool {
+    stub.depth == 2 && stub.expr.dtype().is_numeric()
+}
+
+/// The elements an index for `target_shape` would sum.
+fn summed_elements(library: &Library, target_shape: &[usize]) -> usize {
+    library
+        .stubs
+        .iter()
+        .filter(|s| summed(s))
+        .map(|s| s.value.len() * reduction_axes(s.value.shape(), target_shape).len())
+        .sum()
+}
+
 impl Reductions {
     /// Indexes the sums of `library`'s depth-2 numeric stubs whose result
     /// has shape `target_shape`. Shallower stubs' sums are library stubs
-    /// already.
-    pub fn build(library: &Library, target_shape: &[usize]) -> Reductions {
-        if target_shape.len() > 1 {
-            return Reductions::default();
+    /// already. Fails only at the user's `deadline`.
+    pub fn build(
+        library: &Library,
+        target_shape: &[usize],
+        deadline: Instant,
+    ) -> Result<Reductions, Halt> {
+        if target_shape.len() > 1 || summed_elements(library, target_shape) > MAX_SUMMED_ELEMENTS {
+            return Ok(Reductions::default());
         }
         let sums: Vec<Vec<(Tensor, usize, Vec<usize>)>> = library
             .stubs
             .par_iter()
             .enumerate()
             .map(|(i, stub)| {
-                if stub.depth != 2 || !stub.expr.dtype().is_numeric() {
+                if !summed(stub) || Instant::now() > deadline {
                     return Vec::new();
                 }
                 reduction_axes(stub.value.shape(), target_shape)
@@ -84,6 +114,9 @@ impl Reductions {
                     .collect()
             })
             .collect();
+        if Instant::now() > deadline {
+            return Err(Halt::Deadline);
+        }
         let mut by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)> = HashMap::new();
         for (value, i, axes) in sums.into_iter().flatten() {
             let key = (library.stubs[i].expr.dtype(), value);
@@ -94,7 +127,7 @@ impl Reductions {
                 by_value.insert(key, (i, axes));
             }
         }
-        Reductions { by_value }
+        Ok(Reductions { by_value })
     }
 
     pub(super) fn lookup(&self, library: &Library, dtype: DType, value: &Tensor) -> Option<Expr> {

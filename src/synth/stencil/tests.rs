@@ -83,6 +83,32 @@ fn a_subscript_using_the_loop_variable_twice_is_not_a_box() {
 }
 
 #[test]
+fn a_subscript_walking_down_covers_an_ascending_range() {
+    // x[n - 1 - i] over i in [0, n - 1) covers x[1 : n]; x[n - 2 - i]
+    // covers x[0 : n - 1]. Only covered_slice sees them; slice_of keeps
+    // its one-direction contract.
+    let walk = |index: &str| Access {
+        array: "x".into(),
+        index: vec![aff(index)],
+        loops: vec![NestLoop {
+            iter: "i".into(),
+            start: aff("0"),
+            end: aff("n - 1"),
+        }],
+        is_store: false,
+    };
+    let store = walk("n - 1 - i");
+    assert!(walks_down(&store));
+    assert_eq!(slice_of(&store), None);
+    assert_eq!(covered_slice(&store), Some(vec![range("1", "n")]));
+    assert_eq!(
+        covered_slice(&walk("n - 2 - i")),
+        Some(vec![range("0", "n - 1")])
+    );
+    assert!(!walks_down(&walk("i")));
+}
+
+#[test]
 fn a_three_point_average_is_derived_with_its_shared_coefficient() {
     // target[e] = (A[e] + A[e+1] + A[e+2]) / 3 over four elements.
     let third = Rat::new(1, 3).expect("rational");
