@@ -30,9 +30,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def lift(binary: str, kernel: dict, timeout: float, search: str, cost_table: str | None) -> dict:
+def lift(binary: str, kernel: dict, timeout: float, search: str, cost_table: str | None,
+         dataset: str) -> dict:
     cmd = [binary, "lift", f"benchmarks/{kernel['file']}", "--function", kernel["function"],
            "--target", "numpy", "--json", "--timeout", str(timeout), "--search", search]
+    # The flags the bench compiles the entry with (src/bench/manifest.rs
+    # `c_flags`): its include directories, and for PolyBench's distributed
+    # form the dataset switch. Without them every `-dist` kernel is
+    # rejected (no polybench.h).
+    for inc in kernel.get("include", []):
+        cmd += ["-I", f"benchmarks/{inc}"]
+    if kernel.get("form") == "distributed":
+        cmd += ["-D", f"{dataset}_DATASET"]
     if cost_table:
         cmd += ["--cost-table", cost_table]
     start = time.monotonic()
@@ -66,7 +75,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def sweep(args, kernels: list[dict], search: str) -> list[tuple[dict, dict]]:
     def one(kernel: dict) -> dict:
-        record = lift(args.bin, kernel, args.timeout, search, args.cost_table)
+        record = lift(args.bin, kernel, args.timeout, search, args.cost_table, args.dataset)
         print(f"[{search}] {kernel['name']}: {record['status']} {record['time']:.2f} s",
               file=sys.stderr, flush=True)
         return record
@@ -202,6 +211,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--only", nargs="*", help="kernel names (default: all)")
     parser.add_argument("--cost-table")
+    parser.add_argument("--dataset", default="LARGE",
+                        help="dataset switch of distributed-form entries, as `tenslift bench`'s")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     kernels = tomllib.loads((ROOT / "benchmarks/manifest.toml").read_text())["kernel"]
