@@ -113,7 +113,7 @@ pub enum SpecError {
         terms: usize,
         limit: usize,
     },
-    #[error("{at}: error: this sum of fractions would bring {terms} terms over a common denominator of {denominator} terms, over the limit of {limit} (a recurrence dividing by its own value grows so); choose smaller sizes")]
+    #[error("{at}: error: this sum of fractions would bring {terms} terms over a common denominator of {denominator} terms, over the limit of {limit} (a recurrence dividing by its own value grows so), too large to check any program against; keep this loop in C, or see its spec at smaller sizes (`--size`) where the arrays are not fixed")]
     DenominatorTooLarge {
         at: String,
         terms: usize,
