@@ -295,7 +295,9 @@ impl<'k> Machine<'k> {
                     ScalarType::U32 | ScalarType::U64 => v.wrap(e.ty.bits() as u8, false),
                     _ => v,
                 };
-                if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div) {
+                // Only float values carry reciprocals (integer division
+                // truncates), so integer arithmetic skips the scan.
+                if float && matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Div) {
                     common_denominator_guard(&a, &b, loc)?;
                 }
                 match op {

@@ -244,9 +244,7 @@ fn search_regions(
             continue;
         };
         let target = target.map(canonical_extrema);
-        let Ok(reductions) = Reductions::build(library, target.shape(), problem.deadline) else {
-            return Err(timeout(problem.deadline, problem.options));
-        };
+        let reductions = Reductions::build(library, target.shape());
         let mut search = |meter: &Meter, first: bool| {
             search_once(
                 goal,

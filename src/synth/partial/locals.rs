@@ -261,12 +261,9 @@ fn mentions_store(s: &Stmt, name: &str) -> bool {
     }
 }
 
-/// `name` itself the first time, then `name_1`, `name_2`, … not yet taken.
+/// [`super::first_free_name`], which is then taken.
 fn fresh_name(name: &str, taken: &mut Vec<String>) -> String {
-    let fresh = std::iter::once(name.to_string())
-        .chain((1..).map(|k| format!("{name}_{k}")))
-        .find(|n| !taken.contains(n))
-        .unwrap_or_else(|| name.to_string());
+    let fresh = super::first_free_name(name, taken);
     taken.push(fresh.clone());
     fresh
 }

@@ -109,6 +109,15 @@ struct Driver<'k> {
     failed_searches: Vec<statement::SearchKey>,
 }
 
+/// `base` itself, else `base_1`, `base_2`, …: the first name `taken`
+/// lacks (for the locals a restructuring or a lift introduces).
+fn first_free_name(base: &str, taken: &[String]) -> String {
+    std::iter::once(base.to_string())
+        .chain((1..).map(|k| format!("{base}_{k}")))
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| base.to_string())
+}
+
 /// What a failed attempt at a loop must not leave behind.
 struct Undo {
     cost: f64,

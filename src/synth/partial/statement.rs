@@ -485,8 +485,7 @@ impl Driver<'_> {
             Err(Halt::Deadline) => return Err(timeout()),
         };
         self.stats.stubs += library.stubs.len();
-        let reductions =
-            Reductions::build(&library, target.shape(), deadline).map_err(|_| timeout())?;
+        let reductions = Reductions::build(&library, target.shape());
         let meter = Meter::new(options.limits.statement_work, deadline);
         let families = self.context.families;
         let search = Search {

@@ -2,13 +2,11 @@
 //! that is one reduction away from the library is found by lookup.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use rayon::prelude::*;
 use tenslift_targets::{DType, Expr, ReduceKind};
 
 use crate::algebra::{Tensor, Value};
-use crate::synth::budget::Halt;
 use crate::synth::library::Library;
 
 /// The most stub elements one index sums. Past it the index is left empty
@@ -91,21 +89,18 @@ fn summed_elements(library: &Library, target_shape: &[usize]) -> usize {
 impl Reductions {
     /// Indexes the sums of `library`'s depth-2 numeric stubs whose result
     /// has shape `target_shape`. Shallower stubs' sums are library stubs
-    /// already. Fails only at the user's `deadline`.
-    pub fn build(
-        library: &Library,
-        target_shape: &[usize],
-        deadline: Instant,
-    ) -> Result<Reductions, Halt> {
+    /// already. Its work is bounded by [`MAX_SUMMED_ELEMENTS`], so it
+    /// needs no deadline of its own.
+    pub fn build(library: &Library, target_shape: &[usize]) -> Reductions {
         if target_shape.len() > 1 || summed_elements(library, target_shape) > MAX_SUMMED_ELEMENTS {
-            return Ok(Reductions::default());
+            return Reductions::default();
         }
         let sums: Vec<Vec<(Tensor, usize, Vec<usize>)>> = library
             .stubs
             .par_iter()
             .enumerate()
             .map(|(i, stub)| {
-                if !summed(stub) || Instant::now() > deadline {
+                if !summed(stub) {
                     return Vec::new();
                 }
                 reduction_axes(stub.value.shape(), target_shape)
@@ -114,9 +109,6 @@ impl Reductions {
                     .collect()
             })
             .collect();
-        if Instant::now() > deadline {
-            return Err(Halt::Deadline);
-        }
         let mut by_value: HashMap<(DType, Tensor), (usize, Vec<usize>)> = HashMap::new();
         for (value, i, axes) in sums.into_iter().flatten() {
             let key = (library.stubs[i].expr.dtype(), value);
@@ -127,7 +119,7 @@ impl Reductions {
                 by_value.insert(key, (i, axes));
             }
         }
-        Ok(Reductions { by_value })
+        Reductions { by_value }
     }
 
     pub(super) fn lookup(&self, library: &Library, dtype: DType, value: &Tensor) -> Option<Expr> {

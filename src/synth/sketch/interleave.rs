@@ -141,7 +141,7 @@ fn solve_parts(
         Err(halt) => return Err(halt),
     };
     let n = target.len() / k;
-    let reductions = Reductions::build(&library, &[n], search.meter.deadline())?;
+    let reductions = Reductions::build(&library, &[n]);
     let parts_search = Search {
         library: &library,
         reductions: &reductions,

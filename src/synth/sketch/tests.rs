@@ -57,7 +57,7 @@ fn solve_at(params: Vec<Param>, target: &Tensor, dtype: DType, sizes: Sizes) -> 
         target,
     )
     .ok()?;
-    let reductions = Reductions::build(&library, target.shape(), deadline).ok()?;
+    let reductions = Reductions::build(&library, target.shape());
     let model = CostModel::Analytic;
     let meter = Meter::new(limits.search_work, deadline);
     let search = Search {

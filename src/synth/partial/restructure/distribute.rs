@@ -139,16 +139,7 @@ fn fresh(kernel: &Kernel, base: &str) -> String {
     let mut taken: Vec<String> = kernel.params.iter().map(|p| p.name.clone()).collect();
     taken.extend(kernel.locals.iter().map(|l| l.name.clone()));
     iterators(&kernel.body, &mut taken);
-    (0..)
-        .map(|k| {
-            if k == 0 {
-                base.to_string()
-            } else {
-                format!("{base}_{k}")
-            }
-        })
-        .find(|n| !taken.contains(n))
-        .unwrap_or_else(|| base.to_string())
+    crate::synth::partial::first_free_name(base, &taken)
 }
 
 /// `from[0]` read and written as `to[at]`.
