@@ -79,7 +79,7 @@ impl OpKind {
 
 /// The kind of one node, `None` for nodes that cost nothing (parameters,
 /// literals, views).
-fn kind_of(expr: &Expr) -> Option<OpKind> {
+pub(crate) fn kind_of(expr: &Expr) -> Option<OpKind> {
     Some(match expr.op() {
         Op::Var(_)
         | Op::Lit(_)

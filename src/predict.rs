@@ -23,8 +23,8 @@ use tenslift_targets::{DType, Expr, ParamKind, Program, Stmt};
 
 use crate::spec::Sizes;
 use crate::synth::cost::{
-    node_work, program_sum, CRates, Coefficients, CostModel, CostTable, MachineLimits, OpKind,
-    TargetCosts, Work, COST_TABLE_SCHEMA,
+    kind_of, node_work, program_sum, CRates, Coefficients, CostModel, CostTable, MachineLimits,
+    OpKind, TargetCosts, Work, COST_TABLE_SCHEMA,
 };
 
 /// The targets `--target auto` chooses among, in the order ties go.
@@ -128,12 +128,92 @@ pub fn predict_target(
     sizes: &Sizes,
 ) -> Option<f64> {
     let costs = target_costs(table, target)?;
+    let ops = if FUSING_TARGETS.contains(&target) && xla_compiles_whole(&program.body) {
+        program_sum(program, sizes, &|e, s| fused_cost(costs, e, s))
+    } else {
+        let model = CostModel::Calibrated(CostTable {
+            ops: costs.ops.clone(),
+            ..CostTable::default()
+        });
+        program_sum(program, sizes, &|e, s| model.cost_of(&[e], s))
+    };
+    Some(costs.call_overhead_s + ops)
+}
+
+/// Targets that compile the whole program with XLA: a kept loop runs
+/// inside the compiled program (`lax.fori_loop`, `stablehlo.while`) and
+/// element-wise chains fuse into one loop over their elements.
+const FUSING_TARGETS: [&str; 2] = ["jax", "hlo"];
+
+/// One statement's expression under XLA's fusion: an element-wise node pays
+/// its arithmetic and the bytes of the operands it reads from memory (those
+/// that are not element-wise nodes themselves), the statement's root its
+/// output too, and no node pays a dispatch of its own (the call overhead
+/// is paid once per call). Everything else is priced as the calibration
+/// measured it. Without this, NumPy, which materialises every intermediate,
+/// was predicted cheaper than XLA exactly on the kept-loop stencils where
+/// XLA's fused loops are 5-20x faster (results/bench-polybench-dist-large-2026-11-27).
+fn fused_cost(costs: &TargetCosts, expr: &Expr, sizes: &Sizes) -> f64 {
     let model = CostModel::Calibrated(CostTable {
         ops: costs.ops.clone(),
         ..CostTable::default()
     });
-    let ops = program_sum(program, sizes, &|e, s| model.cost_of(&[e], s));
-    Some(costs.call_overhead_s + ops)
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0.0;
+    expr.walk(&mut |node| {
+        if !seen.insert(node.clone()) {
+            return;
+        }
+        match kind_of(node) {
+            Some(kind) if is_elementwise(kind) => {
+                let width = node.dtype().byte_size() as f64;
+                let mut bytes: f64 = node
+                    .args()
+                    .iter()
+                    .filter(|a| !kind_of(a).is_some_and(is_elementwise))
+                    .map(|a| elements(a, sizes) * a.dtype().byte_size() as f64)
+                    .sum();
+                if node == expr {
+                    bytes += elements(node, sizes) * width;
+                }
+                let flops = node_work(node, sizes).flops;
+                if let Some(c) = costs.ops.get(&kind) {
+                    total += c.s_per_flop * flops + c.s_per_byte * bytes;
+                }
+            }
+            _ => total += model.node_cost(node, sizes),
+        }
+    });
+    total
+}
+
+/// Whether XLA compiles `body` whole: every kept loop keeps its shapes
+/// from one iteration to the next. Otherwise JAX unrolls the loop while
+/// tracing (durbin and gramschmidt then run past any timeout) and
+/// StableHLO is not emitted, so fusion prices nothing real.
+fn xla_compiles_whole(body: &[Stmt]) -> bool {
+    body.iter().all(|s| match s {
+        Stmt::Loop { var, body, .. } => {
+            !tenslift_targets::emit::mentions_in_shapes(body, var.as_ref())
+                && xla_compiles_whole(body)
+        }
+        _ => true,
+    })
+}
+
+/// Operations XLA fuses into the loop of their consumer.
+fn is_elementwise(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Add
+            | OpKind::Mul
+            | OpKind::Div
+            | OpKind::Exp
+            | OpKind::Log
+            | OpKind::Sqrt
+            | OpKind::Maximum
+            | OpKind::Where
+    )
 }
 
 /// The target predicted fastest among `candidates`, with every

@@ -198,3 +198,51 @@ fn the_built_in_table_prices_every_auto_target() {
         assert!(predict_target(&t, target, &gemm(), &at).is_some_and(|s| s > 0.0));
     }
 }
+
+fn parsed(text: &str) -> Program {
+    tenslift_targets::parse_program("test.tensir", text).expect("a valid program")
+}
+
+/// jacobi-1d's shape: a kept time loop around element-wise statements.
+const SMOOTHING: &str = "func smooth(tsteps: size, n: size, A: inout f64[n], B: inout f64[n]) {
+  for t in 0..tsteps {
+    B[1:n - 1] = mul(0.5, add(A[0:n - 2], A[2:n]));
+    A[1:n - 1] = mul(0.5, add(B[0:n - 2], B[2:n]));
+  }
+}";
+
+/// A loop whose slices grow with its variable (durbin's, gramschmidt's).
+const GROWING: &str = "func grow(n: size, A: inout f64[n], B: f64[n]) {
+  for k in 1..n {
+    A[0:k] = mul(0.5, add(A[0:k], B[0:k]));
+  }
+}";
+
+#[test]
+fn xla_fuses_element_wise_chains_of_a_loop_that_keeps_its_shapes() {
+    // The same coefficients for both: only fusion tells them apart.
+    let t = table(&[("numpy", 1e-6, 1e-9), ("jax", 1e-6, 1e-9)]);
+    let at = sizes(&[("tsteps", 100), ("n", 1000)]);
+    let program = parsed(SMOOTHING);
+    let numpy = predict_target(&t, "numpy", &program, &at).expect("numpy priced");
+    let jax = predict_target(&t, "jax", &program, &at).expect("jax priced");
+    // Per statement NumPy pays two dispatches and writes the sum before
+    // scaling it; XLA reads the two slices and writes the result once.
+    assert!(jax < numpy, "jax {jax} numpy {numpy}");
+    assert_eq!(
+        choose(&t, &program, &at, &AUTO_TARGETS)
+            .expect("a choice")
+            .0,
+        "jax"
+    );
+}
+
+#[test]
+fn a_loop_whose_shapes_change_is_not_priced_as_fused() {
+    let t = table(&[("numpy", 1e-6, 1e-9), ("jax", 1e-6, 1e-9)]);
+    let at = sizes(&[("n", 1000)]);
+    let program = parsed(GROWING);
+    let numpy = predict_target(&t, "numpy", &program, &at).expect("numpy priced");
+    let jax = predict_target(&t, "jax", &program, &at).expect("jax priced");
+    assert_eq!(jax, numpy);
+}

@@ -249,6 +249,9 @@ pub struct Stats {
     pub compared: usize,
     /// Of those, how many were the same term on both sides (no solver call).
     pub identical: usize,
+    /// Of those, how many had the same linear normal form on both sides
+    /// (proved equal without a solver call: `bounded::linear`).
+    pub normalised: usize,
     pub solver_calls: usize,
 }
 

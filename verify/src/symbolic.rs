@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use z3::ast::{Ast, Bool, Int, Real};
+use z3::ast::{Ast, Bool, Dynamic, Int, Real};
 use z3::{FuncDecl, Sort as Z3Sort};
 
 use crate::domain::{value, Cmp, Domain, ElemKind, IntTy, Opaque};
@@ -130,6 +130,18 @@ impl SymDomain {
         match (&a.term, &b.term) {
             (Term::Int(x), Term::Int(y)) => x.eq(y).not(),
             _ => self.real_of(a).eq(self.real_of(b)).not(),
+        }
+    }
+
+    /// Both values as terms of one sort (integers when both are, reals
+    /// otherwise), as `differ` compares them.
+    pub fn comparable(&self, a: &SymVal, b: &SymVal) -> (Dynamic, Dynamic) {
+        match (&a.term, &b.term) {
+            (Term::Int(x), Term::Int(y)) => (Dynamic::from_ast(x), Dynamic::from_ast(y)),
+            _ => (
+                Dynamic::from_ast(&self.real_of(a)),
+                Dynamic::from_ast(&self.real_of(b)),
+            ),
         }
     }
 

@@ -186,6 +186,13 @@ const FIXTURES: &[(&str, &str, &str)] = &[
     ),
     ("benchmarks/polybench/atax.c", "kernel_atax", "atax"),
     ("benchmarks/polybench/gemm.c", "kernel_gemm", "gemm"),
+    // `x[i] = x[i] + z[i]` in a loop after the one accumulating `x[i]`: a
+    // post statement in a later loop nest of the same shape.
+    (
+        "benchmarks/polybench-dist/linear-algebra/blas/gemver/gemver.c",
+        "kernel_gemver",
+        "gemver_dist",
+    ),
     ("benchmarks/polybench/mvt.c", "kernel_mvt", "mvt"),
     (
         "verify/tests/fixtures/half_sum_u8.c",
@@ -251,6 +258,17 @@ fn swapped_indices_are_refuted() {
         "mvt_swapped_indices",
     );
     assert!(c.contains("loop"), "{c}");
+}
+
+/// The later loop's post statement adds `z`; a program adding `y` there
+/// must not pass through the post-statement invariant.
+#[test]
+fn gemver_with_the_wrong_vector_in_its_later_post_statement_is_refuted() {
+    assert_refuted(
+        "benchmarks/polybench-dist/linear-algebra/blas/gemver/gemver.c",
+        "kernel_gemver",
+        "gemver_dist_y_for_z",
+    );
 }
 
 #[test]

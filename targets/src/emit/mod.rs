@@ -20,6 +20,7 @@ use crate::program::{Program, ProgramError};
 use crate::syntax::quote_string;
 
 pub use names::NameMap;
+pub use python::mentions_in_shapes;
 
 /// A code generation target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -226,15 +226,40 @@ pub(super) fn path_key(path: &[usize]) -> String {
 }
 
 /// Whether `w` stores to `name` at the same index as `acc`, in the same
-/// loops but the reduction one: a post statement of the accumulation.
+/// loops but the reduction one, or in a later loop nest of the same shape:
+/// a post statement of the accumulation (`x[i] = x[i] + z[i]` in gemver's
+/// loop after the one that accumulates `x[i]`).
 pub(super) fn is_post_of(w: &Write, acc: &Write, rho: usize) -> bool {
-    let outer: Vec<&Vec<usize>> = acc
-        .loops
+    if !w.reduction_loops().is_empty() {
+        return false;
+    }
+    let outer: Vec<usize> = (0..acc.loops.len()).filter(|m| *m != rho).collect();
+    let same_nest = outer
         .iter()
-        .enumerate()
-        .filter(|(m, _)| *m != rho)
-        .map(|(_, l)| &l.path)
-        .collect();
-    let mine: Vec<&Vec<usize>> = w.loops.iter().map(|l| &l.path).collect();
-    w.index == acc.index && w.reduction_loops().is_empty() && outer == mine
+        .map(|m| &acc.loops[*m].path)
+        .eq(w.loops.iter().map(|l| &l.path));
+    if same_nest {
+        return w.index == acc.index;
+    }
+    w.path > acc.path && same_shape(w, acc, &outer)
+}
+
+/// Whether `w`'s loops run like `acc`'s loops `outer` (same bounds, free of
+/// loop counters) and index the element the same way, every index component
+/// along one of them: then iteration for iteration they store the same
+/// element, whatever the counters are called.
+fn same_shape(w: &Write, acc: &Write, outer: &[usize]) -> bool {
+    let counters: Vec<&String> = acc.loops.iter().chain(&w.loops).map(|l| &l.iter).collect();
+    let free = |a: &tenslift_frontend::ir::Affine| a.terms.keys().all(|t| !counters.contains(&t));
+    let bounds = outer.iter().zip(&w.loops).all(|(m, l)| {
+        let a = &acc.loops[*m];
+        free(&a.start) && free(&a.end) && a.start == l.start && a.end == l.end
+    });
+    let roles = outer
+        .iter()
+        .zip(&w.roles)
+        .all(|(m, r)| acc.roles[*m] == *r && r.is_some());
+    let covered =
+        (0..w.index.len()).all(|p| w.roles.iter().any(|r| matches!(r, Some((q, _)) if *q == p)));
+    w.loops.len() == outer.len() && w.index.len() == acc.index.len() && bounds && roles && covered
 }
