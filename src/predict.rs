@@ -128,13 +128,13 @@ pub fn predict_target(
     sizes: &Sizes,
 ) -> Option<f64> {
     let costs = target_costs(table, target)?;
+    let model = CostModel::Calibrated(CostTable {
+        ops: costs.ops.clone(),
+        ..CostTable::default()
+    });
     let ops = if FUSING_TARGETS.contains(&target) && xla_compiles_whole(&program.body) {
-        program_sum(program, sizes, &|e, s| fused_cost(costs, e, s))
+        program_sum(program, sizes, &|e, s| fused_cost(&model, costs, e, s))
     } else {
-        let model = CostModel::Calibrated(CostTable {
-            ops: costs.ops.clone(),
-            ..CostTable::default()
-        });
         program_sum(program, sizes, &|e, s| model.cost_of(&[e], s))
     };
     Some(costs.call_overhead_s + ops)
@@ -153,11 +153,7 @@ const FUSING_TARGETS: [&str; 2] = ["jax", "hlo"];
 /// measured it. Without this, NumPy, which materialises every intermediate,
 /// was predicted cheaper than XLA exactly on the kept-loop stencils where
 /// XLA's fused loops are 5-20x faster (results/bench-polybench-dist-large-2026-11-27).
-fn fused_cost(costs: &TargetCosts, expr: &Expr, sizes: &Sizes) -> f64 {
-    let model = CostModel::Calibrated(CostTable {
-        ops: costs.ops.clone(),
-        ..CostTable::default()
-    });
+fn fused_cost(model: &CostModel, costs: &TargetCosts, expr: &Expr, sizes: &Sizes) -> f64 {
     let mut seen = std::collections::HashSet::new();
     let mut total = 0.0;
     expr.walk(&mut |node| {

@@ -28,9 +28,11 @@ use num_traits::{One, Zero};
 use z3::ast::{Ast, Dynamic};
 use z3::DeclKind;
 
-/// Coefficient operations allowed over one check (all elements together):
-/// past it every further comparison is left to the solver.
-pub(super) const MAX_WORK: usize = 20_000_000;
+/// Coefficient operations allowed over one check (all elements together),
+/// copies of operand forms included: past it every further comparison is
+/// left to the solver. Every memoised coefficient was counted once, so this
+/// also bounds the memo's size (a few hundred MB at worst).
+pub(super) const MAX_WORK: usize = 2_000_000;
 
 /// Terms in one normal form past which a node counts as an atom (its form
 /// would cost more to carry than the solver saves).
@@ -125,7 +127,7 @@ impl LinearForms {
                 DeclKind::Add => Some(self.sum(&kids, false)),
                 DeclKind::Sub => Some(self.sum(&kids, true)),
                 DeclKind::Uminus => Some(self.scale(&kids[0], &-BigRational::one())),
-                DeclKind::ToReal => Some((*kids[0]).clone()),
+                DeclKind::ToReal => Some(self.scale(&kids[0], &BigRational::one())),
                 DeclKind::Mul => self.product(&kids),
                 DeclKind::Div => self.quotient(&kids),
                 _ => None,
@@ -139,6 +141,9 @@ impl LinearForms {
 
     /// `k0 + k1 + …`, or `k0 - k1 - …` when `subtract`.
     fn sum(&mut self, kids: &[Rc<Linear>], subtract: bool) -> Linear {
+        // The copy is work too: a left-deep chain of `k` additions copies
+        // forms of 1, 2, …, k terms.
+        self.work += kids[0].terms.len() + 1;
         let mut out = (*kids[0]).clone();
         for k in &kids[1..] {
             self.work += k.terms.len() + 1;
