@@ -15,7 +15,11 @@ call that also compiles; the outputs are compared before timing.
 Usage:
   scripts/stenso_numpy_bench.py [--targets numpy,jax,pytorch]
       [--programs benchmarks/stenso_numpy] [--out results/stenso-numpy-DATE.md]
-      [--only NAME,...] [--min-ms 10] [--rounds 7]
+      [--only NAME,...] [--min-ms 10] [--rounds 7] [--cost-table FILE]
+      [--program-timeout 900] [--assume-in-domain]
+
+Each program runs on each target in a child process, ended with every
+compiler it started after --program-timeout seconds (a timed-out row says so).
 
 Writes the Markdown summary (with the command and the machine) and a CSV
 beside it. Needs `target/release/tenslift` (or --tenslift).
@@ -25,10 +29,12 @@ import argparse
 import csv
 import datetime
 import importlib.util
+import json
 import math
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -105,7 +111,7 @@ class TorchNumpy:
         return self.t.min(a) if axis is None else self.t.amin(a, dim=axis)
 
     def transpose(self, a, axes=None):
-        return a.permute(*(axes if axes is not None else range(a.ndim - 1, -1, -1)))
+        return a.permute(tuple(axes) if axes is not None else tuple(reversed(range(a.ndim))))
 
     def stack(self, arrays, axis=0):
         return self.t.stack(list(arrays), dim=axis)
@@ -146,6 +152,14 @@ class Framework:
             return [self.torch.from_numpy(np.array(a)) for a in arrays]
         return arrays
 
+    def sizing_fn(self, f):
+        """What the size doubling times: for PyTorch the eager program, as
+        `torch.compile` would recompile (Inductor: seconds of C++ each) at
+        every size. The compiled input's median still decides at the end."""
+        if self.target == "pytorch":
+            return rebind(f, TorchNumpy(self.torch))
+        return self.input_fn(f)
+
     def input_fn(self, f):
         if self.target == "jax":
             return self.jax.jit(rebind(f, self.jnp))
@@ -175,10 +189,12 @@ def timed(fw, f, args):
     return time.perf_counter() - start
 
 
-def generate(tenslift, path, target, outdir):
+def generate(tenslift, path, target, outdir, cost_table=None, in_domain=False):
     name = os.path.splitext(os.path.basename(path))[0]
     out = os.path.join(outdir, f"{name}_{target}.py")
-    subprocess.run([tenslift, "optimize", path, "--target", target, "-o", out, "-q"],
+    extra = ["--cost-table", cost_table] if cost_table else []
+    extra += ["--assume-in-domain"] if in_domain else []
+    subprocess.run([tenslift, "optimize", path, "--target", target, "-o", out, "-q"] + extra,
                    check=True, capture_output=True, text=True)
     return load_module(out, f"opt_{name}_{target}")
 
@@ -188,15 +204,16 @@ def bench_one(fw, path, module, opts):
     source = load_module(path, f"in_{name}")
     sig = signature(path)
     f_in = fw.input_fn(getattr(source, name))
+    f_size = fw.sizing_fn(getattr(source, name))
     f_out = fw.output_fn(module, name)
     rng = np.random.default_rng(0)
     n = 8
     while True:
         args = fw.args(make_inputs(sig, n, rng))
-        timed(fw, f_in, args)
+        timed(fw, f_size, args)
         # The minimum of three: on a loaded machine one slow call must not
         # stop the doubling early.
-        t = min(timed(fw, f_in, args) for _ in range(3))
+        t = min(timed(fw, f_size, args) for _ in range(3))
         can_grow = largest(sig, 2 * n) <= opts.max_elements
         if t * 1e3 < opts.min_ms and can_grow:
             n *= 2
@@ -286,6 +303,13 @@ def main():
     p.add_argument("--max-elements", type=int, default=1 << 24)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--tenslift", default=os.path.join(ROOT, "target", "release", "tenslift"))
+    p.add_argument("--cost-table", default=None,
+                   help="passed to `tenslift optimize` (default: its analytic model)")
+    p.add_argument("--program-timeout", type=float, default=900.0,
+                   help="seconds one program may take on one target (compiles included)")
+    p.add_argument("--assume-in-domain", action="store_true",
+                   help="passed to `tenslift optimize` (inputs are positive here, as make_inputs draws them)")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     opts = p.parse_args()
     opts.targets = [t for t in opts.targets.split(",") if t]
     warnings.simplefilter("ignore")
@@ -293,25 +317,69 @@ def main():
     only = set(x for x in opts.only.split(",") if x)
     paths = sorted(os.path.join(opts.programs, f) for f in os.listdir(opts.programs)
                    if f.endswith(".py") and (not only or f[:-3] in only))
+    if opts.child:
+        # One program, one target, in its own process: the parent's
+        # timeout can end a hung compiler without ending the run.
+        row = run_one(opts, paths[0], opts.targets[0])
+        print(CHILD_MARK + json.dumps(row), flush=True)
+        return
     rows = []
+    for target in opts.targets:
+        for path in paths:
+            row = run_isolated(opts, path, target)
+            row["target"] = target
+            print(f"{target:8} {row['kernel']:15} n={row['size']:<6} in {row['input_ms']:9.3f} ms "
+                  f"out {row['output_ms']:9.3f} ms  {row['speedup']:6.2f}x {row['note']}", flush=True)
+            rows.append(row)
+    write(rows, opts, started)
+
+
+CHILD_MARK = "STENSO-ROW "
+
+
+def failed_row(path, note):
+    return {"kernel": os.path.basename(path)[:-3], "size": 0, "input_ms": float("nan"),
+            "output_ms": float("nan"), "speedup": float("nan"), "outputs_agree": False,
+            "note": note}
+
+
+def run_one(opts, path, target):
     with tempfile.TemporaryDirectory(prefix="stenso-numpy-") as outdir:
         sys.path.insert(0, outdir)
-        for target in opts.targets:
+        try:
             fw = Framework(target)
-            for path in paths:
-                try:
-                    module = generate(opts.tenslift, path, target, outdir)
-                    row = bench_one(fw, path, module, opts)
-                except Exception as e:  # one program's failure is a row, not the end of the run
-                    why = str(e).strip().splitlines()[0][:120] if str(e).strip() else type(e).__name__
-                    row = {"kernel": os.path.basename(path)[:-3], "size": 0, "input_ms": float("nan"),
-                           "output_ms": float("nan"), "speedup": float("nan"), "outputs_agree": False,
-                           "note": f"failed: {type(e).__name__}: {why}"}
-                row["target"] = target
-                print(f"{target:8} {row['kernel']:15} n={row['size']:<6} in {row['input_ms']:9.3f} ms "
-                      f"out {row['output_ms']:9.3f} ms  {row['speedup']:6.2f}x {row['note']}", flush=True)
-                rows.append(row)
-    write(rows, opts, started)
+            module = generate(opts.tenslift, path, target, outdir, opts.cost_table,
+                              opts.assume_in_domain)
+            return bench_one(fw, path, module, opts)
+        except Exception as e:  # one program's failure is a row, not the end of the run
+            why = str(e).strip().splitlines()[0][:120] if str(e).strip() else type(e).__name__
+            return failed_row(path, f"failed: {type(e).__name__}: {why}")
+
+
+def run_isolated(opts, path, target):
+    """`run_one` in a child process, ended (with every compiler it
+    started) after `--program-timeout` seconds."""
+    name = os.path.basename(path)[:-3]
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--targets", target,
+           "--programs", opts.programs, "--only", name, "--min-ms", str(opts.min_ms),
+           "--max-elements", str(opts.max_elements), "--rounds", str(opts.rounds),
+           "--tenslift", opts.tenslift]
+    if opts.cost_table:
+        cmd += ["--cost-table", opts.cost_table]
+    if opts.assume_in_domain:
+        cmd += ["--assume-in-domain"]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             start_new_session=True)
+    try:
+        out, _ = child.communicate(timeout=opts.program_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        return failed_row(path, f"timed out after {opts.program_timeout:.0f} s")
+    for line in out.splitlines():
+        if line.startswith(CHILD_MARK):
+            return json.loads(line[len(CHILD_MARK):])
+    return failed_row(path, f"failed: the child exited with {child.returncode}")
 
 
 if __name__ == "__main__":

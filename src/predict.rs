@@ -207,6 +207,7 @@ fn is_elementwise(kind: OpKind) -> bool {
             | OpKind::Exp
             | OpKind::Log
             | OpKind::Sqrt
+            | OpKind::Pow
             | OpKind::Maximum
             | OpKind::Where
     )
@@ -443,7 +444,7 @@ pub fn builtin_table() -> CostTable {
             .map(|k| {
                 let per_flop = match k {
                     OpKind::Matmul | OpKind::Einsum => blas_flop,
-                    OpKind::Exp | OpKind::Log | OpKind::Sqrt => 10.0 * element_flop,
+                    OpKind::Exp | OpKind::Log | OpKind::Sqrt | OpKind::Pow => 10.0 * element_flop,
                     OpKind::TransposeCopy | OpKind::SliceCopy => 0.0,
                     _ => element_flop,
                 };

@@ -193,3 +193,53 @@ fn jax_output_of_a_product_chain_agrees() {
         cheaper: true,
     });
 }
+
+#[test]
+fn assumed_in_domain_a_quotient_of_logarithms_is_a_division() {
+    // STENSO's log_exp_2: exp(log A - log B) = A / B where A, B > 0.
+    check(&Case {
+        file: "benchmarks/stenso_numpy/log_exp_2.py",
+        function: "log_exp_2",
+        extra: &["--assume-in-domain"],
+        target: "numpy",
+        shapes: "[[13, 9], [13, 9]]",
+        dtype: "float64",
+        cheaper: true,
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case = Case {
+        file: "benchmarks/stenso_numpy/synth_3.py",
+        function: "synth_3",
+        extra: &["--assume-in-domain"],
+        target: "numpy",
+        shapes: "[[13, 9], [13, 9]]",
+        dtype: "float64",
+        cheaper: true,
+    };
+    let (record, module) = optimize(&case, dir.path());
+    let text = std::fs::read_to_string(module).expect("module written");
+    // (A + B) / sqrt(A + B) = sqrt(A + B), and the module says what it assumed.
+    assert!(
+        text.contains("np.sqrt") && !text.contains("np.divide"),
+        "{text}"
+    );
+    assert!(text.contains("--assume-in-domain"), "{text}");
+    assert_eq!(record["verification"]["bounded"], "pass", "{record}");
+}
+
+#[test]
+fn without_the_domain_assumption_logarithms_stay() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case = Case {
+        file: "benchmarks/stenso_numpy/log_exp_2.py",
+        function: "log_exp_2",
+        extra: &[],
+        target: "numpy",
+        shapes: "[[13, 9], [13, 9]]",
+        dtype: "float64",
+        cheaper: false,
+    };
+    let (_, module) = optimize(&case, dir.path());
+    let text = std::fs::read_to_string(module).expect("module written");
+    assert!(text.contains("np.log") && text.contains("np.exp"), "{text}");
+}

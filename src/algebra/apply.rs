@@ -52,12 +52,22 @@ impl Expr {
         if self.is_zero() {
             return Expr::one();
         }
+        if super::domain::assume_in_domain() {
+            if let Some(e) = super::domain::exp_of_logs(self) {
+                return e;
+            }
+        }
         app(Func::Exp, vec![self.clone()])
     }
 
     pub fn log(&self) -> Expr {
         if self.is_one() {
             return Expr::zero();
+        }
+        if super::domain::assume_in_domain() {
+            if let Some(x) = super::domain::log_of_exp(self) {
+                return x;
+            }
         }
         app(Func::Log, vec![self.clone()])
     }
@@ -96,6 +106,20 @@ impl Expr {
         }
         if exponent.is_one() {
             return self.clone();
+        }
+        // A half-integer power is a power of the square root over the
+        // reals (both sides defined for `self >= 0` only): `pow(x, 0.5)`
+        // and `sqrt(x)` must meet as one atom.
+        if let Some(n) = exponent
+            .as_constant()
+            .map(|c| &c * &Rat::int(2))
+            .and_then(|c| c.to_i64())
+            .filter(|n| n.abs() <= EXPAND_LIMIT && n % 2 != 0)
+            .and_then(|n| i32::try_from(n).ok())
+        {
+            if let Ok(p) = self.sqrt().pow(n) {
+                return p;
+            }
         }
         app(Func::Pow, vec![self.clone(), exponent.clone()])
     }

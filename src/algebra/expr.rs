@@ -173,8 +173,13 @@ impl Expr {
     /// part is divisible by the reciprocal's polynomial.
     pub(crate) fn from_canonical(terms: Vec<Term>) -> Expr {
         let e = Expr::from_canonical_raw(terms);
-        if e.0.has_recip {
+        let e = if e.0.has_recip {
             super::poly::cancel_reciprocals(e)
+        } else {
+            e
+        };
+        if super::domain::assume_in_domain() && super::domain::has_square_root(&e) {
+            super::domain::reduce_square_roots(e)
         } else {
             e
         }

@@ -73,6 +73,8 @@
 //!
 //! # Map of the module
 //!
+//! [`domain`] the opt-in identities that hold where the program is
+//! defined (`exp(log x) = x`, `sqrt(x)² = x`; `--assume-in-domain`) ·
 //! [`rational`] exact numbers · [`intern`] hash-consing · [`atom`] symbols,
 //! applications, reciprocals · [`expr`] the normal form · [`poly`]
 //! arithmetic and division · [`apply`] application rules · [`ops`]
@@ -83,6 +85,7 @@
 pub mod apply;
 pub mod atom;
 pub mod display;
+pub mod domain;
 pub mod eval;
 pub mod expr;
 pub mod intern;

@@ -86,7 +86,10 @@ fn applications_fold_only_exact_constants() {
     let x = s("x");
     assert_eq!(x.scale(&Rat::int(-2)).abs(), x.abs().scale(&Rat::int(2)));
     assert_eq!(x.pow_real(&Expr::int(3)), x.pow(3).unwrap());
-    assert_eq!(x.pow_real(&q(1, 2)).to_string(), "pow(x, 1/2)");
+    // A half-integer power is a power of the square root.
+    assert_eq!(x.pow_real(&q(1, 2)), x.sqrt());
+    assert_eq!(x.pow_real(&q(3, 2)), x.sqrt().pow(3).unwrap());
+    assert_eq!(x.pow_real(&q(1, 3)).to_string(), "pow(x, 1/3)");
 }
 
 #[test]

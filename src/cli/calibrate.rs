@@ -141,7 +141,11 @@ fn today() -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// The expression scripts/calibrate_numpy.py times for `kind` at `n`
+/// The exponent scripts/calibrate.py times `pow` with (its POW_EXPONENT):
+/// a general one, not NumPy's fast paths for 2, 0.5 and -1.
+const POW_EXPONENT: f64 = 2.5;
+
+/// The expression scripts/calibrate.py times for `kind` at `n`
 /// (vectors of n elements, or n × n matrices), for its flops and bytes.
 fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
     let vector = |name: &str| build::var(name, DType::F64, vec![Dim::constant(n)]);
@@ -154,6 +158,7 @@ fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
         OpKind::Exp => build::exp(x).ok(),
         OpKind::Log => build::log(x).ok(),
         OpKind::Sqrt => build::sqrt(x).ok(),
+        OpKind::Pow => build::pow(x, build::f64_lit(POW_EXPONENT)).ok(),
         OpKind::Maximum => build::maximum(x, y).ok(),
         OpKind::Where => build::select(build::gt(x.clone(), y.clone()).ok()?, x, y).ok(),
         OpKind::Sum => build::sum(matrix("A"), &[1]).ok(),

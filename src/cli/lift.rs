@@ -134,6 +134,12 @@ pub struct LiftArgs {
     /// --symmetry`).
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Assume the C keeps every `log` and `sqrt` argument positive (it
+    /// computes no NaN) and use the identities that hold there
+    /// (`exp(log x) = x`, `sqrt(x)² = x`, `x / sqrt(x) = sqrt(x)`); the
+    /// module states the assumption (as `optimize --assume-in-domain`).
+    #[arg(long)]
+    pub assume_in_domain: bool,
     #[command(flatten)]
     pub cflags: CFlags,
 }
@@ -150,6 +156,8 @@ fn parse_size(s: &str) -> Result<(String, i64), String> {
 }
 
 pub fn run(args: LiftArgs) -> i32 {
+    // Process-wide, before any expression is built (algebra::domain).
+    crate::algebra::domain::set_assume_in_domain(args.assume_in_domain);
     if !(args.effort.is_finite() && args.effort > 0.0 && args.effort <= 1e6) {
         print_err("error: --effort must be a positive number (at most 1e6)\n");
         return EXIT_USAGE;
@@ -302,6 +310,10 @@ pub fn run(args: LiftArgs) -> i32 {
         // the search; what is verified and emitted is the rewritten program.
         if let (false, Some(p)) = (args.no_symmetry, program.as_mut()) {
             *p = apply_symmetry(p, Some(target)).0;
+        }
+        if let (true, Some(p)) = (args.assume_in_domain, program.as_mut()) {
+            let stated = super::optimize_numpy::DOMAIN_PRECONDITION.replace("the input", "the C");
+            p.meta.preconditions.push(stated);
         }
         let mut verification = None;
         if args.verify {

@@ -1,11 +1,14 @@
 //! `tenslift optimize PROG.py [--function F]... [--target numpy|jax|pytorch|hlo]
-//! [--shapes A=n,k]... [-o OUT] [--verify] [--json] [--explain]`: reads
+//! [--shapes A=n,k]... [-o OUT] [--verify] [--json] [--explain] [--assume-in-domain]`: reads
 //! straight-line NumPy functions (STENSO's setting), searches the cheapest
 //! equal TensIR program for each and emits it with a wrapper of the
 //! input's own signature; with `--verify` it is checked like a lift (Z3 at
 //! two size tuples, the unbounded prover, and differential runs against
 //! the input function itself). One summary line per function on stderr,
 //! or one JSON object per function on stdout with `--json`.
+//! `--assume-in-domain` adds the identities that hold where every `log` and
+//! `sqrt` argument is positive (`algebra::domain`), states that assumption in
+//! the module and gives it to the bounded check.
 //!
 //! Exit codes: 0 every function optimised (the output is never costlier
 //! than the input: when the search finds nothing cheaper, the input's own
@@ -89,7 +92,20 @@ pub struct OptimizeArgs {
     /// Print one JSON object per function on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Assume the inputs keep every `log` and `sqrt` argument positive
+    /// (the program computes no NaN and divides by no zero root), and use
+    /// the identities that hold there: `exp(log x) = x`,
+    /// `exp(log a - log b) = a / b`, `sqrt(x)² = x`, `x / sqrt(x) =
+    /// sqrt(x)`. The generated module states the assumption; where it does
+    /// not hold, the output may be a number where the input is NaN.
+    #[arg(long)]
+    pub assume_in_domain: bool,
 }
+
+/// What `--assume-in-domain` asks of the caller, stated in the module.
+pub(crate) const DOMAIN_PRECONDITION: &str = "every argument of `log` and `sqrt` in the input is \
+     positive (--assume-in-domain: optimised with exp(log x) = x and sqrt(x)^2 = x; where the \
+     input computes NaN, this program may compute a number)";
 
 /// What one function gave, for the summary, the JSON and the module.
 struct Report {
@@ -111,6 +127,8 @@ pub fn run(args: OptimizeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    // Process-wide, before any expression is built (algebra::domain).
+    crate::algebra::domain::set_assume_in_domain(args.assume_in_domain);
     let python = python_interpreter(Path::new(WORKSPACE_ROOT));
     let lowered = match read(&args.file, &python, &args.function, &args.shapes) {
         Ok(l) => l,
@@ -233,6 +251,9 @@ fn optimize_one(
     // and what is verified and emitted is the rewritten program.
     if let (false, Some(p)) = (args.no_symmetry, program.as_mut()) {
         *p = apply_symmetry(p, Some(target)).0;
+    }
+    if let (true, Some(p)) = (args.assume_in_domain, program.as_mut()) {
+        p.meta.preconditions.push(DOMAIN_PRECONDITION.to_string());
     }
     let mut verification = None;
     if let (true, Some(p)) = (args.verify, program.as_mut()) {

@@ -82,6 +82,10 @@ pub struct VerifyArgs {
 }
 
 /// What every check needs besides the kernel and the program.
+/// What `--assume-in-domain` adds to the bounded check's arithmetic.
+const DOMAIN_ARITHMETIC: &str = "--assume-in-domain: every log and sqrt argument of the input \
+     assumed positive, with sqrt(u)^2 = u, sqrt(u) >= 0 and exp(log u) = u there";
+
 pub struct VerifySetup {
     pub file: PathBuf,
     pub targets: Vec<Target>,
@@ -325,7 +329,11 @@ pub fn verify_kernel_with(
         bounded: Vec::new(),
         unbounded: UnboundedSummary::not_run("the unbounded prover is not available in this build"),
         differential: DifferentialResult::skipped("not run"),
-        arithmetic: BOUNDED_ARITHMETIC.to_string(),
+        arithmetic: if crate::algebra::domain::assume_in_domain() {
+            format!("{BOUNDED_ARITHMETIC}; {DOMAIN_ARITHMETIC}")
+        } else {
+            BOUNDED_ARITHMETIC.to_string()
+        },
         reason: String::new(),
     };
     let Some(program) = program else {
@@ -346,6 +354,8 @@ pub fn verify_kernel_with(
     tuples.extend(second);
     let bounded_options = BoundedOptions {
         timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
+        // The user's `--assume-in-domain`, set process-wide by the command.
+        assume_in_domain: crate::algebra::domain::assume_in_domain(),
     };
     for sizes in &tuples {
         let started = Instant::now();
@@ -377,6 +387,7 @@ pub fn verify_kernel_with(
 fn unbounded_summary(kernel: &Kernel, program: &Program, setup: &VerifySetup) -> UnboundedSummary {
     let options = UnboundedOptions {
         timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
+        assume_in_domain: crate::algebra::domain::assume_in_domain(),
     };
     match prove(kernel, program, &options) {
         UnboundedResult::Proved {

@@ -34,6 +34,8 @@ pub enum Gate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Family {
     Algebra,
+    /// Strength reduction of powers with a small constant exponent.
+    Power,
     Scalars,
     Transpose,
     Contraction,
@@ -54,6 +56,8 @@ pub enum Cond {
     Zero(&'static str),
     /// Every element is the constant 1.
     One(&'static str),
+    /// Every element is this constant (an exponent: `pow(x, 2)`).
+    Const(&'static str, f64),
     /// The two values have the same shape (no broadcasting between them).
     SameShape(&'static str, &'static str),
     /// The value has the matched class's shape.
@@ -192,6 +196,7 @@ impl Match<'_> {
             Cond::NotScalar(v) => self.rank(v).is_some_and(|r| r > 0),
             Cond::Zero(v) => self.is_constant(v, 0.0),
             Cond::One(v) => self.is_constant(v, 1.0),
+            Cond::Const(v, c) => self.is_constant(v, c),
             Cond::SameShape(a, b) => shape(a).is_some() && shape(a) == shape(b),
             Cond::FullShape(v) => {
                 shape(v).is_some() && shape(v) == self.class_ty().map(|t| &t.shape)

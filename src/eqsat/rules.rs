@@ -13,6 +13,11 @@
 //! from the matched class. Each rule is tested by symbolic execution
 //! (`tests.rs`: every term of a saturated class equals the original).
 //!
+//! Powers: `pow` appears only with a constant exponent of 1, 2, 3, 4,
+//! -1 or 1/2, where it equals a product chain, a reciprocal or a square
+//! root over the reals (the algebra's `pow_real` expands an integer power
+//! the same way); a general exponent stays libm's pow.
+//!
 //! Not here, on purpose: `einsum("a,b->ab", u, v)` → `outer(u, v)`,
 //! which both cost models price lower and NumPy runs slower (`np.einsum`
 //! 17 µs, `np.outer` 26 µs at 120×140 f32; with it, ger and vec_lerp lost
@@ -88,6 +93,19 @@ pub static RULES: &[Rule] = &[
     rule("mul-div", Algebra, Real, "(mul ?a (div ?b ?c))", "(div (mul ?a ?b) ?c)"),
     // a / s == a * (1 / s)   (s a scalar: one division instead of one per element)
     rule("div-to-reciprocal", Algebra, Real, "(div ?a ?s)", "(mul ?a (div ?one ?s))").when(&[Scalar("?s"), NotScalar("?a")]).bind(one_of_type),
+    // ---- powers with a small constant exponent (strength reduction) ----
+    // pow(x, 1) == x
+    rule("pow-one", Power, Real, "(pow ?x ?c)", "?x").when(&[Const("?c", 1.0), FullShape("?x")]),
+    // pow(x, 2) == x * x
+    rule("pow-two", Power, Real, "(pow ?x ?c)", "(mul ?x ?x)").when(&[Const("?c", 2.0), FullShape("?x")]),
+    // pow(x, 3) == x * (x * x)
+    rule("pow-three", Power, Real, "(pow ?x ?c)", "(mul ?x (mul ?x ?x))").when(&[Const("?c", 3.0), FullShape("?x")]),
+    // pow(x, 4) == (x * x) * (x * x)
+    rule("pow-four", Power, Real, "(pow ?x ?c)", "(mul (mul ?x ?x) (mul ?x ?x))").when(&[Const("?c", 4.0), FullShape("?x")]),
+    // pow(x, -1) == 1 / x
+    rule("pow-minus-one", Power, Real, "(pow ?x ?c)", "(div ?one ?x)").when(&[Const("?c", -1.0), FullShape("?x")]).bind(one_of_x),
+    // pow(x, 0.5) == sqrt(x)   (over the reals both are defined for x >= 0 only)
+    rule("pow-half", Power, Real, "(pow ?x ?c)", "(sqrt ?x)").when(&[Const("?c", 0.5), FullShape("?x")]),
     // ---- scalar factors and products ----
     // (s * A) @ B == s * (A @ B)
     rule("matmul-scalar-lhs-out", Scalars, Ring, "(matmul (mul ?s ?a) ?b)", "(mul ?s (matmul ?a ?b))").when(&[Scalar("?s")]),
@@ -228,6 +246,11 @@ fn attr(name: &'static str, a: Attr) -> Option<Vec<(&'static str, LeafKind)>> {
 /// `?one`: the literal 1 in the element type of `?s`.
 fn one_of_type(m: &Match) -> Option<Vec<(&'static str, LeafKind)>> {
     let dtype = m.ty("?s")?.dtype;
+    Some(vec![("?one", LeafKind::Lit(Lit::float(1.0, dtype)))])
+}
+
+fn one_of_x(m: &Match) -> Option<Vec<(&'static str, LeafKind)>> {
+    let dtype = m.ty("?x")?.dtype;
     Some(vec![("?one", LeafKind::Lit(Lit::float(1.0, dtype)))])
 }
 

@@ -199,6 +199,12 @@ fn check_saturated(program: &Program, draws: u64) -> BTreeSet<String> {
 /// One fixture per rule: the rule must apply to it.
 const FIXTURES: &[(&str, &str)] = &[
     ("add-comm", "add(A, C)"),
+    ("pow-one", "pow(A, 1.0)"),
+    ("pow-two", "pow(A, 2.0)"),
+    ("pow-three", "pow(A, 3.0)"),
+    ("pow-four", "pow(sqrt(A), 4.0)"),
+    ("pow-minus-one", "pow(A, -1.0)"),
+    ("pow-half", "pow(A, 0.5)"),
     ("mul-comm", "mul(A, C)"),
     ("add-assoc", "add(add(A, C), A)"),
     ("mul-assoc", "mul(mul(P, Q), P)"),
@@ -331,7 +337,13 @@ fn every_rule_applies_to_its_fixture_and_keeps_its_value() {
 #[test]
 fn no_rule_crosses_a_cast_or_an_integer_division() {
     for rule in rules::RULES {
-        for banned in ["cast", "trunc_div", "rem", "pow", "where"] {
+        // `pow` only as strength reduction, with a constant exponent.
+        let banned_here: &[&str] = if rule.family == Family::Power {
+            &["cast", "trunc_div", "rem", "where"]
+        } else {
+            &["cast", "trunc_div", "rem", "pow", "where"]
+        };
+        for &banned in banned_here {
             let words = |t: &str| {
                 t.split(|c: char| !c.is_alphanumeric() && c != '_')
                     .any(|w| w == banned)
@@ -378,6 +390,11 @@ fn family_snapshot(family: Family) -> String {
         ));
     }
     out
+}
+
+#[test]
+fn family_power() {
+    insta::assert_snapshot!(family_snapshot(Family::Power));
 }
 
 #[test]
@@ -476,6 +493,16 @@ fn a_bilinear_form_of_an_outer_product_is_two_products() {
     // STENSO's einsum("ab,ab->", A, outer(x, x)): quadratic memory gone.
     let (e, _) = optimized("einsum(\"ab,ab->\", S, outer(y, u))");
     assert!(!e.contains("outer") && e.contains("matmul"), "{e}");
+}
+
+#[test]
+fn small_integer_powers_become_products() {
+    // NumPy's pow(A, 4.0) took 16 ms where a product takes 6 ms (2048²).
+    let (e, r) = optimized("pow(sqrt(A), 4.0)");
+    assert!(!e.contains("pow") && e.contains("mul"), "{e}");
+    assert!(r.cost_after < r.cost_before);
+    let (e, _) = optimized("pow(A, 2.5)");
+    assert!(e.contains("pow"), "a general exponent stays: {e}");
 }
 
 #[test]

@@ -6,7 +6,9 @@
 //! Floats are exact reals, integers exact with C's truncating division,
 //! wrap-around conversions and undefined behaviour as preconditions;
 //! `sqrt`/`exp`/`log`/`tanh`/`pow` are uninterpreted functions shared by
-//! both sides. Then, element by element in output order, Z3 is asked for
+//! both sides (with `assume_in_domain`, the C's `log` and `sqrt` arguments
+//! are assumed positive and the real functions' facts there are given:
+//! `symbolic::SymDomain::domain_facts`). Then, element by element in output order, Z3 is asked for
 //! inputs that satisfy the C's preconditions and make the element differ.
 //! Unsatisfiable everywhere is a pass; a model is a counterexample, which
 //! is replayed concretely and, when uninterpreted functions are involved,
@@ -64,6 +66,11 @@ pub struct BoundedOptions {
     /// [`WALL_CLOCK_FACTOR`] times this (only a loaded machine gets there). Building the terms is not
     /// counted (it is linear in the unrolled size).
     pub timeout_ms: u64,
+    /// The user's `--assume-in-domain`: every `log` and `sqrt` argument of
+    /// the C (or NumPy input) is assumed positive, and the facts of the real
+    /// functions there are given to Z3 (`sqrt(u)² = u`, `sqrt(u) >= 0`,
+    /// `exp(log u) = u`, `exp(Σ cᵢ·log uᵢ + r) = Π uᵢ^cᵢ · exp(r)`).
+    pub assume_in_domain: bool,
 }
 
 /// Z3 resource units per millisecond of `timeout_ms`: Z3 4.8 spends a few
@@ -76,7 +83,10 @@ pub const WALL_CLOCK_FACTOR: u32 = 1;
 
 impl Default for BoundedOptions {
     fn default() -> BoundedOptions {
-        BoundedOptions { timeout_ms: 10_000 }
+        BoundedOptions {
+            timeout_ms: 10_000,
+            assume_in_domain: false,
+        }
     }
 }
 
@@ -118,6 +128,7 @@ pub fn check(
             budget: Duration::from_millis(opts.timeout_ms) * WALL_CLOCK_FACTOR,
             stats: Stats::default(),
             bitvec_width: None,
+            assume_in_domain: opts.assume_in_domain,
         }
         .run()
     })
@@ -157,6 +168,7 @@ struct Checker<'a> {
     stats: Stats,
     /// The widest bit-vector encoding a query was decided with.
     bitvec_width: Option<u32>,
+    assume_in_domain: bool,
 }
 
 /// The summary's mention of elements proved by linear normal form (none:
@@ -211,6 +223,7 @@ impl Checker<'_> {
 
     fn run(mut self) -> Result<BoundedResult, VerifyError> {
         let mut dom = SymDomain::new();
+        dom.assume_in_domain(self.assume_in_domain);
         let (compared, recorded) = match self.encode(&mut dom) {
             Ok(x) => x,
             Err(Abort::Error(e)) => return Err(e),
@@ -397,7 +410,12 @@ impl Checker<'_> {
             }
         }
         let initial_program: HashMap<String, Tensor<SymVal>> = p_values.clone();
-        let c_out = kernel_eval::run(dom, self.kernel, self.sizes, c_scalars, c_arrays)?;
+        // The domain assumption is the C's (the input's): only its calls
+        // of `log` and `sqrt` are assumed to get positive arguments.
+        dom.set_in_kernel(true);
+        let c_out = kernel_eval::run(dom, self.kernel, self.sizes, c_scalars, c_arrays);
+        dom.set_in_kernel(false);
+        let c_out = c_out?;
         let p_out = program_eval::run(dom, self.program, self.sizes, p_values)?;
 
         let mut compared = Vec::new();

@@ -15,6 +15,8 @@ use z3::{FuncDecl, Sort as Z3Sort};
 use crate::domain::{value, Cmp, Domain, ElemKind, IntTy, Opaque};
 use crate::error::Abort;
 
+mod in_domain;
+
 /// A Z3 term of integer or real sort.
 #[derive(Clone, Debug)]
 pub(crate) enum Term {
@@ -60,6 +62,10 @@ pub(crate) struct SymDomain {
     /// wrap-around of such a term is the term itself; left as `mod 2^32`
     /// it makes a cube nonlinear integer arithmetic Z3 gives up on.
     assumed_ranges: HashMap<Int, (i128, i128)>,
+    /// `--assume-in-domain` (module `in_domain`).
+    domain: bool,
+    /// Whether the C (not the program) is being interpreted.
+    in_kernel: bool,
 }
 
 /// Exponents up to this bound in `pow(x, k)` (k a literal natural number)
@@ -69,6 +75,16 @@ const MAX_EXPANDED_POWER: i64 = 16;
 impl SymDomain {
     pub fn new() -> SymDomain {
         SymDomain::default()
+    }
+
+    /// Turns on the `--assume-in-domain` facts (module `in_domain`).
+    pub fn assume_in_domain(&mut self, on: bool) {
+        self.domain = on;
+    }
+
+    /// Says whether the C (`true`) or the program is interpreted next.
+    pub fn set_in_kernel(&mut self, on: bool) {
+        self.in_kernel = on;
     }
 
     /// The range the C's unconditional preconditions give `a`'s term.
@@ -672,6 +688,11 @@ impl Domain for SymDomain {
             let name = format!("{}({})", f.name(), numerals.join(","));
             return Ok(SymDomain::real_val(Real::new_const(name), true));
         }
+        if let (Opaque::Exp, [x]) = (f, reals.as_slice()) {
+            if let Some(v) = self.exp_of_logs(x) {
+                return Ok(v);
+            }
+        }
         let refs: Vec<&dyn Ast> = reals.iter().map(|r| r as &dyn Ast).collect();
         let decl = self.function(f);
         if decl.arity() != refs.len() {
@@ -685,6 +706,7 @@ impl Domain for SymDomain {
             .apply(&refs)
             .as_real()
             .ok_or_else(|| Abort::Unsupported(format!("{} is not real-valued", f.name())))?;
+        self.domain_facts(f, &reals, &r);
         Ok(SymDomain::real_val(r, true))
     }
 

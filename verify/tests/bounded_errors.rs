@@ -115,7 +115,10 @@ fn a_spent_time_budget_is_unknown_not_pass() {
         &k,
         &program("gemm"),
         &gemm_sizes(),
-        &BoundedOptions { timeout_ms: 0 },
+        &BoundedOptions {
+            timeout_ms: 0,
+            assume_in_domain: false,
+        },
     )
     .unwrap_or_else(|e| panic!("{e}"));
     match result {

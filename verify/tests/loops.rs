@@ -10,7 +10,10 @@ use tenslift_targets::Program;
 use tenslift_verify::unbounded::{prove, UnboundedOptions, UnboundedResult};
 
 fn options() -> UnboundedOptions {
-    UnboundedOptions { timeout_ms: 10_000 }
+    UnboundedOptions {
+        timeout_ms: 10_000,
+        assume_in_domain: false,
+    }
 }
 
 /// The partial program of fixture `name` and the C kernel its `source`

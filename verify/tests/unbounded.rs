@@ -43,7 +43,10 @@ fn load_golden(path: &std::path::Path) -> (String, Kernel, Program) {
 }
 
 fn options() -> UnboundedOptions {
-    UnboundedOptions { timeout_ms: 10_000 }
+    UnboundedOptions {
+        timeout_ms: 10_000,
+        assume_in_domain: false,
+    }
 }
 
 fn short(r: &UnboundedResult) -> String {
@@ -422,7 +425,14 @@ fn programs_in_dir() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(options().timeout_ms);
-        let r = prove(&kernel, &program, &UnboundedOptions { timeout_ms: budget });
+        let r = prove(
+            &kernel,
+            &program,
+            &UnboundedOptions {
+                timeout_ms: budget,
+                assume_in_domain: false,
+            },
+        );
         if matches!(r, UnboundedResult::Proved { .. }) {
             proved += 1;
         }

@@ -26,11 +26,17 @@ pub struct UnboundedOptions {
     /// a condition at twice this (a safety net for queries on which Z3's
     /// resource count stalls).
     pub timeout_ms: u64,
+    /// The user's `--assume-in-domain` (see `BoundedOptions`): a
+    /// refutation needs inputs inside the assumed domain.
+    pub assume_in_domain: bool,
 }
 
 impl Default for UnboundedOptions {
     fn default() -> UnboundedOptions {
-        UnboundedOptions { timeout_ms: 10_000 }
+        UnboundedOptions {
+            timeout_ms: 10_000,
+            assume_in_domain: false,
+        }
     }
 }
 
@@ -645,6 +651,7 @@ fn bounded_verdict(kernel: &Kernel, program: &Program, options: &UnboundedOption
             &sizes,
             &crate::BoundedOptions {
                 timeout_ms: options.timeout_ms,
+                assume_in_domain: options.assume_in_domain,
             },
         );
         match bounded {
