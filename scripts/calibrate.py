@@ -86,7 +86,8 @@ def array_functions(xp, n):
         "exp": lambda x, y: xp.exp(x),
         "log": lambda x, y: xp.log(x),
         "sqrt": lambda x, y: xp.sqrt(x),
-        "pow": lambda x, y: xp.power(x, POW_EXPONENT),
+        # torch names it pow, NumPy and jax.numpy power.
+        "pow": lambda x, y: getattr(xp, "power", getattr(xp, "pow", None))(x, POW_EXPONENT),
         "maximum": lambda x, y: xp.maximum(x, y),
         "where": lambda x, y: xp.where(x > y, x, y),
     }
