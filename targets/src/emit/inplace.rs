@@ -30,6 +30,10 @@ pub(super) struct InPlaceLowering<'a> {
     /// Shared subtrees already bound to temporaries (never reused: later
     /// code may read them again).
     pub hoisted: &'a HashMap<Expr, String>,
+    /// Reads of each hoisted temporary still to come in the statement
+    /// ([`hoisted_uses`]): at its last read a fresh one is free to be
+    /// overwritten (`np.multiply(_t0, _t0, out=_t0)` for `x⁴` from `x²`).
+    pub uses: HashMap<Expr, usize>,
     /// The temporary counter of the function (`_t0`, `_t1`, ...).
     pub temps: &'a mut usize,
     /// Statements made so far, in order.
@@ -131,6 +135,7 @@ impl InPlaceLowering<'_> {
     /// Renders `e`, computing its element-wise parts into temporaries.
     fn value(&mut self, e: &Expr) -> Operand {
         if let Some(name) = self.hoisted.get(e) {
+            // Read when its consumer runs, not now: see `mark_read`.
             return Operand {
                 text: name.clone(),
                 owned: false,
@@ -148,11 +153,18 @@ impl InPlaceLowering<'_> {
             self.operands(e)
         };
         if self.writes_into(e) {
+            let last_reads = self.mark_read(e);
             let reusable = e
                 .args()
                 .iter()
                 .zip(&operands)
-                .position(|(a, o)| o.owned && a.dtype() == e.dtype() && a.shape() == e.shape());
+                .enumerate()
+                .position(|(i, (a, o))| {
+                    (o.owned || last_reads.contains(&i))
+                        && a.dtype() == e.dtype()
+                        && a.shape() == e.shape()
+                        && Self::only_read_here(e.args(), i)
+                });
             if let Some(i) = reusable {
                 let out = operands[i].text.clone();
                 let call = self.render_into(e, &operands, &out);
@@ -165,6 +177,10 @@ impl InPlaceLowering<'_> {
         }
         let text = self.render_node(e, &operands);
         if self.writes_into(e) || (!e.shape().is_empty() && self.makes_new_array(e)) {
+            if !self.writes_into(e) {
+                // Computed here, into a temporary: its reads happen now.
+                self.mark_read(e);
+            }
             let name = self.new_temp();
             self.out.push(PyStmt::Let {
                 name: name.clone(),
@@ -261,6 +277,47 @@ impl InPlaceLowering<'_> {
         is_destination || Self::is_fresh(a)
     }
 
+    /// Counts the reads `e`'s operation makes of hoisted temporaries that
+    /// are its direct operands, as it is emitted (its operands are already
+    /// computed), and returns the operand positions whose read was the
+    /// temporary's last in the statement and which hold arrays of their own.
+    /// A temporary read inside an operand rendered inline (`_t0.T`) is never
+    /// counted down, so it is never overwritten: conservative, not wrong.
+    fn mark_read(&mut self, e: &Expr) -> Vec<usize> {
+        let mut last = Vec::new();
+        for (i, a) in e.args().iter().enumerate() {
+            if !self.hoisted.contains_key(a) {
+                continue;
+            }
+            if let Some(n) = self.uses.get_mut(a) {
+                *n = n.saturating_sub(1);
+                if *n == 0 && self.fresh_hoisted(a) {
+                    last.push(i);
+                }
+            }
+        }
+        // `mul(_t0, _t0)`: both positions read `_t0`; the second one's
+        // count-down is the last, and either may be written.
+        last.retain(|&i| self.uses.get(&e.args()[i]) == Some(&0));
+        last
+    }
+
+    /// Whether a hoisted temporary holds an array of its own: `_t = a * b`
+    /// does, `_t = x.T` does not (writing it would write `x`).
+    fn fresh_hoisted(&self, e: &Expr) -> bool {
+        !e.shape().is_empty() && (self.writes_into(e) || self.makes_new_array(e))
+    }
+
+    /// Whether operand `i` may be overwritten by the operation: no other
+    /// operand reads it except as the very same element-wise value (a view
+    /// of it, `op(x.T, x)`, would see the writes).
+    fn only_read_here(args: &[Expr], i: usize) -> bool {
+        let own = &args[i];
+        args.iter()
+            .enumerate()
+            .all(|(j, a)| j == i || a == own || !contains(a, own, &mut HashSet::new()))
+    }
+
     /// Whether the target's rendering of `e` is a new array of its own,
     /// one the generated code may overwrite: a conversion or a result that
     /// is not element-wise (a matrix product, a reduction, ...).
@@ -321,6 +378,33 @@ impl InPlaceLowering<'_> {
     }
 }
 
+/// Whether `part` occurs in `e` (shared subtrees visited once).
+fn contains(e: &Expr, part: &Expr, seen: &mut HashSet<Expr>) -> bool {
+    if e == part {
+        return true;
+    }
+    if !seen.insert(e.clone()) {
+        return false;
+    }
+    e.args().iter().any(|a| contains(a, part, seen))
+}
+
+/// How many times the lowering of `value` reads each hoisted temporary:
+/// once per occurrence below a node that is not itself hoisted, as
+/// [`InPlaceLowering::value`] renders it.
+pub(super) fn hoisted_uses(value: &Expr, hoisted: &HashMap<Expr, String>) -> HashMap<Expr, usize> {
+    let mut uses = HashMap::new();
+    let mut stack = vec![value];
+    while let Some(e) = stack.pop() {
+        if hoisted.contains_key(e) {
+            *uses.entry(e.clone()).or_insert(0) += 1;
+            continue;
+        }
+        stack.extend(e.args());
+    }
+    uses
+}
+
 /// Whether `e` reads the array `name`; shared subtrees are visited once
 /// (a tree walk of a DAG can be exponential).
 fn reads(e: &Expr, name: &str, seen: &mut HashSet<Expr>) -> bool {
@@ -353,6 +437,32 @@ mod tests {
         assert!(np.contains("np.add(np.int32(1), arr, out=arr)"), "{np}");
         assert!(torch.contains(", arr, out=arr)"), "{torch}");
         assert!(!np.contains("arr[...] ="), "{np}");
+    }
+
+    #[test]
+    fn a_shared_square_is_reused_at_its_last_read() {
+        // x⁵ = x · (x²)²: the hoisted x² is squared in place, one buffer.
+        let (np, torch) = numpy_and_torch(
+            "func p5(n: size, x: f64[n], r: out f64[n]) {\n  r = mul(x, mul(mul(x, x), mul(x, x)));\n}\n",
+        );
+        assert!(np.contains("np.multiply(_t0, _t0, out=_t0)"), "{np}");
+        assert!(torch.contains("torch.mul(_t0, _t0, out=_t0)"), "{torch}");
+        // Read again later in the statement: not overwritten before that.
+        let (np, _) = numpy_and_torch(
+            "func q(n: size, x: f64[n], r: out f64[n]) {\n  r = add(mul(mul(x, x), mul(x, x)), mul(x, x));\n}\n",
+        );
+        assert!(!np.contains("out=_t0)\n        np.add"), "{np}");
+        // Read by the outer operation, which runs after its sibling: the
+        // sibling must not overwrite it (fuzz_differential's fz51).
+        let (np, _) = numpy_and_torch(
+            "func s(n: size, x: f64[n], r: out f64[n]) {\n  r = mul(add(x, x), sub(1.0, add(x, x)));\n}\n",
+        );
+        assert!(!np.contains("out=_t0)"), "{np}");
+        // A transpose of it is read by the same operation: no write into it.
+        let (np, _) = numpy_and_torch(
+            "func t(n: size, x: f64[n, n], r: out f64[n, n]) {\n  r = mul(sub(transpose(add(x, x), perm=[1, 0]), add(x, x)), 2.0);\n}\n",
+        );
+        assert!(!np.contains("out=_t0)"), "{np}");
     }
 
     #[test]

@@ -544,6 +544,7 @@ impl<'a> BlockLowering<'a> {
                     names,
                     sizes,
                     hoisted: &hoisted,
+                    uses: super::inplace::hoisted_uses(value, &hoisted),
                     temps: &mut self.temps,
                     out: Vec::new(),
                 };
