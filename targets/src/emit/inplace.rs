@@ -4,7 +4,10 @@
 //! and copying it; element-wise chains below it run in temporaries the
 //! generated code owns and reuses (`_t0 = a * b; np.add(_t0, c, out=_t0)`).
 //! Large arrays make each fresh temporary cost page faults and a memory
-//! pass, which dominated memory-bound kernels.
+//! pass, which dominated memory-bound kernels. A subtree shared within a
+//! statement is hoisted into a temporary first; the operation that makes
+//! its last read (counted as operations are emitted, [`hoisted_uses`])
+//! may write into it (`_t0 = A * A; np.multiply(_t0, _t0, out=_t0)`).
 //!
 //! Semantics are kept by construction: a temporary is reused only for a
 //! result of its own element type and shape, and an operation writes into
