@@ -190,12 +190,12 @@ pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
         {
             solver_flops(expr, sizes).unwrap_or(0.0)
         }
-        // Each output element of a contraction is a dot product over the
-        // contracted extent: inputs' product over the output.
         OpKind::Einsum => match expr.op() {
             Op::Einsum(spec) => einsum_flops(spec, expr.args(), sizes),
             _ => 2.0 * out,
         },
+        // Each output element of a contraction is a dot product over the
+        // contracted extent: inputs' product over the output.
         OpKind::Matmul => {
             let product: f64 = expr.args().iter().map(|a| elements(a, sizes)).product();
             2.0 * (product / out).sqrt().max(1.0) * out
@@ -352,12 +352,11 @@ impl CostTable {
             path: shown.clone(),
             source,
         })?;
-        let table: CostTable =
+        let mut table: CostTable =
             serde_json::from_str(&text).map_err(|source| CostTableError::Parse {
                 path: shown.clone(),
                 source,
             })?;
-        let mut table = table;
         table.price_pow_from_exp();
         if let Some(kind) = OpKind::ALL.iter().find(|k| !table.ops.contains_key(k)) {
             return Err(CostTableError::Missing {

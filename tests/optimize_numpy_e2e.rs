@@ -194,29 +194,46 @@ fn jax_output_of_a_product_chain_agrees() {
     });
 }
 
+/// `function` of the STENSO program `file` over two matrices (A, B: f64[n,
+/// m]) on NumPy, with `extra` flags.
+fn stenso_pair(
+    file: &'static str,
+    function: &'static str,
+    extra: &'static [&'static str],
+    cheaper: bool,
+) -> Case {
+    Case {
+        file,
+        function,
+        extra,
+        target: "numpy",
+        shapes: "[[13, 9], [13, 9]]",
+        dtype: "float64",
+        cheaper,
+    }
+}
+
+const LOG_EXP_2: &str = "benchmarks/stenso_numpy/log_exp_2.py";
+
 #[test]
 fn assumed_in_domain_a_quotient_of_logarithms_is_a_division() {
     // STENSO's log_exp_2: exp(log A - log B) = A / B where A, B > 0.
-    check(&Case {
-        file: "benchmarks/stenso_numpy/log_exp_2.py",
-        function: "log_exp_2",
-        extra: &["--assume-in-domain"],
-        target: "numpy",
-        shapes: "[[13, 9], [13, 9]]",
-        dtype: "float64",
-        cheaper: true,
-    });
+    check(&stenso_pair(
+        LOG_EXP_2,
+        "log_exp_2",
+        &["--assume-in-domain"],
+        true,
+    ));
     let dir = tempfile::tempdir().expect("temp dir");
-    let case = Case {
-        file: "benchmarks/stenso_numpy/synth_3.py",
-        function: "synth_3",
-        extra: &["--assume-in-domain"],
-        target: "numpy",
-        shapes: "[[13, 9], [13, 9]]",
-        dtype: "float64",
-        cheaper: true,
-    };
-    let (record, module) = optimize(&case, dir.path());
+    let (record, module) = optimize(
+        &stenso_pair(
+            "benchmarks/stenso_numpy/synth_3.py",
+            "synth_3",
+            &["--assume-in-domain"],
+            true,
+        ),
+        dir.path(),
+    );
     let text = std::fs::read_to_string(module).expect("module written");
     // (A + B) / sqrt(A + B) = sqrt(A + B), and the module says what it assumed.
     assert!(
@@ -230,16 +247,7 @@ fn assumed_in_domain_a_quotient_of_logarithms_is_a_division() {
 #[test]
 fn without_the_domain_assumption_logarithms_stay() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let case = Case {
-        file: "benchmarks/stenso_numpy/log_exp_2.py",
-        function: "log_exp_2",
-        extra: &[],
-        target: "numpy",
-        shapes: "[[13, 9], [13, 9]]",
-        dtype: "float64",
-        cheaper: false,
-    };
-    let (_, module) = optimize(&case, dir.path());
+    let (_, module) = optimize(&stenso_pair(LOG_EXP_2, "log_exp_2", &[], false), dir.path());
     let text = std::fs::read_to_string(module).expect("module written");
     assert!(text.contains("np.log") && text.contains("np.exp"), "{text}");
 }

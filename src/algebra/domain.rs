@@ -21,7 +21,6 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use super::atom::{Atom, Func};
 use super::expr::{Expr, Mono, Term};
@@ -154,7 +153,8 @@ fn reduce_powers(e: &Expr) -> Option<Expr> {
         for (atom, k) in term.mono.factors() {
             match atom.as_app() {
                 Some((Func::Sqrt, [t])) if k.abs() >= 2 => {
-                    let rest = if *k > 0 { k % 2 } else { -((-k) % 2) };
+                    // Rust's remainder takes the dividend's sign: -3 % 2 = -1.
+                    let rest = k % 2;
                     product = product.mul(&t.pow((k - rest) / 2).ok()?);
                     if rest != 0 {
                         factors.push((atom.clone(), rest));
@@ -182,6 +182,9 @@ fn reduce_quotients(e: &Expr) -> Option<Expr> {
         .iter()
         .flat_map(|t| roots_of(&t.mono).filter(|r| r.2 == -1).map(|r| r.0.clone()))
         .collect();
+    if roots.is_empty() {
+        return None;
+    }
     roots.sort();
     roots.dedup();
     let mut terms: Vec<Term> = e.terms().to_vec();
@@ -194,38 +197,20 @@ fn reduce_quotients(e: &Expr) -> Option<Expr> {
             .iter()
             .cloned()
             .partition(|term| term.mono.exponent(&root) == -1);
-        let p = Expr::from_terms(over.iter().map(|term| without(term, &root)).collect());
+        let p = Expr::from_terms(
+            over.iter()
+                .map(|term| Term {
+                    coeff: term.coeff.clone(),
+                    mono: term.mono.without(&root),
+                })
+                .collect(),
+        );
         let Some(q) = p.divide_polynomial(t) else {
             continue;
         };
         terms = others;
-        terms.extend(q.mul(&root_power(&root, 1)).terms().iter().cloned());
+        terms.extend(q.mul(&Expr::atom(root.clone())).terms().iter().cloned());
         changed = true;
     }
     changed.then(|| Expr::from_terms(terms))
-}
-
-/// `term` with `atom`'s factor removed.
-fn without(term: &Term, atom: &Atom) -> Term {
-    let factors: Vec<(Atom, i32)> = term
-        .mono
-        .factors()
-        .iter()
-        .filter(|(a, _)| a != atom)
-        .cloned()
-        .collect();
-    Term {
-        coeff: term.coeff.clone(),
-        mono: Mono(factors.into()),
-    }
-}
-
-fn root_power(root: &Atom, k: i32) -> Expr {
-    if k == 0 {
-        return Expr::one();
-    }
-    Expr::from_canonical_raw(vec![Term {
-        coeff: Rat::ONE,
-        mono: Mono(Arc::new([(root.clone(), k)])),
-    }])
 }

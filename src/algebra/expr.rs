@@ -48,6 +48,11 @@ impl Mono {
         self.0.iter().map(|(_, e)| *e as i64).sum()
     }
 
+    /// The monomial with `atom`'s factor removed.
+    pub fn without(&self, atom: &Atom) -> Mono {
+        Mono(self.0.iter().filter(|(a, _)| a != atom).cloned().collect())
+    }
+
     /// The exponent of `atom` (0 when absent).
     pub fn exponent(&self, atom: &Atom) -> i32 {
         self.0

@@ -327,17 +327,9 @@ fn split_by_exponent(terms: &[Term], atom: &Atom) -> Vec<(i32, Vec<Term>)> {
     let mut parts: Vec<(i32, Vec<Term>)> = Vec::new();
     for term in terms {
         let k = term.mono.exponent(atom);
-        let rest = Mono(
-            term.mono
-                .factors()
-                .iter()
-                .filter(|(a, _)| a != atom)
-                .cloned()
-                .collect(),
-        );
         let entry = Term {
             coeff: term.coeff.clone(),
-            mono: rest,
+            mono: term.mono.without(atom),
         };
         match parts.iter_mut().find(|(e, _)| *e == k) {
             Some((_, list)) => list.push(entry),

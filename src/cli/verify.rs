@@ -81,11 +81,11 @@ pub struct VerifyArgs {
     pub cflags: CFlags,
 }
 
-/// What every check needs besides the kernel and the program.
 /// What `--assume-in-domain` adds to the bounded check's arithmetic.
 const DOMAIN_ARITHMETIC: &str = "--assume-in-domain: every log and sqrt argument of the input \
      assumed positive, with sqrt(u)^2 = u, sqrt(u) >= 0 and exp(log u) = u there";
 
+/// What every check needs besides the kernel and the program.
 pub struct VerifySetup {
     pub file: PathBuf,
     pub targets: Vec<Target>,

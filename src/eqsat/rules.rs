@@ -244,14 +244,18 @@ fn attr(name: &'static str, a: Attr) -> Option<Vec<(&'static str, LeafKind)>> {
 }
 
 /// `?one`: the literal 1 in the element type of `?s`.
-fn one_of_type(m: &Match) -> Option<Vec<(&'static str, LeafKind)>> {
-    let dtype = m.ty("?s")?.dtype;
+/// `?one`: the literal 1 of `var`'s element type.
+fn one_like(m: &Match, var: &str) -> Option<Vec<(&'static str, LeafKind)>> {
+    let dtype = m.ty(var)?.dtype;
     Some(vec![("?one", LeafKind::Lit(Lit::float(1.0, dtype)))])
 }
 
+fn one_of_type(m: &Match) -> Option<Vec<(&'static str, LeafKind)>> {
+    one_like(m, "?s")
+}
+
 fn one_of_x(m: &Match) -> Option<Vec<(&'static str, LeafKind)>> {
-    let dtype = m.ty("?x")?.dtype;
-    Some(vec![("?one", LeafKind::Lit(Lit::float(1.0, dtype)))])
+    one_like(m, "?x")
 }
 
 fn perm(m: &Match, name: &str) -> Option<Vec<usize>> {

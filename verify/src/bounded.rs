@@ -8,8 +8,8 @@
 //! `sqrt`/`exp`/`log`/`tanh`/`pow` are uninterpreted functions shared by
 //! both sides (with `assume_in_domain`, the C's `log` and `sqrt` arguments
 //! are assumed positive and the real functions' facts there are given:
-//! `symbolic::SymDomain::domain_facts`). Then, element by element in output order, Z3 is asked for
-//! inputs that satisfy the C's preconditions and make the element differ.
+//! `symbolic::SymDomain::domain_facts`). Then, element by element in
+//! output order, Z3 is asked for inputs that satisfy the C's preconditions and make the element differ.
 //! Unsatisfiable everywhere is a pass; a model is a counterexample, which
 //! is replayed concretely and, when uninterpreted functions are involved,
 //! only reported as a failure if the replay confirms it.

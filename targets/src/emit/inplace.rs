@@ -292,6 +292,7 @@ impl InPlaceLowering<'_> {
             if !self.hoisted.contains_key(a) {
                 continue;
             }
+            // `mul(_t0, _t0)`: the second position's count-down is the last.
             if let Some(n) = self.uses.get_mut(a) {
                 *n = n.saturating_sub(1);
                 if *n == 0 && self.fresh_hoisted(a) {
@@ -299,9 +300,6 @@ impl InPlaceLowering<'_> {
                 }
             }
         }
-        // `mul(_t0, _t0)`: both positions read `_t0`; the second one's
-        // count-down is the last, and either may be written.
-        last.retain(|&i| self.uses.get(&e.args()[i]) == Some(&0));
         last
     }
 
@@ -381,15 +379,9 @@ impl InPlaceLowering<'_> {
     }
 }
 
-/// Whether `part` occurs in `e` (shared subtrees visited once).
+/// Whether `part` occurs in `e`.
 fn contains(e: &Expr, part: &Expr, seen: &mut HashSet<Expr>) -> bool {
-    if e == part {
-        return true;
-    }
-    if !seen.insert(e.clone()) {
-        return false;
-    }
-    e.args().iter().any(|a| contains(a, part, seen))
+    any_node(e, &|n| n == part, seen)
 }
 
 /// How many times the lowering of `value` reads each hoisted temporary:
@@ -411,13 +403,19 @@ pub(super) fn hoisted_uses(value: &Expr, hoisted: &HashMap<Expr, String>) -> Has
 /// Whether `e` reads the array `name`; shared subtrees are visited once
 /// (a tree walk of a DAG can be exponential).
 fn reads(e: &Expr, name: &str, seen: &mut HashSet<Expr>) -> bool {
-    if matches!(e.op(), Op::Var(n) if &**n == name) {
+    any_node(e, &|n| matches!(n.op(), Op::Var(v) if &**v == name), seen)
+}
+
+/// Whether some node of `e` satisfies `test`; shared subtrees are visited
+/// once (a tree walk of a DAG can be exponential).
+fn any_node(e: &Expr, test: &dyn Fn(&Expr) -> bool, seen: &mut HashSet<Expr>) -> bool {
+    if test(e) {
         return true;
     }
     if !seen.insert(e.clone()) {
         return false;
     }
-    e.args().iter().any(|a| reads(a, name, seen))
+    e.args().iter().any(|a| any_node(a, test, seen))
 }
 
 #[cfg(test)]

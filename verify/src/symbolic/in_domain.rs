@@ -12,12 +12,12 @@
 //!   The program's calls are never assumed in the domain: a program that
 //!   takes `log` of something the C does not is not excused.
 
-use z3::ast::{Ast, Bool, Int, Real};
+use z3::ast::{Ast, Int, Real};
 use z3::DeclKind;
 
 use super::{real_zero, SymDomain, SymVal};
 use crate::domain::value::real_num;
-use crate::domain::Opaque;
+use crate::domain::{Domain, Opaque};
 
 /// The largest |cᵢ| of a logarithm taken out of an exponential.
 const MAX_LOG_COEFFICIENT: i64 = 16;
@@ -80,13 +80,9 @@ impl SymDomain {
             _ => return,
         }
         if self.in_kernel {
-            let positive = u.gt(&zero);
-            let fact = if self.path.is_empty() {
-                positive
-            } else {
-                Bool::and(&self.path).implies(&positive)
-            };
-            self.assumptions.push(fact);
+            // A C precondition like any other: conditioned on its path.
+            let positive = SymDomain::from_bool(u.gt(&zero), true);
+            let _ = Domain::assume(self, &positive, "in the assumed domain");
         }
     }
 }
