@@ -251,3 +251,28 @@ fn without_the_domain_assumption_logarithms_stay() {
     let text = std::fs::read_to_string(module).expect("module written");
     assert!(text.contains("np.log") && text.contains("np.exp"), "{text}");
 }
+
+/// The input returns a view of its argument: the generated entry point
+/// returns the same view rather than a copy into a fresh array (the
+/// core, verified against the input, computes the same values), so it
+/// is never a memory pass slower than the input.
+#[test]
+fn a_view_of_an_argument_is_returned_as_a_view() {
+    let case = Case {
+        file: "tests/fixtures/numpy/ok/transposed_view.py",
+        function: "flipped",
+        extra: &[],
+        target: "numpy",
+        shapes: "[[13, 7]]",
+        dtype: "float64",
+        cheaper: false,
+    };
+    check(&case);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_, module) = optimize(&case, dir.path());
+    let code = std::fs::read_to_string(&module).expect("the module");
+    assert!(
+        code.contains("    return np.transpose(A, (1, 0,))\n"),
+        "{code}"
+    );
+}

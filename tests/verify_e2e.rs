@@ -440,7 +440,7 @@ fn macro_sized_kernels_lift_at_any_size_and_verify_against_the_c_built_with_each
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let code = String::from_utf8_lossy(&out.stdout);
     assert!(code.contains("def macro_matvec(a, x, y, M, N):"), "{code}");
-    assert!(code.contains("np.matmul(a, x)"), "{code}");
+    assert!(code.contains("np.matmul(a, x, out=y)"), "{code}");
 
     // The C driver defines M and N per size tuple: two different tuples
     // both agree with the program.
@@ -469,4 +469,29 @@ fn macro_sized_kernels_lift_at_any_size_and_verify_against_the_c_built_with_each
         "{r}"
     );
     assert_ne!(sizes[0], sizes[1], "{r}");
+}
+
+/// A target whose generated code does not finish within `--run-timeout`
+/// is killed and reported as undecided ("skipped", with the reason), not as
+/// a failure of the program: the other checks still decide the verdict.
+#[test]
+fn a_differential_run_past_its_time_limit_is_skipped_not_failed() {
+    // Importing JAX alone takes longer than 50 ms.
+    let out = tenslift(&[
+        "verify",
+        "tests/fixtures/verify/macro_matvec.c",
+        "--targets",
+        "jax",
+        "--run-timeout",
+        "0.05",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = &records(&out)[0];
+    assert_eq!(r["differential"], "skipped", "{r}");
+    let reason = r["details"]["differential"]["reason"]
+        .as_str()
+        .unwrap_or("");
+    assert!(reason.contains("jax did not finish within 0.05 s"), "{r}");
+    assert_eq!(r["bounded"], "pass", "{r}");
 }

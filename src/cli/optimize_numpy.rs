@@ -227,6 +227,7 @@ fn verify_setup(args: &OptimizeArgs, target: Target) -> VerifySetup {
         targets: vec![target],
         timeout,
         lift_timeout: timeout,
+        run_timeout: super::verify::DEFAULT_RUN_TIMEOUT,
         compile: CompileFlags::default(),
         frontend: Options::default(),
         relift: false,
@@ -323,6 +324,7 @@ fn against_input(
             &setup.targets,
             python,
             workdir.path(),
+            Some(setup.run_timeout),
         ),
         Err(why) => DifferentialResult::skipped(format!("the input program did not run: {why}")),
     }

@@ -1,5 +1,6 @@
 //! `tenslift verify FILE.c [--function F]... [--program P.tensir]
-//! [--targets numpy,jax,pytorch,hlo] [--timeout S] [--lift-timeout S] [--json] [--report DIR]`:
+//! [--targets numpy,jax,pytorch,hlo] [--timeout S] [--lift-timeout S] [--run-timeout S] [--json]
+//! [--report DIR]`:
 //! lifts each kernel (or takes the given program) and checks it three ways:
 //! Z3 bounded equivalence at two size tuples, the unbounded prover, and
 //! differential runs of the generated code against the gcc-compiled C. One
@@ -71,6 +72,10 @@ pub struct VerifyArgs {
     /// what `lift` lifts).
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     pub lift_timeout: f64,
+    /// Seconds each target's differential batch may run (its compile
+    /// included) before it is killed and counted as undecided.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT.as_secs_f64())]
+    pub run_timeout: f64,
     /// Print one JSON object per kernel on stdout.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +90,10 @@ pub struct VerifyArgs {
 const DOMAIN_ARITHMETIC: &str = "--assume-in-domain: every log and sqrt argument of the input \
      assumed positive, with sqrt(u)^2 = u, sqrt(u) >= 0 and exp(log u) = u there";
 
+/// `--run-timeout`'s default: long enough for Inductor and XLA to compile
+/// a corpus kernel on a loaded 2-core machine, short of a hang.
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// What every check needs besides the kernel and the program.
 pub struct VerifySetup {
     pub file: PathBuf,
@@ -94,6 +103,8 @@ pub struct VerifySetup {
     /// The search's deadline when a kernel (or a dataset's variant of it)
     /// is lifted for the check.
     pub lift_timeout: Duration,
+    /// How long one target's differential batch may run.
+    pub run_timeout: Duration,
     pub compile: CompileFlags,
     /// How the frontend read the file (the user's `-I`/`-D`/`-p`): the base
     /// for re-extracting a kernel with a dataset's macros.
@@ -117,6 +128,7 @@ impl VerifySetup {
             targets,
             timeout,
             lift_timeout: timeout,
+            run_timeout: DEFAULT_RUN_TIMEOUT,
             compile: CompileFlags {
                 include_dirs: cflags.include_dirs.clone(),
                 defines: cflags.defines.clone(),
@@ -144,6 +156,7 @@ pub fn run(args: VerifyArgs) -> i32 {
     for (flag, value) in [
         ("--timeout", args.timeout),
         ("--lift-timeout", args.lift_timeout),
+        ("--run-timeout", args.run_timeout),
     ] {
         if !(value.is_finite() && value > 0.0) {
             print_err(&format!(
@@ -205,6 +218,7 @@ pub fn run(args: VerifyArgs) -> i32 {
     );
     setup.relift = given.is_none();
     setup.lift_timeout = Duration::from_secs_f64(args.lift_timeout);
+    setup.run_timeout = Duration::from_secs_f64(args.run_timeout);
     let mut results = Vec::new();
     let mut not_lifted = false;
     for kernel in &unit.kernels {
@@ -490,6 +504,7 @@ fn differential(
         &setup.targets,
         &python,
         workdir.path(),
+        Some(setup.run_timeout),
     )
 }
 
@@ -570,7 +585,13 @@ fn manifest_differential(
             reference,
         })
         .collect();
-    let mut result = compare_each(&checked, &setup.targets, python, workdir);
+    let mut result = compare_each(
+        &checked,
+        &setup.targets,
+        python,
+        workdir,
+        Some(setup.run_timeout),
+    );
     if !notes.is_empty() {
         result.reason = format!("{} ({})", result.reason, notes.join("; "));
     }

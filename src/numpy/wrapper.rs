@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use tenslift_frontend::ir::ScalarType;
 use tenslift_targets::Target;
 
-use super::ir::shape_text;
+use super::ir::{shape_text, Node, View, T};
 use super::kernel::{size_sources, Lowered};
 
 /// The emitted program's name for function `f`.
@@ -68,6 +68,31 @@ pub fn wrapper(l: &Lowered, target: Target) -> String {
         out.push_str("\n\n");
     }
     let _ = writeln!(out, "def {f}({}):", names(l));
+    match view_of_input(l, target) {
+        Some(view) => {
+            let _ = writeln!(
+                out,
+                "    \"\"\"`{f}` as the input defines it: the input returns a view of its argument, \
+                 and so does this (no copy; `{core}` computes the same values into an array).\"\"\"\n    \
+                 return {view}"
+            );
+        }
+        None => out.push_str(&call_core(l, target, &sp, &core)),
+    }
+    if target == Target::Pytorch {
+        let _ = write!(
+            out,
+            "\n\n_{f}_compiled = []\n\n\ndef {f}_compiled({args}):\n    \"\"\"`{f}` through torch.compile (compiled on the first call).\"\"\"\n    if not _{f}_compiled:\n        _{f}_compiled.append(torch.compile({f}))\n    return _{f}_compiled[0]({args})\n",
+            args = names(l)
+        );
+    }
+    out
+}
+
+/// The body of a wrapper that allocates the outputs and calls the core.
+fn call_core(l: &Lowered, target: Target, sp: &Spelling, core: &str) -> String {
+    let f = &l.kernel.name;
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "    \"\"\"`{f}` as the input defines it (same arguments, same result), computed by `{core}`.\"\"\""
@@ -103,16 +128,56 @@ pub fn wrapper(l: &Lowered, target: Target) -> String {
         let _ = writeln!(out, "    {name} = {alloc}");
         call_args.push(name.clone());
     }
-    let call = format!("{}({})", (sp.call)(&core), call_args.join(", "));
+    let call = format!("{}({})", (sp.call)(core), call_args.join(", "));
     out.push_str(&result_lines(l, target, &call));
-    if target == Target::Pytorch {
-        let _ = write!(
-            out,
-            "\n\n_{f}_compiled = []\n\n\ndef {f}_compiled({args}):\n    \"\"\"`{f}` through torch.compile (compiled on the first call).\"\"\"\n    if not _{f}_compiled:\n        _{f}_compiled.append(torch.compile({f}))\n    return _{f}_compiled[0]({args})\n",
-            args = names(l)
-        );
-    }
     out
+}
+
+/// Where the input returns one array that is a transposed view of one of
+/// its arguments (`np.transpose(np.transpose(A))`, `A.T`), that view in
+/// `target`'s spelling: the cheapest program copies nothing, and copying
+/// into a fresh array (what the core's `out` needs) would make the result
+/// cost a memory pass the input never paid.
+fn view_of_input(l: &Lowered, target: Target) -> Option<String> {
+    let ([result], [name], false) = (l.results.as_slice(), l.outputs.as_slice(), l.returns_tuple)
+    else {
+        return None;
+    };
+    if name == "return" || result.shape.is_empty() {
+        return None;
+    }
+    let (param, perm) = transposed_input(result)?;
+    if perm.iter().enumerate().all(|(i, p)| i == *p) {
+        return Some(param);
+    }
+    let axes = perm
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match target {
+        Target::Numpy => Some(format!("np.transpose({param}, ({axes},))")),
+        Target::Jax => Some(format!("jnp.transpose({param}, ({axes},))")),
+        Target::Pytorch => Some(format!("{param}.permute({axes})")),
+        Target::Hlo => None,
+    }
+}
+
+/// `t` as argument `name` with its axes permuted (result axis `i` is the
+/// argument's axis `perm[i]`), when it is only transposes of it.
+fn transposed_input(t: &T) -> Option<(String, Vec<usize>)> {
+    match &t.node {
+        Node::Input(name) => Some((name.clone(), (0..t.shape.len()).collect())),
+        Node::View(inner, View::Transpose(perm)) => {
+            let (name, inner_perm) = transposed_input(inner)?;
+            let composed = perm
+                .iter()
+                .map(|&p| inner_perm.get(p).copied())
+                .collect::<Option<Vec<usize>>>()?;
+            Some((name, composed))
+        }
+        _ => None,
+    }
 }
 
 /// The call and the `return` of the wrapper.

@@ -7,7 +7,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::emit::{emit, EmitError, EmitOptions, Target};
 use crate::interp::{Array, Outcome};
@@ -51,6 +52,10 @@ pub enum RunnerError {
     Python { python: String, stderr: String },
     #[error("malformed runner results: {0}")]
     Results(String),
+    /// The batch ran past its time limit and was killed (with every process
+    /// it started: XLA and Inductor compile in workers).
+    #[error("the Python runner did not finish within {} s and was killed", limit.as_secs_f64())]
+    TimedOut { limit: Duration },
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunnerError {
@@ -85,6 +90,21 @@ pub fn run_batch_entry(
     cases: &[Case],
     workdir: &Path,
     entry: Entry,
+) -> Result<Vec<Result<Outcome, String>>, RunnerError> {
+    run_batch_within(python, target, cases, workdir, entry, None)
+}
+
+/// [`run_batch_entry`] killed after `limit` (none: no limit). A generated
+/// module can take unboundedly long to compile (an unrolled StableHLO
+/// module, a Dynamo trace of a long Python loop); the limit turns that into
+/// [`RunnerError::TimedOut`], which callers report as undecided.
+pub fn run_batch_within(
+    python: &Path,
+    target: Target,
+    cases: &[Case],
+    workdir: &Path,
+    entry: Entry,
+    limit: Option<Duration>,
 ) -> Result<Vec<Result<Outcome, String>>, RunnerError> {
     let mut manifest_cases = Vec::new();
     for case in cases {
@@ -153,16 +173,19 @@ pub fn run_batch_entry(
     let script = workdir.join("run_cases.py");
     std::fs::write(&script, RUNNER_SCRIPT).map_err(io("writing the runner script"))?;
     std::fs::write(&manifest_path, manifest.to_string()).map_err(io("writing the manifest"))?;
-    let output = Command::new(python)
-        .arg(&script)
-        .arg(&manifest_path)
-        .arg(&results_path)
-        .output()
-        .map_err(io(format!("running {}", python.display())))?;
-    if !output.status.success() {
+    let status = run_script(
+        python,
+        &script,
+        &manifest_path,
+        &results_path,
+        workdir,
+        limit,
+    )?;
+    if !status.success() {
+        let stderr = std::fs::read(workdir.join("runner.stderr")).unwrap_or_default();
         return Err(RunnerError::Python {
             python: python.display().to_string(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
         });
     }
     let text = std::fs::read_to_string(&results_path).map_err(io("reading runner results"))?;
@@ -197,7 +220,130 @@ pub fn run_batch_entry(
     Ok(out)
 }
 
+/// Runs the runner script, its output in files of `workdir` (no pipe to
+/// drain while waiting), killed with its process group when `limit`
+/// passes.
+fn run_script(
+    python: &Path,
+    script: &Path,
+    manifest: &Path,
+    results: &Path,
+    workdir: &Path,
+    limit: Option<Duration>,
+) -> Result<ExitStatus, RunnerError> {
+    let file = |name: &str| {
+        std::fs::File::create(workdir.join(name)).map_err(io(format!("creating {name}")))
+    };
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .arg(manifest)
+        .arg(results)
+        .stdin(Stdio::null())
+        .stdout(file("runner.stdout")?)
+        .stderr(file("runner.stderr")?);
+    if limit.is_some() {
+        // Its own group, to kill the compile workers with it; without a
+        // limit the child stays in ours and gets the user's Ctrl-C.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(io(format!("running {}", python.display())))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(e) => return Err(io("waiting for the Python runner")(e)),
+        }
+        if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
+            kill_group(&mut child);
+            return Err(RunnerError::TimedOut { limit });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills `child` and the process group it leads, then reaps it.
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: `kill` takes plain integers; the group id is the child's
+        // pid (`process_group(0)`), and the child is not reaped yet, so the
+        // id names no other group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// The name the Python emitters give the program's entry function.
 pub fn python_function_name(p: &Program) -> String {
     crate::emit::NameMap::for_program(p, &[]).get(&p.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// An "interpreter" that starts a grandchild and never finishes: the
+    /// limit must end both, and be reported as a time-out.
+    #[test]
+    fn a_batch_past_its_limit_is_killed_with_its_workers() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let pid_file = dir.path().join("worker.pid");
+        let fake = dir.path().join("python");
+        let script = format!(
+            "#!/bin/sh\nsleep 600 &\necho $! > {}\nwait\n",
+            pid_file.display()
+        );
+        std::fs::write(&fake, script).expect("writing the fake interpreter");
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755))
+            .expect("making it executable");
+        let program = crate::parse_program(
+            "f.tensir",
+            "func f(n: size, x: f64[n], out: out f64[n]) {\n  out = x;\n}\n",
+        )
+        .expect("program");
+        let array = Array::from_f64(crate::DType::F64, vec![2], vec![1.0, 2.0]);
+        let case = Case {
+            id: "c0".into(),
+            program: &program,
+            sizes: BTreeMap::from([("n".to_string(), 2)]),
+            args: HashMap::from([("x".to_string(), array.clone()), ("out".to_string(), array)]),
+        };
+        let start = Instant::now();
+        let limit = Duration::from_millis(500);
+        let result = run_batch_within(
+            &fake,
+            Target::Numpy,
+            &[case],
+            dir.path(),
+            Entry::Plain,
+            Some(limit),
+        );
+        assert!(
+            matches!(result, Err(RunnerError::TimedOut { .. })),
+            "{:?}",
+            result.err()
+        );
+        assert!(start.elapsed() < Duration::from_secs(30));
+        let worker = std::fs::read_to_string(&pid_file).expect("the worker started");
+        let worker = worker.trim();
+        // SIGKILL is delivered asynchronously, and a killed worker lingers
+        // as a zombie until init reaps it.
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{worker}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true)
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !gone() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(), "the worker {worker} survived its group's kill");
+    }
 }

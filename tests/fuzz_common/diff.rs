@@ -224,7 +224,7 @@ fn compare(
         })
         .collect();
     let python = python();
-    let result = compare_each(&checked, &[Target::Numpy], &python, &dir.join("py"));
+    let result = compare_each(&checked, &[Target::Numpy], &python, &dir.join("py"), None);
     if result.runs.len() != checked.len() {
         // One case could not even be prepared: compare each on its own.
         for (n, c) in checked.iter().enumerate() {
@@ -233,6 +233,7 @@ fn compare(
                 &[Target::Numpy],
                 &python,
                 &dir.join(format!("py{n}")),
+                None,
             );
             let (i, text) = (lifted[references[n].0].0, &lifted[references[n].0].3);
             outcomes[i] = Some(verdict(one.verdict, &one.reason, text));

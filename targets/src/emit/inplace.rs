@@ -37,10 +37,26 @@ pub(super) struct InPlaceLowering<'a> {
     /// ([`hoisted_uses`]): at its last read a fresh one is free to be
     /// overwritten (`np.multiply(_t0, _t0, out=_t0)` for `x⁴` from `x²`).
     pub uses: HashMap<Expr, usize>,
+    /// The hoisted subtree computed in the store's destination itself
+    /// ([`scratch_candidate`]): the destination array holds it, so a view
+    /// of it read by the operation that writes the destination would see
+    /// that write.
+    pub scratch: Option<Expr>,
+    /// The destination of the store being lowered while it may still hold
+    /// the store's first element-wise temporary of its own shape and type
+    /// ([`free_destination`]); taken by that temporary.
+    pub free_dest: Option<FreeDest>,
     /// The temporary counter of the function (`_t0`, `_t1`, ...).
     pub temps: &'a mut usize,
     /// Statements made so far, in order.
     pub out: Vec<PyStmt>,
+}
+
+/// A destination free to hold a temporary: its text, shape and type.
+#[derive(Clone)]
+pub(super) struct FreeDest {
+    text: String,
+    like: Expr,
 }
 
 /// A rendered operand: its text and whether it is a fresh array the
@@ -54,17 +70,24 @@ impl InPlaceLowering<'_> {
     /// Whether the target can run `e` as an element-wise operation writing
     /// into an array of `e`'s shape and type.
     fn writes_into(&self, e: &Expr) -> bool {
-        !e.shape().is_empty()
-            && self.table.out_rule(e.op()).is_some()
-            && self.table.special_rule(e).is_none()
-            && e.args()
-                .iter()
-                .all(|a| a.dtype() == e.dtype() && self.table.compute_dtype(a.dtype()).is_none())
+        elementwise_into(self.table, e)
     }
 
     /// Whether `e` is a conversion that always makes a fresh array.
     fn is_fresh_cast(e: &Expr) -> bool {
         matches!(e.op(), Op::Cast(to) if e.args()[0].dtype() != *to) && !e.shape().is_empty()
+    }
+
+    /// The free destination, taken for element-wise `e` of its shape and
+    /// type.
+    fn take_free_dest(&mut self, e: &Expr) -> Option<String> {
+        let fits = self.free_dest.as_ref().is_some_and(|d| {
+            d.like.shape() == e.shape() && d.like.dtype() == e.dtype() && self.writes_into(e)
+        });
+        if !fits {
+            return None;
+        }
+        self.free_dest.take().map(|d| d.text)
     }
 
     fn new_temp(&mut self) -> String {
@@ -178,6 +201,15 @@ impl InPlaceLowering<'_> {
                 };
             }
         }
+        if let Some(dest) = self.take_free_dest(e) {
+            self.mark_read(e);
+            let call = self.render_into(e, &operands, &dest);
+            self.out.push(PyStmt::Call(call));
+            return Operand {
+                text: dest,
+                owned: true,
+            };
+        }
         let text = self.render_node(e, &operands);
         if self.writes_into(e) || (!e.shape().is_empty() && self.makes_new_array(e)) {
             if !self.writes_into(e) {
@@ -225,6 +257,10 @@ impl InPlaceLowering<'_> {
             region: region.map(|items| py_slice(items, self.names)),
             value,
         };
+        self.free_dest = free_destination(self.scratch.as_ref(), target, value).then(|| FreeDest {
+            text: dest.clone(),
+            like: value.clone(),
+        });
         if self.writes_into(value)
             && value
                 .args()
@@ -234,6 +270,19 @@ impl InPlaceLowering<'_> {
             let operands = self.operands_converted_inside(value);
             let call = self.render_into(value, &operands, &dest);
             self.out.push(PyStmt::Call(call));
+            return;
+        }
+        if let Some(rule) = self.product_into(value, target) {
+            // A product reads whole operands: none may be the destination.
+            self.free_dest = None;
+            let operands = self.operands(value);
+            self.mark_read(value);
+            let mut vars: HashMap<&str, String> = HashMap::new();
+            for (key, o) in ["0", "1"].into_iter().zip(&operands) {
+                vars.insert(key, o.text.clone());
+            }
+            vars.insert("out", dest);
+            self.out.push(PyStmt::Call(fill(rule, &vars)));
             return;
         }
         // Assigning into an array converts like the cast would, without
@@ -246,11 +295,15 @@ impl InPlaceLowering<'_> {
             }
         }
         let lowered = self.value(value);
+        if lowered.owned && lowered.text == dest {
+            // Computed in the destination itself.
+            return;
+        }
         // The assignment copies a view of another array element by element
         // (a second, fresh copy only costs page faults and a memory pass);
         // a view of the destination array itself may overlap the region it
         // overwrites, which PyTorch refuses, so that one is copied first.
-        let overlaps = || reads(value, target, &mut HashSet::new());
+        let overlaps = || reads(value, target, &mut HashSet::new()) || self.views_scratch(value);
         let text = match self.table.copy_rule() {
             Some(rule) if !lowered.owned && may_be_view(value) && overlaps() => {
                 rule.replace("{0}", &lowered.text)
@@ -260,6 +313,40 @@ impl InPlaceLowering<'_> {
         self.out.push(plain_store(text));
     }
 
+    /// Whether `a` is a view (rendered inline, read lazily) of the subtree
+    /// the destination holds.
+    fn views_scratch(&self, a: &Expr) -> bool {
+        let Some(x) = &self.scratch else {
+            return false;
+        };
+        let mut e = a;
+        while may_be_view(e) && !e.args().is_empty() {
+            e = &e.args()[0];
+            if e == x {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The target's rule for product `value` writing into the destination,
+    /// where that is safe: the product is not element-wise, so none of its
+    /// operands may read `target` at all, and no conversion may be left to
+    /// the library.
+    fn product_into(&self, value: &Expr, target: &str) -> Option<&'static str> {
+        let rule = self.table.product_out_rule(value)?;
+        let plain = value.args().iter().all(|a| {
+            a.dtype() == value.dtype()
+                && self.table.compute_dtype(a.dtype()).is_none()
+                && !reads(a, target, &mut HashSet::new())
+                && !self
+                    .scratch
+                    .as_ref()
+                    .is_some_and(|x| contains(a, x, &mut HashSet::new()))
+        });
+        plain.then_some(rule)
+    }
+
     /// Whether operand `a` of an operation writing into `target[region]`
     /// cannot see that write before it is read: it does not read `target`,
     /// it is the destination region itself, or it is a fresh array.
@@ -267,6 +354,9 @@ impl InPlaceLowering<'_> {
         if let Op::Cast(_) = a.op() {
             // The conversion may be left to the operation: judge its source.
             return self.safe_operand(&a.args()[0], target, region);
+        }
+        if self.views_scratch(a) {
+            return false;
         }
         if !reads(a, target, &mut HashSet::new()) {
             return true;
@@ -379,6 +469,101 @@ impl InPlaceLowering<'_> {
     }
 }
 
+/// Whether `table` runs `e` as an element-wise operation writing into an
+/// array of `e`'s shape and type.
+fn elementwise_into(table: &dyn PyTable, e: &Expr) -> bool {
+    !e.shape().is_empty()
+        && table.out_rule(e.op()).is_some()
+        && table.special_rule(e).is_none()
+        && e.args()
+            .iter()
+            .all(|a| a.dtype() == e.dtype() && table.compute_dtype(a.dtype()).is_none())
+}
+
+/// The shared subtree of store `target = value` to compute in the
+/// destination itself rather than in a fresh temporary (`x⁵ = x·(x²)²`:
+/// `np.multiply(x, x, out=out)`, squared in place, then multiplied by `x`
+/// into `out`): one buffer less, which on large arrays is a round of page
+/// faults and a memory pass (NumPy's own temporary elision keeps such a
+/// chain in one buffer). Only an element-wise subtree of the value's
+/// shape and type, never read through a view, where the value does not
+/// read `target` (the destination's old contents are not needed); the
+/// first in hoisting order, so later subtrees may read it.
+pub(super) fn scratch_candidate(
+    table: &dyn PyTable,
+    target: &str,
+    value: &Expr,
+    shared: &[Expr],
+) -> Option<Expr> {
+    if value.shape().is_empty() || reads(value, target, &mut HashSet::new()) {
+        return None;
+    }
+    shared
+        .iter()
+        .find(|x| {
+            x.shape() == value.shape()
+                && x.dtype() == value.dtype()
+                && elementwise_into(table, x)
+                && !viewed(value, x)
+        })
+        .cloned()
+}
+
+/// Whether store `target = value` may compute its first element-wise
+/// temporary of the destination's shape and type in the destination
+/// itself (`np.log(A, out=out)`, then `np.subtract(out, _t0, out=out)`,
+/// `np.exp(out, out=out)`): one fresh buffer less. The value must not read
+/// the destination's old contents, and nothing computed may be read
+/// through a view (a view of the destination read by the operation that
+/// writes it would see the write): every view in it is of an argument.
+/// Not alongside a hoisted [`scratch_candidate`], which holds the
+/// destination already.
+fn free_destination(scratch: Option<&Expr>, target: &str, value: &Expr) -> bool {
+    let of_argument = |n: &Expr| {
+        let mut base = n;
+        while may_be_view(base) && !base.args().is_empty() {
+            base = &base.args()[0];
+        }
+        base.args().is_empty()
+    };
+    scratch.is_none()
+        && !value.shape().is_empty()
+        && !reads(value, target, &mut HashSet::new())
+        && !any_node(
+            value,
+            &|n| may_be_view(n) && !of_argument(n),
+            &mut HashSet::new(),
+        )
+}
+
+/// Whether `value` reads `x` through a view: it would then have to be
+/// copied out of the destination before the destination is written.
+fn viewed(value: &Expr, x: &Expr) -> bool {
+    any_node(
+        value,
+        &|n| may_be_view(n) && n.args().first() == Some(x),
+        &mut HashSet::new(),
+    )
+}
+
+/// `e` through `table`'s into-rule, writing into `out`, its operands
+/// rendered plainly (hoisted subtrees by name).
+pub(super) fn render_plain_into(
+    table: &dyn PyTable,
+    names: &NameMap,
+    sizes: &[&str],
+    hoisted: &HashMap<Expr, String>,
+    e: &Expr,
+    out: &str,
+) -> String {
+    let mut vars: HashMap<&str, String> = HashMap::new();
+    for (key, a) in ["0", "1", "2"].into_iter().zip(e.args()) {
+        vars.insert(key, render_expr(a, table, names, sizes, hoisted));
+    }
+    vars.insert("out", out.to_string());
+    fill(table.out_rule(e.op()).unwrap_or(""), &vars)
+}
+
 /// Whether `part` occurs in `e`.
 fn contains(e: &Expr, part: &Expr, seen: &mut HashSet<Expr>) -> bool {
     any_node(e, &|n| n == part, seen)
@@ -387,6 +572,10 @@ fn contains(e: &Expr, part: &Expr, seen: &mut HashSet<Expr>) -> bool {
 /// How many times the lowering of `value` reads each hoisted temporary:
 /// once per occurrence below a node that is not itself hoisted, as
 /// [`InPlaceLowering::value`] renders it.
+///
+/// A hoisted view of a hoisted temporary (`_t1 = np.transpose(_t0)`)
+/// adds a read of the temporary that is never counted down: writing the
+/// temporary would change the view.
 pub(super) fn hoisted_uses(value: &Expr, hoisted: &HashMap<Expr, String>) -> HashMap<Expr, usize> {
     let mut uses = HashMap::new();
     let mut stack = vec![value];
@@ -396,6 +585,13 @@ pub(super) fn hoisted_uses(value: &Expr, hoisted: &HashMap<Expr, String>) -> Has
             continue;
         }
         stack.extend(e.args());
+    }
+    for view in hoisted.keys().filter(|h| may_be_view(h)) {
+        for x in hoisted.keys().filter(|x| *x != view) {
+            if contains(view, x, &mut HashSet::new()) {
+                *uses.entry(x.clone()).or_insert(0) += 1;
+            }
+        }
     }
     uses
 }
@@ -442,28 +638,91 @@ mod tests {
 
     #[test]
     fn a_shared_square_is_reused_at_its_last_read() {
-        // x⁵ = x · (x²)²: the hoisted x² is squared in place, one buffer.
+        // x⁵ = x · (x²)²: the hoisted x² is squared in place, one buffer
+        // (the destination's, see the scratch test below).
         let (np, torch) = numpy_and_torch(
             "func p5(n: size, x: f64[n], r: out f64[n]) {\n  r = mul(x, mul(mul(x, x), mul(x, x)));\n}\n",
         );
-        assert!(np.contains("np.multiply(_t0, _t0, out=_t0)"), "{np}");
-        assert!(torch.contains("torch.mul(_t0, _t0, out=_t0)"), "{torch}");
+        assert!(np.contains("np.multiply(r, r, out=r)"), "{np}");
+        assert!(torch.contains("torch.mul(r, r, out=r)"), "{torch}");
         // Read again later in the statement: not overwritten before that.
         let (np, _) = numpy_and_torch(
             "func q(n: size, x: f64[n], r: out f64[n]) {\n  r = add(mul(mul(x, x), mul(x, x)), mul(x, x));\n}\n",
         );
-        assert!(!np.contains("out=_t0)\n        np.add"), "{np}");
+        assert!(!np.contains("np.multiply(r, r, out=r)"), "{np}");
         // Read by the outer operation, which runs after its sibling: the
         // sibling must not overwrite it (fuzz_differential's fz51).
         let (np, _) = numpy_and_torch(
             "func s(n: size, x: f64[n], r: out f64[n]) {\n  r = mul(add(x, x), sub(1.0, add(x, x)));\n}\n",
         );
         assert!(!np.contains("out=_t0)"), "{np}");
+        assert!(!np.contains("np.subtract(1.0, r, out=r)"), "{np}");
         // A transpose of it is read by the same operation: no write into it.
         let (np, _) = numpy_and_torch(
             "func t(n: size, x: f64[n, n], r: out f64[n, n]) {\n  r = mul(sub(transpose(add(x, x), perm=[1, 0]), add(x, x)), 2.0);\n}\n",
         );
         assert!(!np.contains("out=_t0)"), "{np}");
+    }
+
+    #[test]
+    fn a_shared_subtree_is_computed_in_the_destination() {
+        let (np, torch) = numpy_and_torch(
+            "func p5(n: size, x: f64[n], r: out f64[n]) {\n  r = mul(x, mul(mul(x, x), mul(x, x)));\n}\n",
+        );
+        let body = "np.multiply(x, x, out=r)\n        np.multiply(r, r, out=r)\n        \
+                    np.multiply(x, r, out=r)\n";
+        assert!(np.contains(body), "{np}");
+        assert!(torch.contains("torch.mul(x, x, out=r)"), "{torch}");
+        // Read through a view: the destination would be written while the
+        // view is read, so the subtree gets its own temporary.
+        let (np, _) = numpy_and_torch(
+            "func t(n: size, x: f64[n, n], r: out f64[n, n]) {\n  r = add(transpose(add(x, x), perm=[1, 0]), add(x, x));\n}\n",
+        );
+        assert!(np.contains("_t0 = (x + x)"), "{np}");
+        assert!(
+            np.contains("np.add(np.transpose(_t0, (1, 0)), _t0, out=r)"),
+            "{np}"
+        );
+        // The value reads the destination's old contents: no scratch.
+        let (np, _) = numpy_and_torch(
+            "func u(n: size, x: f64[n], r: inout f64[n]) {\n  r = mul(add(x, x), add(r, add(x, x)));\n}\n",
+        );
+        assert!(!np.contains("out=r)\n        _t"), "{np}");
+        assert!(np.contains("_t0 = (x + x)"), "{np}");
+        // A hoisted view of a hoisted temporary keeps the temporary from
+        // being overwritten while the view is still to be read.
+        let (np, _) = numpy_and_torch(
+            "func v(n: size, x: f64[n, n], r: out f64[n, n]) {\n  r = add(add(mul(mul(x, x), mul(x, x)), transpose(mul(x, x), perm=[1, 0])), transpose(mul(x, x), perm=[1, 0]));\n}\n",
+        );
+        assert!(!np.contains("np.multiply(_t0, _t0, out=_t0)"), "{np}");
+    }
+
+    #[test]
+    fn the_first_temporary_is_computed_in_the_destination() {
+        // exp(log a - log b): log a in `r`, then updated there.
+        let (np, torch) = numpy_and_torch(
+            "func q(n: size, a: f64[n], b: f64[n], r: out f64[n]) {\n  r = exp(sub(log(a), log(b)));\n}\n",
+        );
+        let body = "np.log(a, out=r)\n        _t0 = np.log(b)\n        \
+                    np.subtract(r, _t0, out=r)\n        np.exp(r, out=r)\n";
+        assert!(np.contains(body), "{np}");
+        assert!(!np.contains("r[...] ="), "{np}");
+        assert!(torch.contains("torch.log(a, out=r)"), "{torch}");
+        // A computed value read through a view: no temporary in `r`.
+        let (np, _) = numpy_and_torch(
+            "func t(n: size, a: f64[n, n], r: out f64[n, n]) {\n  r = mul(transpose(add(a, 1.0), perm=[1, 0]), 2.0);\n}\n",
+        );
+        assert!(!np.contains("out=r)\n        np.multiply"), "{np}");
+        // The destination's old contents are read: no temporary in it.
+        let (np, _) = numpy_and_torch(
+            "func u(n: size, a: f64[n], r: inout f64[n]) {\n  r = mul(add(a, 1.0), add(r, 2.0));\n}\n",
+        );
+        assert!(!np.contains("np.add(a, 1.0, out=r)"), "{np}");
+        // A product reads whole operands: none computed in its destination.
+        let (np, _) = numpy_and_torch(
+            "func p(n: size, a: f64[n, n], r: out f64[n, n]) {\n  r = matmul(add(a, 1.0), a);\n}\n",
+        );
+        assert!(np.contains("np.matmul(_t0, a, out=r)"), "{np}");
     }
 
     #[test]

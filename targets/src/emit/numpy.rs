@@ -168,6 +168,16 @@ impl PyTable for NumpyTable {
         })
     }
 
+    /// `np.matmul(..., out=)`: BLAS writes the product straight into the
+    /// destination (no product temporary copied over it).
+    fn product_out_rule(&self, e: &Expr) -> Option<&'static str> {
+        match e.op() {
+            Op::Matmul if !e.shape().is_empty() => Some("np.matmul({0}, {1}, out={out})"),
+            Op::Einsum(spec) => MatmulForm::of(spec).map(|form| form.template(true)),
+            _ => None,
+        }
+    }
+
     /// NumPy promotes a (`from`, `to`) operand pair to `to` exactly when
     /// `from` converts to `to` without loss, and then converts inside the
     /// ufunc loop. Scalars are typed (NumPy 2), so ranks do not matter.
@@ -195,6 +205,9 @@ impl PyTable for NumpyTable {
             return Some(rule);
         }
         if let Op::Einsum(spec) = e.op() {
+            if let Some(form) = MatmulForm::of(spec) {
+                return Some(form.template(false));
+            }
             // NumPy's einsum runs its own loops unless asked for a path:
             // a matrix product in einsum form is many times slower than
             // BLAS without `optimize=True`, which costs a few microseconds.
@@ -277,6 +290,77 @@ pub fn numpy_name(d: DType) -> &'static str {
 /// label is summed and some operand has a label of its own in the result
 /// (`ij,jk->ik`, `abcd,d->abc`); not a product summed element by element
 /// (`ab,ba->a`, `ab,ab->`), where a path only adds overhead.
+/// A two-operand einsum that is one matrix product of possibly transposed
+/// operands (`bc,ca->ab` is `Aᵀ·Xᵀ`): `np.matmul` hands the transposed
+/// views to BLAS as they are, where einsum's path ends with a transposed
+/// result that a store then copies element by element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MatmulForm {
+    /// The second operand is the product's left factor.
+    swap: bool,
+    /// The left / right factor is its operand transposed.
+    left_t: bool,
+    right_t: bool,
+}
+
+impl MatmulForm {
+    fn of(spec: &crate::ops::EinsumSpec) -> Option<MatmulForm> {
+        let ([a, b], [o0, o1]) = (spec.inputs.as_slice(), spec.output.as_slice()) else {
+            return None;
+        };
+        let ([a0, a1], [b0, b1]) = (a.as_slice(), b.as_slice()) else {
+            return None;
+        };
+        let shared: Vec<char> = a.iter().filter(|l| b.contains(l)).copied().collect();
+        let [c] = shared.as_slice() else {
+            return None;
+        };
+        if a0 == a1 || b0 == b1 || o0 == o1 || spec.output.contains(c) {
+            return None;
+        }
+        let p = if a0 == c { a1 } else { a0 };
+        let q = if b0 == c { b1 } else { b0 };
+        // out[p, q] = Σ a·b = (a as [p, c]) @ (b as [c, q]); out[q, p]
+        // swaps the factors.
+        let (swap, left, right) = match (o0 == p && o1 == q, o0 == q && o1 == p) {
+            (true, _) => (false, (a0 != p), (b0 != c)),
+            (_, true) => (true, (b0 != q), (a0 != c)),
+            _ => return None,
+        };
+        Some(MatmulForm {
+            swap,
+            left_t: left,
+            right_t: right,
+        })
+    }
+
+    /// The `np.matmul` template, writing into `{out}` when `into`.
+    fn template(self, into: bool) -> &'static str {
+        match (self.swap, self.left_t, self.right_t, into) {
+            (false, false, false, false) => "np.matmul({0}, {1})",
+            (false, true, false, false) => "np.matmul(np.transpose({0}), {1})",
+            (false, false, true, false) => "np.matmul({0}, np.transpose({1}))",
+            (false, true, true, false) => "np.matmul(np.transpose({0}), np.transpose({1}))",
+            (true, false, false, false) => "np.matmul({1}, {0})",
+            (true, true, false, false) => "np.matmul(np.transpose({1}), {0})",
+            (true, false, true, false) => "np.matmul({1}, np.transpose({0}))",
+            (true, true, true, false) => "np.matmul(np.transpose({1}), np.transpose({0}))",
+            (false, false, false, true) => "np.matmul({0}, {1}, out={out})",
+            (false, true, false, true) => "np.matmul(np.transpose({0}), {1}, out={out})",
+            (false, false, true, true) => "np.matmul({0}, np.transpose({1}), out={out})",
+            (false, true, true, true) => {
+                "np.matmul(np.transpose({0}), np.transpose({1}), out={out})"
+            }
+            (true, false, false, true) => "np.matmul({1}, {0}, out={out})",
+            (true, true, false, true) => "np.matmul(np.transpose({1}), {0}, out={out})",
+            (true, false, true, true) => "np.matmul({1}, np.transpose({0}), out={out})",
+            (true, true, true, true) => {
+                "np.matmul(np.transpose({1}), np.transpose({0}), out={out})"
+            }
+        }
+    }
+}
+
 fn blas_shaped(spec: &crate::ops::EinsumSpec) -> bool {
     let [a, b] = spec.inputs.as_slice() else {
         return false;
@@ -284,4 +368,124 @@ fn blas_shaped(spec: &crate::ops::EinsumSpec) -> bool {
     let summed = a.iter().chain(b).any(|l| !spec.output.contains(l));
     let own = |x: &[char], y: &[char]| x.iter().any(|l| !y.contains(l) && spec.output.contains(l));
     summed && (own(a, b) || own(b, a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MatmulForm;
+    use crate::ops::EinsumSpec;
+    use std::collections::HashMap;
+
+    /// Extent of each label: p = 2, c = 3, q = 4 (distinct, so a wrong
+    /// transpose would not even have the right shape).
+    fn extent(l: char) -> usize {
+        match l {
+            'p' => 2,
+            'c' => 3,
+            _ => 4,
+        }
+    }
+
+    /// A matrix with labels `ls`, its elements numbered distinctly.
+    fn matrix(ls: &[char], seed: i64) -> Vec<Vec<i64>> {
+        (0..extent(ls[0]))
+            .map(|i| {
+                (0..extent(ls[1]))
+                    .map(|j| seed * 100 + (i * 10 + j) as i64)
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn einsum(spec: &EinsumSpec, x: &[Vec<i64>], y: &[Vec<i64>]) -> Vec<Vec<i64>> {
+        let (a, b, o) = (&spec.inputs[0], &spec.inputs[1], &spec.output);
+        (0..extent(o[0]))
+            .map(|i| {
+                (0..extent(o[1]))
+                    .map(|j| {
+                        (0..extent('c'))
+                            .map(|k| {
+                                let at: HashMap<char, usize> =
+                                    HashMap::from([(o[0], i), (o[1], j), ('c', k)]);
+                                x[at[&a[0]]][at[&a[1]]] * y[at[&b[0]]][at[&b[1]]]
+                            })
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn transpose(m: &[Vec<i64>]) -> Vec<Vec<i64>> {
+        (0..m[0].len())
+            .map(|j| m.iter().map(|row| row[j]).collect())
+            .collect()
+    }
+
+    fn matmul(l: &[Vec<i64>], r: &[Vec<i64>]) -> Vec<Vec<i64>> {
+        l.iter()
+            .map(|row| {
+                (0..r[0].len())
+                    .map(|j| row.iter().zip(r).map(|(a, rr)| a * rr[j]).sum())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every operand and output order of a one-contraction product: the
+    /// form's `np.matmul` of (transposed) operands equals the einsum.
+    #[test]
+    fn matmul_forms_equal_their_einsum() {
+        let mut seen = 0;
+        for a in [['p', 'c'], ['c', 'p']] {
+            for b in [['c', 'q'], ['q', 'c']] {
+                for o in [['p', 'q'], ['q', 'p']] {
+                    let text = format!("{}{},{}{}->{}{}", a[0], a[1], b[0], b[1], o[0], o[1]);
+                    let spec = EinsumSpec::parse(&text).expect("spec");
+                    let form = MatmulForm::of(&spec).expect("a matrix product");
+                    let (x, y) = (matrix(&a, 1), matrix(&b, 2));
+                    let (l, r) = if form.swap { (&y, &x) } else { (&x, &y) };
+                    let l = if form.left_t { transpose(l) } else { l.clone() };
+                    let r = if form.right_t {
+                        transpose(r)
+                    } else {
+                        r.clone()
+                    };
+                    assert_eq!(matmul(&l, &r), einsum(&spec, &x, &y), "{text}");
+                    let factor = |slot: &str, t: bool| match t {
+                        true => format!("np.transpose({slot})"),
+                        false => slot.to_string(),
+                    };
+                    let (ls, rs) = if form.swap {
+                        ("{1}", "{0}")
+                    } else {
+                        ("{0}", "{1}")
+                    };
+                    let call = format!(
+                        "np.matmul({}, {}",
+                        factor(ls, form.left_t),
+                        factor(rs, form.right_t)
+                    );
+                    assert_eq!(form.template(false), format!("{call})"), "{text}");
+                    assert_eq!(
+                        form.template(true),
+                        format!("{call}, out={{out}})"),
+                        "{text}"
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, 8);
+        for other in [
+            "ab,ab->ab",
+            "ab,bc->abc",
+            "ab,cd->ad",
+            "abc,cd->abd",
+            "ab,ba->",
+        ] {
+            let spec = EinsumSpec::parse(other).expect("spec");
+            assert_eq!(MatmulForm::of(&spec), None, "{other}");
+        }
+    }
 }

@@ -57,6 +57,14 @@ pub trait PyTable {
     fn out_rule(&self, _op: &Op) -> Option<&'static str> {
         None
     }
+    /// Template of a product (`np.matmul`) that writes its whole result
+    /// into an existing array `{out}` of its shape and element type; its
+    /// operands are the node's operands. Unlike [`PyTable::out_rule`] the
+    /// result is not element-wise, so only a destination that no operand
+    /// reads may take it. `None` (the default): a plain expression.
+    fn product_out_rule(&self, _e: &Expr) -> Option<&'static str> {
+        None
+    }
     /// Whether an element-wise operation (through [`PyTable::out_rule`])
     /// may take an operand of type `from` where TensIR converts it to `to`
     /// first, the library converting element by element inside the
@@ -467,6 +475,53 @@ struct BlockLowering<'a> {
 }
 
 impl<'a> BlockLowering<'a> {
+    /// Binds the shared subtrees of statement `s` (value `value`) before
+    /// it, children first: printing them inline could grow exponentially.
+    /// Each gets a temporary, except the one a store may compute in its
+    /// destination ([`super::inplace::scratch_candidate`]), also returned.
+    fn hoist(
+        &mut self,
+        s: &Stmt,
+        value: &Expr,
+        sizes: &[&str],
+        body: &mut Vec<PyStmt>,
+    ) -> (HashMap<Expr, String>, Option<Expr>) {
+        let (t, names) = (self.table, self.names);
+        let shared_list = shared_subtrees(value);
+        let scratch = match s {
+            Stmt::Store { target, region, .. }
+                if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() =>
+            {
+                super::inplace::scratch_candidate(t, target, value, &shared_list).map(|x| {
+                    let dest = match region {
+                        Some(items) => format!("{}[{}]", names.get(target), py_slice(items, names)),
+                        None => names.get(target),
+                    };
+                    (x, dest)
+                })
+            }
+            _ => None,
+        };
+        let mut hoisted = HashMap::new();
+        for shared in shared_list {
+            if let Some((x, dest)) = scratch.as_ref().filter(|(x, _)| *x == shared) {
+                let call = super::inplace::render_plain_into(t, names, sizes, &hoisted, x, dest);
+                body.push(PyStmt::Call(call));
+                hoisted.insert(shared, dest.clone());
+                continue;
+            }
+            let text = render_expr(&shared, t, names, sizes, &hoisted);
+            let name = format!("_t{}", self.temps);
+            self.temps += 1;
+            body.push(PyStmt::Let {
+                name: name.clone(),
+                value: text,
+            });
+            hoisted.insert(shared, name);
+        }
+        (hoisted, scratch.map(|(x, _)| x))
+    }
+
     /// `sizes` holds the size parameters and enclosing loop variables:
     /// names that are `i64` scalars in expressions.
     fn block(&mut self, stmts: &'a [Stmt], sizes: &mut Vec<&'a str>) -> Vec<PyStmt> {
@@ -525,19 +580,7 @@ impl<'a> BlockLowering<'a> {
                     continue;
                 }
             };
-            // Shared subtrees are computed once, into temporaries, before the
-            // statement: printing them inline could grow exponentially.
-            let mut hoisted = HashMap::new();
-            for shared in shared_subtrees(value) {
-                let text = render_expr(&shared, t, names, sizes, &hoisted);
-                let name = format!("_t{}", self.temps);
-                self.temps += 1;
-                body.push(PyStmt::Let {
-                    name: name.clone(),
-                    value: text,
-                });
-                hoisted.insert(shared, name);
-            }
+            let (hoisted, scratch) = self.hoist(s, value, sizes, &mut body);
             if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() {
                 let mut lowering = InPlaceLowering {
                     table: t,
@@ -545,6 +588,8 @@ impl<'a> BlockLowering<'a> {
                     sizes,
                     hoisted: &hoisted,
                     uses: super::inplace::hoisted_uses(value, &hoisted),
+                    scratch,
+                    free_dest: None,
                     temps: &mut self.temps,
                     out: Vec::new(),
                 };

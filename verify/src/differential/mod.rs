@@ -20,11 +20,12 @@ pub mod tolerance;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Serialize;
 use tenslift_frontend::ir::Kernel;
 use tenslift_targets::interp::{Array, Data};
-use tenslift_targets::runner::{run_batch, Case, RunnerError};
+use tenslift_targets::runner::{run_batch_within, Case, Entry, RunnerError};
 use tenslift_targets::{npy::NpyError, ParamKind, Program, Target};
 
 /// Why the C side of a differential run could not be produced.
@@ -158,6 +159,7 @@ pub fn compare(
     targets: &[Target],
     python: &Path,
     workdir: &Path,
+    limit: Option<Duration>,
 ) -> DifferentialResult {
     let checked: Vec<Checked> = references
         .iter()
@@ -167,16 +169,19 @@ pub fn compare(
             reference,
         })
         .collect();
-    compare_each(&checked, targets, python, workdir)
+    compare_each(&checked, targets, python, workdir, limit)
 }
 
 /// Runs each reference's program with every target on its inputs and
-/// compares with the C's outputs.
+/// compares with the C's outputs. A target whose batch runs past `limit`
+/// is killed and counts as skipped (undecided), not as a failure: nothing
+/// ran to compare.
 pub fn compare_each(
     checked: &[Checked],
     targets: &[Target],
     python: &Path,
     workdir: &Path,
+    limit: Option<Duration>,
 ) -> DifferentialResult {
     if let Some(reason) = checked.iter().find_map(|c| non_finite_output(c.reference)) {
         return DifferentialResult::skipped(reason);
@@ -203,7 +208,7 @@ pub fn compare_each(
     let mut runs = Vec::new();
     for &target in targets {
         let dir = workdir.join(format!("py_{}", target.name()));
-        let results = run_batch(python, target, &cases, &dir);
+        let results = run_batch_within(python, target, &cases, &dir, Entry::Plain, limit);
         for (i, c) in checked.iter().enumerate() {
             let (kernel, r) = (c.kernel, c.reference);
             let mut run = TargetRun {
@@ -225,6 +230,14 @@ pub fn compare_each(
                 Err(RunnerError::Emit { source, .. }) => Err((
                     Verdict::Skipped,
                     format!("{} cannot express this program: {source}", target.name()),
+                )),
+                Err(RunnerError::TimedOut { limit }) => Err((
+                    Verdict::Skipped,
+                    format!(
+                        "{} did not finish within {} s (raise --run-timeout)",
+                        target.name(),
+                        limit.as_secs_f64()
+                    ),
                 )),
                 Err(e) => Err((
                     Verdict::Fail,
