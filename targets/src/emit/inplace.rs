@@ -38,13 +38,13 @@ pub(super) struct InPlaceLowering<'a> {
     /// overwritten (`np.multiply(_t0, _t0, out=_t0)` for `x⁴` from `x²`).
     pub uses: HashMap<Expr, usize>,
     /// The hoisted subtree computed in the store's destination itself
-    /// ([`scratch_candidate`]): the destination array holds it, so a view
-    /// of it read by the operation that writes the destination would see
-    /// that write.
+    /// ([`scratch_candidate`]): a product must not write the destination
+    /// while reading it.
     pub scratch: Option<Expr>,
     /// The destination of the store being lowered while it may still hold
     /// the store's first element-wise temporary of its own shape and type
-    /// ([`free_destination`]); taken by that temporary.
+    /// ([`holds_temporary`]; not when a hoisted subtree holds it already);
+    /// taken by that temporary.
     pub free_dest: Option<FreeDest>,
     /// The temporary counter of the function (`_t0`, `_t1`, ...).
     pub temps: &'a mut usize,
@@ -110,12 +110,7 @@ impl InPlaceLowering<'_> {
     /// `e` through the target's into-rule, writing into `out`.
     fn render_into(&self, e: &Expr, operands: &[Operand], out: &str) -> String {
         let template = self.table.out_rule(e.op()).unwrap_or("");
-        let mut vars: HashMap<&str, String> = HashMap::new();
-        for (key, o) in ["0", "1", "2"].into_iter().zip(operands) {
-            vars.insert(key, o.text.clone());
-        }
-        vars.insert("out", out.to_string());
-        fill(template, &vars)
+        fill_into(template, operands.iter().map(|o| o.text.clone()), out)
     }
 
     fn operands(&mut self, e: &Expr) -> Vec<Operand> {
@@ -257,10 +252,11 @@ impl InPlaceLowering<'_> {
             region: region.map(|items| py_slice(items, self.names)),
             value,
         };
-        self.free_dest = free_destination(self.scratch.as_ref(), target, value).then(|| FreeDest {
-            text: dest.clone(),
-            like: value.clone(),
-        });
+        self.free_dest =
+            (self.scratch.is_none() && holds_temporary(target, value)).then(|| FreeDest {
+                text: dest.clone(),
+                like: value.clone(),
+            });
         if self.writes_into(value)
             && value
                 .args()
@@ -277,12 +273,8 @@ impl InPlaceLowering<'_> {
             self.free_dest = None;
             let operands = self.operands(value);
             self.mark_read(value);
-            let mut vars: HashMap<&str, String> = HashMap::new();
-            for (key, o) in ["0", "1"].into_iter().zip(&operands) {
-                vars.insert(key, o.text.clone());
-            }
-            vars.insert("out", dest);
-            self.out.push(PyStmt::Call(fill(rule, &vars)));
+            let call = fill_into(rule, operands.into_iter().map(|o| o.text), &dest);
+            self.out.push(PyStmt::Call(call));
             return;
         }
         // Assigning into an array converts like the cast would, without
@@ -303,7 +295,7 @@ impl InPlaceLowering<'_> {
         // (a second, fresh copy only costs page faults and a memory pass);
         // a view of the destination array itself may overlap the region it
         // overwrites, which PyTorch refuses, so that one is copied first.
-        let overlaps = || reads(value, target, &mut HashSet::new()) || self.views_scratch(value);
+        let overlaps = || reads(value, target, &mut HashSet::new());
         let text = match self.table.copy_rule() {
             Some(rule) if !lowered.owned && may_be_view(value) && overlaps() => {
                 rule.replace("{0}", &lowered.text)
@@ -311,22 +303,6 @@ impl InPlaceLowering<'_> {
             _ => lowered.text,
         };
         self.out.push(plain_store(text));
-    }
-
-    /// Whether `a` is a view (rendered inline, read lazily) of the subtree
-    /// the destination holds.
-    fn views_scratch(&self, a: &Expr) -> bool {
-        let Some(x) = &self.scratch else {
-            return false;
-        };
-        let mut e = a;
-        while may_be_view(e) && !e.args().is_empty() {
-            e = &e.args()[0];
-            if e == x {
-                return true;
-            }
-        }
-        false
     }
 
     /// The target's rule for product `value` writing into the destination,
@@ -354,9 +330,6 @@ impl InPlaceLowering<'_> {
         if let Op::Cast(_) = a.op() {
             // The conversion may be left to the operation: judge its source.
             return self.safe_operand(&a.args()[0], target, region);
-        }
-        if self.views_scratch(a) {
-            return false;
         }
         if !reads(a, target, &mut HashSet::new()) {
             return true;
@@ -480,45 +453,18 @@ fn elementwise_into(table: &dyn PyTable, e: &Expr) -> bool {
             .all(|a| a.dtype() == e.dtype() && table.compute_dtype(a.dtype()).is_none())
 }
 
-/// The shared subtree of store `target = value` to compute in the
-/// destination itself rather than in a fresh temporary (`x⁵ = x·(x²)²`:
-/// `np.multiply(x, x, out=out)`, squared in place, then multiplied by `x`
-/// into `out`): one buffer less, which on large arrays is a round of page
-/// faults and a memory pass (NumPy's own temporary elision keeps such a
-/// chain in one buffer). Only an element-wise subtree of the value's
-/// shape and type, never read through a view, where the value does not
-/// read `target` (the destination's old contents are not needed); the
-/// first in hoisting order, so later subtrees may read it.
-pub(super) fn scratch_candidate(
-    table: &dyn PyTable,
-    target: &str,
-    value: &Expr,
-    shared: &[Expr],
-) -> Option<Expr> {
-    if value.shape().is_empty() || reads(value, target, &mut HashSet::new()) {
-        return None;
-    }
-    shared
-        .iter()
-        .find(|x| {
-            x.shape() == value.shape()
-                && x.dtype() == value.dtype()
-                && elementwise_into(table, x)
-                && !viewed(value, x)
-        })
-        .cloned()
-}
-
-/// Whether store `target = value` may compute its first element-wise
-/// temporary of the destination's shape and type in the destination
-/// itself (`np.log(A, out=out)`, then `np.subtract(out, _t0, out=out)`,
-/// `np.exp(out, out=out)`): one fresh buffer less. The value must not read
-/// the destination's old contents, and nothing computed may be read
-/// through a view (a view of the destination read by the operation that
-/// writes it would see the write): every view in it is of an argument.
-/// Not alongside a hoisted [`scratch_candidate`], which holds the
-/// destination already.
-fn free_destination(scratch: Option<&Expr>, target: &str, value: &Expr) -> bool {
+/// Whether store `target = value` may keep a temporary in its
+/// destination: the value does not read the destination's old contents,
+/// and everything it reads through a view is an argument (a view of
+/// something computed in the destination, read by the operation that
+/// writes the destination, would see the write). The temporary is a
+/// hoisted shared subtree ([`scratch_candidate`]) or else the first
+/// element-wise temporary of the destination's shape and type
+/// (`np.log(A, out=out)`, `np.subtract(out, _t0, out=out)`,
+/// `np.exp(out, out=out)`): one fresh buffer less, which on large arrays is
+/// a round of page faults and a memory pass (NumPy's own temporary elision
+/// saves the input the same).
+pub(super) fn holds_temporary(target: &str, value: &Expr) -> bool {
     let of_argument = |n: &Expr| {
         let mut base = n;
         while may_be_view(base) && !base.args().is_empty() {
@@ -526,8 +472,7 @@ fn free_destination(scratch: Option<&Expr>, target: &str, value: &Expr) -> bool 
         }
         base.args().is_empty()
     };
-    scratch.is_none()
-        && !value.shape().is_empty()
+    !value.shape().is_empty()
         && !reads(value, target, &mut HashSet::new())
         && !any_node(
             value,
@@ -536,14 +481,33 @@ fn free_destination(scratch: Option<&Expr>, target: &str, value: &Expr) -> bool 
         )
 }
 
-/// Whether `value` reads `x` through a view: it would then have to be
-/// copied out of the destination before the destination is written.
-fn viewed(value: &Expr, x: &Expr) -> bool {
-    any_node(
-        value,
-        &|n| may_be_view(n) && n.args().first() == Some(x),
-        &mut HashSet::new(),
-    )
+/// The shared subtree of store `target = value` computed in the
+/// destination ([`holds_temporary`]; `x⁵ = x·(x²)²`: `np.multiply(x, x,
+/// out=out)`, squared in place, then multiplied by `x` into `out`): the
+/// first element-wise one of the value's shape and type in hoisting order,
+/// so later subtrees may read it.
+pub(super) fn scratch_candidate(
+    table: &dyn PyTable,
+    target: &str,
+    value: &Expr,
+    shared: &[Expr],
+) -> Option<Expr> {
+    if !holds_temporary(target, value) {
+        return None;
+    }
+    shared
+        .iter()
+        .find(|x| {
+            x.shape() == value.shape() && x.dtype() == value.dtype() && elementwise_into(table, x)
+        })
+        .cloned()
+}
+
+/// `template` with operands `{0}`, `{1}`, ... and destination `{out}`.
+fn fill_into(template: &str, operands: impl Iterator<Item = String>, out: &str) -> String {
+    let mut vars: HashMap<&str, String> = ["0", "1", "2"].into_iter().zip(operands).collect();
+    vars.insert("out", out.to_string());
+    fill(template, &vars)
 }
 
 /// `e` through `table`'s into-rule, writing into `out`, its operands
@@ -556,12 +520,11 @@ pub(super) fn render_plain_into(
     e: &Expr,
     out: &str,
 ) -> String {
-    let mut vars: HashMap<&str, String> = HashMap::new();
-    for (key, a) in ["0", "1", "2"].into_iter().zip(e.args()) {
-        vars.insert(key, render_expr(a, table, names, sizes, hoisted));
-    }
-    vars.insert("out", out.to_string());
-    fill(table.out_rule(e.op()).unwrap_or(""), &vars)
+    let operands = e
+        .args()
+        .iter()
+        .map(|a| render_expr(a, table, names, sizes, hoisted));
+    fill_into(table.out_rule(e.op()).unwrap_or(""), operands, out)
 }
 
 /// Whether `part` occurs in `e`.
