@@ -231,6 +231,7 @@ fn verify_setup(args: &OptimizeArgs, target: Target) -> VerifySetup {
         compile: CompileFlags::default(),
         frontend: Options::default(),
         relift: false,
+        isolate_bounded: false,
     }
 }
 

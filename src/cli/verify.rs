@@ -112,6 +112,9 @@ pub struct VerifySetup {
     /// Whether a dataset whose macros change the kernel gets a program
     /// lifted for it (`false` when the user gave the program).
     pub relift: bool,
+    /// Whether the bounded checks decide real queries in a `z3` child
+    /// ([`BoundedOptions::isolated`]): for a program the user gave.
+    pub isolate_bounded: bool,
 }
 
 impl VerifySetup {
@@ -135,6 +138,7 @@ impl VerifySetup {
             },
             frontend,
             relift: true,
+            isolate_bounded: false,
         }
     }
 }
@@ -217,6 +221,7 @@ pub fn run(args: VerifyArgs) -> i32 {
         Duration::from_secs_f64(args.timeout),
     );
     setup.relift = given.is_none();
+    setup.isolate_bounded = given.is_some();
     setup.lift_timeout = Duration::from_secs_f64(args.lift_timeout);
     setup.run_timeout = Duration::from_secs_f64(args.run_timeout);
     let mut results = Vec::new();
@@ -370,6 +375,7 @@ pub fn verify_kernel_with(
         timeout_ms: u64::try_from(setup.timeout.as_millis()).unwrap_or(u64::MAX),
         // The user's `--assume-in-domain`, set process-wide by the command.
         assume_in_domain: crate::algebra::domain::assume_in_domain(),
+        isolated: setup.isolate_bounded,
     };
     for sizes in &tuples {
         let started = Instant::now();

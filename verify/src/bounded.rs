@@ -71,6 +71,14 @@ pub struct BoundedOptions {
     /// functions there are given to Z3 (`sqrt(u)² = u`, `sqrt(u) >= 0`,
     /// `exp(log u) = u`, `exp(Σ cᵢ·log uᵢ + r) = Π uᵢ^cᵢ · exp(r)`).
     pub assume_in_domain: bool,
+    /// Decide every query over the reals in a `z3` child process first,
+    /// killed on time: Z3 4.8.12 ignores both its interrupt and its
+    /// resource limit in some nonlinear real searches (a wrong
+    /// gramschmidt program's query ran for minutes past both), which in
+    /// this process would hang the check. A process per query costs about
+    /// 30-150 ms, so it is for programs that may well be wrong: a user's
+    /// `--program`, the check after an unbounded refutation.
+    pub isolated: bool,
 }
 
 /// Z3 resource units per millisecond of `timeout_ms`: Z3 4.8 spends a few
@@ -86,6 +94,7 @@ impl Default for BoundedOptions {
         BoundedOptions {
             timeout_ms: 10_000,
             assume_in_domain: false,
+            isolated: false,
         }
     }
 }
@@ -129,6 +138,9 @@ pub fn check(
             stats: Stats::default(),
             bitvec_width: None,
             assume_in_domain: opts.assume_in_domain,
+            isolated: opts
+                .isolated
+                .then(|| u32::try_from(rlimit).unwrap_or(u32::MAX)),
         }
         .run()
     })
@@ -165,6 +177,9 @@ struct Checker<'a> {
     started: Instant,
     /// Wall-clock back-stop of the whole check.
     budget: Duration,
+    /// `Some(rlimit)` when real queries are decided in a `z3` child first
+    /// ([`BoundedOptions::isolated`]), with that resource limit.
+    isolated: Option<u32>,
     stats: Stats,
     /// The widest bit-vector encoding a query was decided with.
     bitvec_width: Option<u32>,
@@ -531,7 +546,23 @@ impl Checker<'_> {
     /// Checks `solver`, stopped after `left` of wall clock (the context's
     /// resource limit bounds it too).
     fn outcome(&self, solver: &Solver, left: Duration) -> Outcome {
-        match crate::z3_turn::check_within(solver, left.max(Duration::from_millis(1))) {
+        let left = left.max(Duration::from_millis(1));
+        if let (Some(rlimit), true) = (self.isolated, self.iface.uses_floats) {
+            // Only a satisfiable query is asked again here, for the model.
+            let first = crate::z3_turn::check_text(&solver.to_string(), rlimit, left);
+            match first.result {
+                SatResult::Unsat => return Outcome::Unsat,
+                SatResult::Unknown => {
+                    return Outcome::Unknown(
+                        first
+                            .reason
+                            .unwrap_or_else(|| "no reason given".to_string()),
+                    )
+                }
+                SatResult::Sat => {}
+            }
+        }
+        match crate::z3_turn::check_within(solver, left) {
             SatResult::Unsat => Outcome::Unsat,
             SatResult::Unknown => Outcome::Unknown(
                 solver

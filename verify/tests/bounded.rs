@@ -431,3 +431,24 @@ fn heat_3d_six_steps_pass_by_linear_normal_form_and_a_doubled_neighbour_fails() 
     assert_eq!(stats.solver_calls, 0, "{stats:?}");
     assert_fail(&k, "heat_3d_dist_neighbour_twice", &s);
 }
+
+/// Isolated checks (each real query decided in a `z3` child first, as for a
+/// user's `--program`) reach the same verdicts: the right gemm passes, the
+/// wrong one fails with a counterexample the interpreters confirm (the
+/// model comes from asking this process again).
+#[test]
+fn isolated_checks_give_the_same_verdicts() {
+    let k = kernel("benchmarks/polybench/gemm.c", "kernel_gemm");
+    let s = sizes(&[("ni", 3), ("nj", 4), ("nk", 5)]);
+    let options = BoundedOptions {
+        isolated: true,
+        ..BoundedOptions::default()
+    };
+    let right = check(&k, &program("gemm"), &s, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(right, BoundedResult::Pass { .. }), "{right}");
+    let wrong = program("gemm_no_alpha");
+    match check(&k, &wrong, &s, &options).unwrap_or_else(|e| panic!("{e}")) {
+        BoundedResult::Fail { counterexample, .. } => confirm(&k, &wrong, &counterexample),
+        other => panic!("gemm_no_alpha should fail:\n{other}"),
+    }
+}

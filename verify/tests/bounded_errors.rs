@@ -118,6 +118,7 @@ fn a_spent_time_budget_is_unknown_not_pass() {
         &BoundedOptions {
             timeout_ms: 0,
             assume_in_domain: false,
+            isolated: false,
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));

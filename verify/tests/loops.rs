@@ -226,3 +226,96 @@ fn a_statement_right_only_after_the_previous_one_is_never_refuted() {
         other => panic!("a right program was refuted: {}", short(&other)),
     }
 }
+
+/// durbin keeps `alpha`, `beta` (carried from one `k` iteration to the
+/// next), `sum` and `z[n]` as `var`s with the C locals' names: each pair
+/// joins the state the simulation compares.
+#[test]
+fn durbin_is_proved_with_its_locals_paired_with_the_programs_vars() {
+    let invariants = proved("durbin");
+    let line = invariants
+        .iter()
+        .find(|i| i.contains("equal the C's locals of the same names"))
+        .unwrap_or_else(|| panic!("no invariant for the paired locals in {invariants:?}"));
+    for name in ["`alpha`", "`beta`", "`sum`", "`z`"] {
+        assert!(line.contains(name), "{name} is not paired: {line}");
+    }
+}
+
+/// gramschmidt's `nrm` is set at the top of every `k` iteration before it
+/// is read: the `var` carries nothing between segments, so the proof takes
+/// it as the program's own, at any value on entry.
+#[test]
+fn gramschmidt_is_proved_with_nrm_as_the_programs_own_local() {
+    let invariants = proved("gramschmidt");
+    assert!(
+        invariants
+            .iter()
+            .any(|i| i.contains("own locals `nrm` carry nothing between segments")),
+        "{invariants:?}"
+    );
+}
+
+/// A paired scalar stored wrong (`y[k]` gets `beta`, not `alpha`) is
+/// refuted, like an array.
+#[test]
+fn a_wrong_value_from_a_paired_local_is_refuted() {
+    let (kernel, program) = variant("durbin", "y[k] = alpha;", "y[k] = beta;");
+    let condition = refuted(&kernel, &program);
+    assert!(
+        condition.contains("of the body of kept loop `k`"),
+        "{condition}"
+    );
+}
+
+/// A hand-written partial program (tests/fixtures/partial/colscale) whose
+/// `var acc` is reset at the top of every iteration, as gramschmidt's `nrm`.
+/// Proved statement by statement, where the accumulation reads `acc` on
+/// entry, so `acc` is paired with the C's local.
+#[test]
+fn a_var_reset_in_every_iteration_is_proved() {
+    let invariants = proved("colscale");
+    assert!(
+        invariants
+            .iter()
+            .any(|i| i.contains("locals `acc` equal the C's locals")),
+        "{invariants:?}"
+    );
+}
+
+/// With its reset moved before the loop, the program's `acc` accumulates
+/// over every earlier column: the proof takes the program's own `var` at
+/// any value on entry, so the body is refuted (and the bounded check,
+/// which runs the whole loop, confirms it).
+#[test]
+fn a_var_that_carries_a_stale_value_is_refuted() {
+    let (kernel, program) = variant(
+        "colscale",
+        "  for j in 0..n {\n    acc = 0.0;\n",
+        "  acc = 0.0;\n  for j in 0..n {\n",
+    );
+    let condition = refuted(&kernel, &program);
+    assert!(
+        condition.contains("of the body of kept loop `j`"),
+        "{condition}"
+    );
+}
+
+/// A paired scalar that a segment leaves stale for the next (`beta` no
+/// longer updated, so the next iteration reads last iteration's value on
+/// the C side only) is not proved.
+#[test]
+fn a_paired_local_the_program_forgets_to_update_is_not_proved() {
+    let (kernel, program) = variant(
+        "durbin",
+        "    beta = mul(sub(1.0, mul(alpha, alpha)), beta);\n",
+        "",
+    );
+    let r = prove(&kernel, &program, &options());
+    eprintln!("[loops] durbin without the beta update: {}", short(&r));
+    assert!(
+        !matches!(r, UnboundedResult::Proved { .. }),
+        "{}",
+        short(&r)
+    );
+}

@@ -277,18 +277,7 @@ impl<'a> Lifted<'a> {
                     .ok_or_else(|| Unsupported("the program returns nothing".into()))?;
                 (e, env, idx.to_vec())
             }
-            Some(n) => match self.final_env.get(n).map(|b| (**b).clone()) {
-                Some(Binding::Store {
-                    region, value, env, ..
-                }) => {
-                    let inner = match region {
-                        None => idx.to_vec(),
-                        Some(items) => self.region_index(&items, idx)?.1,
-                    };
-                    (value, env, inner)
-                }
-                _ => return Err(Unsupported(format!("`{n}` is not stored by the program"))),
-            },
+            Some(n) => self.store_at(n, idx)?,
         };
         // The reduction reading the same arrays as the C's accumulation,
         // else the first one.
@@ -297,6 +286,46 @@ impl<'a> Lifted<'a> {
         }
         self.find_reduction(&e, &idx, cut, &env, None)?
             .ok_or_else(|| Unsupported("no reduction to match the accumulator".into()))
+    }
+
+    /// The last store of `name` whose region may hold element `idx`: its
+    /// value, environment and the element's index in the value.
+    fn store_at(&self, name: &str, idx: &[Int]) -> Result<(Expr, Env, Vec<Int>), Unsupported> {
+        let found = match self.final_env.get(name) {
+            Some(b) => self.store_in(b, idx)?,
+            None => None,
+        };
+        found.ok_or_else(|| Unsupported(format!("`{name}` is not stored by the program")))
+    }
+
+    /// Walks back from binding `b` to the last store whose region may
+    /// hold element `idx`; a region store that syntactically misses the
+    /// element (`R[k, k+1:n]` for `R[k][k]`) is skipped for the one before
+    /// it. `None` when the element was never stored.
+    fn store_in(
+        &self,
+        b: &Binding,
+        idx: &[Int],
+    ) -> Result<Option<(Expr, Env, Vec<Int>)>, Unsupported> {
+        let mut binding = b;
+        while let Binding::Store {
+            previous,
+            region,
+            value,
+            env,
+        } = binding
+        {
+            let Some(items) = region else {
+                return Ok(Some((value.clone(), env.clone(), idx.to_vec())));
+            };
+            let (inside, inner) = self.region_index(items, idx)?;
+            if inside.simplify().as_bool() == Some(false) {
+                binding = previous;
+                continue;
+            }
+            return Ok(Some((value.clone(), env.clone(), inner)));
+        }
+        Ok(None)
     }
 
     fn find_reduction(
@@ -336,6 +365,14 @@ impl<'a> Lifted<'a> {
                 Some(Binding::Let(inner, inner_env)) => {
                     self.find_reduction(&inner, idx, cut, &inner_env, reads)
                 }
+                // A `var` read whole (`sqrt(nrm)`): the reduction of the
+                // store that wrote the element.
+                Some(b @ Binding::Store { .. }) => match self.store_in(&b, idx)? {
+                    Some((value, env, inner)) => {
+                        self.find_reduction(&value, &inner, cut, &env, reads)
+                    }
+                    None => Ok(None),
+                },
                 _ => Ok(None),
             },
             _ => Ok(None),

@@ -22,7 +22,10 @@
 //! by induction on the loop variable). C locals carry nothing across a
 //! segment boundary: a segment reading a local before writing it is
 //! refused by the loop-free machinery, and a kernel that assigns one of
-//! its scalar parameters is refused here.
+//! its scalar parameters is refused here. The exception is a C local the
+//! program keeps as a `var` of the same name and type (durbin's `alpha`,
+//! `z`): the pair is part of the compared state, like the arrays (see
+//! [`locals`]).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -33,11 +36,13 @@ use z3::ast::{Ast, Bool, Int};
 use z3::{SatResult, Solver};
 
 mod frame;
+mod locals;
 
 use super::dim_term;
 use super::lifted::Lifted;
 use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
 use frame::Snapshot;
+use locals::KeptVar;
 
 /// A kept loop around a segment, as the program states it.
 #[derive(Clone)]
@@ -109,14 +114,18 @@ pub(super) fn prove(
             ),
         };
     }
-    if let Some((name, _)) = program.vars().first() {
-        return UnboundedResult::Unknown {
-            condition: "matching the kept TensIR loops to the C loops".to_string(),
-            reason: format!(
-                "the program keeps the local `var {name}` across its loops; the simulation relates only arrays the C passes in"
-            ),
-        };
-    }
+    let mut vars = match locals::kept_vars(kernel, program) {
+        Ok(v) => v,
+        Err(Unsupported(reason)) => {
+            return UnboundedResult::Unknown {
+                condition: "relating the program's `var`s to the C's locals".to_string(),
+                reason,
+            }
+        }
+    };
+    let original = program;
+    let stripped = locals::without_vars(program);
+    let program = &stripped;
     let mut obligations = Vec::new();
     let mut invariants = Vec::new();
     if let Err(Unsupported(reason)) = plan(
@@ -132,16 +141,20 @@ pub(super) fn prove(
             reason,
         };
     }
+    locals::settle(&mut vars, &segment_bodies(&obligations));
+    if let Some(line) = locals::invariant(&vars) {
+        invariants.insert(0, line);
+    }
     let mut conditions = 0;
     for obligation in &obligations {
         let verdict = match obligation {
-            Obligation::Segment(s) => segment(kernel, program, s, options, &mut invariants),
+            Obligation::Segment(s) => segment(kernel, program, &vars, s, options, &mut invariants),
             Obligation::Split { statements, whole } => {
                 let kept = invariants.len();
                 let mut total = 0;
                 let mut failure = None;
                 for s in statements {
-                    match segment(kernel, program, s, options, &mut invariants) {
+                    match segment(kernel, program, &vars, s, options, &mut invariants) {
                         Verdict::Holds { conditions } => total += conditions,
                         other => {
                             failure = Some(other);
@@ -153,7 +166,7 @@ pub(super) fn prove(
                     None => Verdict::Holds { conditions: total },
                     Some(first) => {
                         invariants.truncate(kept);
-                        match segment(kernel, program, whole, options, &mut invariants) {
+                        match segment(kernel, program, &vars, whole, options, &mut invariants) {
                             Verdict::Holds { conditions } => Verdict::Holds { conditions },
                             // The statement-level failure names the place.
                             _ => first,
@@ -172,7 +185,7 @@ pub(super) fn prove(
                 // A segment is proved for every state, also states the
                 // kernel never reaches; only a program that also fails a
                 // bounded check is wrong.
-                match super::bounded_verdict(kernel, program, options) {
+                match super::bounded_verdict(kernel, original, options) {
                     super::Bounded::Fails(_) => {}
                     super::Bounded::Passes(sizes) => {
                         return UnboundedResult::Unknown {
@@ -203,6 +216,22 @@ pub(super) fn prove(
         conditions,
         arithmetic: super::arithmetic(program),
     }
+}
+
+/// The C statements of every segment an obligation may prove.
+fn segment_bodies(obligations: &[Obligation]) -> Vec<&[loop_ir::Stmt]> {
+    let mut out: Vec<&[loop_ir::Stmt]> = Vec::new();
+    for o in obligations {
+        match o {
+            Obligation::Segment(s) => out.push(&s.c),
+            Obligation::Split { statements, whole } => {
+                out.extend(statements.iter().map(|s| s.c.as_slice()));
+                out.push(&whole.c);
+            }
+            Obligation::Bounds(_) => {}
+        }
+    }
+    out
 }
 
 /// A scalar parameter the kernel assigns, if any.
@@ -574,6 +603,7 @@ pub(super) fn affine_in(a: &Affine, env: &std::collections::HashMap<String, Int>
 fn segment(
     kernel: &Kernel,
     program: &Program,
+    vars: &[KeptVar],
     s: &Segment,
     options: &UnboundedOptions,
     invariants: &mut Vec<String>,
@@ -593,6 +623,7 @@ fn segment(
         );
     }
     let (part_kernel, mut part_program) = parts(kernel, program, s, c_returns);
+    part_program.params.extend(locals::as_params(vars));
     let mut entry_arrays = Vec::new();
     if let Some(snapshot) = &s.snapshot {
         match frame::entry_copies(program, snapshot) {
@@ -613,6 +644,7 @@ fn segment(
         Ok(e) => e,
         Err(Unsupported(reason)) => return unknown("the loop nest's shape", reason),
     };
+    exec.share_scalars(locals::shared_scalars(vars));
     let sizes: Vec<String> = symbols.sizes.keys().cloned().collect();
     let hyps = match hypotheses(kernel, program, &sizes, &s.scope) {
         Ok(h) => h,

@@ -652,6 +652,8 @@ fn bounded_verdict(kernel: &Kernel, program: &Program, options: &UnboundedOption
             &crate::BoundedOptions {
                 timeout_ms: options.timeout_ms,
                 assume_in_domain: options.assume_in_domain,
+                // A refuted segment makes a wrong program likely.
+                isolated: true,
             },
         );
         match bounded {

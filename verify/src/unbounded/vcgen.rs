@@ -236,6 +236,10 @@ pub(crate) struct Exec<'a> {
     fresh: usize,
     /// How deep own definitions are nested now (see `own`).
     own_depth: std::cell::Cell<usize>,
+    /// C local scalars that a segment of a partial lift shares with the
+    /// program's `var` of the same name (see `loops::locals`): they start
+    /// with that array's entry value and are compared with it at the end.
+    shared_scalars: Vec<String>,
 }
 
 impl<'a> Exec<'a> {
@@ -254,13 +258,36 @@ impl<'a> Exec<'a> {
             invariants: Vec::new(),
             fresh: 0,
             own_depth: std::cell::Cell::new(0),
+            shared_scalars: Vec::new(),
         })
+    }
+
+    /// Makes the C local scalars `names` part of the compared state.
+    pub fn share_scalars(&mut self, names: Vec<String>) {
+        self.shared_scalars = names;
+    }
+
+    /// The locals every point of the kernel sees with the same value: the
+    /// shared scalars the kernel never assigns, at their entry value (a
+    /// write's value read off the C at some point needs them).
+    fn fixed_locals(&self) -> HashMap<String, V> {
+        let mut written = Vec::new();
+        shape::written_locals(&self.kernel.body, &mut written);
+        self.shared_scalars
+            .iter()
+            .filter(|n| !written.contains(n))
+            .filter_map(|n| Some((n.clone(), self.symbols.initial(n, &[]).ok()?)))
+            .collect()
     }
 
     /// Generates every condition, given the size hypotheses.
     pub fn run(&mut self, base_hyps: Vec<Bool>) -> Result<(), Unsupported> {
+        let mut locals = HashMap::new();
+        for name in &self.shared_scalars {
+            locals.insert(name.clone(), self.symbols.initial(name, &[])?);
+        }
         let state = State {
-            locals: HashMap::new(),
+            locals,
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
@@ -285,7 +312,13 @@ impl<'a> Exec<'a> {
                     .map(|d| dim_term(d, &|s| self.symbols.size(s)))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (e, bounds) = self.element(&p.name, &extents)?;
-                let c_side = self.read(&end, &p.name, &e)?;
+                let c_side = if self.shared_scalars.iter().any(|n| **n == *p.name) {
+                    end.locals.get(&*p.name).cloned().ok_or_else(|| {
+                        Unsupported(format!("the C's local `{}` has no value", p.name))
+                    })?
+                } else {
+                    self.read(&end, &p.name, &e)?
+                };
                 let lifted = self.lifted.output(&p.name, &e, &Truncation::new())?;
                 goals.push((
                     format!("postcondition of `{}`", p.name),
@@ -471,7 +504,7 @@ impl<'a> Exec<'a> {
             guard: Bool::from_bool(true),
         };
         let mut state = State {
-            locals: HashMap::new(),
+            locals: self.fixed_locals(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
@@ -860,7 +893,7 @@ impl<'a> Exec<'a> {
             guard: Bool::from_bool(true),
         };
         let state = State {
-            locals: HashMap::new(),
+            locals: self.fixed_locals(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
@@ -1182,6 +1215,12 @@ impl<'a> Exec<'a> {
                 }
                 _ => {}
             }
+        }
+        // A local the segment shares with the program's `var` of the same
+        // name is compared at the segment's end: its partial value is the
+        // `var`'s, cut.
+        if self.shared_scalars.iter().any(|n| n == local) {
+            return Ok(Accumulator::Value(self.lifted.output(local, &[], &cut)?));
         }
         Err(Unsupported(format!(
             "the accumulator `{local}` of loop `{}` is not stored or returned after it",

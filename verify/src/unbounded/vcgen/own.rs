@@ -124,7 +124,7 @@ impl Exec<'_> {
     ) -> Result<V, Unsupported> {
         let frames = Rc::new(self.point_frames(name, w, e, extra)?);
         let mut state = State {
-            locals: HashMap::new(),
+            locals: self.fixed_locals(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
