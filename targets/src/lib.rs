@@ -44,7 +44,7 @@ pub use program::{
     Stmt,
 };
 pub use symmetry::{apply_symmetry, SymmetryReport};
-pub use syntax::{parse_program, print_expr, print_program};
+pub use syntax::{parse_program, print_expr, print_program, print_slice};
 
 /// The tenslift version written into generated code headers.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -319,3 +319,47 @@ fn a_paired_local_the_program_forgets_to_update_is_not_proved() {
         short(&r)
     );
 }
+
+/// A solver operation and the C kernel of the distributed PolyBench file
+/// its `source` line names (MINI dataset).
+fn solver_op(name: &str) -> (Kernel, Program) {
+    let program = common::program(&format!("solver_ops/{name}"));
+    let source = program.meta.source_file.clone().unwrap_or_default();
+    (common::kernel(&source, &program.name), program)
+}
+
+/// `lu_nopivot` and `cholesky` in place, as `tenslift lift` prints them for
+/// the distributed PolyBench files, are proved through their defining
+/// loops (simulated against the C's rows), where unfolding the recurrence
+/// per element is too large a query.
+#[test]
+fn in_place_factorisations_are_proved_through_their_defining_loops() {
+    for (name, op) in [("lu_dist", "lu_nopivot"), ("cholesky_dist", "cholesky")] {
+        let (kernel, program) = solver_op(name);
+        let r = prove(&kernel, &program, &options());
+        eprintln!("[loops] {name}: {}", short(&r));
+        let UnboundedResult::Proved { invariants, .. } = r else {
+            panic!("{name} should be proved, got {}", short(&r))
+        };
+        assert!(
+            invariants[0].contains(&format!("is `{op}`'s defining recurrence written as loops")),
+            "{invariants:?}"
+        );
+    }
+}
+
+/// The LU program held against the Cholesky kernel: the expansion takes
+/// the C's loop names but the bodies differ, so it is not proved.
+#[test]
+fn a_factorisation_of_the_wrong_kind_is_not_proved() {
+    let (kernel, _) = solver_op("cholesky_dist");
+    let (_, lu) = solver_op("lu_dist");
+    let text = tenslift_targets::print_program(&lu).replace("kernel_lu", "kernel_cholesky");
+    let r = prove(&kernel, &common::program_text(&text), &options());
+    eprintln!("[loops] lu against cholesky: {}", short(&r));
+    assert!(
+        !matches!(r, UnboundedResult::Proved { .. }),
+        "{}",
+        short(&r)
+    );
+}

@@ -7,4 +7,4 @@ mod parser;
 mod printer;
 
 pub use parser::parse_program;
-pub use printer::{print_expr, print_program, quote_string};
+pub use printer::{print_expr, print_program, print_slice, quote_string};

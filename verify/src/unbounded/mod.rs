@@ -137,6 +137,7 @@ mod lifted;
 mod loops;
 mod relevance;
 mod shape;
+mod solver_loops;
 mod unroll;
 mod vcgen;
 
@@ -162,6 +163,32 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
     z3::with_z3_config(&z3::Config::new(), || {
         prove_in_context(kernel, program, options)
     })
+}
+
+/// A program that is one in-place factorisation, proved through the
+/// factorisation's defining loops ([`solver_loops`]); `None` (the element
+/// encoding decides) unless that proof goes through.
+fn through_solver_loops(
+    kernel: &Kernel,
+    program: &Program,
+    options: &UnboundedOptions,
+) -> Option<UnboundedResult> {
+    let (looped, line) = solver_loops::expand(kernel, program)?;
+    match loops::prove(kernel, &looped, options) {
+        UnboundedResult::Proved {
+            mut invariants,
+            conditions,
+            arithmetic,
+        } => {
+            invariants.insert(0, line);
+            Some(UnboundedResult::Proved {
+                invariants,
+                conditions,
+                arithmetic,
+            })
+        }
+        _ => None,
+    }
 }
 
 fn prove_in_context(
@@ -194,6 +221,9 @@ fn prove_in_context(
     }
     if program.has_loops() {
         return loops::prove(kernel, program, options);
+    }
+    if let Some(proved) = through_solver_loops(kernel, program, options) {
+        return proved;
     }
     let symbols = symbols(kernel, program);
     let arithmetic = arithmetic(program);
