@@ -26,11 +26,22 @@ pub(crate) struct Write {
     pub loops: Vec<LoopInfo>,
     pub path: Vec<usize>,
     pub index: Vec<Affine>,
-    /// For each loop: the index component it runs along (`None` for a
-    /// reduction loop) and that component's constant offset.
-    pub roles: Vec<Option<(usize, i64)>>,
+    /// For each loop: how it runs along an index component (`None` for a
+    /// reduction loop).
+    pub roles: Vec<Option<Role>>,
     pub value: tenslift_frontend::ir::Expr,
     pub elem: tenslift_frontend::ir::ScalarType,
+}
+
+/// How a loop runs along a write's index: component `pos` is
+/// `step * iter + offset`, `step` a nonzero constant (`x[N - 1 - i]` walks
+/// backwards, `x[2*i + 1]` every other element), `offset` a constant plus
+/// sizes (no loop counter).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Role {
+    pub pos: usize,
+    pub step: i64,
+    pub offset: Affine,
 }
 
 impl Write {
@@ -78,9 +89,10 @@ fn walk(
                 value,
                 ..
             } => {
+                let counters: Vec<&str> = loops.iter().map(|l| l.iter.as_str()).collect();
                 let roles = loops
                     .iter()
-                    .map(|l| role(&l.iter, index))
+                    .map(|l| role(&l.iter, index, &counters))
                     .collect::<Result<Vec<_>, _>>()?;
                 out.entry(array.clone()).or_default().push(Write {
                     loops: loops.clone(),
@@ -109,15 +121,22 @@ pub(crate) fn loop_info(l: &Loop, path: &[usize]) -> LoopInfo {
 }
 
 /// The index component loop `iter` runs along: one of the form
-/// `iter + c`. A loop absent from the index accumulates.
-fn role(iter: &str, index: &[Affine]) -> Result<Option<(usize, i64)>, Unsupported> {
+/// `step * iter + offset` with no other loop counter in it. A loop absent
+/// from the index accumulates.
+fn role(iter: &str, index: &[Affine], counters: &[&str]) -> Result<Option<Role>, Unsupported> {
     let mut found = None;
-    for (p, a) in index.iter().enumerate() {
+    for (pos, a) in index.iter().enumerate() {
+        let others_free = a
+            .terms
+            .keys()
+            .all(|t| t == iter || !counters.contains(&t.as_str()));
         match a.terms.get(iter) {
             None | Some(0) => {}
-            Some(1) if a.terms.len() == 1 => {
+            Some(&step) if others_free => {
                 if found.is_none() {
-                    found = Some((p, a.constant));
+                    let mut offset = a.clone();
+                    offset.terms.remove(iter);
+                    found = Some(Role { pos, step, offset });
                 }
             }
             Some(_) => {
@@ -318,5 +337,72 @@ fn scalar_assignments(body: &[Stmt], out: &mut Vec<(String, tenslift_frontend::i
             } => out.push((name.clone(), value.clone())),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn affine(terms: &[(&str, i64)], constant: i64) -> Affine {
+        let mut a = Affine::constant(constant);
+        for (name, c) in terms {
+            a.terms.insert(name.to_string(), *c);
+        }
+        a
+    }
+
+    #[test]
+    fn a_loop_runs_forwards_or_backwards_along_one_component() {
+        let counters = ["i", "j"];
+        let forward = role(
+            "i",
+            &[affine(&[("j", 1)], 0), affine(&[("i", 1)], 2)],
+            &counters,
+        );
+        assert_eq!(
+            forward.ok().flatten(),
+            Some(Role {
+                pos: 1,
+                step: 1,
+                offset: Affine::constant(2)
+            })
+        );
+        // fir_delay's `x[N - i - 1]`: backwards, the size in the offset.
+        let backward = role("i", &[affine(&[("i", -1), ("N", 1)], -1)], &counters);
+        assert_eq!(
+            backward.ok().flatten(),
+            Some(Role {
+                pos: 0,
+                step: -1,
+                offset: affine(&[("N", 1)], -1)
+            })
+        );
+    }
+
+    #[test]
+    fn a_loop_may_stride_along_its_component() {
+        // n_complex_updates' imaginary parts, `c[2*i + 1]`.
+        let strided = role("i", &[affine(&[("i", 2)], 1)], &["i"]);
+        assert_eq!(
+            strided.ok().flatten(),
+            Some(Role {
+                pos: 0,
+                step: 2,
+                offset: Affine::constant(1)
+            })
+        );
+    }
+
+    #[test]
+    fn a_component_mixing_two_counters_is_refused() {
+        let counters = ["i", "j"];
+        assert!(role("i", &[affine(&[("i", 1), ("j", 1)], 0)], &counters).is_err());
+        assert_eq!(
+            role("i", &[affine(&[("j", 1)], 0)], &counters)
+                .ok()
+                .flatten(),
+            None
+        );
     }
 }

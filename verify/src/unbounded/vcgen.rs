@@ -262,6 +262,21 @@ impl<'a> Exec<'a> {
         })
     }
 
+    /// The counter of the loop with role `r` at which a write reaches
+    /// element `e` (the component is `step * counter + offset`). With a
+    /// step other than ±1 the division is exact only for elements the loop
+    /// writes; every use also checks the component equals the write's
+    /// index at that counter (`coverage`), which fails for the others.
+    fn counter_of(&self, r: &shape::Role, e: &[Int]) -> Result<Int, Unsupported> {
+        let offset = self.affine(&r.offset, &HashMap::new())?;
+        let x = e[r.pos].clone();
+        Ok(match r.step {
+            1 => x - offset,
+            -1 => offset - x,
+            step => (x - offset).div(Int::from_i64(step)),
+        })
+    }
+
     /// Makes the C local scalars `names` part of the compared state.
     pub fn share_scalars(&mut self, names: Vec<String>) {
         self.shared_scalars = names;
@@ -446,8 +461,8 @@ impl<'a> Exec<'a> {
                 let start = init_value(self, init, &plain)?;
                 let mut iters = HashMap::new();
                 for (l, role) in acc.loops.iter().zip(&acc.roles) {
-                    if let Some((p, c)) = role {
-                        iters.insert(l.iter.clone(), e[*p].clone() - Int::from_i64(*c));
+                    if let Some(r) = role {
+                        iters.insert(l.iter.clone(), self.counter_of(r, e)?);
                     }
                 }
                 let lo = self.affine(&acc.loops[rho].start, &iters)?;
@@ -484,7 +499,7 @@ impl<'a> Exec<'a> {
         let mut frames = Vec::new();
         for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
             let counter = match (role, &extra) {
-                (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
+                (Some(r), _) => self.counter_of(r, e)?,
                 (None, Some((rho, r))) if *rho == m => r.clone(),
                 _ => {
                     return Err(Unsupported(format!(
@@ -881,10 +896,10 @@ impl<'a> Exec<'a> {
         };
         let mut frames = Vec::new();
         for (l, role) in w.loops.iter().zip(&w.roles) {
-            let Some((p, c)) = role else { return Ok(None) };
+            let Some(r) = role else { return Ok(None) };
             frames.push(Frame {
                 info: l.clone(),
-                counter: e[*p].clone() - Int::from_i64(*c),
+                counter: self.counter_of(r, e)?,
             });
         }
         let ctx = Ctx {
@@ -932,7 +947,7 @@ impl<'a> Exec<'a> {
         let mut x: Vec<Option<Int>> = Vec::new();
         let mut iters = HashMap::new();
         for (l, role) in w.loops.iter().zip(&w.roles) {
-            let v = role.map(|(p, c)| e[p].clone() - Int::from_i64(c));
+            let v = role.as_ref().map(|r| self.counter_of(r, e)).transpose()?;
             if let Some(v) = &v {
                 iters.insert(l.iter.clone(), v.clone());
             }

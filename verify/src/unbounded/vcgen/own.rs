@@ -61,7 +61,7 @@ impl Exec<'_> {
         let mut frames = Vec::new();
         for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
             let counter = match (role, &extra) {
-                (Some((p, c)), _) => e[*p].clone() - Int::from_i64(*c),
+                (Some(r), _) => self.counter_of(r, e)?,
                 (None, Some((rho, r))) if *rho == m => r.clone(),
                 _ => {
                     return Err(Unsupported(format!(
@@ -259,7 +259,10 @@ fn same_shape(w: &Write, acc: &Write, outer: &[usize]) -> bool {
         .iter()
         .zip(&w.roles)
         .all(|(m, r)| acc.roles[*m] == *r && r.is_some());
-    let covered =
-        (0..w.index.len()).all(|p| w.roles.iter().any(|r| matches!(r, Some((q, _)) if *q == p)));
+    let covered = (0..w.index.len()).all(|p| {
+        w.roles
+            .iter()
+            .any(|r| matches!(r, Some(role) if role.pos == p))
+    });
     w.loops.len() == outer.len() && w.index.len() == acc.index.len() && bounds && roles && covered
 }
