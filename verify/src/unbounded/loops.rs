@@ -622,8 +622,9 @@ fn segment(
             "only one side returns in this segment".to_string(),
         );
     }
-    let (part_kernel, mut part_program) = parts(kernel, program, s, c_returns);
+    let (mut part_kernel, mut part_program) = parts(kernel, program, s, c_returns);
     part_program.params.extend(locals::as_params(vars));
+    locals::arrays_as_params(&mut part_kernel, vars);
     let mut entry_arrays = Vec::new();
     if let Some(snapshot) = &s.snapshot {
         match frame::entry_copies(program, snapshot) {

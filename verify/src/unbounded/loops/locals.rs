@@ -144,6 +144,33 @@ pub(super) fn as_params(vars: &[KeptVar]) -> Vec<tensir::Param> {
         .collect()
 }
 
+/// The segment's C kernel with each C local array paired with a `var`
+/// made an array parameter: it is state like the arrays the C passes in.
+/// Left a local, the proof would read an element the segment does not
+/// write off the segment's own writes (sound only for a local that holds
+/// nothing on entry, where such a read has no defined value).
+pub(super) fn arrays_as_params(kernel: &mut Kernel, vars: &[KeptVar]) {
+    let paired = |name: &str| {
+        vars.iter()
+            .any(|v| v.pairing == Pairing::Array && *v.name == *name)
+    };
+    let (moved, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut kernel.locals)
+        .into_iter()
+        .partition(|l| paired(&l.name) && matches!(l.kind, LocalKind::Array(_)));
+    kernel.locals = kept;
+    for l in moved {
+        if let LocalKind::Array(info) = l.kind {
+            kernel.params.push(loop_ir::Param {
+                name: l.name,
+                kind: loop_ir::ParamKind::Array(info),
+                role: loop_ir::Role::InOut,
+                origin: loop_ir::Origin::Argument,
+                loc: l.loc,
+            });
+        }
+    }
+}
+
 /// The C scalars paired with a `var`: the segment's C side starts with
 /// them holding the `var`'s entry value and compares them at its end.
 pub(super) fn shared_scalars(vars: &[KeptVar]) -> Vec<String> {
