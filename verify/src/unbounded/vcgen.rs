@@ -240,6 +240,10 @@ pub(crate) struct Exec<'a> {
     /// program's `var` of the same name (see `loops::locals`): they start
     /// with that array's entry value and are compared with it at the end.
     shared_scalars: Vec<String>,
+    /// Those the kernel never assigns, at their entry value: every point
+    /// of the kernel sees them so (a write's value read off the C needs
+    /// them). Computed once, in `share_scalars`.
+    fixed_locals: HashMap<String, V>,
 }
 
 impl<'a> Exec<'a> {
@@ -259,6 +263,7 @@ impl<'a> Exec<'a> {
             fresh: 0,
             own_depth: std::cell::Cell::new(0),
             shared_scalars: Vec::new(),
+            fixed_locals: HashMap::new(),
         })
     }
 
@@ -279,20 +284,14 @@ impl<'a> Exec<'a> {
 
     /// Makes the C local scalars `names` part of the compared state.
     pub fn share_scalars(&mut self, names: Vec<String>) {
-        self.shared_scalars = names;
-    }
-
-    /// The locals every point of the kernel sees with the same value: the
-    /// shared scalars the kernel never assigns, at their entry value (a
-    /// write's value read off the C at some point needs them).
-    fn fixed_locals(&self) -> HashMap<String, V> {
         let mut written = Vec::new();
         shape::written_locals(&self.kernel.body, &mut written);
-        self.shared_scalars
+        self.fixed_locals = names
             .iter()
             .filter(|n| !written.contains(n))
             .filter_map(|n| Some((n.clone(), self.symbols.initial(n, &[]).ok()?)))
-            .collect()
+            .collect();
+        self.shared_scalars = names;
     }
 
     /// Generates every condition, given the size hypotheses.
@@ -519,7 +518,7 @@ impl<'a> Exec<'a> {
             guard: Bool::from_bool(true),
         };
         let mut state = State {
-            locals: self.fixed_locals(),
+            locals: self.fixed_locals.clone(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
@@ -908,7 +907,7 @@ impl<'a> Exec<'a> {
             guard: Bool::from_bool(true),
         };
         let state = State {
-            locals: self.fixed_locals(),
+            locals: self.fixed_locals.clone(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),

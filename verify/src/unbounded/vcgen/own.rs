@@ -124,7 +124,7 @@ impl Exec<'_> {
     ) -> Result<V, Unsupported> {
         let frames = Rc::new(self.point_frames(name, w, e, extra)?);
         let mut state = State {
-            locals: self.fixed_locals(),
+            locals: self.fixed_locals.clone(),
             arrays: HashMap::new(),
             returned: None,
             relations: HashMap::new(),
