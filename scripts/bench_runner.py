@@ -5,7 +5,7 @@
 a plan (plan.json), then calls
 
     bench_runner.py run --plan PLAN.json --csv runtime.csv [--skip-c] [--skip-python]
-        [--device cpu|cuda]
+        [--device cpu|cuda] [--jobs N --c-reference-only] [--deadline-s S]
 
 For every kernel of the plan, one after another (never two timed processes at
 once): deterministic inputs are generated as .npy (scripts/cref.py), each C
@@ -24,6 +24,14 @@ the C reference outputs, so `python bench_runner.py run --plan plan.json
 --csv results/runtime.csv --skip-c --device cuda` needs only NumPy, JAX and
 PyTorch — no compiler, no Rust, no scripts/cref.py.
 
+On a GPU machine holding the checkout itself (a plan written by `tenslift
+bench --no-runtime`, data paths relative to it), `run --device cuda --jobs N
+--c-reference-only` regenerates the inputs there, takes the reference from
+the first C compiler that works (run once, untimed: no C rows) or, with none,
+from the lifted NumPy program, and measures N kernels at once; the timed
+calls of the children take turns on the GPU through a lock file, so no
+timing shares the GPU. Nothing large travels: a LARGE bundle's data does.
+
 CSV columns (see RUNTIME_COLUMNS): median_s is the median kernel-only time;
 for `-cuda` variants e2e_median_s is the median time including the
 host-to-device copy of the inputs and the device-to-host copy of the outputs;
@@ -38,7 +46,9 @@ SCoP found, rescheduled, tiled, matmul pattern, parallel, code generated; else
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import fcntl
 import importlib.util
 import json
 import os
@@ -49,7 +59,9 @@ import statistics
 import subprocess
 import sys
 import time
+import threading
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -241,6 +253,18 @@ def _kernel(name: str):
     return cref.get_kernel(name, _LOADED[path])
 
 
+def plan_manifest(plan_path: Path, manifest: str) -> Path:
+    """The plan's manifest: a relative path is relative to the plan's
+    directory (`tenslift bench --no-runtime` writes it so, for a plan measured
+    on another machine), else, as older plans meant it, to the working
+    directory."""
+    path = Path(manifest)
+    if path.is_absolute():
+        return path
+    beside = plan_path.parent / path
+    return beside.resolve() if beside.is_file() else path
+
+
 def ensure_inputs(kernel: dict[str, Any], dataset: str, inputs_dir: Path) -> None:
     if (inputs_dir / "meta.json").is_file():
         return
@@ -312,6 +336,8 @@ def _load_module(path: Path, name: str):
     if spec is None or spec.loader is None:
         raise BenchError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    # Dynamo (torch 2.11) looks the compiled function's module up by name.
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -340,6 +366,27 @@ def _timed(fn, repeat: int, before=None) -> list[float]:
         fn()
         times.append(time.perf_counter() - start)
     return times
+
+
+# The lock file the children of a `run --jobs N` take turns on for their timed
+# calls (set by run_plan; unset, every child times at once as before).
+GPU_LOCK_ENV = "TENSLIFT_BENCH_GPU_LOCK"
+
+
+@contextlib.contextmanager
+def _gpu_turn():
+    """Holds the GPU for one measurement's warm-up, timed and end-to-end
+    calls; the first call (tracing, compilation) runs outside, side by side."""
+    path = os.environ.get(GPU_LOCK_ENV)
+    if not path:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def measure_numpy(call, module_path, inputs_dir, repeat, device):
@@ -390,19 +437,20 @@ def measure_jax(call, module_path, inputs_dir, repeat, device):
     outputs = {n: np.asarray(v) for n, v in zip(_written_names(call), written)}
     if returned is not None:
         outputs["return"] = np.asarray(returned)
-    jax.block_until_ready(jitted(*args))  # warm-up
-    times = _timed(lambda: jax.block_until_ready(jitted(*args)), repeat)
-    stats = {"times": times, "compile_s": max(first - median_of(times), 0.0)}
-    if device == "cuda":
-        def end_to_end():
-            moved = to_device(host)
-            written, returned = jitted(*moved)
-            for value in written:
-                np.asarray(value)
-            if returned is not None:
-                np.asarray(returned)
+    def end_to_end():
+        moved = to_device(host)
+        written, returned = jitted(*moved)
+        for value in written:
+            np.asarray(value)
+        if returned is not None:
+            np.asarray(returned)
 
-        stats["e2e_times"] = _timed(end_to_end, repeat)
+    with _gpu_turn():
+        jax.block_until_ready(jitted(*args))  # warm-up
+        times = _timed(lambda: jax.block_until_ready(jitted(*args)), repeat)
+        stats = {"times": times, "compile_s": max(first - median_of(times), 0.0)}
+        if device == "cuda":
+            stats["e2e_times"] = _timed(end_to_end, repeat)
     return outputs, stats
 
 
@@ -445,23 +493,24 @@ def _measure_torch(call, module_path, inputs_dir, repeat, device, compiled):
             fn(*args)
         sync()
 
-    kernel()  # warm-up
-    times = _timed(kernel, repeat, restore)
-    stats = {"times": times}
-    if compiled:
-        stats["compile_s"] = max(first - median_of(times), 0.0)
-    if device == "cuda":
-        def end_to_end():
-            moved = to_device(host)
-            with torch.no_grad():
-                returned = fn(*moved)
-            for i, p in enumerate(call["params"]):
-                if p.get("written"):
-                    moved[i].cpu()
-            if isinstance(returned, torch.Tensor):
-                returned.cpu()
+    def end_to_end():
+        moved = to_device(host)
+        with torch.no_grad():
+            returned = fn(*moved)
+        for i, p in enumerate(call["params"]):
+            if p.get("written"):
+                moved[i].cpu()
+        if isinstance(returned, torch.Tensor):
+            returned.cpu()
 
-        stats["e2e_times"] = _timed(end_to_end, repeat)
+    with _gpu_turn():
+        kernel()  # warm-up
+        times = _timed(kernel, repeat, restore)
+        stats = {"times": times}
+        if compiled:
+            stats["compile_s"] = max(first - median_of(times), 0.0)
+        if device == "cuda":
+            stats["e2e_times"] = _timed(end_to_end, repeat)
     return outputs, stats
 
 
@@ -497,16 +546,17 @@ def measure_hlo(call, module_path, inputs_dir, repeat, device):
     def kernel():
         jax.block_until_ready(executable.execute(buffers))
 
-    kernel()  # warm-up
-    times = _timed(kernel, repeat)
-    stats = {"times": times, "compile_s": compile_s}
-    if device == "cuda":
-        def end_to_end():
-            moved = [jax.device_put(np.asarray(a), target) for a in host]
-            for r in executable.execute(moved):
-                np.asarray(r)
+    def end_to_end():
+        moved = [jax.device_put(np.asarray(a), target) for a in host]
+        for r in executable.execute(moved):
+            np.asarray(r)
 
-        stats["e2e_times"] = _timed(end_to_end, repeat)
+    with _gpu_turn():
+        kernel()  # warm-up
+        times = _timed(kernel, repeat)
+        stats = {"times": times, "compile_s": compile_s}
+        if device == "cuda":
+            stats["e2e_times"] = _timed(end_to_end, repeat)
     return outputs, stats
 
 
@@ -519,6 +569,8 @@ MODULE_FILES = {"numpy": "numpy.py", "jax": "jax.py", "pytorch": "pytorch.py",
 def measure_command(args: argparse.Namespace) -> int:
     """Child side: one variant of one kernel; prints one JSON line."""
     call = json.loads(Path(args.call).read_text())
+    if args.save_outputs:
+        return save_outputs_command(args, call)
     reference = load_outputs(Path(args.reference), call["outputs"])
     try:
         if reference is None:
@@ -545,6 +597,23 @@ def measure_command(args: argparse.Namespace) -> int:
     if "e2e_times" in stats:
         result["e2e_median_s"] = median_of(stats["e2e_times"])
     print(json.dumps(result))
+    return 0
+
+
+def save_outputs_command(args: argparse.Namespace, call: dict[str, Any]) -> int:
+    """Child side of numpy_reference: runs the module once (repeat 1) and
+    saves its outputs into --reference instead of comparing them."""
+    try:
+        outputs, _stats = MEASURE[args.variant](call, Path(args.module), Path(args.inputs), 1,
+                                                args.device)
+        directory = Path(args.reference)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name in call["outputs"]:
+            np.save(directory / f"{name}.npy", np.asarray(outputs[name]))
+    except Exception as error:  # noqa: BLE001 (reported to the parent as a status)
+        print(json.dumps({"status": "error", "note": f"{type(error).__name__}: {error}"[:200]}))
+        return 0
+    print(json.dumps({"status": "saved"}))
     return 0
 
 
@@ -589,63 +658,177 @@ def _read_call(plan_path: Path, kernel: dict[str, Any]) -> dict[str, Any] | None
         return None
 
 
+class PlanRun:
+    """One `run` over a plan: the settings every kernel shares, the CSV
+    (guarded: with --jobs, kernels finish on several threads), the deadline."""
+
+    def __init__(self, plan_path: Path, plan: dict, writer: RowWriter, options: dict[str, Any]):
+        self.plan_path = plan_path
+        self.plan = plan
+        self.writer = writer
+        self.lock = threading.Lock()
+        self.skip_c = options["skip_c"]
+        self.skip_python = options["skip_python"]
+        self.device = options["device"]
+        self.quiet = options["quiet"]
+        self.c_reference_only = options.get("c_reference_only", False)
+        deadline_s = options.get("deadline_s")
+        self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        self.not_started: list[str] = []
+
+    def write(self, row: dict[str, Any], index: int, total: int) -> None:
+        with self.lock:
+            self.writer.write(row)
+            _progress(self.quiet, index, total, row["kernel"], row["variant"], row)
+
+    def path(self, kernel: dict[str, Any], key: str) -> Path:
+        return resolve(self.plan_path, kernel[key])
+
+
+def _c_reference(run: PlanRun, kernel: dict[str, Any], inputs_dir: Path) -> dict[str, Any]:
+    """--c-reference-only: the first C variant that runs gives the reference,
+    run once and untimed (kernels run side by side, so a C time measured here
+    would not be a fair baseline). No C row is written. Without any C
+    compiler the lifted NumPy program, run on the CPU, gives it instead, and
+    every row of the kernel says so."""
+    dataset = run.plan["dataset"]
+    reference_dir = run.path(kernel, "reference")
+    notes = []
+    for variant in (v for v in C_VARIANTS if v in run.plan["variants"] or v == "gcc"):
+        out_dir = run.path(kernel, "c_outputs") / variant
+        row = run_c_variant(kernel, variant, dataset, inputs_dir, out_dir, 0,
+                            float(run.plan["timeout_s"]))
+        got = load_outputs(out_dir, kernel["outputs"]) if row["status"] == "ok" else None
+        if got is not None:
+            reference_dir.mkdir(parents=True, exist_ok=True)
+            for name, value in got.items():
+                np.save(reference_dir / f"{name}.npy", value)
+            return {}
+        notes.append(f"{variant}: {row.get('note', row['status'])}")
+    fallback = numpy_reference(run.plan_path, kernel, run.plan)
+    if fallback is None:
+        return {"note": "no reference: " + "; ".join(notes)[:200]}
+    return {"note": "reference: the lifted NumPy program on the CPU (no C compiler ran: "
+                    + "; ".join(notes)[:120] + ")"}
+
+
+def numpy_reference(plan_path: Path, kernel: dict[str, Any], plan: dict) -> Path | None:
+    """Writes the lifted NumPy program's outputs as the reference; None when
+    the kernel has no NumPy module or it fails."""
+    kernel_dir = resolve(plan_path, kernel["dir"])
+    module = kernel_dir / MODULE_FILES["numpy"]
+    if not module.is_file():
+        return None
+    reference = resolve(plan_path, kernel["reference"])
+    command = [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", "numpy",
+               "--call", str(kernel_dir / "call.json"), "--module", str(module),
+               "--inputs", str(resolve(plan_path, kernel["inputs"])),
+               "--reference", str(reference), "--save-outputs", "--device", "cpu"]
+    out, _err, _code = run_child(command, float(plan["timeout_s"]))
+    result = _last_json(out or "")
+    return reference if result is not None and result.get("status") == "saved" else None
+
+
+def _c_rows(run: PlanRun, kernel: dict[str, Any], base: dict[str, Any], inputs_dir: Path,
+            index: int, total: int) -> None:
+    """Every C variant of the plan, timed; the first that runs gives the reference."""
+    reference_dir = run.path(kernel, "reference")
+    reference_found = False
+    for variant in (v for v in run.plan["variants"] if v in C_VARIANTS):
+        out_dir = run.path(kernel, "c_outputs") / variant
+        row = run_c_variant(kernel, variant, run.plan["dataset"], inputs_dir, out_dir,
+                            run.plan["repeat"], float(run.plan["timeout_s"]))
+        if row["status"] == "ok":
+            got = load_outputs(out_dir, kernel["outputs"])
+            if not reference_found and got is not None:
+                reference_dir.mkdir(parents=True, exist_ok=True)
+                for name, value in got.items():
+                    np.save(reference_dir / f"{name}.npy", value)
+                reference_found = True
+            elif got is not None:
+                reference = load_outputs(reference_dir, kernel["outputs"])
+                call = _read_call(run.plan_path, kernel)
+                for name in kernel["outputs"]:
+                    factor = relative_factor(call, reference[name].dtype)
+                    problem = compare_outputs(got[name], reference[name], factor)
+                    if problem is not None:
+                        row = {"status": "wrong-output", "note": f"{name}: {problem}"}
+                        break
+        run.write({**base, "variant": variant, "device": "cpu", **row}, index, total)
+
+
+def _run_kernel(run: PlanRun, index: int, kernel: dict[str, Any]) -> None:
+    total = len(run.plan["kernels"])
+    if run.deadline is not None and time.monotonic() > run.deadline:
+        with run.lock:
+            run.not_started.append(kernel["name"])
+        return
+    inputs_dir = run.path(kernel, "inputs")
+    base = {"kernel": kernel["name"], "suite": kernel["suite"], "dataset": run.plan["dataset"]}
+    extra: dict[str, Any] = {}
+    if not run.skip_c:
+        ensure_inputs(kernel, run.plan["dataset"], inputs_dir)
+        if run.c_reference_only:
+            extra = _c_reference(run, kernel, inputs_dir)
+        else:
+            _c_rows(run, kernel, base, inputs_dir, index, total)
+    if not run.skip_python:
+        suffix = "-cuda" if run.device == "cuda" else ""
+        for variant in (v for v in run.plan["variants"] if v in PY_VARIANTS):
+            row = run_python_variant(run.plan_path, kernel, variant, run.plan, run.device)
+            if extra.get("note"):
+                row["note"] = "; ".join(n for n in (row.get("note"), extra["note"]) if n)
+            run.write({**base, "variant": variant + suffix, "device": run.device, **row},
+                      index, total)
+    if run.plan.get("cleanup"):
+        # LARGE inputs are big: keep the disk from filling over a full run.
+        for key in ("inputs", "reference", "c_outputs"):
+            shutil.rmtree(run.path(kernel, key), ignore_errors=True)
+
+
 def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
-             device: str, quiet: bool) -> int:
+             device: str, quiet: bool, jobs: int = 1, c_reference_only: bool = False,
+             deadline_s: float | None = None) -> int:
+    """Every kernel of the plan, one after another, or with `jobs` > 1 (CUDA
+    only) several at once: the children then take turns on the GPU for
+    their timed calls (GPU_LOCK_ENV), so one kernel's timing never shares
+    the GPU with another's, while imports, compilation and the C references
+    run side by side on the CPU cores."""
     try:
         plan = json.loads(plan_path.read_text())
         if plan.get("manifest"):
-            _PLAN_MANIFEST[0] = Path(plan["manifest"])
+            _PLAN_MANIFEST[0] = plan_manifest(plan_path, plan["manifest"])
     except (OSError, json.JSONDecodeError) as error:
         raise BenchError(f"{plan_path}: cannot read the plan: {error}") from None
+    if jobs > 1 and device != "cuda":
+        raise BenchError("--jobs > 1 needs --device cuda: CPU timings need the cores to "
+                         "themselves")
+    if jobs > 1 and not (skip_c or c_reference_only):
+        raise BenchError("--jobs > 1 needs --skip-c or --c-reference-only: C timings of "
+                         "kernels run side by side would not be fair baselines")
     writer = RowWriter(csv_path)
     if device == "cuda" and not skip_python:
         (csv_path.parent / "device.txt").write_text(gpu_name() + "\n")
-    variants = plan["variants"]
-    dataset = plan["dataset"]
-    suffix = "-cuda" if device == "cuda" else ""
-    total = len(plan["kernels"])
+    if jobs > 1:
+        os.environ[GPU_LOCK_ENV] = str(csv_path.parent / ".gpu.lock")
+    run = PlanRun(plan_path, plan, writer, {
+        "skip_c": skip_c, "skip_python": skip_python, "device": device, "quiet": quiet,
+        "c_reference_only": c_reference_only, "deadline_s": deadline_s})
     try:
-        for index, kernel in enumerate(plan["kernels"], 1):
-            inputs_dir = resolve(plan_path, kernel["inputs"])
-            reference_dir = resolve(plan_path, kernel["reference"])
-            base = {"kernel": kernel["name"], "suite": kernel["suite"], "dataset": dataset}
-            if not skip_c:
-                ensure_inputs(kernel, dataset, inputs_dir)
-                reference_found = False
-                for variant in (v for v in variants if v in C_VARIANTS):
-                    out_dir = resolve(plan_path, kernel["c_outputs"]) / variant
-                    row = run_c_variant(kernel, variant, dataset, inputs_dir, out_dir,
-                                        plan["repeat"], float(plan["timeout_s"]))
-                    if row["status"] == "ok":
-                        got = load_outputs(out_dir, kernel["outputs"])
-                        if not reference_found and got is not None:
-                            reference_dir.mkdir(parents=True, exist_ok=True)
-                            for name, value in got.items():
-                                np.save(reference_dir / f"{name}.npy", value)
-                            reference_found = True
-                        elif got is not None:
-                            reference = load_outputs(reference_dir, kernel["outputs"])
-                            call = _read_call(plan_path, kernel)
-                            for name in kernel["outputs"]:
-                                factor = relative_factor(call, reference[name].dtype)
-                                problem = compare_outputs(got[name], reference[name], factor)
-                                if problem is not None:
-                                    row = {"status": "wrong-output", "note": f"{name}: {problem}"}
-                                    break
-                    writer.write({**base, "variant": variant, "device": "cpu", **row})
-                    _progress(quiet, index, total, kernel["name"], variant, row)
-            if skip_python:
-                continue
-            for variant in (v for v in variants if v in PY_VARIANTS):
-                row = run_python_variant(plan_path, kernel, variant, plan, device)
-                writer.write({**base, "variant": variant + suffix, "device": device, **row})
-                _progress(quiet, index, total, kernel["name"], variant + suffix, row)
-            if plan.get("cleanup"):
-                # LARGE inputs are big: keep the disk from filling over a full run.
-                for key in ("inputs", "reference", "c_outputs"):
-                    shutil.rmtree(resolve(plan_path, kernel[key]), ignore_errors=True)
+        kernels = list(enumerate(plan["kernels"], 1))
+        if jobs <= 1:
+            for index, kernel in kernels:
+                _run_kernel(run, index, kernel)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for future in [pool.submit(_run_kernel, run, i, k) for i, k in kernels]:
+                    future.result()
     finally:
         writer.close()
+        os.environ.pop(GPU_LOCK_ENV, None)
+    if run.not_started:
+        print(f"bench_runner: deadline reached: {len(run.not_started)} kernels not measured: "
+              + ", ".join(run.not_started), file=sys.stderr)
     return 0
 
 
@@ -678,6 +861,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--skip-python", action="store_true", help="only inputs, C runs, references")
     run.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     run.add_argument("--quiet", action="store_true")
+    run.add_argument("--jobs", type=int, default=1,
+                     help="kernels at once (CUDA only; timed calls still take turns on the GPU)")
+    run.add_argument("--c-reference-only", action="store_true",
+                     help="run the first working C variant once for the reference; no C rows")
+    run.add_argument("--deadline-s", type=float, default=None,
+                     help="start no kernel after this many seconds (the rest are listed)")
     measure = sub.add_parser("measure", help="(internal) one variant of one kernel")
     measure.add_argument("--variant", choices=PY_VARIANTS, required=True)
     measure.add_argument("--call", required=True)
@@ -686,12 +875,15 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--reference", required=True)
     measure.add_argument("--repeat", type=int, default=5)
     measure.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    measure.add_argument("--save-outputs", action="store_true",
+                         help="save the outputs into --reference instead of checking them")
     args = parser.parse_args(argv)
     try:
         if args.command == "measure":
             return measure_command(args)
         return run_plan(args.plan, args.csv, args.skip_c, args.skip_python, args.device,
-                        args.quiet)
+                        args.quiet, jobs=args.jobs, c_reference_only=args.c_reference_only,
+                        deadline_s=args.deadline_s)
     except BenchError as error:
         print(f"bench_runner: error: {error}", file=sys.stderr)
         return 2

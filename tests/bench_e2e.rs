@@ -249,6 +249,25 @@ fn macro_sized_kernels_take_the_dataset_size_and_call_json_names_the_emitted_fun
     assert_eq!(size_n["value"], 32, "{call}");
     assert!(kernel("pin_down", "hlo.mlir").contains("32xi32"));
 
+    // The plan of the measurements not run, for another machine holding the
+    // checkout (scripts/bench_cuda.sh): manifest and data relative to it.
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let manifest = plan["manifest"].as_str().unwrap_or_default();
+    assert!(manifest.starts_with(".."), "{manifest}");
+    let resolved = std::fs::canonicalize(out.join(manifest)).unwrap();
+    let ours = std::fs::canonicalize(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benchmarks/manifest.toml"
+    ));
+    assert_eq!(Some(resolved), ours.ok());
+    assert_eq!(plan["cleanup"], true);
+    let first = &plan["kernels"][0];
+    for key in ["dir", "inputs", "reference"] {
+        let path = first[key].as_str().unwrap_or("/");
+        assert!(!path.starts_with('/'), "{key}: {path}");
+    }
+
     // mathfu's `len` is emitted as `len_` (it would shadow Python's builtin).
     let call: serde_json::Value = serde_json::from_str(&kernel("len", "call.json")).unwrap();
     assert_eq!(call["function"], "len_", "{call}");

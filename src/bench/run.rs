@@ -355,6 +355,41 @@ fn plan_for(config: &BenchConfig, lifted: &[Lifted], base: &Path, cleanup: bool)
     }
 }
 
+/// With `--no-runtime`, the plan of the measurements that were not run, so
+/// that they can run later or on another machine holding the same checkout
+/// (a GPU machine: `bench_runner.py run --plan OUT/plan.json --device cuda
+/// --jobs N --c-reference-only`). Its data paths are relative to the result
+/// directory and the data is removed kernel by kernel as it is measured,
+/// so the plan travels with the directory and a full LARGE run does not
+/// fill the disk.
+fn write_portable_plan(config: &BenchConfig, lifted: &[Lifted]) -> Result<(), BenchError> {
+    let mut plan = plan_for(config, lifted, &config.out, false);
+    plan.cleanup = true;
+    if let Some(relative) = relative_to(&config.manifest, &config.out) {
+        plan.manifest = relative.to_string_lossy().into_owned();
+    }
+    plan.write(&config.out.join("plan.json"))
+}
+
+/// `path` relative to the directory `dir` (`../../benchmarks/manifest.toml`),
+/// so that a plan names its manifest wherever the checkout lies; None when
+/// either cannot be resolved.
+fn relative_to(path: &Path, dir: &Path) -> Option<PathBuf> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let common = path
+        .components()
+        .zip(dir.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut relative = PathBuf::new();
+    for _ in dir.components().skip(common) {
+        relative.push("..");
+    }
+    relative.extend(path.components().skip(common));
+    Some(relative)
+}
+
 fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -401,6 +436,7 @@ pub fn run(
             None
         }
     } else {
+        write_portable_plan(config, &lifted)?;
         None
     };
     let wall_s = clock.elapsed().as_secs_f64();

@@ -41,6 +41,23 @@ impl Times {
     /// The rows of runtime.csv with status `ok` and a positive median
     /// (a later row for the same kernel and variant replaces an earlier one).
     pub fn from_table(table: &Table) -> Times {
+        Times::from_column(table, |_| "median_s")
+    }
+
+    /// As [`Times::from_table`], with a `-cuda` variant's end-to-end time
+    /// (`e2e_median_s`: inputs copied to the GPU, the kernel, outputs
+    /// copied back) in place of its kernel-only one.
+    pub fn end_to_end(table: &Table) -> Times {
+        Times::from_column(table, |variant| {
+            if variant.ends_with("-cuda") {
+                "e2e_median_s"
+            } else {
+                "median_s"
+            }
+        })
+    }
+
+    fn from_column(table: &Table, column: impl Fn(&str) -> &'static str) -> Times {
         let mut times = Times::default();
         for row in &table.rows {
             let kernel = table.get(row, "kernel").to_string();
@@ -48,8 +65,8 @@ impl Times {
                 .suite
                 .insert(kernel.clone(), table.get(row, "suite").to_string());
             let status = table.get(row, "status");
-            let median: Option<f64> = table.get(row, "median_s").parse().ok();
             let variant = table.get(row, "variant").to_string();
+            let median: Option<f64> = table.get(row, column(&variant)).parse().ok();
             let pair = (kernel.clone(), variant.clone());
             match table.get(row, "polly_transformed") {
                 "yes" => times.transformed.insert(pair),
@@ -165,6 +182,25 @@ mod tests {
         assert!((g - 4.0).abs() < 1e-12);
         assert!(geomean(&[]).is_none());
         assert!(geomean(&[1.0, 0.0]).is_none());
+    }
+
+    #[test]
+    fn end_to_end_times_take_the_transfers_of_cuda_variants_only() {
+        let table = parse(
+            "kernel,suite,variant,dataset,median_s,status,e2e_median_s\n\
+             a,s,gcc,L,1,ok,\n\
+             a,s,numpy,L,0.5,ok,\n\
+             a,s,jax-cuda,L,0.01,ok,2\n\
+             b,s,gcc,L,4,ok,\n\
+             b,s,jax-cuda,L,0.1,ok,\n",
+        )
+        .expect("a valid table");
+        let e2e = Times::end_to_end(&table);
+        assert_eq!(e2e.get("a", "jax-cuda"), Some(2.0));
+        assert_eq!(e2e.get("a", "numpy"), Some(0.5));
+        // No end-to-end time: the kernel has no CUDA time to compare.
+        assert_eq!(e2e.get("b", "jax-cuda"), None);
+        assert_eq!(Times::from_table(&table).get("a", "jax-cuda"), Some(0.01));
     }
 
     fn sample() -> Times {

@@ -2,6 +2,7 @@
 C reference driver (scripts/cref.py) imported as a module."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -29,3 +30,16 @@ def cref():
 @pytest.fixture(scope="session")
 def manifest():
     return cref_module.load_manifest()
+
+
+def tenslift_binary() -> Path:
+    """$TENSLIFT_BIN, else target/release/tenslift, else target/debug/tenslift
+    (scripts/test.sh builds release first); the release path when none exists."""
+    configured = os.environ.get("TENSLIFT_BIN")
+    if configured:
+        return Path(configured)
+    for profile in ("release", "debug"):
+        candidate = REPO_ROOT / "target" / profile / "tenslift"
+        if candidate.is_file():
+            return candidate
+    return REPO_ROOT / "target" / "release" / "tenslift"

@@ -186,3 +186,94 @@ def test_c_variants_of_a_real_kernel_give_the_reference(tmp_path):
     y = np.load(tmp_path / "in" / "y.npy")
     got = np.load(tmp_path / "ref" / "return.npy")
     assert got == pytest.approx(float(np.dot(x.astype(np.float64), y)), rel=1e-4)
+
+
+def test_parallel_runs_are_refused_where_timings_would_share_the_cores(tmp_path):
+    plan = _kernel_dir(tmp_path, "    y[...] = 2 * x\n")
+    out = tmp_path / "runtime.csv"
+    assert runner.main(["run", "--plan", str(plan), "--csv", str(out), "--skip-c",
+                        "--jobs", "2"]) == 2
+    assert runner.main(["run", "--plan", str(plan), "--csv", str(out), "--device", "cuda",
+                        "--jobs", "2"]) == 2
+
+
+def test_gpu_turns_are_taken_one_at_a_time(tmp_path, monkeypatch):
+    import fcntl
+    import threading
+
+    lock = tmp_path / "gpu.lock"
+    monkeypatch.setenv(runner.GPU_LOCK_ENV, str(lock))
+    entered = threading.Event()
+
+    def child():
+        with runner._gpu_turn():
+            entered.set()
+
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        thread = threading.Thread(target=child)
+        thread.start()
+        assert not entered.wait(0.5)
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert entered.wait(5)
+    thread.join()
+
+
+def _dot_plan(tmp_path, variants):
+    kernel_dir = tmp_path / "k"
+    kernel_dir.mkdir()
+    (kernel_dir / "numpy.py").write_text(
+        "import numpy as np\n\ndef dot(n, x, y):\n    return np.dot(x[:n].astype(np.float64),"
+        " y[:n])\n")
+    (kernel_dir / "call.json").write_text(json.dumps({
+        "function": "dot", "outputs": ["return"], "hlo_results": ["__return__"],
+        "params": [{"name": "n", "kind": "size", "value": 0},
+                   {"name": "x", "kind": "array", "written": False},
+                   {"name": "y", "kind": "array", "written": False}]}))
+    plan = {"dataset": "MINI", "repeat": 3, "timeout_s": 60, "cleanup": True,
+            "variants": variants,
+            "kernels": [{"name": "dot", "suite": "blas", "dir": "k", "inputs": "data/in",
+                         "reference": "data/ref", "c_outputs": "data/c",
+                         "outputs": ["return"]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    return tmp_path / "plan.json"
+
+
+def _dot_inputs(tmp_path):
+    """The run's inputs, generated first: the size of call.json comes from them."""
+    runner.ensure_inputs({"name": "dot"}, "MINI", tmp_path / "data" / "in")
+    n = int(np.load(tmp_path / "data" / "in" / "x.npy").shape[0])
+    call = json.loads((tmp_path / "k" / "call.json").read_text())
+    call["params"][0]["value"] = n
+    (tmp_path / "k" / "call.json").write_text(json.dumps(call))
+
+
+def test_a_c_reference_run_writes_no_c_rows_and_checks_the_lifted_module(tmp_path):
+    plan = _dot_plan(tmp_path, ["gcc", "numpy"])
+    _dot_inputs(tmp_path)
+    out = tmp_path / "runtime.csv"
+    assert runner.main(["run", "--plan", str(plan), "--csv", str(out), "--c-reference-only",
+                        "--quiet"]) == 0
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["variant"], r["status"], r["note"]) for r in rows] == [("numpy", "ok", "")], rows
+    # cleanup: the regenerated data is gone once the kernel is measured.
+    assert not (tmp_path / "data" / "in").exists()
+
+
+def test_without_a_c_compiler_the_numpy_program_gives_the_reference_and_says_so(
+        tmp_path, monkeypatch):
+    plan = _dot_plan(tmp_path, ["gcc", "numpy"])
+    _dot_inputs(tmp_path)
+    empty = tmp_path / "no-compilers"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    # A cached executable would stand in for the compiler.
+    monkeypatch.setattr(runner._cref(), "CACHE_DIR", tmp_path / "cache")
+    out = tmp_path / "runtime.csv"
+    assert runner.main(["run", "--plan", str(plan), "--csv", str(out), "--c-reference-only",
+                        "--quiet"]) == 0
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["variant"], r["status"]) for r in rows] == [("numpy", "ok")], rows
+    assert "the lifted NumPy program" in rows[0]["note"], rows

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, cref_module as cref
+from conftest import REPO_ROOT, cref_module as cref, tenslift_binary
 
 DATASET = "SPEC"
 SEED = 0
@@ -37,14 +37,7 @@ RELATIVE_TOLERANCE = {"f64": 1e-9, "f32": 1e-4}
 
 
 def _binary() -> Path:
-    configured = os.environ.get("TENSLIFT_BIN")
-    if configured:
-        return Path(configured)
-    for profile in ("release", "debug"):
-        candidate = REPO_ROOT / "target" / profile / "tenslift"
-        if candidate.is_file():
-            return candidate
-    return REPO_ROOT / "target" / "release" / "tenslift"
+    return tenslift_binary()
 
 
 def _chunk(kernels: list) -> list:

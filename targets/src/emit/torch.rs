@@ -27,6 +27,48 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return h.index_add(0, idx.reshape(-1).to(torch.int64), vals.reshape(-1))
 "#;
 
+const INT_MATMUL: &str = r#"def _int_matmul(a, b):
+    """torch.matmul of integer tensors. CUDA has no integer matrix product
+    (its dot, addmv and addmm are floating-point only): there it is
+    _blocked_int_matmul."""
+    if a.device.type == "cpu" or a.dim() > 2 or b.dim() > 2:
+        return torch.matmul(a, b)
+    return _blocked_int_matmul(a, b)
+"#;
+
+const BLOCKED_INT_MATMUL: &str = r#"def _blocked_int_matmul(a, b):
+    """matmul of 1-D/2-D integer tensors by elementwise products summed in
+    int64 over blocks of the contracted axis (at most 2^24 products at a
+    time), converted back, which wraps like the C's arithmetic."""
+    a2 = a.reshape(1, -1) if a.dim() == 1 else a
+    b2 = b.reshape(-1, 1) if b.dim() == 1 else b
+    m, k = a2.shape
+    n = b2.shape[1]
+    acc = torch.zeros((m, n), dtype=torch.int64, device=a.device)
+    step = max(1, (1 << 24) // max(1, m * n))
+    for k0 in range(0, k, step):
+        acc += (a2[:, k0:k0 + step, None].to(torch.int64)
+                * b2[None, k0:k0 + step, :].to(torch.int64)).sum(dim=1)
+    acc = acc.to(torch.promote_types(a.dtype, b.dtype))
+    shape = [s for s, keep in ((m, a.dim() == 2), (n, b.dim() == 2)) if keep]
+    return acc.reshape(shape)
+"#;
+
+const INT_TENSORDOT: &str = r#"def _int_tensordot(a, b, dims):
+    """torch.tensordot of integer tensors, as one _int_matmul of the
+    tensors with their contracted axes gathered and flattened."""
+    ca, cb = [d % a.dim() for d in dims[0]], [d % b.dim() for d in dims[1]]
+    fa = [d for d in range(a.dim()) if d not in ca]
+    fb = [d for d in range(b.dim()) if d not in cb]
+    k = 1
+    for d in ca:
+        k *= a.shape[d]
+    a2 = a.permute(fa + ca).reshape(-1, k)
+    b2 = b.permute(cb + fb).reshape(k, -1)
+    shape = [a.shape[d] for d in fa] + [b.shape[d] for d in fb]
+    return _int_matmul(a2, b2).reshape(shape)
+"#;
+
 const WINDOW: &str = r#"def _window(x, sizes):
     """Sliding windows of x (NumPy's sliding_window_view): unfold views
     each axis' windows and appends their offsets as a trailing axis, so
@@ -51,6 +93,9 @@ impl PyTable for TorchTable {
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_int_tensordot", INT_TENSORDOT),
+            ("_int_matmul", INT_MATMUL),
+            ("_blocked_int_matmul", BLOCKED_INT_MATMUL),
             ("_window", WINDOW),
             ("_syrk", symmetric::TORCH_SYRK),
             ("_syr2k", symmetric::TORCH_SYR2K),
@@ -86,8 +131,13 @@ impl PyTable for TorchTable {
         format!("torch.tensor({name}, dtype=torch.int64, device=_dev)")
     }
 
-    fn rule(&self, op: &Op, _operand: DType) -> &'static str {
+    fn rule(&self, op: &Op, operand: DType) -> &'static str {
         match op {
+            // CUDA has no integer matrix product.
+            Op::Matmul if operand.is_int() => "_int_matmul({0}, {1})",
+            Op::Tensordot { .. } if operand.is_int() => {
+                "_int_tensordot({0}, {1}, ({lhs_axes}, {rhs_axes}))"
+            }
             Op::Unary(U::Neg) => "(-{0})",
             Op::Unary(U::Abs) => "torch.abs({0})",
             Op::Unary(U::Sqrt) => "torch.sqrt({0})",

@@ -22,7 +22,9 @@
 //! the lifted program is at hand, so `K` is [`program_reduction_length`]:
 //! the longest reduction or contraction of the program, times the trip
 //! counts of the loops it keeps around it. A solver operation (`cholesky`,
-//! `lu_nopivot`, `trisolve_*`) counts `n²` terms: see [`summed_terms`].
+//! `lu_nopivot`, `trisolve_*`) counts `n²` terms, a `scatter_add` the mean
+//! load of a bin (its updates are summed by atomics in any order on a GPU):
+//! see [`summed_terms`].
 
 use std::collections::BTreeMap;
 
@@ -196,6 +198,16 @@ fn summed_terms(e: &tensir::Expr, sizes: &BTreeMap<String, i64>) -> u64 {
         // 2k): the factors' columns.
         Op::Syrk => shape_of(0).last().copied().unwrap_or(1),
         Op::Syr2k => 2 * shape_of(0).last().copied().unwrap_or(1),
+        // A histogram bin sums the updates that land in it, in no fixed
+        // order on a GPU (atomics). The count is the data's: the mean load
+        // of a bin stands for it (every update in one bin would make the
+        // bound vacuous for f32 at LARGE sizes, and a bin shifted by one
+        // would pass), so a skewed histogram may be reported as wrong.
+        Op::ScatterAdd => {
+            let updates: u64 = shape_of(2).iter().product();
+            let bins: u64 = shape_of(0).iter().product();
+            updates.div_ceil(bins.max(1))
+        }
         // A factorisation's or substitution's element depends on a chain
         // through up to n² earlier elements, which LAPACK sums in blocked
         // order: its forward error is bounded by cond · n · u (Higham,
@@ -303,5 +315,11 @@ mod tests {
         assert_eq!(program_reduction_length(&total, &sizes), 5);
         let copy = parse("func f(n: size, x: f32[n], y: out f32[n]) {\n  y = x;\n}\n");
         assert_eq!(program_reduction_length(&copy, &sizes), 1);
+        // A bin sums its share of the updates (hist_weighted on CUDA):
+        // 5 updates over 3 bins, 2 at most on average.
+        let hist = parse(
+            "func f(n: size, m: size, bin: i32[n], w: f32[n], h: inout f32[m]) {\n  h = scatter_add(h, bin, w);\n}\n",
+        );
+        assert_eq!(program_reduction_length(&hist, &sizes), 2);
     }
 }
