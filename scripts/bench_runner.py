@@ -321,6 +321,13 @@ def polly_columns(cref, name: str, dataset: str, variant: str) -> dict[str, str]
     return {"polly_transformed": "no", "polly_what": report["why_not"] or "not transformed"}
 
 
+def save_outputs(directory: Path, outputs: dict[str, np.ndarray]) -> None:
+    """Writes outputs as `<name>.npy` files (a kernel's reference)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, value in outputs.items():
+        np.save(directory / f"{name}.npy", value)
+
+
 def load_outputs(directory: Path, names: list[str]) -> dict[str, np.ndarray] | None:
     try:
         return {n: np.load(directory / f"{n}.npy", allow_pickle=False) for n in names}
@@ -606,10 +613,8 @@ def save_outputs_command(args: argparse.Namespace, call: dict[str, Any]) -> int:
     try:
         outputs, _stats = MEASURE[args.variant](call, Path(args.module), Path(args.inputs), 1,
                                                 args.device)
-        directory = Path(args.reference)
-        directory.mkdir(parents=True, exist_ok=True)
-        for name in call["outputs"]:
-            np.save(directory / f"{name}.npy", np.asarray(outputs[name]))
+        save_outputs(Path(args.reference),
+                     {name: np.asarray(outputs[name]) for name in call["outputs"]})
     except Exception as error:  # noqa: BLE001 (reported to the parent as a status)
         print(json.dumps({"status": "error", "note": f"{type(error).__name__}: {error}"[:200]}))
         return 0
@@ -634,11 +639,8 @@ def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, pl
         # Dynamo unrolls Python loops: compiling a loop-kept program takes longer
         # than any timeout and would measure nothing.
         return {"status": "skipped", "note": "program keeps C loops, which torch.compile unrolls"}
-    command = [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", variant,
-               "--call", str(kernel_dir / "call.json"), "--module", str(module),
-               "--inputs", str(resolve(plan_path, kernel["inputs"])),
-               "--reference", str(resolve(plan_path, kernel["reference"])),
-               "--repeat", str(plan["repeat"]), "--device", device]
+    command = _measure_child(plan_path, kernel, variant, module) + [
+        "--repeat", str(plan["repeat"]), "--device", device]
     out, err, code = run_child(command, float(plan["timeout_s"]),
                                float(plan.get("memory_limit_gb", DEFAULT_MEMORY_LIMIT_GB)))
     if code is None:
@@ -648,6 +650,16 @@ def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, pl
         return {"status": "error", "note": f"exit {code}: {_tail(err)}"}
     result.pop("trace", None)
     return result
+
+
+def _measure_child(plan_path: Path, kernel: dict[str, Any], variant: str,
+                   module: Path) -> list[str]:
+    """The command of a `measure` child for one variant of one kernel."""
+    kernel_dir = resolve(plan_path, kernel["dir"])
+    return [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", variant,
+            "--call", str(kernel_dir / "call.json"), "--module", str(module),
+            "--inputs", str(resolve(plan_path, kernel["inputs"])),
+            "--reference", str(resolve(plan_path, kernel["reference"]))]
 
 
 def _read_call(plan_path: Path, kernel: dict[str, Any]) -> dict[str, Any] | None:
@@ -700,9 +712,7 @@ def _c_reference(run: PlanRun, kernel: dict[str, Any], inputs_dir: Path) -> dict
                             float(run.plan["timeout_s"]))
         got = load_outputs(out_dir, kernel["outputs"]) if row["status"] == "ok" else None
         if got is not None:
-            reference_dir.mkdir(parents=True, exist_ok=True)
-            for name, value in got.items():
-                np.save(reference_dir / f"{name}.npy", value)
+            save_outputs(reference_dir, got)
             return {}
         notes.append(f"{variant}: {row.get('note', row['status'])}")
     fallback = numpy_reference(run.plan_path, kernel, run.plan)
@@ -715,18 +725,16 @@ def _c_reference(run: PlanRun, kernel: dict[str, Any], inputs_dir: Path) -> dict
 def numpy_reference(plan_path: Path, kernel: dict[str, Any], plan: dict) -> Path | None:
     """Writes the lifted NumPy program's outputs as the reference; None when
     the kernel has no NumPy module or it fails."""
-    kernel_dir = resolve(plan_path, kernel["dir"])
-    module = kernel_dir / MODULE_FILES["numpy"]
+    module = resolve(plan_path, kernel["dir"]) / MODULE_FILES["numpy"]
     if not module.is_file():
         return None
-    reference = resolve(plan_path, kernel["reference"])
-    command = [sys.executable, str(Path(__file__).resolve()), "measure", "--variant", "numpy",
-               "--call", str(kernel_dir / "call.json"), "--module", str(module),
-               "--inputs", str(resolve(plan_path, kernel["inputs"])),
-               "--reference", str(reference), "--save-outputs", "--device", "cpu"]
+    command = _measure_child(plan_path, kernel, "numpy", module) + [
+        "--save-outputs", "--device", "cpu"]
     out, _err, _code = run_child(command, float(plan["timeout_s"]))
     result = _last_json(out or "")
-    return reference if result is not None and result.get("status") == "saved" else None
+    if result is None or result.get("status") != "saved":
+        return None
+    return resolve(plan_path, kernel["reference"])
 
 
 def _c_rows(run: PlanRun, kernel: dict[str, Any], base: dict[str, Any], inputs_dir: Path,
@@ -741,9 +749,7 @@ def _c_rows(run: PlanRun, kernel: dict[str, Any], base: dict[str, Any], inputs_d
         if row["status"] == "ok":
             got = load_outputs(out_dir, kernel["outputs"])
             if not reference_found and got is not None:
-                reference_dir.mkdir(parents=True, exist_ok=True)
-                for name, value in got.items():
-                    np.save(reference_dir / f"{name}.npy", value)
+                save_outputs(reference_dir, got)
                 reference_found = True
             elif got is not None:
                 reference = load_outputs(reference_dir, kernel["outputs"])
