@@ -149,7 +149,8 @@ fn rejected_c_exits_1_with_diagnostics_and_writes_nothing() {
     let c = dir.path().join("bad.c");
     std::fs::write(
         &c,
-        "void f(float *a, int n) { int i = 0; while (i < n) { a[i] = 1.0f; i++; } }\n",
+        // A `while` over data, not a counter: no trip count.
+        "void f(float *a, int n) { int i = 0; while (a[i] > 0) { a[i] = 1.0f; i++; } }\n",
     )
     .expect("write C");
     let target = dir.path().join("out.py");

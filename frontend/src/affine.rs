@@ -72,7 +72,7 @@ pub enum AffineName {
     /// A known integer constant (an enumerator).
     Constant(i64),
     /// A name that stands for a polynomial (an unmodified local
-    /// initialised with an affine expression: `int m = n - 1;`).
+    /// initialised with an integer polynomial: `int m = n - 1;`, `int at = i * n + j;`).
     Poly(Poly),
     /// Anything else (the C name, for the message).
     Opaque(String),
@@ -260,6 +260,12 @@ pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly,
                     _ => Err(NotAffine::NonLinear("division".into())),
                 },
                 CBinOp::Rem => Err(NotAffine::NonLinear("`%`".into())),
+                // `i << 1` in a subscript is `2 * i`.
+                CBinOp::Shl => match b.as_constant() {
+                    Some(k @ 0..=32) => a.mul(&Poly::constant(1i64 << k)),
+                    _ => Err(NotAffine::NonLinear("a shift by a variable".into())),
+                },
+                CBinOp::Shr => Err(NotAffine::NonLinear("`>>`".into())),
                 _ => Err(NotAffine::Other("a non-arithmetic operator".into())),
             }
         }

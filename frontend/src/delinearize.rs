@@ -42,6 +42,12 @@ pub struct Layout {
     /// Extents of the inner dimensions implied by stride ratios
     /// (`dims[0]` is always `None`: the caller infers it from loops).
     pub dims: Vec<Option<Affine>>,
+    /// Every stride is the product of the inner extents (row-major, no
+    /// padding): the pointer is a dense array of `dims`. Set when a stride
+    /// is a product of parameters (`x[(j*filters + i)*spatial + k]`,
+    /// strides `filters*spatial, spatial, 1`), which `strides` cannot hold
+    /// as affine values (it is then empty).
+    pub dense: bool,
 }
 
 /// Why a pointer's subscripts could not be split.
@@ -234,6 +240,7 @@ pub fn delinearize(
     }
     let strides: Vec<Stride> = strides.into_iter().map(|(s, _)| s).collect();
     let mut stride_affines = Vec::new();
+    let mut product_stride = None;
     for s in &strides {
         match s.params.as_slice() {
             [] => stride_affines.push(Affine::constant(s.coeff)),
@@ -242,14 +249,28 @@ pub fn delinearize(
                 a.terms.insert(p.clone(), s.coeff);
                 stride_affines.push(a);
             }
-            _ => {
-                return Err(DelinearizeError::BadStride(format!(
-                    "the stride `{}` is a product of parameters",
-                    render_monomial(s.coeff, &s.params)
-                )))
-            }
+            _ => product_stride = product_stride.or(Some(s.clone())),
         }
     }
+    let ratios: Vec<Option<Affine>> = strides
+        .windows(2)
+        .map(|pair| stride_ratio(&pair[0], &pair[1]))
+        .collect();
+    let dense = match &product_stride {
+        // A product of parameters is a stride only as the product of the
+        // extents inside it: every ratio must be one extent.
+        Some(_) if ratios.iter().all(Option::is_some) && is_unit(strides.last()) => {
+            stride_affines.clear();
+            true
+        }
+        Some(s) => {
+            return Err(DelinearizeError::BadStride(format!(
+                "the stride `{}` is a product of parameters that is not the product of the inner extents",
+                render_monomial(s.coeff, &s.params)
+            )))
+        }
+        None => false,
+    };
 
     let inner = strides.len() - 1;
     let mut indices = Vec::new();
@@ -308,14 +329,18 @@ pub fn delinearize(
     }
 
     let mut dims = vec![None];
-    for pair in strides.windows(2) {
-        dims.push(stride_ratio(&pair[0], &pair[1]));
-    }
+    dims.extend(ratios);
     Ok(Layout {
         strides: stride_affines,
         indices,
         dims,
+        dense,
     })
+}
+
+/// Whether the innermost stride is 1.
+fn is_unit(s: Option<&Stride>) -> bool {
+    s.is_some_and(|x| x.params.is_empty() && x.coeff == 1)
 }
 
 /// `outer / inner` when it is a constant or a single parameter.
@@ -377,6 +402,31 @@ mod tests {
         let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
+    }
+
+    #[test]
+    fn product_of_parameters_is_a_dense_stride() {
+        // darknet: x[j*filters*spatial + i*spatial + k] = x[j][i][k]
+        let a = poly(&[
+            (&["filters", "j", "spatial"], 1),
+            (&["i", "spatial"], 1),
+            (&["k"], 1),
+        ]);
+        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        assert!(l.dense);
+        assert_eq!(
+            l.dims,
+            vec![
+                None,
+                Some(Affine::var("filters")),
+                Some(Affine::var("spatial"))
+            ]
+        );
+        let ix: Vec<String> = l.indices[0].iter().map(|a| a.to_string()).collect();
+        assert_eq!(ix, ["j", "i", "k"]);
+        // filters*spatial with an inner stride of 1 alone is not dense.
+        let b = poly(&[(&["filters", "j", "spatial"], 1), (&["k"], 1)]);
+        assert!(delinearize(&[b], &is_iter, &no_extent, true).is_err());
     }
 
     #[test]
@@ -475,7 +525,9 @@ mod tests {
 
     #[test]
     fn refused_layouts() {
-        let product = poly(&[(&["i", "n", "p"], 1), (&["j", "p"], 1), (&["k"], 1)]);
+        // A product of parameters that is not the product of the inner
+        // extents (`i*n*p + k`: no dimension of extent `p` inside it).
+        let product = poly(&[(&["i", "n", "p"], 1), (&["k"], 1)]);
         assert!(matches!(
             delinearize(&[product], &is_iter, &no_extent, true),
             Err(DelinearizeError::BadStride(_))
@@ -533,6 +585,17 @@ mod exactness {
         ]
     }
 
+    /// A dense layout's strides: the products of the inner extents.
+    fn dense_strides(layout: &Layout) -> Vec<Poly> {
+        let mut out = vec![Poly::constant(1)];
+        for d in layout.dims.iter().skip(1).rev() {
+            let extent = Poly::from_affine(d.as_ref().expect("dense: every inner extent"));
+            let next = out[0].mul(&extent).expect("small numbers");
+            out.insert(0, next);
+        }
+        out
+    }
+
     fn flat(indices: &[Affine], strides: &[Poly]) -> Poly {
         let mut total = Poly::default();
         for (ix, s) in indices.iter().zip(strides) {
@@ -555,9 +618,12 @@ mod exactness {
             let accesses = vec![flat(&indices, &strides), Poly::from_affine(&extra)];
             for constant_strides in [true, false] {
                 if let Ok(layout) = delinearize(&accesses, &is_iter, &is_extent, constant_strides) {
-                    prop_assert_eq!(layout.strides.last().cloned(), Some(Affine::constant(1)));
-                    let stride_polys: Vec<Poly> =
-                        layout.strides.iter().map(Poly::from_affine).collect();
+                    let stride_polys = if layout.dense {
+                        dense_strides(&layout)
+                    } else {
+                        prop_assert_eq!(layout.strides.last().cloned(), Some(Affine::constant(1)));
+                        layout.strides.iter().map(Poly::from_affine).collect()
+                    };
                     for (access, index) in accesses.iter().zip(&layout.indices) {
                         prop_assert_eq!(&flat(index, &stride_polys), access);
                     }

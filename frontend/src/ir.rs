@@ -80,6 +80,57 @@ pub struct Histogram {
 }
 
 impl Kernel {
+    /// `self` with each extent size (`Origin::Extent`) the caller names
+    /// fixed at the value this compilation declares: its parameter removed
+    /// and every use (extents, loop bounds, subscripts, values) replaced by
+    /// the literal. A program written for the literal shapes (`f32[64, 32]`
+    /// where the frontend traced `ext_64`) is then compared with the kernel
+    /// it means, not with the kernel at every extent.
+    pub fn with_fixed_extents(&self, names: &[&str]) -> Kernel {
+        let values: BTreeMap<String, i64> = self
+            .params
+            .iter()
+            .filter(|p| names.contains(&p.name.as_str()))
+            .filter_map(|p| match p.origin {
+                Origin::Extent { value } => Some((p.name.clone(), value)),
+                _ => None,
+            })
+            .collect();
+        let mut k = self.clone();
+        if values.is_empty() {
+            return k;
+        }
+        k.params.retain(|p| !values.contains_key(&p.name));
+        let fix = |a: &mut Affine| {
+            for (name, v) in &values {
+                if let Some(c) = a.terms.remove(name) {
+                    a.constant = a.constant.saturating_add(c.saturating_mul(*v));
+                }
+            }
+        };
+        let fix_info = |info: &mut ArrayInfo| {
+            info.dims.iter_mut().flatten().for_each(fix);
+            if let Storage::Flat { strides } = &mut info.storage {
+                strides.iter_mut().for_each(fix);
+            }
+        };
+        for p in &mut k.params {
+            if let ParamKind::Array(info) = &mut p.kind {
+                fix_info(info);
+            }
+        }
+        for l in &mut k.locals {
+            if let LocalKind::Array(info) = &mut l.kind {
+                fix_info(info);
+            }
+        }
+        for h in &mut k.histograms {
+            fix(&mut h.bins);
+        }
+        fix_stmts(&mut k.body, &values, &fix);
+        k
+    }
+
     /// Whether `self` and `other` are the same kernel once the values this
     /// compilation gave its macro and extent sizes are set aside: `-DN=32`
     /// and `-DN=4096` read the same kernel, sized by `N` (and PolyBench's
@@ -725,5 +776,61 @@ impl MathFn {
             MathFn::Pow | MathFn::Max | MathFn::Min => 2,
             _ => 1,
         }
+    }
+}
+
+fn fix_stmts(body: &mut [Stmt], values: &BTreeMap<String, i64>, fix: &dyn Fn(&mut Affine)) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => {
+                fix(&mut l.start);
+                fix(&mut l.end);
+                fix_stmts(&mut l.body, values, fix);
+            }
+            Stmt::Assign { target, value, .. } => {
+                if let LValue::Element { index, .. } = target {
+                    index.iter_mut().for_each(fix);
+                }
+                fix_expr(value, values, fix);
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                fix_expr(cond, values, fix);
+                fix_stmts(then_body, values, fix);
+                fix_stmts(else_body, values, fix);
+            }
+            Stmt::Return { value, .. } => fix_expr(value, values, fix),
+        }
+    }
+}
+
+fn fix_expr(e: &mut Expr, values: &BTreeMap<String, i64>, fix: &dyn Fn(&mut Affine)) {
+    match &mut e.kind {
+        ExprKind::Var { name, .. } => {
+            if let Some(v) = values.get(name.as_str()) {
+                e.kind = ExprKind::IntLit { value: *v };
+            }
+        }
+        ExprKind::Load { index, .. } => index.iter_mut().for_each(fix),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => fix_expr(arg, values, fix),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            fix_expr(lhs, values, fix);
+            fix_expr(rhs, values, fix);
+        }
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            fix_expr(cond, values, fix);
+            fix_expr(then_value, values, fix);
+            fix_expr(else_value, values, fix);
+        }
+        ExprKind::Call { args, .. } => args.iter_mut().for_each(|a| fix_expr(a, values, fix)),
+        ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } => {}
     }
 }

@@ -144,8 +144,10 @@ fn binary_op(kind: sys::CXBinaryOperatorKind) -> CBinOp {
         sys::CXBinaryOperator_RemAssign => CBinOp::CompoundAssign(ArithOp::Rem),
         sys::CXBinaryOperator_AddAssign => CBinOp::CompoundAssign(ArithOp::Add),
         sys::CXBinaryOperator_SubAssign => CBinOp::CompoundAssign(ArithOp::Sub),
-        sys::CXBinaryOperator_Shl | sys::CXBinaryOperator_ShlAssign => CBinOp::Unsupported("<<"),
-        sys::CXBinaryOperator_Shr | sys::CXBinaryOperator_ShrAssign => CBinOp::Unsupported(">>"),
+        sys::CXBinaryOperator_Shl => CBinOp::Shl,
+        sys::CXBinaryOperator_Shr => CBinOp::Shr,
+        sys::CXBinaryOperator_ShlAssign => CBinOp::CompoundAssign(ArithOp::Shl),
+        sys::CXBinaryOperator_ShrAssign => CBinOp::CompoundAssign(ArithOp::Shr),
         sys::CXBinaryOperator_And | sys::CXBinaryOperator_AndAssign => CBinOp::Unsupported("&"),
         sys::CXBinaryOperator_Or | sys::CXBinaryOperator_OrAssign => CBinOp::Unsupported("|"),
         sys::CXBinaryOperator_Xor | sys::CXBinaryOperator_XorAssign => CBinOp::Unsupported("^"),
@@ -167,6 +169,136 @@ fn unary_op(kind: sys::CXUnaryOperatorKind) -> CUnOp {
         sys::CXUnaryOperator_AddrOf => CUnOp::Unsupported("&"),
         sys::CXUnaryOperator_Deref => CUnOp::Unsupported("*"),
         _ => CUnOp::Unsupported("?"),
+    }
+}
+
+/// `while (cond) { …; i++; }` whose condition compares the counter `i`
+/// that only its last statement steps (`i++`, `--i`, `i += c`) is
+/// `for (; cond; i++) { … }`: returned as that `for` with a `Null`
+/// initialiser, which [`Reader::fold_while_inits`] takes from the statement
+/// before it. `None` for any other `while`.
+fn counted_while(cond: CExpr, body: CStmt, loc: &Loc) -> Option<CStmt> {
+    let CStmt::Compound(mut stmts, body_loc) = body else {
+        return None;
+    };
+    let CStmt::Expr(inc) = stmts.pop()? else {
+        return None;
+    };
+    let counter = step_counter(&inc)?.key.clone();
+    let compares = matches!(&unwrap_expr(&cond).kind, CExprKind::Binary { op, lhs, rhs }
+        if matches!(op, CBinOp::Lt | CBinOp::Le | CBinOp::Gt | CBinOp::Ge | CBinOp::Ne)
+            && [lhs, rhs].iter().any(|x| is_ref_to(x, &counter)));
+    if !compares || stmts.iter().any(|s| writes_key(s, &counter)) {
+        return None;
+    }
+    Some(CStmt::For {
+        init: Box::new(CStmt::Null(loc.clone())),
+        cond,
+        inc,
+        body: Box::new(CStmt::Compound(stmts, body_loc)),
+        loc: loc.clone(),
+    })
+}
+
+fn unwrap_expr(e: &CExpr) -> &CExpr {
+    match &e.kind {
+        CExprKind::Paren(inner) | CExprKind::Implicit(inner) => unwrap_expr(inner),
+        _ => e,
+    }
+}
+
+fn is_ref_to(e: &CExpr, key: &str) -> bool {
+    matches!(&unwrap_expr(e).kind, CExprKind::Ref(r) if r.key == key)
+}
+
+/// The variable a loop step `i++`, `--i`, `i += c`, `i -= c` steps.
+fn step_counter(e: &CExpr) -> Option<&DeclRef> {
+    let target = match &unwrap_expr(e).kind {
+        CExprKind::Unary {
+            op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+            arg,
+        } => arg,
+        CExprKind::Binary {
+            op: CBinOp::CompoundAssign(ArithOp::Add | ArithOp::Sub),
+            lhs,
+            ..
+        } => lhs,
+        _ => return None,
+    };
+    match &unwrap_expr(target).kind {
+        CExprKind::Ref(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// Whether `s` is `key = e;` or the declaration of `key` with an initialiser.
+fn sets_counter(s: &CStmt, key: &str) -> bool {
+    match s {
+        CStmt::Expr(e) => matches!(&unwrap_expr(e).kind,
+            CExprKind::Binary { op: CBinOp::Assign, lhs, .. } if is_ref_to(lhs, key)),
+        CStmt::Decl(vars, _) => matches!(vars.as_slice(), [v] if v.key == key && v.init.is_some()),
+        _ => false,
+    }
+}
+
+/// Whether `s` assigns, increments or decrements the variable `key`.
+fn writes_key(s: &CStmt, key: &str) -> bool {
+    match s {
+        CStmt::Compound(inner, _) => inner.iter().any(|x| writes_key(x, key)),
+        CStmt::Decl(vars, _) => vars
+            .iter()
+            .any(|v| v.key == key || v.init.as_ref().is_some_and(|e| expr_writes(e, key))),
+        CStmt::Expr(e) => expr_writes(e, key),
+        CStmt::If {
+            cond,
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            expr_writes(cond, key)
+                || writes_key(then_branch, key)
+                || else_branch.as_ref().is_some_and(|e| writes_key(e, key))
+        }
+        CStmt::For {
+            init,
+            cond,
+            inc,
+            body,
+            ..
+        } => {
+            writes_key(init, key)
+                || expr_writes(cond, key)
+                || expr_writes(inc, key)
+                || writes_key(body, key)
+        }
+        CStmt::Return(e, _) => e.as_ref().is_some_and(|e| expr_writes(e, key)),
+        CStmt::Null(_) | CStmt::Rejected(_) => false,
+    }
+}
+
+fn expr_writes(e: &CExpr, key: &str) -> bool {
+    match &e.kind {
+        CExprKind::Binary { op, lhs, rhs } => {
+            (matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_)) && is_ref_to(lhs, key))
+                || expr_writes(lhs, key)
+                || expr_writes(rhs, key)
+        }
+        CExprKind::Unary { op, arg } => {
+            (matches!(
+                op,
+                CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
+            ) && is_ref_to(arg, key))
+                || expr_writes(arg, key)
+        }
+        CExprKind::Subscript { base, index } => expr_writes(base, key) || expr_writes(index, key),
+        CExprKind::Implicit(a) | CExprKind::Cast(a) | CExprKind::Paren(a) => expr_writes(a, key),
+        CExprKind::Conditional {
+            cond,
+            then_value,
+            else_value,
+        } => expr_writes(cond, key) || expr_writes(then_value, key) || expr_writes(else_value, key),
+        CExprKind::Call { args, .. } => args.iter().any(|a| expr_writes(a, key)),
+        _ => false,
     }
 }
 
@@ -226,6 +358,61 @@ impl Reader {
         (self.size_macros.get(&name) == Some(&value)).then_some(name)
     }
 
+    fn reject_while(&mut self, loc: &Loc, what: &str) -> CStmt {
+        self.reject(
+            codes::WHILE_LOOP,
+            loc,
+            format!("{what} loop has no affine trip count; write it as a counted `for`"),
+        );
+        CStmt::Rejected(loc.clone())
+    }
+
+    /// Completes each counted `while` ([`counted_while`]) with the statement
+    /// before it that sets its counter (`i = 0;` or `int i = 0;`), making it
+    /// the `for` it is; one without such a statement is refused.
+    fn fold_while_inits(&mut self, stmts: Vec<CStmt>) -> Vec<CStmt> {
+        let mut out: Vec<CStmt> = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            let CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                loc,
+            } = s
+            else {
+                out.push(s);
+                continue;
+            };
+            if !matches!(*init, CStmt::Null(_)) {
+                out.push(CStmt::For {
+                    init,
+                    cond,
+                    inc,
+                    body,
+                    loc,
+                });
+                continue;
+            }
+            let counter = step_counter(&inc).map(|r| r.key.clone());
+            let sets = |p: &CStmt| counter.as_deref().is_some_and(|k| sets_counter(p, k));
+            match out.pop() {
+                Some(prev) if sets(&prev) => out.push(CStmt::For {
+                    init: Box::new(prev),
+                    cond,
+                    inc,
+                    body,
+                    loc,
+                }),
+                prev => {
+                    out.extend(prev);
+                    out.push(self.reject_while(&loc, "`while`"));
+                }
+            }
+        }
+        out
+    }
+
     fn reject(&mut self, code: codes::Code, loc: &Loc, message: impl Into<String>) {
         self.diagnostics
             .push(Diagnostic::new(code, Some(loc.clone()), message));
@@ -252,6 +439,8 @@ impl Reader {
             match child.kind() {
                 sys::CXCursor_ParmDecl => params.push(self.read_var_decl(&child)),
                 sys::CXCursor_CompoundStmt => {
+                    // The function body's statements were folded as a
+                    // compound's (`fold_while_inits`).
                     if let CStmt::Compound(stmts, _) = self.read_stmt(&child, 0) {
                         body = stmts;
                     }
@@ -319,13 +508,13 @@ impl Reader {
         }
         let children = c.children();
         match c.kind() {
-            sys::CXCursor_CompoundStmt => CStmt::Compound(
-                children
+            sys::CXCursor_CompoundStmt => {
+                let stmts = children
                     .iter()
                     .map(|s| self.read_stmt(s, depth + 1))
-                    .collect(),
-                loc,
-            ),
+                    .collect();
+                CStmt::Compound(self.fold_while_inits(stmts), loc)
+            }
             sys::CXCursor_DeclStmt => CStmt::Decl(
                 children
                     .iter()
@@ -371,6 +560,14 @@ impl Reader {
                 CStmt::Return(children.first().map(|e| self.read_expr(e, depth + 1)), loc)
             }
             sys::CXCursor_NullStmt => CStmt::Null(loc),
+            sys::CXCursor_WhileStmt if children.len() == 2 => {
+                let cond = self.read_expr(&children[0], depth + 1);
+                let body = self.read_stmt(&children[1], depth + 2);
+                match counted_while(cond, body, &loc) {
+                    Some(pending) => pending,
+                    None => self.reject_while(&loc, "`while`"),
+                }
+            }
             sys::CXCursor_WhileStmt | sys::CXCursor_DoStmt => {
                 let what = if c.kind() == sys::CXCursor_WhileStmt {
                     "`while`"

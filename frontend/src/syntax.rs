@@ -82,7 +82,10 @@ pub enum CBinOp {
     Assign,
     /// `op=`, with the arithmetic operator.
     CompoundAssign(ArithOp),
-    /// Shifts, bitwise operators, comma and their compound assignments.
+    /// `<<` and `>>` (by a constant, lowered to arithmetic).
+    Shl,
+    Shr,
+    /// Bitwise operators, comma and their compound assignments.
     Unsupported(&'static str),
 }
 
@@ -93,6 +96,9 @@ pub enum ArithOp {
     Mul,
     Div,
     Rem,
+    /// `<<=` and `>>=` (by a constant).
+    Shl,
+    Shr,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -111,6 +111,8 @@ pub fn check(
     sizes: &BTreeMap<String, i64>,
     opts: &BoundedOptions,
 ) -> Result<BoundedResult, VerifyError> {
+    let fitted = interface::kernel_for_program(kernel, program);
+    let kernel = &fitted;
     let iface = interface::build(kernel, program, sizes)?;
     // The C is only defined where its regions fit its arrays.
     let size = |n: &str| sizes.get(n).copied();

@@ -251,3 +251,17 @@ pub(crate) fn build(
         uses_floats,
     })
 }
+
+/// `kernel` with the extent sizes `program` does not take fixed at their
+/// declared values ([`Kernel::with_fixed_extents`]): a program written with
+/// the literal shapes is checked against the kernel at those shapes.
+pub(crate) fn kernel_for_program(kernel: &Kernel, program: &tenslift_targets::Program) -> Kernel {
+    let missing: Vec<&str> = kernel
+        .params
+        .iter()
+        .filter(|p| matches!(p.origin, tenslift_frontend::ir::Origin::Extent { .. }))
+        .filter(|p| !program.params.iter().any(|q| *q.name == *p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    kernel.with_fixed_extents(&missing)
+}

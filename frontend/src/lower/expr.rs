@@ -344,6 +344,7 @@ impl Lowerer<'_> {
             CBinOp::Ne => BinaryOp::Ne,
             CBinOp::LAnd => BinaryOp::And,
             CBinOp::LOr => BinaryOp::Or,
+            CBinOp::Shl | CBinOp::Shr => return self.shift(e, op == CBinOp::Shl, lhs, rhs),
             CBinOp::Assign | CBinOp::CompoundAssign(_) => {
                 self.error(
                     codes::SIDE_EFFECT_IN_EXPRESSION,
@@ -375,6 +376,67 @@ impl Lowerer<'_> {
                 lhs: Box::new(a),
                 rhs: Box::new(b),
             },
+        })
+    }
+
+    /// `a << c` and `a >> c` for a constant `c`, as the arithmetic they
+    /// are on the promoted type of `a`: `a * 2^c`; `a / 2^c` when unsigned;
+    /// and for a signed `a` the floor division of an arithmetic shift (what
+    /// gcc and clang do), `(a - ((a % d + d) % d)) / d` with `d = 2^c`,
+    /// which cannot overflow for `c` up to two below the type's width
+    /// (`a % d + d < 2d`, and `a - r` is a multiple of `d` at or above the
+    /// type's minimum, itself a multiple of `d`).
+    fn shift(&mut self, e: &CExpr, left: bool, lhs: &CExpr, rhs: &CExpr) -> Option<Expr> {
+        let a = self.expr(lhs);
+        let ty = self.scalar_type(e)?;
+        let a = super::stmt::cast_to(ty, a?);
+        self.shifted(a, left, rhs, &e.loc)
+    }
+
+    /// `a << count` or `a >> count` in `a`'s type (already promoted); see
+    /// [`Self::shift`].
+    pub(super) fn shifted(&mut self, a: Expr, left: bool, rhs: &CExpr, loc: &Loc) -> Option<Expr> {
+        let sym = if left { "<<" } else { ">>" };
+        let count = self.poly(rhs).ok().and_then(|p| p.as_constant());
+        let ty = a.ty;
+        let widest = if left || !ty.is_signed() {
+            ty.bits() as i64 - 1
+        } else {
+            ty.bits() as i64 - 2
+        };
+        let Some(c) = count.filter(|c| (0..=widest).contains(c)) else {
+            let why = match count {
+                Some(c) => format!("the shift count {c} is outside 0..={widest} for `{ty:?}`"),
+                None => "the shift count is not a constant".to_string(),
+            };
+            self.error(
+                codes::UNSUPPORTED_OPERATOR,
+                loc,
+                format!("operator `{sym}`: {why}"),
+            );
+            return None;
+        };
+        let lit = |value: i64| Expr {
+            ty,
+            kind: ExprKind::IntLit { value },
+        };
+        let bin = |op: BinaryOp, lhs: Expr, rhs: Expr| Expr {
+            ty,
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+        };
+        let d = 1i64 << c;
+        Some(if left {
+            bin(BinaryOp::Mul, a, lit(d))
+        } else if !ty.is_signed() {
+            bin(BinaryOp::Div, a, lit(d))
+        } else {
+            let rem = bin(BinaryOp::Rem, a.clone(), lit(d));
+            let modulo = bin(BinaryOp::Rem, bin(BinaryOp::Add, rem, lit(d)), lit(d));
+            bin(BinaryOp::Div, bin(BinaryOp::Sub, a, modulo), lit(d))
         })
     }
 

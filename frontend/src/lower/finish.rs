@@ -137,11 +137,185 @@ fn array_vars(info: &ArrayInfo, out: &mut HashSet<String>) {
     }
 }
 
+/// Smallest literal extent [`Lowerer::constant_trip_extents`] makes an
+/// extent size: below it tracing at the literal is cheap (a 24x24
+/// transpose lifts in 2 s, a 64x64 one ran past a minute), and a 16x16
+/// tile or a 3x3 filter keeps its literal shape in the program.
+const MIN_SYMBOLIC_EXTENT: i64 = 32;
+
+/// The constant ends of loops whose iterator a data-dependent condition
+/// inside them compares as a value.
+fn loops_over_values(body: &[Stmt], out: &mut Vec<i64>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => {
+                if let Some(end) = l.end.as_constant() {
+                    if compares_as_value(&l.body, &l.iter) {
+                        out.push(end);
+                    }
+                }
+                loops_over_values(&l.body, out);
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                loops_over_values(then_body, out);
+                loops_over_values(else_body, out);
+            }
+            Stmt::Assign { .. } | Stmt::Return { .. } => {}
+        }
+    }
+}
+
+fn compares_as_value(body: &[Stmt], iter: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::If {
+            cond,
+            kind,
+            then_body,
+            else_body,
+            ..
+        } => {
+            let mut read = HashSet::new();
+            expr_reads(cond, &mut read);
+            (*kind == IfKind::Data && read.contains(iter))
+                || compares_as_value(then_body, iter)
+                || compares_as_value(else_body, iter)
+        }
+        Stmt::Loop(l) => compares_as_value(&l.body, iter),
+        Stmt::Assign { .. } | Stmt::Return { .. } => false,
+    })
+}
+
+/// Loop bounds that are a promoted constant (`64`), or one off it (`63`,
+/// `65`, the stencil's `i < N - 1`), become its extent size (`ext_64 - 1`).
+fn symbolic_loop_bounds(body: &mut [Stmt], promoted: &BTreeMap<i64, String>) {
+    let rewrite = |a: &mut Affine| {
+        let Some(c) = a.as_constant() else {
+            return;
+        };
+        let hit = [0i64, -1, 1]
+            .iter()
+            .find_map(|d| promoted.get(&(c - d)).map(|name| (name, *d)));
+        if let Some((name, d)) = hit {
+            *a = Affine::var(name.clone());
+            a.constant = d;
+        }
+    };
+    for s in body {
+        match s {
+            Stmt::Loop(l) => {
+                rewrite(&mut l.start);
+                rewrite(&mut l.end);
+                symbolic_loop_bounds(&mut l.body, promoted);
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                symbolic_loop_bounds(then_body, promoted);
+                symbolic_loop_bounds(else_body, promoted);
+            }
+            Stmt::Assign { .. } | Stmt::Return { .. } => {}
+        }
+    }
+}
+
+/// Removes the local scalars nothing reads, with their assignments. A
+/// local standing for a subscript (darknet's `x[index]` after
+/// `int index = j*filters*spatial + i*spatial + k;`) is substituted into
+/// it; its assignment, left behind, would write a value no one reads and
+/// keep the loops around it.
+fn drop_unread_locals(kernel: &mut Kernel) {
+    let mut read = HashSet::new();
+    stmts_reads(&kernel.body, &mut read);
+    let unread: HashSet<String> = kernel
+        .locals
+        .iter()
+        .filter(|l| matches!(l.kind, LocalKind::Scalar { .. }) && !read.contains(&l.name))
+        .map(|l| l.name.clone())
+        .collect();
+    if unread.is_empty() {
+        return;
+    }
+    kernel.locals.retain(|l| !unread.contains(&l.name));
+    drop_assignments(&mut kernel.body, &unread);
+}
+
+fn drop_assignments(body: &mut Vec<Stmt>, names: &HashSet<String>) {
+    body.retain(|s| !matches!(s, Stmt::Assign { target: LValue::Scalar { name, .. }, .. } if names.contains(name)));
+    for s in body.iter_mut() {
+        match s {
+            Stmt::Loop(l) => drop_assignments(&mut l.body, names),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                drop_assignments(then_body, names);
+                drop_assignments(else_body, names);
+            }
+            Stmt::Assign { .. } | Stmt::Return { .. } => {}
+        }
+    }
+}
+
+/// The names every expression of `body` reads as a value.
+fn stmts_reads(body: &[Stmt], out: &mut HashSet<String>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => stmts_reads(&l.body, out),
+            Stmt::Assign { value, .. } | Stmt::Return { value, .. } => expr_reads(value, out),
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                expr_reads(cond, out);
+                stmts_reads(then_body, out);
+                stmts_reads(else_body, out);
+            }
+        }
+    }
+}
+
+fn expr_reads(e: &Expr, out: &mut HashSet<String>) {
+    match &e.kind {
+        ExprKind::Var { name, .. } => {
+            out.insert(name.clone());
+        }
+        ExprKind::Load { array, .. } => {
+            out.insert(array.clone());
+        }
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => expr_reads(arg, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            expr_reads(lhs, out);
+            expr_reads(rhs, out);
+        }
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => {
+            expr_reads(cond, out);
+            expr_reads(then_value, out);
+            expr_reads(else_value, out);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| expr_reads(a, out)),
+        ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } => {}
+    }
+}
+
 impl Lowerer<'_> {
     pub(super) fn finish(&mut self, kernel: &mut Kernel) {
         self.delinearize_pointers(kernel);
         self.infer_declared_outer_extents(kernel);
         self.promote_constant_extents(kernel);
+        drop_unread_locals(kernel);
         self.assign_roles(kernel);
         let mut sizes = HashSet::new();
         size_vars(&kernel.body, &mut sizes);
@@ -203,8 +377,14 @@ impl Lowerer<'_> {
                     let mut dims = layout.dims.clone();
                     dims[0] = self.outer_extent(layout.indices.iter().map(|ix| &ix[0]));
                     info.dims = dims;
-                    info.storage = Storage::Flat {
-                        strides: layout.strides.clone(),
+                    info.storage = if layout.dense {
+                        // Row-major without padding: what a declared
+                        // array of these extents is.
+                        Storage::Declared
+                    } else {
+                        Storage::Flat {
+                            strides: layout.strides.clone(),
+                        }
                     };
                     for (&id, index) in ids.iter().zip(layout.indices) {
                         resolved.insert(id, index);
@@ -377,9 +557,11 @@ impl Lowerer<'_> {
                     .push(a.clone());
             }
         });
+        let symbolic_constants = self.constant_trip_extents(kernel, &indices);
         // Declared value -> (extent size name, where first declared).
         let mut by_value: BTreeMap<i64, (String, Loc)> = BTreeMap::new();
         for p in &mut kernel.params {
+            let argument = p.origin == Origin::Argument;
             let ParamKind::Array(info) = &mut p.kind else {
                 continue;
             };
@@ -393,7 +575,11 @@ impl Lowerer<'_> {
                 let Some(seen) = indices.get(&(p.name.clone(), axis)) else {
                     continue;
                 };
-                if value <= 0 || !seen.iter().any(|ix| self.reaches_parameter(ix, 0)) {
+                let symbolic = seen.iter().any(|ix| self.reaches_parameter(ix, 0))
+                    || (argument
+                        && symbolic_constants.contains(&value)
+                        && seen.iter().all(|ix| !ix.terms.is_empty()));
+                if value <= 0 || !symbolic {
                     continue;
                 }
                 let (name, _) = by_value.entry(value).or_insert_with(|| {
@@ -403,6 +589,14 @@ impl Lowerer<'_> {
                 *dim = Some(Affine::var(name.clone()));
             }
         }
+        // The loops that run to a promoted constant run to its extent
+        // size: traced at small sizes like the array they walk.
+        let promoted: BTreeMap<i64, String> = by_value
+            .iter()
+            .filter(|(v, _)| symbolic_constants.contains(v))
+            .map(|(v, (name, _))| (*v, name.clone()))
+            .collect();
+        symbolic_loop_bounds(&mut kernel.body, &promoted);
         for (value, (name, loc)) in by_value {
             kernel.params.push(Param {
                 name,
@@ -415,6 +609,63 @@ impl Lowerer<'_> {
                 loc,
             });
         }
+    }
+
+    /// Constant extents (at least [`MIN_SYMBOLIC_EXTENT`]) of declared
+    /// arrays that a loop from 0 to that same constant walks with a bare
+    /// iterator (`double a[64][64]` written for `i < 64`): a kernel whose
+    /// sizes are all literals (a plain `#define N 64`) would otherwise be
+    /// traced at 64, where the search's work grows with the fourth power
+    /// of the extent; as extent sizes they are traced small, and the
+    /// program takes them with the declared value as its default.
+    fn constant_trip_extents(
+        &self,
+        kernel: &Kernel,
+        indices: &HashMap<(String, usize), Vec<Affine>>,
+    ) -> Vec<i64> {
+        let mut out = Vec::new();
+        for p in &kernel.params {
+            let ParamKind::Array(info) = &p.kind else {
+                continue;
+            };
+            // A global's storage is fixed where it is defined: only a
+            // function's own array parameters may be given at another size.
+            if info.storage != Storage::Declared || p.origin != Origin::Argument {
+                continue;
+            }
+            for (axis, dim) in info.dims.iter().enumerate() {
+                let Some(value) = dim.as_ref().and_then(Affine::as_constant) else {
+                    continue;
+                };
+                let walks = indices
+                    .get(&(p.name.clone(), axis))
+                    .is_some_and(|seen| seen.iter().any(|ix| self.runs_from_zero_to(ix, value)));
+                if value >= MIN_SYMBOLIC_EXTENT && walks && !out.contains(&value) {
+                    out.push(value);
+                }
+            }
+        }
+        // A loop over values, not positions (the bins of a histogram of
+        // bytes, `for bin < 256: if (img[y][x] == bin) ...`), keeps its
+        // literal: the data's range, not a size, sets it.
+        let mut over_values = Vec::new();
+        loops_over_values(&kernel.body, &mut over_values);
+        out.retain(|v| !over_values.contains(v));
+        out
+    }
+
+    /// Whether `ix` is a bare iterator of a loop `for (i = 0; i < value; i++)`.
+    fn runs_from_zero_to(&self, ix: &Affine, value: i64) -> bool {
+        let [(name, 1)] = ix.terms.iter().map(|(n, c)| (n, *c)).collect::<Vec<_>>()[..] else {
+            return false;
+        };
+        ix.constant == 0
+            && self
+                .loop_bounds
+                .get(name)
+                .is_some_and(|(start, end, step)| {
+                    *step == 1 && start.as_constant() == Some(0) && end.as_constant() == Some(value)
+                })
     }
 
     /// Whether the values `a` takes depend on a parameter: it names one,
@@ -501,6 +752,39 @@ mod tests {
                 "ext_50: size=true Extent { value: 50 }",
             ]
         );
+    }
+
+    #[test]
+    fn large_literal_sizes_the_loops_run_to_become_extent_sizes() {
+        let params = params_of(
+            "#define N 64\nvoid f(double a[N][N], double b[N]) {\n\
+               for (int i = 0; i < N; i++) {\n\
+                 b[i] = 0.0;\n\
+                 for (int j = 1; j < N - 1; j++) b[i] += a[i][j];\n}\n}\n",
+        );
+        let shown: Vec<String> = params
+            .iter()
+            .map(|(n, k, o)| format!("{n}: {k} {o:?}"))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                "a: ext_64, ext_64 Argument",
+                "b: ext_64 Argument",
+                "ext_64: size=true Extent { value: 64 }",
+            ]
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("k.c");
+        std::fs::write(
+            &path,
+            "void f(double a[64][64]) {\n for (int i = 0; i < 64; i++)\n  for (int j = 1; j < 63; j++) a[i][j] = 1.0;\n}\n",
+        )
+        .expect("write");
+        let unit = crate::extract(&path.to_string_lossy(), &Options::default()).expect("lowers");
+        let dump = crate::dump::translation_unit(&unit);
+        assert!(dump.contains("for i in 0..ext_64 step 1"), "{dump}");
+        assert!(dump.contains("for j in 1..ext_64 - 1 step 1"), "{dump}");
     }
 
     #[test]

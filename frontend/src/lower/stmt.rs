@@ -235,10 +235,12 @@ impl Lowerer<'_> {
                     // Read the initialiser before binding the name, so a
                     // self-reference cannot loop.
                     if !ty.is_float() && !self.written_keys.contains(&v.key) {
+                        // Any polynomial: a subscript through it may be a
+                        // linearised one (darknet's `int index = j*filters*spatial
+                        // + i*spatial + k; x[index]`), which delinearisation
+                        // splits; a bound through it must still be affine.
                         if let Ok(p) = self.poly(init) {
-                            if p.degree() <= 1 {
-                                self.affine_locals.insert(v.key.clone(), p);
-                            }
+                            self.affine_locals.insert(v.key.clone(), p);
                         }
                     }
                     match self.expr(init) {
@@ -390,6 +392,28 @@ impl Lowerer<'_> {
                 if *op == ArithOp::Add && self.histogram(lhs, Some(rhs), &loc, out) {
                     return;
                 }
+                if let ArithOp::Shl | ArithOp::Shr = op {
+                    // `x >>= c` is `x = (T)(x >> c)`, the shift in `x`'s
+                    // promoted type.
+                    let Some(target) = self.lvalue(lhs) else {
+                        self.dropped(&loc);
+                        return;
+                    };
+                    let t = Self::target_type(&target);
+                    let current = cast_to(
+                        usual_arithmetic(t, ScalarType::I32),
+                        self.read_back(&target),
+                    );
+                    match self.shifted(current, *op == ArithOp::Shl, rhs, &loc) {
+                        Some(v) => out.push(Stmt::Assign {
+                            value: cast_to(t, v),
+                            target,
+                            loc,
+                        }),
+                        None => self.dropped(&loc),
+                    }
+                    return;
+                }
                 let target = self.lvalue(lhs);
                 let value = self.expr(rhs);
                 let (Some(target), Some(value)) = (target, value) else {
@@ -403,6 +427,11 @@ impl Lowerer<'_> {
                         ArithOp::Mul => BinaryOp::Mul,
                         ArithOp::Div => BinaryOp::Div,
                         ArithOp::Rem => BinaryOp::Rem,
+                        // Lowered above; kept total without a panic.
+                        ArithOp::Shl | ArithOp::Shr => {
+                            self.dropped(&loc);
+                            return;
+                        }
                     };
                     let value = self.compound(&target, op, value);
                     out.push(Stmt::Assign { target, value, loc });

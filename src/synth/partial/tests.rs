@@ -184,3 +184,42 @@ fn a_returned_sum_beside_a_shift_walked_down_lifts_as_statements_in_order() {
     assert!(shift < ret, "{text}");
     assert!(!text.contains("for "), "{text}");
 }
+
+fn from_source(source: &str) -> Kernel {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("k.c");
+    std::fs::write(&path, source).expect("write");
+    let unit =
+        tenslift_frontend::extract(&path.to_string_lossy(), &Options::default()).expect("extracts");
+    unit.kernels.into_iter().next().expect("one kernel")
+}
+
+/// `y[i] = exp(x[i]); sum += y[i]` distributes: the accumulator is touched
+/// by its own statement only, so it needs no expansion, and both loops
+/// vectorise (nothing kept).
+#[test]
+fn an_accumulator_does_not_stop_distribution() {
+    let kernel = from_source(
+        "#include <math.h>\nvoid f(const float *x, float *y, int n) {\n  float sum = 0.0f;\n  \
+         for (int i = 0; i < n; i++) {\n    y[i] = expf(x[i]);\n    sum += y[i];\n  }\n  \
+         for (int i = 0; i < n; i++) y[i] /= sum;\n}\n",
+    );
+    let lifted = kept(&kernel).expect("lifts with its loops distributed");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let text = print_program(&lifted.program);
+    assert!(text.contains("exp(x[0:n])"), "{text}");
+    assert!(text.contains("sum(y[0:n]"), "{text}");
+}
+
+/// A data-dependent `if (x[i] > m) m = x[i];` becomes a select, which the
+/// statement search lifts as a maximum.
+#[test]
+fn a_data_dependent_assignment_becomes_a_select() {
+    let kernel = from_source(
+        "void f(float *x, int n) {\n  float m = x[0];\n  for (int i = 1; i < n; i++) {\n    \
+         if (x[i] > m) m = x[i];\n  }\n  for (int i = 0; i < n; i++) x[i] -= m;\n}\n",
+    );
+    let lifted = kept(&kernel).expect("lifts");
+    let text = print_program(&lifted.program);
+    assert!(text.contains("max(x[1:n]"), "{text}");
+}

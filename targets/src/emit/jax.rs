@@ -233,7 +233,7 @@ impl PyTable for JaxTable {
         out.push_str(&format!("    return {tuple}, {returned}\n\n\n"));
         out.push_str(&format!(
             "def {fname}({}):\n    \"\"\"Runs {fname}_jit and writes the results into the caller's NumPy arrays.\"\"\"\n",
-            names.join(", ")
+            super::python::signature(f)
         ));
         // Checked on the concrete sizes, before anything is traced.
         out.push_str(&precondition_checks(f, "    "));

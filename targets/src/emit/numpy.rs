@@ -231,11 +231,10 @@ impl PyTable for NumpyTable {
     }
 
     fn function(&self, f: &PyFunction) -> String {
-        let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
         let mut out = format!(
             "def {}({}):\n    \"\"\"{}\n\n    Arrays are NumPy arrays; out and inout arrays are updated in place.\n    \"\"\"\n",
             f.names.get(&f.program.name),
-            names.join(", "),
+            super::python::signature(f),
             doc_params(f)
         );
         for (n, p) in &f.params {

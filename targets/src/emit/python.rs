@@ -708,6 +708,39 @@ pub fn render_python_block(
 /// then one section with every precondition: the size relations the
 /// region needs (checked on entry) and the caller's obligations the code
 /// cannot check (disjoint rows, how a C struct's fields are passed).
+/// The parameter list of the entry point: every parameter in C order, the
+/// trailing extent sizes (`ext_2000`, a declared extent the program takes
+/// as a size) defaulting to the value the C was compiled with, so a caller
+/// passes what the C function takes.
+pub fn signature(f: &PyFunction) -> String {
+    let declared = |name: &str| {
+        f.program
+            .meta
+            .extents
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.value)
+    };
+    let defaults = f
+        .params
+        .iter()
+        .rev()
+        .take_while(|(_, p)| {
+            p.kind == crate::program::ParamKind::Size && declared(&p.name).is_some()
+        })
+        .count();
+    let first_default = f.params.len() - defaults;
+    f.params
+        .iter()
+        .enumerate()
+        .map(|(k, (n, p))| match declared(&p.name) {
+            Some(v) if k >= first_default => format!("{n}={v}"),
+            _ => n.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn doc_params(f: &PyFunction) -> String {
     let mut text = doc_param_list(f);
     let relations = f.program.meta.requires.iter().map(|r| {

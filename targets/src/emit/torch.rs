@@ -250,10 +250,9 @@ impl PyTable for TorchTable {
 
     fn function(&self, f: &PyFunction) -> String {
         let fname = f.names.get(&f.program.name);
-        let names: Vec<&str> = f.params.iter().map(|(n, _)| n.as_str()).collect();
         let mut out = format!(
             "@torch.no_grad()\ndef {fname}({}):\n    \"\"\"{}\n\n    Arrays are torch tensors on one device (CPU or CUDA); out and inout\n    arrays are updated in place.\n    \"\"\"\n",
-            names.join(", "),
+            super::python::signature(f),
             doc_params(f)
         );
         let first_array = f
@@ -279,8 +278,14 @@ impl PyTable for TorchTable {
             render_python_block(&f.body, "    ", &torch_line, &mut out);
         }
         out.push_str(&format!(
-            "\n\n_compiled = []\n\n\ndef {fname}_compiled({args}):\n    \"\"\"{fname} through torch.compile (compiled on the first call).\"\"\"\n    if not _compiled:\n        _compiled.append(torch.compile({fname}))\n    return _compiled[0]({args})\n",
-            args = names.join(", ")
+            "\n\n_compiled = []\n\n\ndef {fname}_compiled({sig}):\n    \"\"\"{fname} through torch.compile (compiled on the first call).\"\"\"\n    if not _compiled:\n        _compiled.append(torch.compile({fname}))\n    return _compiled[0]({args})\n",
+            sig = super::python::signature(f),
+            args = f
+                .params
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         out
     }

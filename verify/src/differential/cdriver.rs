@@ -107,8 +107,16 @@ pub fn run_generated(
     let exe = dir.join("driver");
     let mut cmd = Command::new("gcc");
     cmd.args(["-O2", "-std=gnu11", "-w"]);
-    if let Some(parent) = source.parent() {
-        cmd.arg(format!("-I{}", parent.display()));
+    // The file's own directory, as gcc searches it for `#include "…"`; a
+    // bare file name has an empty parent, and a bare `-I` would take the
+    // next argument (the driver itself) as its directory.
+    match source.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => {
+            cmd.arg(format!("-I{}", parent.display()));
+        }
+        _ => {
+            cmd.arg("-I.");
+        }
     }
     for inc in &flags.include_dirs {
         cmd.arg(format!("-I{}", inc.display()));

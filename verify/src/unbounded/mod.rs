@@ -156,12 +156,13 @@ use lifted::{Lifted, Symbols};
 /// exact integers (C truncating division, wrap-around of narrow types)
 /// otherwise.
 pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
+    let fitted = crate::interface::kernel_for_program(kernel, program);
     let _turn = crate::z3_turn::take();
     // A fresh context per kernel: Z3's behaviour on a query depends on the
     // terms created before it (their ids order variables), so a kernel
     // gets the verdict it gets alone, whatever was proved before it.
     z3::with_z3_config(&z3::Config::new(), || {
-        prove_in_context(kernel, program, options)
+        prove_in_context(&fitted, program, options)
     })
 }
 

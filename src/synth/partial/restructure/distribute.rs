@@ -6,7 +6,9 @@
 //! A local scalar the loop privatises (every iteration writes it before
 //! reading it, and nothing after the loop reads the last value) is first
 //! expanded into a vector along the loop, `s` becoming `s_i[i - start]`:
-//! deriche's `ym1 = 0; for j { … ym1 … }` inside `for i`.
+//! deriche's `ym1 = 0; for j { … ym1 … }` inside `for i`. A scalar that
+//! only one statement touches (an accumulator, `sum += y[i]` after
+//! `y[i] = exp(x[i])`) needs no expansion: its statement's loop carries it.
 
 use tenslift_frontend::ir::{
     self as loop_ir, Affine, ArrayInfo, ExprKind, Kernel, LValue, Local, LocalKind, Loop, Storage,
@@ -37,6 +39,12 @@ impl Restructuring for Distribute {
         let mut locals = Vec::new();
         for s in site.scalars {
             if !writes(&l.body, s) {
+                continue;
+            }
+            // A scalar that one statement alone reads and writes (an
+            // accumulator, `sum += y[i]`) stays as it is: that statement's
+            // own loop carries it, in the C's order.
+            if touching(&l.body, s) == 1 {
                 continue;
             }
             let expanded = expand(&l, s, site)?;
@@ -247,6 +255,39 @@ fn reads(e: &loop_ir::Expr, s: &str) -> bool {
         } => reads(cond, s) || reads(then_value, s) || reads(else_value, s),
         ExprKind::Call { args, .. } => args.iter().any(|a| reads(a, s)),
         _ => false,
+    }
+}
+
+/// How many statements of `stmts` read or write the scalar `s`.
+fn touching(stmts: &[loop_ir::Stmt], s: &str) -> usize {
+    stmts
+        .iter()
+        .filter(|stmt| {
+            let one = std::slice::from_ref(*stmt);
+            writes(one, s) || classify(one, s) == Use::Read || reads_anywhere(stmt, s)
+        })
+        .count()
+}
+
+/// Whether `stmt` reads `s` anywhere (a condition, a value, an index).
+fn reads_anywhere(stmt: &loop_ir::Stmt, s: &str) -> bool {
+    match stmt {
+        loop_ir::Stmt::Assign { target, value, .. } => {
+            reads(value, s)
+                || matches!(target, LValue::Element { index, .. } if index.iter().any(|a| a.terms.contains_key(s)))
+        }
+        loop_ir::Stmt::Loop(l) => l.body.iter().any(|b| reads_anywhere(b, s)),
+        loop_ir::Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            ..
+        } => {
+            reads(cond, s)
+                || then_body.iter().any(|b| reads_anywhere(b, s))
+                || else_body.iter().any(|b| reads_anywhere(b, s))
+        }
+        loop_ir::Stmt::Return { value, .. } => reads(value, s),
     }
 }
 

@@ -2,7 +2,8 @@
 //! replaced by the branch it always takes (nussinov's `j - 1 >= 0` inside
 //! `j > i >= 0`), and a guarded assignment `if (g) t = a; [else t = b;]`
 //! whose every read stays inside its array becomes `t = g ? a : b` (`t`
-//! for a missing else), which a kept loop's statement lifts as `where`.
+//! for a missing else), which a kept loop's statement lifts as `where`; so
+//! does a data-dependent one (`if (x[i] > m) m = x[i];`).
 
 use tenslift_frontend::ir::{
     self as loop_ir, Affine, ExprKind, IfKind, Kernel, LValue, LocalKind, Loop,
@@ -20,7 +21,7 @@ impl Restructuring for Guards {
     }
 
     fn summary(&self) -> &'static str {
-        "a guard the enclosing loops decide (Fourier-Motzkin) is dropped for its branch; a guarded assignment whose reads stay in bounds becomes a select"
+        "a guard the enclosing loops decide (Fourier-Motzkin) is dropped for its branch; a guarded or data-dependent assignment whose reads stay in bounds becomes a select"
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
@@ -71,7 +72,7 @@ fn block(
                             else_body,
                             loc: loc.clone(),
                         };
-                        match as_select(&guarded, &facts, kernel) {
+                        match as_select(&guarded, &facts, kernel, &[]) {
                             Some(select) => {
                                 *changed = true;
                                 out.push(select);
@@ -81,16 +82,66 @@ fn block(
                     }
                 }
             }
+            loop_ir::Stmt::If {
+                cond,
+                kind: IfKind::Data,
+                then_body,
+                else_body,
+                loc,
+            } => {
+                let facts = Facts::of_loops(loops.iter());
+                let then_body = block(then_body, loops, kernel, changed);
+                let else_body = block(else_body, loops, kernel, changed);
+                out.push(data_select(
+                    cond, then_body, else_body, loc, &facts, kernel, changed,
+                ));
+            }
             other => out.push(other.clone()),
         }
     }
     out
 }
 
+/// A data-dependent choice (`if (x[i] > m) m = x[i];`, the running
+/// maximum of llama.c's softmax) as a select: the C evaluates the
+/// condition anyway, so the select reads nothing more than it does.
+fn data_select(
+    cond: &loop_ir::Expr,
+    then_body: Vec<loop_ir::Stmt>,
+    else_body: Vec<loop_ir::Stmt>,
+    loc: &tenslift_frontend::ir::Loc,
+    facts: &Facts,
+    kernel: &Kernel,
+    changed: &mut bool,
+) -> loop_ir::Stmt {
+    let data = loop_ir::Stmt::If {
+        cond: cond.clone(),
+        kind: IfKind::Data,
+        then_body,
+        else_body,
+        loc: loc.clone(),
+    };
+    let mut read_anyway = Vec::new();
+    loads(cond, &mut read_anyway);
+    match as_select(&data, facts, kernel, &read_anyway) {
+        Some(select) => {
+            *changed = true;
+            select
+        }
+        None => data,
+    }
+}
+
 /// `if (g) t = a; else t = b;` (or no else) as `t = g ? a : b` (`t`),
-/// when every element both branches read or write lies in its array, so
-/// evaluating both is harmless.
-fn as_select(stmt: &loop_ir::Stmt, facts: &Facts, kernel: &Kernel) -> Option<loop_ir::Stmt> {
+/// when every element both branches read or write lies in its array (or
+/// is among `read_anyway`, what the C reads whichever branch it takes),
+/// so evaluating both is harmless.
+fn as_select(
+    stmt: &loop_ir::Stmt,
+    facts: &Facts,
+    kernel: &Kernel,
+    read_anyway: &[(String, Vec<Affine>)],
+) -> Option<loop_ir::Stmt> {
     let loop_ir::Stmt::If {
         cond,
         then_body,
@@ -132,7 +183,7 @@ fn as_select(stmt: &loop_ir::Stmt, facts: &Facts, kernel: &Kernel) -> Option<loo
     loads(&current, &mut reads);
     if !reads
         .iter()
-        .all(|(arr, idx)| in_bounds(arr, idx, facts, kernel))
+        .all(|r| read_anyway.contains(r) || in_bounds(&r.0, &r.1, facts, kernel))
     {
         return None;
     }
