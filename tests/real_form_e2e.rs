@@ -1,5 +1,6 @@
 //! End-to-end tests of C in the forms public code writes it (the fixtures
-//! of `tests/fixtures/wild/`): each kernel lifts with the real binary and
+//! of `tests/fixtures/wild/` and the probe set `tests/fixtures/probe/`):
+//! each kernel lifts with the real binary and
 //! passes `tenslift verify` (Z3 bounded check and a differential run of
 //! the generated NumPy against the gcc-compiled C), and the forms the
 //! frontend now reads (shifts, counted `while`, subscripts through a local,
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const WILD: &str = "tests/fixtures/wild";
+const FIXTURES: &str = "tests/fixtures";
 
 fn tenslift_in(dir: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tenslift"));
@@ -36,14 +38,26 @@ fn fixture(stem: &str) -> String {
     format!("{WILD}/{stem}.c")
 }
 
-/// (file stem, how it lifts: `lifted` or `partial`).
+/// (file under `tests/fixtures` without `.c`, how it lifts: `lifted` or
+/// `partial`).
 const KERNELS: &[(&str, &str)] = &[
-    ("softmax", "lifted"),
-    ("fir_q15", "partial"),
-    ("cmul", "lifted"),
-    ("transpose64", "lifted"),
-    ("scale_while", "lifted"),
-    ("mean_index", "lifted"),
+    ("wild/softmax", "lifted"),
+    ("wild/fir_q15", "partial"),
+    ("wild/cmul", "lifted"),
+    ("wild/transpose64", "lifted"),
+    ("wild/scale_while", "lifted"),
+    ("wild/mean_index", "lifted"),
+    // darknet's blas.c stride, `1./(batch*spatial)`, per-channel statistics.
+    ("probe/axpy_inc", "lifted"),
+    ("probe/mean_cpu", "lifted"),
+    ("probe/normalize_cpu", "lifted"),
+    ("probe/dn_softmax", "lifted"),
+    // Element-wise Q15 and 8-bit products through `>>`.
+    ("probe/q15_mul", "lifted"),
+    ("probe/blend_shift", "lifted"),
+    // `while (n--)`, walking pointers and reading the counter.
+    ("probe/while_ptr", "lifted"),
+    ("probe/while_rev", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -61,13 +75,14 @@ fn verify_json(dir: &Path, file: &str) -> Value {
 #[test]
 fn real_form_kernels_lift_and_pass_bounded_and_differential_checks() {
     for &(stem, status) in KERNELS {
-        let lift = tenslift(&["lift", &fixture(stem), "--json", "-q"]);
+        let file = format!("{FIXTURES}/{stem}.c");
+        let lift = tenslift(&["lift", &file, "--json", "-q"]);
         let stdout = String::from_utf8_lossy(&lift.stdout);
         assert_eq!(lift.status.code(), Some(0), "{stem}: {stdout}");
         let report: Value = serde_json::from_str(stdout.lines().next().unwrap_or(""))
             .unwrap_or_else(|e| panic!("{stem}: {e}: {stdout}"));
         assert_eq!(report["status"], status, "{stem}: {report}");
-        let v = verify_json(Path::new(ROOT), &fixture(stem));
+        let v = verify_json(Path::new(ROOT), &file);
         assert_eq!(v["bounded"], "pass", "{stem}: {v}");
         assert_eq!(v["differential"], "pass", "{stem}: {v}");
     }
@@ -160,6 +175,31 @@ fn shifts_out_of_reach_are_refused_with_the_reason() {
         err.contains("the shift count 31 is outside 0..=30"),
         "{err}"
     );
+}
+
+/// `while (n--)` is the `for` counting the decremented counter down from
+/// `n - 1` to 0 (the body sees it decremented); `n` stays a size. Inside an
+/// outer loop, on a counter declared outside it, the C runs the count down
+/// once only: that is still refused.
+#[test]
+fn count_down_whiles_read_as_for_loops_where_exact() {
+    let out = tenslift(&["extract", &format!("{FIXTURES}/probe/while_rev.c")]);
+    let ir = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{ir}");
+    assert!(ir.contains("param n: i32 size"), "{ir}");
+    assert!(ir.contains("for n_1 in n - 1..-1 step -1"), "{ir}");
+    assert!(ir.contains("y[n_1] = (2.0f * x[n_1]):f32"), "{ir}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("k.c");
+    std::fs::write(
+        &path,
+        "void f(float *y, int m, int n) {\n  for (int i = 0; i < m; i++) {\n    while (n--) y[n] += 1.0f;\n  }\n}\n",
+    )
+    .expect("write");
+    let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("error[TL010]"), "{err}");
 }
 
 /// A `while` whose condition does not compare its counter has no trip

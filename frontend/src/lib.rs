@@ -26,6 +26,7 @@
 //! targets; it only says what the C does, with C's types and semantics.
 
 pub mod affine;
+pub(crate) mod decrement_while;
 pub mod delinearize;
 pub mod diagnostics;
 pub mod dump;

@@ -6,7 +6,7 @@
 //! overflow the stack. Statements with no loop-IR meaning (`while`,
 //! `goto`, ...) are diagnosed here and kept as [`CStmt::Rejected`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use clang_sys as sys;
 
@@ -36,6 +36,8 @@ pub struct Reader {
     size_macros: HashMap<String, i64>,
     /// Source lines by file, read when a literal may be a macro's.
     source_lines: HashMap<String, Option<Vec<String>>>,
+    /// Declaration keys of the parameters of the function being read.
+    param_keys: HashSet<String>,
 }
 
 fn loc_of(c: &Cursor<'_>) -> Loc {
@@ -322,6 +324,7 @@ impl Reader {
             inline_expansions: 0,
             size_macros: HashMap::new(),
             source_lines: HashMap::new(),
+            param_keys: HashSet::new(),
         }
     }
 
@@ -365,6 +368,32 @@ impl Reader {
             format!("{what} loop has no affine trip count; write it as a counted `for`"),
         );
         CStmt::Rejected(loc.clone())
+    }
+
+    /// Keeps each count-down `while` read as a `for`
+    /// ([`crate::decrement_while`]) where that reading is exact in this
+    /// block, followed by the counter's final value when the block reads it
+    /// later; refuses the others.
+    fn settle_count_downs(&mut self, stmts: Vec<CStmt>, function_body: bool) -> Vec<CStmt> {
+        use crate::decrement_while::{final_value, mentions, pending_counter, valid_in_block};
+        let mut out = Vec::with_capacity(stmts.len());
+        for at in 0..stmts.len() {
+            let Some(key) = pending_counter(&stmts[at]) else {
+                out.push(stmts[at].clone());
+                continue;
+            };
+            let is_param = self.param_keys.contains(key);
+            if !valid_in_block(&stmts, at, function_body, is_param) {
+                let loc = stmts[at].loc().clone();
+                out.push(self.reject_while(&loc, "count-down `while`"));
+                continue;
+            }
+            out.push(stmts[at].clone());
+            if stmts[at + 1..].iter().any(|s| mentions(s, key)) {
+                out.extend(final_value(&stmts[at]));
+            }
+        }
+        out
     }
 
     /// Completes each counted `while` ([`counted_while`]) with the statement
@@ -433,11 +462,16 @@ impl Reader {
     pub fn read_function(&mut self, f: &Cursor<'_>) -> CFunction {
         self.globals.clear();
         self.inline_expansions = 0;
+        self.param_keys.clear();
         let mut params = Vec::new();
         let mut body = Vec::new();
         for child in f.children() {
             match child.kind() {
-                sys::CXCursor_ParmDecl => params.push(self.read_var_decl(&child)),
+                sys::CXCursor_ParmDecl => {
+                    let param = self.read_var_decl(&child);
+                    self.param_keys.insert(param.key.clone());
+                    params.push(param);
+                }
                 sys::CXCursor_CompoundStmt => {
                     // The function body's statements were folded as a
                     // compound's (`fold_while_inits`).
@@ -513,7 +547,8 @@ impl Reader {
                     .iter()
                     .map(|s| self.read_stmt(s, depth + 1))
                     .collect();
-                CStmt::Compound(self.fold_while_inits(stmts), loc)
+                let stmts = self.fold_while_inits(stmts);
+                CStmt::Compound(self.settle_count_downs(stmts, depth == 0), loc)
             }
             sys::CXCursor_DeclStmt => CStmt::Decl(
                 children
@@ -563,6 +598,9 @@ impl Reader {
             sys::CXCursor_WhileStmt if children.len() == 2 => {
                 let cond = self.read_expr(&children[0], depth + 1);
                 let body = self.read_stmt(&children[1], depth + 2);
+                if let Some(pending) = crate::decrement_while::count_down(&cond, &body, &loc) {
+                    return pending;
+                }
                 match counted_while(cond, body, &loc) {
                     Some(pending) => pending,
                     None => self.reject_while(&loc, "`while`"),

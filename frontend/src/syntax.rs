@@ -186,6 +186,48 @@ pub enum CExprKind {
     Rejected,
 }
 
+impl CExpr {
+    /// Replaces each direct sub-expression by `f` of it (a call's
+    /// arguments, not the inlined helper's body, which has its own names).
+    pub fn map_children(&mut self, f: &mut dyn FnMut(&CExpr) -> CExpr) {
+        match &mut self.kind {
+            CExprKind::Subscript { base, index } => {
+                **base = f(base);
+                **index = f(index);
+            }
+            CExprKind::Binary { lhs, rhs, .. } => {
+                **lhs = f(lhs);
+                **rhs = f(rhs);
+            }
+            CExprKind::Unary { arg, .. }
+            | CExprKind::Implicit(arg)
+            | CExprKind::Cast(arg)
+            | CExprKind::Paren(arg) => **arg = f(arg),
+            CExprKind::Conditional {
+                cond,
+                then_value,
+                else_value,
+            } => {
+                **cond = f(cond);
+                **then_value = f(then_value);
+                **else_value = f(else_value);
+            }
+            CExprKind::Call { args, .. } => {
+                for a in args.iter_mut() {
+                    *a = f(a);
+                }
+            }
+            CExprKind::Member { base, .. } => **base = f(base),
+            CExprKind::Int(_)
+            | CExprKind::MacroInt { .. }
+            | CExprKind::Float { .. }
+            | CExprKind::Ref(_)
+            | CExprKind::Unsupported(_)
+            | CExprKind::Rejected => {}
+        }
+    }
+}
+
 /// A helper function reduced to its returned expression.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InlineBody {
@@ -235,6 +277,55 @@ pub enum CStmt {
 }
 
 impl CStmt {
+    /// This statement with every expression it holds (initialisers, array
+    /// sizes, conditions, steps, returned values; not sub-expressions)
+    /// replaced by `f` of it, nested statements rebuilt the same way: the
+    /// one walk for rewrites of C syntax before lowering.
+    pub fn map_exprs(&self, f: &mut dyn FnMut(&CExpr) -> CExpr) -> CStmt {
+        match self {
+            CStmt::Compound(inner, loc) => {
+                CStmt::Compound(inner.iter().map(|s| s.map_exprs(f)).collect(), loc.clone())
+            }
+            CStmt::Decl(vars, loc) => CStmt::Decl(
+                vars.iter()
+                    .map(|v| CVarDecl {
+                        init: v.init.as_ref().map(&mut *f),
+                        dims: v.dims.iter().map(|d| d.as_ref().map(&mut *f)).collect(),
+                        ..v.clone()
+                    })
+                    .collect(),
+                loc.clone(),
+            ),
+            CStmt::Expr(e) => CStmt::Expr(f(e)),
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                loc,
+            } => CStmt::If {
+                cond: f(cond),
+                then_branch: Box::new(then_branch.map_exprs(f)),
+                else_branch: else_branch.as_ref().map(|b| Box::new(b.map_exprs(f))),
+                loc: loc.clone(),
+            },
+            CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                loc,
+            } => CStmt::For {
+                init: Box::new(init.map_exprs(f)),
+                cond: f(cond),
+                inc: f(inc),
+                body: Box::new(body.map_exprs(f)),
+                loc: loc.clone(),
+            },
+            CStmt::Return(value, loc) => CStmt::Return(value.as_ref().map(&mut *f), loc.clone()),
+            CStmt::Null(_) | CStmt::Rejected(_) => self.clone(),
+        }
+    }
+
     pub fn loc(&self) -> &Loc {
         match self {
             CStmt::Compound(_, loc)

@@ -235,7 +235,11 @@ pub fn region_of(kernel: &Kernel, array: &str) -> Option<Vec<Option<Affine>>> {
     let ParamKind::Array(info) = &p.kind else {
         return None;
     };
-    if info.storage != Storage::Declared {
+    // Row pointers are allocated at exactly their loops' shape. A flat
+    // pointer's inner axes are strides (`lda`, `incx`): the loops may touch
+    // fewer columns than the row holds (`x[i*incx]`: column 0 of rows
+    // `incx` wide).
+    if info.storage == Storage::RowPointers {
         return None;
     }
     let reach = touched(kernel, array, info.dims.len());
@@ -301,5 +305,21 @@ mod tests {
         );
         assert!(relations(&k).is_empty());
         assert_eq!(region_of(&k, "C"), None);
+    }
+
+    #[test]
+    fn a_pointer_strided_by_a_parameter_touches_column_zero_of_its_rows() {
+        // darknet's `X[i*INCX]`: rows INCX wide, of which the loops touch
+        // one; INCX must be at least 1 for the rows to hold it.
+        let k = kernel_of(
+            "void f(int N, float a, float *X, int INCX) {\n\
+               for (int i = 0; i < N; ++i) X[i*INCX] *= a;\n}\n",
+        );
+        let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
+        assert_eq!(shown, vec!["1 <= INCX"]);
+        assert_eq!(
+            region_of(&k, "X"),
+            Some(vec![None, Some(Affine::constant(1))])
+        );
     }
 }

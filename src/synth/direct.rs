@@ -18,7 +18,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use tenslift_targets::{build, BinaryOp, DType, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
+use tenslift_targets::{build, BinaryOp, DType, Dim, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
 
 use super::convert;
 use super::library::Evaluator;
@@ -50,10 +50,10 @@ impl OutputTactic for Direct {
     }
 
     fn applies(&self, goal: &Goal<'_>) -> Result<(), String> {
-        if goal.dtype.is_float() {
-            Ok(())
+        if goal.dtype == DType::Bool {
+            Err("a boolean output".into())
         } else {
-            Err("an integer output (its wrap-around has no element-wise template)".into())
+            Ok(())
         }
     }
 
@@ -122,7 +122,7 @@ pub fn translate(
     params: &[Param],
     prefix: &[Stmt],
 ) -> Option<Expr> {
-    if !dtype.is_float() {
+    if dtype == DType::Bool {
         return None;
     }
     let target = targets.first;
@@ -246,6 +246,10 @@ fn collect_constants(e: &Value, out: &mut Vec<Rat>) {
 /// multiple or fraction of a size (or of a size less one) at `sizes`.
 fn spellings_of(c: &Rat, params: &[Param], sizes: &Sizes, dtype: DType) -> Vec<Spelling> {
     let mut out = vec![Spelling::Literal];
+    if !dtype.is_float() {
+        // Integer constants are the C's own literals (`>> 15`, `/ 255`).
+        return out;
+    }
     for p in params.iter().filter(|p| matches!(p.kind, ParamKind::Size)) {
         let Some(&value) = sizes.get(&*p.name) else {
             continue;
@@ -283,6 +287,15 @@ fn float_lit(v: f64, dtype: DType) -> Expr {
     Expr::lit(Lit::float(v, dtype))
 }
 
+/// The small whole number `v` as a literal of `dtype`.
+fn number(v: i64, dtype: DType) -> Expr {
+    if dtype.is_float() {
+        float_lit(v as f64, dtype)
+    } else {
+        Expr::lit(Lit::int(v, dtype))
+    }
+}
+
 /// Writes normal forms as TensIR for one output position.
 struct Writer<'a> {
     params: &'a [Param],
@@ -299,7 +312,7 @@ impl Writer<'_> {
     fn sum(&self, e: &Value) -> Option<Expr> {
         let terms = e.terms();
         match terms {
-            [] => Some(float_lit(0.0, self.dtype)),
+            [] => Some(number(0, self.dtype)),
             [term] => {
                 let magnitude = self.term(&term.coeff.abs(), &term.mono, None)?;
                 if term.coeff.is_negative() {
@@ -411,6 +424,11 @@ impl Writer<'_> {
                     build::mul(size.clone(), body).ok()
                 }
             }
+            _ if !self.dtype.is_float() => build::mul(
+                exact_literal(c.is_integer().then_some(c)?, self.dtype)?,
+                body,
+            )
+            .ok(),
             _ => {
                 // A fraction p/q multiplies by p and divides by q, so both
                 // literals are exact integers.
@@ -433,10 +451,10 @@ impl Writer<'_> {
     /// A positive constant on its own.
     fn constant(&self, c: &Rat) -> Option<Expr> {
         if c.is_one() {
-            return Some(float_lit(1.0, self.dtype));
+            return Some(number(1, self.dtype));
         }
         match self.chosen.get(c) {
-            Some(Spelling::Size { .. }) => self.scaled(c, float_lit(1.0, self.dtype)),
+            Some(Spelling::Size { .. }) => self.scaled(c, number(1, self.dtype)),
             _ => exact_literal(c, self.dtype).or_else(|| {
                 let big = c.to_big();
                 let numer = Rat::from_big(big.numer().clone().into());
@@ -459,6 +477,10 @@ impl Writer<'_> {
                 }
                 self.input(name, index)
             }
+            AtomKind::App {
+                func: Func::Wrap { bits, signed },
+                args,
+            } => self.wrapped(*bits, *signed, args.first()?),
             AtomKind::App { func, args } => {
                 let args: Vec<Expr> = args.iter().map(|a| self.sum(a)).collect::<Option<_>>()?;
                 let unary = |op| Expr::unary(op, args.first()?.clone()).ok();
@@ -472,6 +494,17 @@ impl Writer<'_> {
                         [x, y] => build::pow(x.clone(), y.clone()).ok(),
                         _ => None,
                     },
+                    Func::TruncDiv | Func::Rem if !self.dtype.is_float() => {
+                        let [n, d] = args.as_slice() else {
+                            return None;
+                        };
+                        let op = if *func == Func::TruncDiv {
+                            BinaryOp::TruncDiv
+                        } else {
+                            BinaryOp::Rem
+                        };
+                        Expr::binary(op, n.clone(), d.clone()).ok()
+                    }
                     Func::Max | Func::Min => {
                         let op = if *func == Func::Max {
                             BinaryOp::Maximum
@@ -485,7 +518,37 @@ impl Writer<'_> {
                     _ => None,
                 }
             }
+            AtomKind::Recip(_) if !self.dtype.is_float() => None,
             AtomKind::Recip(q) => build::div(float_lit(1.0, self.dtype), self.sum(q)?).ok(),
+        }
+    }
+
+    /// `wrap(x)`, the C's conversion to a `bits`-wide integer: `x` computed
+    /// in the type C computes it in (`int` for narrower operands, which
+    /// promote; the wrap's own type at 32 and 64 bits, whose arithmetic
+    /// wraps there), then converted. The evaluation against the spec
+    /// decides whether that reproduces the C.
+    fn wrapped(&self, bits: u8, signed: bool, x: &Value) -> Option<Expr> {
+        let to = match (bits, signed) {
+            (8, true) => DType::I8,
+            (8, false) => DType::U8,
+            (16, true) => DType::I16,
+            (16, false) => DType::U16,
+            (32, true) => DType::I32,
+            (32, false) => DType::U32,
+            (64, true) => DType::I64,
+            _ => return None,
+        };
+        let inner = if bits < 32 { DType::I32 } else { to };
+        let writer = Writer {
+            dtype: inner,
+            ..*self
+        };
+        let value = build::cast(writer.sum(x)?, to).ok()?;
+        if to == self.dtype {
+            Some(value)
+        } else {
+            build::cast(value, self.dtype).ok()
         }
     }
 
@@ -506,7 +569,7 @@ impl Writer<'_> {
                     // Broadcasting aligns trailing axes: a row of the output.
                     var
                 } else {
-                    return None;
+                    aligned(var, shape, index, at)?
                 }
             }
             _ => return None,
@@ -519,12 +582,48 @@ impl Writer<'_> {
     }
 }
 
+/// An input of lower rank read along some axes of the output, in order
+/// (`mean[f]` in `x[b][f][i]`): reshaped with unit axes where the output
+/// has axes it does not (`mean` as `[filters, 1]`), so that broadcasting
+/// lines its axes up with the output's. `None` unless each index names one
+/// output axis, the axes increasing.
+fn aligned(var: Expr, shape: &[Dim], index: &[u32], at: &[u32]) -> Option<Expr> {
+    let mut axes = Vec::with_capacity(index.len());
+    for i in index {
+        let mut hits = at.iter().enumerate().filter(|(_, a)| *a == i);
+        let (axis, _) = hits.next()?;
+        if hits.next().is_some() || axes.last().is_some_and(|l| *l >= axis) {
+            return None;
+        }
+        axes.push(axis);
+    }
+    let first = *axes.first()?;
+    let mut target = Vec::new();
+    for axis in first..at.len() {
+        match axes.iter().position(|a| *a == axis) {
+            Some(k) => target.push(shape.get(k)?.clone()),
+            None => target.push(Dim::constant(1)),
+        }
+    }
+    if target.len() == shape.len() {
+        return Some(var);
+    }
+    build::reshape(var, target).ok()
+}
+
 /// `base^exp` for `exp ≥ 1`: a product for squares, a power beyond.
 fn power(base: Expr, exp: u32) -> Option<Expr> {
     match exp {
         0 => None,
         1 => Some(base),
         2 => build::mul(base.clone(), base).ok(),
+        _ if !base.dtype().is_float() => {
+            let mut acc = base.clone();
+            for _ in 1..exp {
+                acc = build::mul(acc, base.clone()).ok()?;
+            }
+            Some(acc)
+        }
         _ => {
             let dtype = base.dtype();
             build::pow(base, float_lit(f64::from(exp), dtype)).ok()
@@ -717,5 +816,19 @@ mod tests {
         let params = [array("A", &["n"]), size("n")];
         // out[i] = A[i] + A[0]: not one template under an identity map.
         assert!(lift(&params, |i, _| el("A", i).add(&el("A", 0))).is_none());
+    }
+
+    #[test]
+    fn a_lower_rank_input_along_a_middle_axis_gets_unit_axes() {
+        // `mean[f]` in `x[b][f][i]` at the output position [2, 3, 4].
+        let mean = Expr::var("mean", array("mean", &["filters"]).ty());
+        let view =
+            aligned(mean.clone(), &[Dim::sym("filters")], &[3], &[2, 3, 4]).expect("aligned");
+        assert_eq!(print_expr(&view), "reshape(mean, [filters, 1])");
+        // The last axis needs nothing: broadcasting aligns trailing axes.
+        let w = aligned(mean.clone(), &[Dim::sym("filters")], &[4], &[2, 3, 4]).expect("w");
+        assert_eq!(print_expr(&w), "mean");
+        // An index met twice at the position is ambiguous.
+        assert!(aligned(mean, &[Dim::sym("filters")], &[2], &[2, 2, 4]).is_none());
     }
 }

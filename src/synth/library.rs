@@ -16,7 +16,7 @@ use tenslift_targets::{
 
 use super::budget::{Halt, Meter, ELEMENTS_PER_UNIT};
 use super::cost::cost_of;
-use crate::algebra::{AtomKind, Func, Symbol, Tensor};
+use crate::algebra::{AtomKind, Func, Rat, Symbol, Tensor};
 use crate::spec::tensir::{canonical_extrema, Executor};
 use crate::spec::Sizes;
 
@@ -295,6 +295,7 @@ impl Builder<'_> {
         }
         self.lib.keep_widest_views();
         self.add_size_roots()?;
+        self.add_size_products()?;
         let level0: Vec<Expr> = self.lib.stubs.iter().map(|s| s.expr.clone()).collect();
         // Dividing by a polynomial makes reciprocal atoms, slow to normalise
         // and rare in kernels: divisors are leaves whose elements are
@@ -338,6 +339,53 @@ impl Builder<'_> {
             .collect();
         for root in roots {
             self.add(root, 0)?;
+        }
+        Ok(())
+    }
+
+    /// `mean[i] *= 1./(batch*spatial)` scales by a product of two sizes
+    /// (`1./(batch*spatial - 1)` by one less):
+    /// where the target has its reciprocal as a coefficient at the spec's
+    /// sizes, the product joins the leaves, like
+    /// a root of a size. Only then: products of sizes are otherwise a
+    /// flood of numbers.
+    fn add_size_products(&mut self) -> Result<(), Halt> {
+        if !self.traits.division {
+            return Ok(());
+        }
+        let numbers: Vec<(Expr, Rat)> = self
+            .lib
+            .stubs
+            .iter()
+            .filter(|s| s.vars.is_empty() && s.expr.dtype().is_float())
+            .filter(|s| is_size_cast(&s.expr))
+            .filter_map(|s| Some((s.expr.clone(), s.value.elems().first()?.as_constant()?)))
+            .collect();
+        // Only as a divisor: a whole-number coefficient equal to some
+        // product of sizes is mostly a coincidence of the traced sizes.
+        let wanted = |v: &Rat| {
+            v.recip()
+                .is_some_and(|r| !r.is_integer() && self.traits.coefficients.contains(&r))
+        };
+        let mut products = Vec::new();
+        for (i, (a, va)) in numbers.iter().enumerate() {
+            for (b, vb) in &numbers[i..] {
+                let p = va * vb;
+                let Ok(product) = Expr::binary(BinaryOp::Mul, a.clone(), b.clone()) else {
+                    continue;
+                };
+                // `batch * spatial - 1`: the unbiased variance's divisor.
+                let one = Expr::lit(Lit::float(1.0, product.dtype()));
+                if wanted(&(&p - &Rat::ONE)) {
+                    products.extend(Expr::binary(BinaryOp::Sub, product.clone(), one).ok());
+                }
+                if wanted(&p) {
+                    products.push(product);
+                }
+            }
+        }
+        for product in products {
+            self.add(product, 0)?;
         }
         Ok(())
     }
@@ -390,6 +438,9 @@ impl Builder<'_> {
     }
 }
 
+/// Most distinct coefficient magnitudes [`TargetTraits`] keeps.
+const MAX_COEFFICIENTS: usize = 64;
+
 /// The functions a target's elements apply. A stub applying one the target
 /// never does cannot be part of it (exact algebra: no cancellation brings a
 /// `sqrt` or a `max` back out), so it is not evaluated at all.
@@ -403,6 +454,9 @@ struct TargetTraits {
     abs: bool,
     extrema: bool,
     division: bool,
+    /// The magnitudes of the target's coefficients (`1/15` in
+    /// `x[0,0,0]/15 + ...`).
+    coefficients: HashSet<Rat>,
 }
 
 impl TargetTraits {
@@ -416,6 +470,9 @@ impl TargetTraits {
 
     fn visit(&mut self, e: &crate::algebra::Expr) {
         for term in e.terms() {
+            if self.coefficients.len() < MAX_COEFFICIENTS {
+                self.coefficients.insert(term.coeff.abs());
+            }
             if !term.coeff.is_integer() {
                 self.division = true;
             }
@@ -469,6 +526,11 @@ impl TargetTraits {
             _ => true,
         }
     }
+}
+
+/// Whether `e` is a size parameter cast to an element type.
+fn is_size_cast(e: &Expr) -> bool {
+    matches!(e.op(), Op::Cast(_)) && matches!(e.args().first().map(Expr::op), Some(Op::Var(_)))
 }
 
 /// Whether `e` reads a size parameter (through a cast).

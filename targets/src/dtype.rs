@@ -143,6 +143,36 @@ impl Lit {
         Lit::Int(v, dtype)
     }
 
+    /// The least (`largest = false`) or greatest value of `d` (floats:
+    /// ∓∞, `bool`: `false`/`true`): the identity of `max` (resp. `min`), so
+    /// that a `max` over no elements leaves whatever it is combined with
+    /// unchanged, as the C's `if (x[i] > m) m = x[i]` over an empty range does.
+    pub fn extreme(d: DType, largest: bool) -> Lit {
+        if d == DType::Bool {
+            return Lit::Bool(largest);
+        }
+        if d.is_float() {
+            let v = if largest {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            };
+            return Lit::Float(v.to_bits(), d);
+        }
+        let bits = d.bits();
+        let (lo, hi): (i64, i64) = if d.is_signed_int() {
+            let hi = if bits == 64 {
+                i64::MAX
+            } else {
+                (1i64 << (bits - 1)) - 1
+            };
+            (-hi - 1, hi)
+        } else {
+            (0, (1i64 << bits) - 1)
+        };
+        Lit::Int(if largest { hi } else { lo }, d)
+    }
+
     pub fn dtype(self) -> DType {
         match self {
             Lit::Bool(_) => DType::Bool,

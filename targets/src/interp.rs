@@ -934,10 +934,8 @@ fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
         .collect();
     let out_strides = strides(&out_shape);
     let n_out: usize = out_shape.iter().product();
-    let reduced: usize = axes.iter().map(|&i| a.shape[i]).product();
-    if reduced == 0 && matches!(kind, ReduceKind::Max | ReduceKind::Min) && n_out > 0 {
-        return Err(InterpError::EmptyReduction(kind.name()));
-    }
+    // A max/min over no elements is the type's extreme (see
+    // `Lit::extreme`), as the emitted programs compute it.
     let d = a.dtype;
     // Input index -> output position: reduced axes contribute nothing.
     let mut j = 0;
@@ -973,11 +971,15 @@ fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
             Data::Float(acc)
         }
         Data::Int(v) => {
+            let extreme = |largest| match Lit::extreme(d, largest) {
+                Lit::Int(v, _) => v,
+                other => other.as_f64() as i64,
+            };
             let init = match kind {
                 ReduceKind::Sum => 0,
                 ReduceKind::Prod => 1,
-                ReduceKind::Max => i64::MIN,
-                ReduceKind::Min => i64::MAX,
+                ReduceKind::Max => extreme(false),
+                ReduceKind::Min => extreme(true),
             };
             let mut acc = vec![init; n_out];
             for (flat, x) in v.iter().enumerate() {
@@ -1070,6 +1072,22 @@ mod tests {
         );
         assert_eq!(ints(&out.arrays["q"]), vec![-3, -3, 3, 3]);
         assert_eq!(ints(&out.arrays["r"]), vec![-1, 1, -1, 1]);
+    }
+
+    #[test]
+    fn max_and_min_over_no_elements_are_the_identity() {
+        // `max(x[1:n])` at n = 1, as the C's `if (x[i] > m) m = x[i]` over
+        // an empty range leaves `m`: -inf for floats, the least i16.
+        let out = run_text(
+            "func f(n: size, x: f32[4], y: i16[4], m: out f32[], k: out i16[]) {\n  m = max(x[1:n], axes=[0]);\n  k = min(y[1:n], axes=[0]);\n}\n",
+            &[("n", 1)],
+            vec![
+                ("x", Array::from_f64(DType::F32, vec![4], vec![1.0, 2.0, 3.0, 4.0])),
+                ("y", Array::from_i64(DType::I16, vec![4], vec![1, 2, 3, 4])),
+            ],
+        );
+        assert_eq!(out.arrays["m"].get_f64(0), f64::NEG_INFINITY);
+        assert_eq!(ints(&out.arrays["k"]), vec![i64::from(i16::MAX)]);
     }
 
     #[test]

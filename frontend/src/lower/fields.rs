@@ -309,82 +309,11 @@ impl Flattener {
                 );
             }
         }
-        match &mut e.kind {
-            CExprKind::Subscript { base, index } => {
-                **base = self.expr(base);
-                **index = self.expr(index);
-            }
-            CExprKind::Binary { lhs, rhs, .. } => {
-                **lhs = self.expr(lhs);
-                **rhs = self.expr(rhs);
-            }
-            CExprKind::Unary { arg, .. }
-            | CExprKind::Implicit(arg)
-            | CExprKind::Cast(arg)
-            | CExprKind::Paren(arg) => **arg = self.expr(arg),
-            CExprKind::Conditional {
-                cond,
-                then_value,
-                else_value,
-            } => {
-                **cond = self.expr(cond);
-                **then_value = self.expr(then_value);
-                **else_value = self.expr(else_value);
-            }
-            CExprKind::Call { args, .. } => {
-                for a in args.iter_mut() {
-                    *a = self.expr(a);
-                }
-            }
-            CExprKind::Member { base, .. } => **base = self.expr(base),
-            _ => {}
-        }
+        e.map_children(&mut |x| self.expr(x));
     }
 
     fn stmt(&mut self, s: &CStmt) -> CStmt {
-        match s {
-            CStmt::Compound(inner, loc) => {
-                CStmt::Compound(inner.iter().map(|s| self.stmt(s)).collect(), loc.clone())
-            }
-            CStmt::Decl(vars, loc) => CStmt::Decl(
-                vars.iter()
-                    .map(|v| CVarDecl {
-                        init: v.init.as_ref().map(|e| self.expr(e)),
-                        ..v.clone()
-                    })
-                    .collect(),
-                loc.clone(),
-            ),
-            CStmt::Expr(e) => CStmt::Expr(self.expr(e)),
-            CStmt::If {
-                cond,
-                then_branch,
-                else_branch,
-                loc,
-            } => CStmt::If {
-                cond: self.expr(cond),
-                then_branch: Box::new(self.stmt(then_branch)),
-                else_branch: else_branch.as_ref().map(|b| Box::new(self.stmt(b))),
-                loc: loc.clone(),
-            },
-            CStmt::For {
-                init,
-                cond,
-                inc,
-                body,
-                loc,
-            } => CStmt::For {
-                init: Box::new(self.stmt(init)),
-                cond: self.expr(cond),
-                inc: self.expr(inc),
-                body: Box::new(self.stmt(body)),
-                loc: loc.clone(),
-            },
-            CStmt::Return(value, loc) => {
-                CStmt::Return(value.as_ref().map(|e| self.expr(e)), loc.clone())
-            }
-            CStmt::Null(_) | CStmt::Rejected(_) => s.clone(),
-        }
+        s.map_exprs(&mut |e| self.expr(e))
     }
 }
 

@@ -689,34 +689,9 @@ impl Normaliser {
             _ => {}
         }
         let mut out = e.clone();
-        match &mut out.kind {
-            CExprKind::Subscript { base, index } => {
-                **base = self.rewrite(base, fx);
-                **index = self.rewrite(index, fx);
-            }
-            CExprKind::Binary { lhs, rhs, .. } => {
-                **lhs = self.rewrite(lhs, fx);
-                **rhs = self.rewrite(rhs, fx);
-            }
-            CExprKind::Unary { arg, .. }
-            | CExprKind::Implicit(arg)
-            | CExprKind::Cast(arg)
-            | CExprKind::Paren(arg) => **arg = self.rewrite(arg, fx),
-            CExprKind::Conditional {
-                cond,
-                then_value,
-                else_value,
-            } => {
-                **cond = self.rewrite(cond, fx);
-                **then_value = self.rewrite(then_value, fx);
-                **else_value = self.rewrite(else_value, fx);
-            }
-            CExprKind::Call { args, .. } => {
-                for a in args.iter_mut() {
-                    *a = self.rewrite(a, fx);
-                }
-            }
-            _ => {}
+        // A member's base is left as written (a struct, not a walk).
+        if !matches!(out.kind, CExprKind::Member { .. }) {
+            out.map_children(&mut |x| self.rewrite(x, fx));
         }
         out
     }

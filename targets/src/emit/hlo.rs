@@ -298,8 +298,8 @@ impl Lowering {
                     Lit::int(1, d)
                 },
             ),
-            ReduceKind::Max => ("maximum", extreme(d, false)),
-            ReduceKind::Min => ("minimum", extreme(d, true)),
+            ReduceKind::Max => ("maximum", Lit::extreme(d, false)),
+            ReduceKind::Min => ("minimum", Lit::extreme(d, true)),
         };
         self.reduce(v, axes, op, init)
     }
@@ -1416,30 +1416,6 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
         } => in_dim(start) || in_dim(stop) || mentions_in_any_dim(body, var),
         Stmt::Var { .. } => false,
     })
-}
-
-/// The identity of max (`largest == false`) or min (`largest == true`).
-fn extreme(d: DType, largest: bool) -> Lit {
-    if d.is_float() {
-        let v = if largest {
-            f64::INFINITY
-        } else {
-            f64::NEG_INFINITY
-        };
-        return Lit::Float(v.to_bits(), d);
-    }
-    let bits = d.bits();
-    let (lo, hi): (i64, i64) = if d.is_signed_int() {
-        let hi = if bits == 64 {
-            i64::MAX
-        } else {
-            (1i64 << (bits - 1)) - 1
-        };
-        (-hi - 1, hi)
-    } else {
-        (0, (1i64 << bits) - 1)
-    };
-    Lit::Int(if largest { hi } else { lo }, d)
 }
 
 pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, EmitError> {

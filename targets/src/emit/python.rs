@@ -15,7 +15,8 @@ use crate::program::{Param, ParamKind, Program, Stmt};
 /// A target's translation table. Templates name operands `{0}` to `{4}`
 /// (or `{args}` for all of them) and attributes `{axes}`, `{perm}`,
 /// `{shape}`, `{slice}`, `{axis}`, `{k}`, `{spec}`, `{lhs_axes}`,
-/// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type) and,
+/// `{rhs_axes}`, `{value}`, `{dtype}` (the result's element type), `{init}`
+/// (a max/min reduction's identity, for libraries that need it) and,
 /// for a `trunc_div` by `2^k` of a non-negative dividend, `{shift}` (`k`).
 pub trait PyTable {
     fn target(&self) -> Target;
@@ -128,6 +129,18 @@ pub fn py_value(l: Lit) -> String {
         Lit::Bool(false) => "False".to_string(),
         Lit::Int(v, _) => v.to_string(),
         Lit::Float(bits, d) => format_float(f64::from_bits(bits), d == DType::F32),
+    }
+}
+
+/// The identity of a max (`largest == false`) or min reduction as a
+/// Python literal every target accepts (`float("-inf")`, `-2147483648`).
+fn reduce_identity(d: DType, largest: bool) -> String {
+    match Lit::extreme(d, largest) {
+        Lit::Float(bits, _) if f64::from_bits(bits).is_infinite() => {
+            let sign = if largest { "" } else { "-" };
+            format!("float(\"{sign}inf\")")
+        }
+        l => py_value(l),
     }
 }
 
@@ -280,8 +293,10 @@ pub fn render_expr(
             vars.insert("shape", py_shape(shape, names));
             vars.insert("value", py_value(*value));
         }
-        Op::Reduce { axes, .. } => {
+        Op::Reduce { axes, kind } => {
             vars.insert("axes", int_tuple(axes));
+            let largest = *kind == crate::ops::ReduceKind::Min;
+            vars.insert("init", reduce_identity(e.dtype(), largest));
         }
         Op::Tensordot { lhs_axes, rhs_axes } => {
             vars.insert("lhs_axes", int_list(lhs_axes));

@@ -21,6 +21,16 @@ const PROD: &str = r#"def _prod(x, dims, dtype):
     return x
 "#;
 
+const EXTREME: &str = r#"def _extreme(x, dims, largest, init):
+    """torch.amax / torch.amin, which refuse to reduce no elements: there
+    the result is init, the identity (-inf for max), as in NumPy's
+    `initial=` and the C's loop over an empty range."""
+    if x.numel() == 0:
+        shape = [s for d, s in enumerate(x.shape) if d not in dims]
+        return torch.full(shape, init, dtype=x.dtype, device=x.device)
+    return torch.amax(x, dim=dims) if largest else torch.amin(x, dim=dims)
+"#;
+
 const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     """h with vals[k] added to bin idx[k] (index_add: repeated bins
     accumulate; sequentially on the CPU, by atomics on CUDA)."""
@@ -90,6 +100,7 @@ impl PyTable for TorchTable {
     fn helpers(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("_prod", PROD),
+            ("_extreme", EXTREME),
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
@@ -165,8 +176,8 @@ impl PyTable for TorchTable {
             Op::Where => "torch.where({0}, {1}, {2})",
             Op::Reduce { kind: R::Sum, .. } => "torch.sum({0}, dim={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Prod, .. } => "_prod({0}, {axes}, {dtype})",
-            Op::Reduce { kind: R::Max, .. } => "torch.amax({0}, dim={axes})",
-            Op::Reduce { kind: R::Min, .. } => "torch.amin({0}, dim={axes})",
+            Op::Reduce { kind: R::Max, .. } => "_extreme({0}, {axes}, True, {init})",
+            Op::Reduce { kind: R::Min, .. } => "_extreme({0}, {axes}, False, {init})",
             Op::Matmul => "torch.matmul({0}, {1})",
             Op::Tensordot { .. } => "torch.tensordot({0}, {1}, dims=({lhs_axes}, {rhs_axes}))",
             Op::Outer => "torch.outer({0}, {1})",

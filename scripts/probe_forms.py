@@ -1,0 +1,51 @@
+"""Lift every C file of a probe directory with two tenslift binaries and
+print a Markdown table of the outcomes (lifted / partial / failed /
+rejected) with the totals: how a change moves kernels written in the forms
+public code uses (tests/fixtures/probe/).
+
+    .venv/bin/python scripts/probe_forms.py --before OLD --after NEW [DIR]
+"""
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def status(binary, path, timeout):
+    """The first kernel's status, run from the file's directory."""
+    try:
+        done = subprocess.run([binary, "lift", path.name, "--json", "-q", "--timeout", str(timeout)],
+                              cwd=path.parent, capture_output=True, text=True, timeout=timeout * 2)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            return json.loads(line).get("status", "?")
+    return "no output"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True)
+    parser.add_argument("--after", required=True)
+    parser.add_argument("--timeout", type=int, default=60)
+    parser.add_argument("dir", nargs="?", default=str(ROOT / "tests" / "fixtures" / "probe"))
+    args = parser.parse_args()
+    rows = [(p.name, status(args.before, p, args.timeout), status(args.after, p, args.timeout))
+            for p in sorted(Path(args.dir).glob("*.c"))]
+    print("| kernel | before | after |\n|---|---|---|")
+    for name, before, after in rows:
+        print(f"| {name} | {before} | {after} |")
+    for label, col in (("before", 1), ("after", 2)):
+        counts = {}
+        for row in rows:
+            counts[row[col]] = counts.get(row[col], 0) + 1
+        shown = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        print(f"\n{label}: {shown} (of {len(rows)})")
+
+
+if __name__ == "__main__":
+    main()
