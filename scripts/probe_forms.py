@@ -34,7 +34,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("dir", nargs="?", default=str(ROOT / "tests" / "fixtures" / "probe"))
     args = parser.parse_args()
-    rows = [(p.name, status(args.before, p, args.timeout), status(args.after, p, args.timeout))
+    # Each file is lifted from its own directory: binaries by absolute path.
+    before, after = (str(Path(b).resolve()) for b in (args.before, args.after))
+    rows = [(p.name, status(before, p, args.timeout), status(after, p, args.timeout))
             for p in sorted(Path(args.dir).glob("*.c"))]
     print("| kernel | before | after |\n|---|---|---|")
     for name, before, after in rows:

@@ -58,6 +58,11 @@ const KERNELS: &[(&str, &str)] = &[
     // `while (n--)`, walking pointers and reading the counter.
     ("probe/while_ptr", "lifted"),
     ("probe/while_rev", "lifted"),
+    // `out[y*OW + x]` with a local `OW = W - KW + 1`: one stride.
+    ("probe/conv2d", "lifted"),
+    // A leading `if (n <= 0) return;` that changes nothing.
+    ("probe/saxpy_guard", "lifted"),
+    ("probe/sdot_guard", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -200,6 +205,32 @@ fn count_down_whiles_read_as_for_loops_where_exact() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("error[TL010]"), "{err}");
+}
+
+/// A leading size guard is dropped only where it changes nothing; where
+/// it does (an element written outside the loops it empties, a returned
+/// value other than the guard's), the kernel is refused with that reason.
+#[test]
+fn a_size_guard_that_matters_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = [
+        (
+            "void f(float *y, const float *x, int n) {\n  if (n < 1) return;\n  y[0] = 0;\n  for (int i = 1; i < n; i++) y[i] = x[i];\n}\n",
+            "when `n <= 0`, `y` is still written",
+        ),
+        (
+            "float f(const float *x, int n) {\n  float s = 1.0f;\n  if (n <= 0) return 0.0f;\n  for (int i = 0; i < n; i++) s += x[i];\n  return s;\n}\n",
+            "the kernel would not return 0 when the loops do not run",
+        ),
+    ];
+    for (k, (source, why)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("k{k}.c"));
+        std::fs::write(&path, source).expect("write");
+        let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("error[TL037]") && err.contains(why), "{err}");
+    }
 }
 
 /// A `while` whose condition does not compare its counter has no trip

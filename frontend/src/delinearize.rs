@@ -14,6 +14,8 @@
 //! accesses form a divisibility chain ending in 1 (`64*i + j`: strides
 //! `64, 1`); a lone `2*i` stays one-dimensional.
 
+use std::collections::BTreeMap;
+
 use crate::affine::{Monomial, Poly};
 use crate::ir::Affine;
 
@@ -131,6 +133,109 @@ fn split_offset(
 /// dimension (the caller's fallback when a constant split would let an
 /// inner index run past its row).
 pub fn delinearize(
+    accesses: &[Poly],
+    is_iter: &dyn Fn(&str) -> bool,
+    is_extent: &dyn Fn(&str) -> bool,
+    constant_strides: bool,
+) -> Result<Layout, DelinearizeError> {
+    let (grouped, compounds) = group_compound_strides(accesses, is_iter)?;
+    let layout = split(&grouped, is_iter, is_extent, constant_strides)?;
+    Ok(expand_compounds(layout, &compounds))
+}
+
+/// Compound strides by stand-in name: `(name, sum)`.
+type Compounds = Vec<(String, Affine)>;
+
+/// Prefix of the name standing for a compound stride while splitting.
+const COMPOUND: &str = "\u{2}stride:";
+
+/// An iterator whose coefficient is an affine sum of two or more
+/// parameters (`out[y*OW + x]` with a local `OW = W - KW + 1`, expanded to
+/// `y*W - y*KW + y + x`) strides by that sum as one stride: its terms
+/// become one, over a stand-in name, and the sum comes back in the layout
+/// ([`expand_compounds`]). A coefficient with a single parameter
+/// (`i*lda + i`, a diagonal) keeps its terms, as before.
+fn group_compound_strides(
+    accesses: &[Poly],
+    is_iter: &dyn Fn(&str) -> bool,
+) -> Result<(Vec<Poly>, Compounds), DelinearizeError> {
+    let mut compounds: Compounds = Vec::new();
+    let mut out = Vec::with_capacity(accesses.len());
+    for p in accesses {
+        // Iterator -> its coefficient, when every term of it is affine in
+        // the parameters.
+        let mut by_iter: BTreeMap<String, Affine> = BTreeMap::new();
+        for (m, &c) in &p.terms {
+            let iters: Vec<&String> = m.iter().filter(|v| is_iter(v)).collect();
+            let [it] = iters.as_slice() else { continue };
+            let rest = without(m, it);
+            let coeff = by_iter
+                .entry((*it).clone())
+                .or_insert_with(|| Affine::constant(0));
+            match rest.as_slice() {
+                [] => {
+                    coeff.constant = coeff
+                        .constant
+                        .checked_add(c)
+                        .ok_or(DelinearizeError::Overflow)?
+                }
+                [param] => {
+                    let e = coeff.terms.entry(param.clone()).or_insert(0);
+                    *e = e.checked_add(c).ok_or(DelinearizeError::Overflow)?;
+                }
+                _ => {
+                    coeff.terms.insert(String::new(), 0);
+                }
+            }
+        }
+        let mut q = p.clone();
+        for (it, coeff) in by_iter {
+            let product = coeff.terms.keys().any(String::is_empty);
+            if product || coeff.terms.values().filter(|c| **c != 0).count() < 2 {
+                continue;
+            }
+            let name = format!("{COMPOUND}{coeff}");
+            q.terms
+                .retain(|m, _| !(m.contains(&it) && m.iter().filter(|v| is_iter(v)).count() == 1));
+            let mut m = vec![it.clone(), name.clone()];
+            m.sort();
+            q.terms.insert(m, 1);
+            if !compounds.iter().any(|(n, _)| *n == name) {
+                compounds.push((name, coeff));
+            }
+        }
+        out.push(q);
+    }
+    Ok((out, compounds))
+}
+
+/// The layout with each stand-in name of a compound stride replaced by
+/// its sum (strides and row extents).
+fn expand_compounds(mut layout: Layout, compounds: &[(String, Affine)]) -> Layout {
+    if compounds.is_empty() {
+        return layout;
+    }
+    // Coefficients are small (a stride's sum times 1); saturating keeps
+    // an absurd one from wrapping.
+    let expand = |a: &mut Affine| {
+        for (name, value) in compounds {
+            if let Some(c) = a.terms.remove(name) {
+                a.constant = a.constant.saturating_add(c.saturating_mul(value.constant));
+                for (v, k) in &value.terms {
+                    let e = a.terms.entry(v.clone()).or_insert(0);
+                    *e = e.saturating_add(c.saturating_mul(*k));
+                }
+                a.terms.retain(|_, k| *k != 0);
+            }
+        }
+    };
+    layout.strides.iter_mut().for_each(expand);
+    layout.dims.iter_mut().flatten().for_each(expand);
+    layout.indices.iter_mut().flatten().for_each(expand);
+    layout
+}
+
+fn split(
     accesses: &[Poly],
     is_iter: &dyn Fn(&str) -> bool,
     is_extent: &dyn Fn(&str) -> bool,
@@ -446,6 +551,33 @@ mod tests {
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
         let l = delinearize(&[a], &is_iter, &no_extent, false).unwrap();
         assert_eq!(show(&l), "strides 1 | [32*i + 4*j + k]");
+    }
+
+    #[test]
+    fn an_iterator_strided_by_a_sum_of_sizes_opens_one_dimension() {
+        // `out[i*OW + j]` with `OW = W - KW + 1` expanded by the lowering.
+        let a = poly(&[
+            (&["W", "i"], 1),
+            (&["KW", "i"], -1),
+            (&["i"], 1),
+            (&["j"], 1),
+        ]);
+        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        assert_eq!(show(&l), "strides -KW + W + 1,1 | [i][j]");
+        assert_eq!(l.dims[1], Some(aff(&[("W", 1), ("KW", -1)], 1)));
+        // One parameter beside the iterator is still two dimensions (a
+        // diagonal `A[i*lda + i]`).
+        let d = poly(&[(&["i", "lda"], 1), (&["i"], 1)]);
+        let l = delinearize(&[d], &is_iter, &no_extent, true).unwrap();
+        assert_eq!(show(&l), "strides lda,1 | [i][i]");
+    }
+
+    fn aff(terms: &[(&str, i64)], constant: i64) -> Affine {
+        let mut a = Affine::constant(constant);
+        for (v, c) in terms {
+            a.terms.insert(v.to_string(), *c);
+        }
+        a
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod expr;
 mod fields;
 mod finish;
+mod guards;
 mod histogram;
 mod loops;
 mod macro_sizes;
@@ -99,6 +100,10 @@ pub fn lower_function(
     func: &CFunction,
     region: Option<(u32, u32)>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
+    // A leading `if (n <= 0) return;` is taken off here and checked to
+    // change nothing once the rest is lowered.
+    let guarded = guards::strip(func);
+    let func = guarded.as_ref().map_or(func, |(f, _)| f);
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
     // Struct fields become parameters of their own first, so a pointer
@@ -166,6 +171,15 @@ pub fn lower_function(
         histograms: std::mem::take(&mut l.histograms),
     };
     l.finish(&mut kernel);
+    if let Some((_, guard)) = &guarded {
+        if let Some(why) = guards::redundant(&kernel, guard) {
+            l.error(
+                codes::BAD_RETURN,
+                &guard.loc,
+                format!("`return` before the end of the kernel: this guard matters ({why})"),
+            );
+        }
+    }
     if l.diagnostics.is_empty() {
         Ok(kernel)
     } else {
