@@ -69,6 +69,8 @@ pub struct Lowerer<'f> {
     /// Keys of variables some statement assigns (a written parameter is
     /// not a size: its value may change before a bound reads it).
     written_keys: HashSet<String>,
+    /// Keys of variables a `for` condition reads (`i < size`).
+    bound_keys: HashSet<String>,
     /// Integer locals initialised with an affine expression and never
     /// assigned again (`const int N = 64;`, `int m = n - 1;`): in bounds
     /// and subscripts they stand for that expression.
@@ -120,6 +122,7 @@ pub fn lower_function(
         used_names: BTreeSet::new(),
         iterator_keys: HashSet::new(),
         written_keys: HashSet::new(),
+        bound_keys: HashSet::new(),
         affine_locals: HashMap::new(),
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
@@ -133,7 +136,12 @@ pub fn lower_function(
         inlined_nodes: 0,
         histograms: Vec::new(),
     };
-    collect_keys(&func.body, &mut l.iterator_keys, &mut l.written_keys);
+    collect_keys(
+        &func.body,
+        &mut l.iterator_keys,
+        &mut l.written_keys,
+        &mut l.bound_keys,
+    );
     for p in func.params.iter().chain(&func.globals) {
         l.used_names.insert(p.name.clone());
     }
@@ -187,8 +195,14 @@ pub fn lower_function(
     }
 }
 
-/// Keys of loop iterators, and of variables assigned by a statement.
-fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashSet<String>) {
+/// Keys of loop iterators, of variables assigned by a statement, and of
+/// variables a `for` condition reads.
+fn collect_keys(
+    stmts: &[CStmt],
+    keys: &mut HashSet<String>,
+    written: &mut HashSet<String>,
+    bounds: &mut HashSet<String>,
+) {
     // Iterative: statement trees are bounded by the reader, but an explicit
     // stack costs nothing.
     let mut stack: Vec<&CStmt> = stmts.iter().collect();
@@ -235,7 +249,10 @@ fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashS
                     }
                 }
             }
-            CStmt::For { init, body, .. } => {
+            CStmt::For {
+                init, cond, body, ..
+            } => {
+                refs_in(cond, bounds);
                 match &**init {
                     CStmt::Decl(vars, _) => keys.extend(vars.iter().map(|v| v.key.clone())),
                     CStmt::Expr(e) => {
@@ -257,6 +274,18 @@ fn collect_keys(stmts: &[CStmt], keys: &mut HashSet<String>, written: &mut HashS
             _ => {}
         }
     }
+}
+
+/// Adds the key of every variable `e` reads.
+fn refs_in(e: &CExpr, out: &mut HashSet<String>) {
+    if let CExprKind::Ref(r) = &e.kind {
+        out.insert(r.key.clone());
+    }
+    let mut walk = e.clone();
+    walk.map_children(&mut |c| {
+        refs_in(c, out);
+        c.clone()
+    });
 }
 
 /// Strips parentheses and implicit conversions.
@@ -305,13 +334,17 @@ impl<'f> Lowerer<'f> {
     fn affine_name(&self, r: &DeclRef) -> AffineName {
         match self.bindings.get(&r.key) {
             Some(Binding::Iter { name, .. }) => AffineName::Var(name.clone()),
-            // Only int-sized integer parameters are sizes: a `uint8_t alpha`
+            // Int-sized integer parameters are sizes, and narrower ones that
+            // bound a loop (CMSIS-style `uint16_t size`); a `uint8_t alpha`
             // compared with 255 is data, not an iteration-space guard.
             Some(Binding::Scalar {
                 name,
                 ty,
                 class: VarClass::Param,
-            }) if !ty.is_float() && ty.bits() >= 32 && !self.written_keys.contains(&r.key) => {
+            }) if !ty.is_float()
+                && (ty.bits() >= 32 || self.bound_keys.contains(&r.key))
+                && !self.written_keys.contains(&r.key) =>
+            {
                 AffineName::Var(name.clone())
             }
             None if self.iterator_keys.contains(&r.key) => {
