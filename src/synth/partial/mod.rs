@@ -303,6 +303,41 @@ fn accept(program: &Program, kernel: &Kernel) -> Result<(), PartialError> {
     }
 }
 
+/// `kernel` with each array extent the frontend left unknown set to what
+/// the whole kernel's accesses give it (when that is affine in the sizes):
+/// a statement checked on its own (`y[0] = x[0]` before a recurrence) then
+/// sees the arrays at their extent, not at the one element it touches.
+fn known_extents(kernel: &mut Kernel, inferred: &super::signature::InferredExtents) {
+    for p in &mut kernel.params {
+        let tenslift_frontend::ir::ParamKind::Array(info) = &mut p.kind else {
+            continue;
+        };
+        for (axis, dim) in info.dims.iter_mut().enumerate() {
+            if dim.is_none() {
+                *dim = inferred.get(&(p.name.clone(), axis)).and_then(affine_of);
+            }
+        }
+    }
+}
+
+/// A dim as an affine extent, when it is one (no products, no divisor).
+fn affine_of(d: &tenslift_targets::Dim) -> Option<tenslift_frontend::ir::Affine> {
+    if d.divisor() != 1 {
+        return None;
+    }
+    let mut a = tenslift_frontend::ir::Affine::constant(0);
+    for (monomial, c) in d.terms() {
+        match monomial {
+            [] => a.constant = c,
+            [name] => {
+                a.terms.insert(name.to_string(), c);
+            }
+            _ => return None,
+        }
+    }
+    Some(a)
+}
+
 /// The program with kept loops, each statement checked on its own but the
 /// whole not yet compared with the kernel.
 fn assemble(
@@ -312,9 +347,11 @@ fn assemble(
 ) -> Result<PartialLift, PartialError> {
     let first = choose_sizes(kernel, &Sizes::new())?;
     let second = choose_second_sizes(kernel, &first)?;
-    let params = params_of(kernel, &infer_unknown_extents(kernel, &first)?)?;
+    let inferred = infer_unknown_extents(kernel, &first)?;
+    let params = params_of(kernel, &inferred)?;
     let (stored, returns) = locals::return_as_local(kernel).map_err(PartialError::Unsupported)?;
-    let (arrays, scalars) = locals::scalars_as_arrays(&stored);
+    let (mut arrays, scalars) = locals::scalars_as_arrays(&stored);
+    known_extents(&mut arrays, &inferred);
     let third = crate::spec::sizes::choose_third_sizes(kernel, &first, &second);
     let mut driver = Driver {
         kernel: arrays,

@@ -223,3 +223,21 @@ fn a_data_dependent_assignment_becomes_a_select() {
     let text = print_program(&lifted.program);
     assert!(text.contains("max(x[1:n]"), "{text}");
 }
+
+/// `y[0] = x[0]` before a recurrence over pointers of unknown extent: the
+/// statement checked on its own sees `x` and `y` at the whole kernel's
+/// extent `n` (it once saw them at the one element it touches, and the
+/// kept-loop program was refused as "does not generalise"), so the reason
+/// given is the real one: nothing vectorises.
+#[test]
+fn a_statement_before_a_recurrence_sees_the_arrays_at_their_extent() {
+    let kernel = from_source(
+        "void f(const float *x, float *y, int n, float a) {\n  y[0] = x[0];\n  \
+         for (int i = 1; i < n; i++) y[i] = a * x[i] + (1.0f - a) * y[i - 1];\n}\n",
+    );
+    match kept(&kernel) {
+        Err(PartialError::NothingVectorised(loops)) => assert_eq!(loops, "i"),
+        Err(other) => panic!("expected nothing vectorised, got: {other}"),
+        Ok(lifted) => panic!("expected a refusal, got {:?}", lifted.kept_loops),
+    }
+}
