@@ -376,6 +376,9 @@ impl Reader {
     /// later; refuses the others.
     fn settle_count_downs(&mut self, stmts: Vec<CStmt>, function_body: bool) -> Vec<CStmt> {
         use crate::decrement_while::{final_value, mentions, pending_counter, valid_in_block};
+        if !stmts.iter().any(|s| pending_counter(s).is_some()) {
+            return stmts;
+        }
         let mut out = Vec::with_capacity(stmts.len());
         for at in 0..stmts.len() {
             let Some(key) = pending_counter(&stmts[at]) else {

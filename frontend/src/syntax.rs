@@ -187,6 +187,32 @@ pub enum CExprKind {
 }
 
 impl CExpr {
+    /// The direct sub-expressions, in the order [`CExpr::map_children`]
+    /// visits them.
+    pub fn children(&self) -> Vec<&CExpr> {
+        match &self.kind {
+            CExprKind::Subscript { base, index } => vec![base, index],
+            CExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+            CExprKind::Unary { arg, .. }
+            | CExprKind::Implicit(arg)
+            | CExprKind::Cast(arg)
+            | CExprKind::Paren(arg)
+            | CExprKind::Member { base: arg, .. } => vec![arg],
+            CExprKind::Conditional {
+                cond,
+                then_value,
+                else_value,
+            } => vec![cond, then_value, else_value],
+            CExprKind::Call { args, .. } => args.iter().collect(),
+            CExprKind::Int(_)
+            | CExprKind::MacroInt { .. }
+            | CExprKind::Float { .. }
+            | CExprKind::Ref(_)
+            | CExprKind::Unsupported(_)
+            | CExprKind::Rejected => Vec::new(),
+        }
+    }
+
     /// Replaces each direct sub-expression by `f` of it (a call's
     /// arguments, not the inlined helper's body, which has its own names).
     pub fn map_children(&mut self, f: &mut dyn FnMut(&CExpr) -> CExpr) {

@@ -529,16 +529,7 @@ impl Writer<'_> {
     /// wraps there), then converted. The evaluation against the spec
     /// decides whether that reproduces the C.
     fn wrapped(&self, bits: u8, signed: bool, x: &Value) -> Option<Expr> {
-        let to = match (bits, signed) {
-            (8, true) => DType::I8,
-            (8, false) => DType::U8,
-            (16, true) => DType::I16,
-            (16, false) => DType::U16,
-            (32, true) => DType::I32,
-            (32, false) => DType::U32,
-            (64, true) => DType::I64,
-            _ => return None,
-        };
+        let to = DType::int_of(u32::from(bits), signed)?;
         let inner = if bits < 32 { DType::I32 } else { to };
         let writer = Writer {
             dtype: inner,

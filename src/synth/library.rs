@@ -535,8 +535,7 @@ fn is_size_cast(e: &Expr) -> bool {
 
 /// Whether `e` reads a size parameter (through a cast).
 fn reads_a_size(e: &Expr) -> bool {
-    matches!(e.op(), Op::Cast(_)) && matches!(e.args().first().map(Expr::op), Some(Op::Var(_)))
-        || e.args().iter().any(reads_a_size)
+    is_size_cast(e) || e.args().iter().any(reads_a_size)
 }
 
 /// A whole array, possibly transposed, masked to a triangle or made

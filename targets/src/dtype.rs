@@ -51,6 +51,21 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
+    /// The integer type `bits` wide, signed or not (`None`: no such
+    /// TensIR type, e.g. a 64-bit unsigned).
+    pub fn int_of(bits: u32, signed: bool) -> Option<DType> {
+        Some(match (bits, signed) {
+            (8, true) => DType::I8,
+            (8, false) => DType::U8,
+            (16, true) => DType::I16,
+            (16, false) => DType::U16,
+            (32, true) => DType::I32,
+            (32, false) => DType::U32,
+            (64, true) => DType::I64,
+            _ => return None,
+        })
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }

@@ -10,6 +10,7 @@
 //! checks the lowered kernel and says why not when the guard matters (then
 //! the kernel is refused as before, with that reason).
 
+use crate::affine::Poly;
 use crate::ir::{Affine, Expr, ExprKind, Kernel, LValue, Loc, Loop, Stmt};
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CFunction, CStmt, CType, CUnOp, IntValue, RefTarget,
@@ -213,15 +214,11 @@ fn assignments_skipped(body: &[Stmt], v: &str, in_empty_loop: bool) -> Option<St
 /// Whether loop `l` runs no iteration whenever `v <= 0`: its trip span is
 /// `a*v + b` with `a > 0`, `b <= 0` and nothing else.
 fn empty_when(l: &Loop, v: &str) -> bool {
-    let span = |hi: &Affine, lo: &Affine| -> Option<Affine> {
-        let mut d = hi.clone();
-        d.constant = d.constant.checked_sub(lo.constant)?;
-        for (name, c) in &lo.terms {
-            let e = d.terms.entry(name.clone()).or_insert(0);
-            *e = e.checked_sub(*c)?;
-        }
-        d.terms.retain(|_, c| *c != 0);
-        Some(d)
+    let span = |hi: &Affine, lo: &Affine| {
+        Poly::from_affine(hi)
+            .sub(&Poly::from_affine(lo))
+            .ok()?
+            .to_affine()
     };
     let d = if l.step > 0 {
         span(&l.end, &l.start)

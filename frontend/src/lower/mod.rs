@@ -281,11 +281,9 @@ fn refs_in(e: &CExpr, out: &mut HashSet<String>) {
     if let CExprKind::Ref(r) = &e.kind {
         out.insert(r.key.clone());
     }
-    let mut walk = e.clone();
-    walk.map_children(&mut |c| {
+    for c in e.children() {
         refs_in(c, out);
-        c.clone()
-    });
+    }
 }
 
 /// Strips parentheses and implicit conversions.

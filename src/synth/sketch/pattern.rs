@@ -59,7 +59,7 @@ fn sketch(target: &Tensor, dtype: DType) -> Option<(Tensor, DType, Rebuild)> {
     };
     match func {
         Func::Wrap { bits, signed } => {
-            let to = wrap_dtype(bits, signed).filter(|d| *d == dtype)?;
+            let to = DType::int_of(u32::from(bits), signed).filter(|d| *d == dtype)?;
             Some((
                 arg(0)?,
                 DType::I32,
@@ -145,15 +145,4 @@ fn clamp_hole(target: &Tensor, args: &[Vec<Value>]) -> Option<(Tensor, i64)> {
         holes.push(hole.clone());
     }
     Some((Tensor::new(target.shape().to_vec(), holes).ok()?, bound?))
-}
-
-fn wrap_dtype(bits: u8, signed: bool) -> Option<DType> {
-    Some(match (bits, signed) {
-        (8, false) => DType::U8,
-        (8, true) => DType::I8,
-        (16, false) => DType::U16,
-        (16, true) => DType::I16,
-        (32, false) => DType::U32,
-        _ => return None,
-    })
 }

@@ -21,14 +21,14 @@ const PROD: &str = r#"def _prod(x, dims, dtype):
     return x
 "#;
 
-const EXTREME: &str = r#"def _extreme(x, dims, largest, init):
+const EXTREME: &str = r#"def _extreme(x, dims, is_max, init):
     """torch.amax / torch.amin, which refuse to reduce no elements: there
     the result is init, the identity (-inf for max), as in NumPy's
     `initial=` and the C's loop over an empty range."""
     if x.numel() == 0:
         shape = [s for d, s in enumerate(x.shape) if d not in dims]
         return torch.full(shape, init, dtype=x.dtype, device=x.device)
-    return torch.amax(x, dim=dims) if largest else torch.amin(x, dim=dims)
+    return torch.amax(x, dim=dims) if is_max else torch.amin(x, dim=dims)
 "#;
 
 const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
