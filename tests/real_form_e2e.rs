@@ -65,6 +65,22 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/sdot_guard", "lifted"),
     // CMSIS-style `uint16_t size` bounding the loop is a size.
     ("probe/relu_q", "lifted"),
+    // Per-element selects written directly; a stencil over the interior.
+    ("probe/threshold_u8", "lifted"),
+    ("probe/smooth_l1", "lifted"),
+    ("probe/box3", "lifted"),
+    // Index variables stepped by increments; pointers tested against NULL.
+    ("probe/daxpy_ix", "lifted"),
+    ("probe/weighted_delta", "lifted"),
+    // `continue`, `memset`, struct sizes copied to locals, a counter set
+    // two statements before its `while`.
+    ("probe/mask_continue", "lifted"),
+    ("probe/attn_mix", "lifted"),
+    ("probe/cm_mat_mult", "lifted"),
+    ("probe/cm_mean", "lifted"),
+    // Interleaved channels as strided views: complex pairs, RGB triples.
+    ("probe/cmplx_mag", "lifted"),
+    ("probe/rgb2gray", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -250,4 +266,18 @@ fn a_while_without_a_counted_condition_is_still_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("error[TL010]"), "{err}");
+}
+
+/// A kernel that tests an optional buffer (`if (da) da[i] += …`) lifts for
+/// the case where it is set, and the generated code says so.
+#[test]
+fn a_pointer_tested_against_null_is_a_stated_precondition() {
+    let file = format!("{FIXTURES}/probe/weighted_delta.c");
+    let lift = tenslift(&["lift", &file, "-q"]);
+    let text = String::from_utf8_lossy(&lift.stdout);
+    assert_eq!(lift.status.code(), Some(0), "{text}");
+    for name in ["da", "db"] {
+        assert!(text.contains(&format!("- `{name}` is not NULL")), "{text}");
+    }
+    assert!(!text.contains("`ds` is not NULL"), "{text}");
 }

@@ -43,6 +43,13 @@ pub enum NotAffine {
     SideEffect,
     /// Not an integer expression (floats, calls, ...).
     Other(String),
+    /// A local set once to a size expression that is not affine
+    /// (`int oh = h / 2;`).
+    Definition {
+        name: String,
+        definition: String,
+        why: Box<NotAffine>,
+    },
 }
 
 impl std::fmt::Display for NotAffine {
@@ -60,6 +67,14 @@ impl std::fmt::Display for NotAffine {
             }
             NotAffine::SideEffect => f.write_str("it assigns or increments a variable"),
             NotAffine::Other(what) => write!(f, "it contains {what}"),
+            NotAffine::Definition {
+                name,
+                definition,
+                why,
+            } => write!(
+                f,
+                "`{name}` is set to `{definition}`, which is not affine: {why}"
+            ),
         }
     }
 }
@@ -78,6 +93,8 @@ pub enum AffineName {
     Opaque(String),
     /// A loop iterator outside its loop.
     StaleIterator(String),
+    /// A name refused for a reason of its own.
+    Refused(NotAffine),
 }
 
 impl Poly {
@@ -223,6 +240,7 @@ pub fn poly_of(e: &CExpr, name: &dyn Fn(&DeclRef) -> AffineName) -> Result<Poly,
             AffineName::Poly(p) => Ok(p),
             AffineName::Opaque(n) => Err(NotAffine::Variable(n)),
             AffineName::StaleIterator(n) => Err(NotAffine::StaleIterator(n)),
+            AffineName::Refused(why) => Err(why),
         },
         CExprKind::Paren(inner) => poly_of(inner, name),
         CExprKind::Implicit(inner) | CExprKind::Cast(inner) => {

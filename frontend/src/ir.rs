@@ -56,6 +56,10 @@ pub struct Kernel {
     /// their bins, with the range of each one's index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histograms: Vec<Histogram>,
+    /// Pointer parameters the C tests against `NULL`, read as set (see
+    /// `nonnull`), with where each is first tested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumed_set: Vec<(String, Loc)>,
 }
 
 /// A histogram write `h[x[i]] += v` (or `h[x[i]]++`): its subscript is read
@@ -200,6 +204,12 @@ impl Kernel {
             out.push(format!(
                 "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the NumPy, JAX and PyTorch code checks it and raises ValueError, StableHLO does not (its scatter drops an update outside the bins)",
                 h.index, h.target, h.bins, h.target
+            ));
+        }
+        for (name, at) in &self.assumed_set {
+            out.push(format!(
+                "`{name}` is not NULL: the C tests it ({}:{}:{}) and this program is the case where it is set (the NULL case is not lifted)",
+                at.file, at.line, at.col
             ));
         }
         for p in &self.params {

@@ -32,14 +32,18 @@ pub mod diagnostics;
 pub mod dump;
 pub mod extract;
 pub mod includes;
+pub(crate) mod induction;
 pub mod ir;
 pub(crate) mod libclang;
 pub(crate) mod lower;
 mod macros;
+pub(crate) mod nonnull;
 pub mod options;
 pub(crate) mod reader;
 pub mod roles;
 pub(crate) mod syntax;
+#[cfg(test)]
+mod test_util;
 pub mod types;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Style};

@@ -15,6 +15,9 @@ use crate::ir::{Loc, ScalarType};
 use crate::libclang::{Cursor, EvaluatedInt, Type};
 use crate::syntax::*;
 
+mod mem_calls;
+mod skip_continue;
+
 /// Most helper-call expansions per function (a helper calling two helpers
 /// calling two helpers... would otherwise grow exponentially).
 const MAX_INLINE_EXPANSIONS: usize = 1000;
@@ -243,6 +246,57 @@ fn sets_counter(s: &CStmt, key: &str) -> bool {
     }
 }
 
+/// Where in `stmts` the statement setting the counter `key` of a counted
+/// `while` that follows them is, when it can move down to the `while`:
+/// it is the last one that sets it, its value reads only variables, and
+/// the statements after it neither mention the counter nor write what
+/// that value reads (`uint32_t cnt = size; float sum = 0; while (cnt > 0)`).
+fn movable_init(stmts: &[CStmt], key: &str) -> Option<usize> {
+    let at = stmts.iter().rposition(|s| sets_counter(s, key))?;
+    let value = match &stmts[at] {
+        CStmt::Expr(e) => match &unwrap_expr(e).kind {
+            CExprKind::Binary { rhs, .. } => &**rhs,
+            _ => return None,
+        },
+        CStmt::Decl(vars, _) => vars.first()?.init.as_ref()?,
+        _ => return None,
+    };
+    let mut reads = Vec::new();
+    if !variables_only(value, &mut reads) {
+        return None;
+    }
+    let between = &stmts[at + 1..];
+    let untouched = between.iter().all(|s| {
+        !crate::decrement_while::mentions(s, key) && reads.iter().all(|r| !writes_key(s, r))
+    });
+    untouched.then_some(at)
+}
+
+/// Whether `e` reads nothing but variables (collected into `reads`),
+/// literals and arithmetic: no memory, call or side effect.
+fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
+    match &e.kind {
+        CExprKind::Ref(r) => {
+            reads.push(r.key.clone());
+            true
+        }
+        CExprKind::Int(_) | CExprKind::MacroInt { .. } | CExprKind::Float { .. } => true,
+        CExprKind::Binary {
+            op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+            ..
+        } => false,
+        CExprKind::Unary { op, .. } if !matches!(op, CUnOp::Plus | CUnOp::Minus | CUnOp::LNot) => {
+            false
+        }
+        CExprKind::Binary { .. }
+        | CExprKind::Unary { .. }
+        | CExprKind::Implicit(_)
+        | CExprKind::Cast(_)
+        | CExprKind::Paren(_) => e.children().into_iter().all(|c| variables_only(c, reads)),
+        _ => false,
+    }
+}
+
 /// Whether `s` assigns, increments or decrements the variable `key`.
 fn writes_key(s: &CStmt, key: &str) -> bool {
     match s {
@@ -399,6 +453,14 @@ impl Reader {
         out
     }
 
+    /// A block's statements as read, with its counted and count-down
+    /// `while` loops settled.
+    fn finish_block(&mut self, stmts: Vec<CStmt>, loc: Loc, function_body: bool) -> CStmt {
+        let stmts = self.fold_while_inits(stmts);
+        let stmts = self.settle_count_downs(stmts, function_body);
+        CStmt::Compound(crate::induction::substitute_inductions(stmts), loc)
+    }
+
     /// Completes each counted `while` ([`counted_while`]) with the statement
     /// before it that sets its counter (`i = 0;` or `int i = 0;`), making it
     /// the `for` it is; one without such a statement is refused.
@@ -427,19 +489,18 @@ impl Reader {
                 continue;
             }
             let counter = step_counter(&inc).map(|r| r.key.clone());
-            let sets = |p: &CStmt| counter.as_deref().is_some_and(|k| sets_counter(p, k));
-            match out.pop() {
-                Some(prev) if sets(&prev) => out.push(CStmt::For {
-                    init: Box::new(prev),
-                    cond,
-                    inc,
-                    body,
-                    loc,
-                }),
-                prev => {
-                    out.extend(prev);
-                    out.push(self.reject_while(&loc, "`while`"));
+            match counter.and_then(|k| movable_init(&out, &k)) {
+                Some(at) => {
+                    let init = out.remove(at);
+                    out.push(CStmt::For {
+                        init: Box::new(init),
+                        cond,
+                        inc,
+                        body,
+                        loc,
+                    });
                 }
+                None => out.push(self.reject_while(&loc, "`while`")),
             }
         }
         out
@@ -550,8 +611,7 @@ impl Reader {
                     .iter()
                     .map(|s| self.read_stmt(s, depth + 1))
                     .collect();
-                let stmts = self.fold_while_inits(stmts);
-                CStmt::Compound(self.settle_count_downs(stmts, depth == 0), loc)
+                self.finish_block(stmts, loc, depth == 0)
             }
             sys::CXCursor_DeclStmt => CStmt::Decl(
                 children
@@ -590,7 +650,7 @@ impl Reader {
                     init: Box::new(self.read_stmt(&children[0], depth + 1)),
                     cond: self.read_expr(&children[1], depth + 1),
                     inc: self.read_expr(&children[2], depth + 1),
-                    body: Box::new(self.read_stmt(&children[3], depth + 2)),
+                    body: Box::new(self.read_loop_body(&children[3], depth + 2)),
                     loc,
                 }
             }
@@ -600,7 +660,7 @@ impl Reader {
             sys::CXCursor_NullStmt => CStmt::Null(loc),
             sys::CXCursor_WhileStmt if children.len() == 2 => {
                 let cond = self.read_expr(&children[0], depth + 1);
-                let body = self.read_stmt(&children[1], depth + 2);
+                let body = self.read_loop_body(&children[1], depth + 2);
                 if let Some(pending) = crate::decrement_while::count_down(&cond, &body, &loc) {
                     return pending;
                 }
@@ -638,6 +698,10 @@ impl Reader {
                 self.reject(codes::BREAK_CONTINUE, &loc, "`continue` is not supported");
                 CStmt::Rejected(loc)
             }
+            sys::CXCursor_CallExpr => match self.read_mem_call(c, depth) {
+                Some(the_loop) => the_loop,
+                None => CStmt::Expr(self.read_expr(c, depth + 1)),
+            },
             _ if c.is_expression() => CStmt::Expr(self.read_expr(c, depth + 1)),
             _ => {
                 self.reject(
@@ -872,5 +936,44 @@ impl Reader {
 impl Default for Reader {
     fn default() -> Self {
         Reader::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    #[test]
+    fn a_counted_while_takes_its_counter_from_before_unrelated_statements() {
+        let body = lowered(
+            "void k(const float *x, unsigned n, float *r) {
+               unsigned cnt = n;
+               float sum = 0.0f;
+               while (cnt > 0U) { sum += *x++; cnt--; }
+               *r = sum / (float) n;
+             }",
+        )
+        .expect("lifts");
+        assert!(
+            body.starts_with("sum = 0.0f for cnt in n..0 step -1"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn a_counter_whose_value_changes_on_the_way_stays_refused() {
+        for between in ["x[0] = cnt;", "n = 2;", "x[cnt] = 0;"] {
+            let source = format!(
+                "void k(float *x, unsigned n) {{
+                   unsigned cnt = n;
+                   {between}
+                   while (cnt > 0U) {{ x[cnt - 1] = 1; cnt--; }}
+                 }}"
+            );
+            assert!(
+                lowered(&source).is_err_and(|codes| codes.contains(&"TL010")),
+                "{between}"
+            );
+        }
     }
 }

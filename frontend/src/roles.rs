@@ -98,6 +98,40 @@ fn collect_iterators(stmts: &[Stmt], out: &mut HashSet<String>) {
     }
 }
 
+/// The patterns the assignments directly in `stmts` write.
+fn top_level_writes(stmts: &[Stmt]) -> Vec<Pattern> {
+    stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Assign { target, .. } => Some(target_pattern(target)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The patterns `stmts` write on every path through them (an `if … else`
+/// chain counts where all its branches write).
+fn all_path_writes(stmts: &[Stmt]) -> Vec<Pattern> {
+    let mut out = Vec::new();
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, .. } => out.push(target_pattern(target)),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let mut both = all_path_writes(then_body);
+                let other = all_path_writes(else_body);
+                both.retain(|p| other.contains(p));
+                out.extend(both);
+            }
+            Stmt::Loop(_) | Stmt::Return { .. } => {}
+        }
+    }
+    out
+}
+
 fn target_pattern(target: &LValue) -> Pattern {
     match target {
         LValue::Scalar { name, .. } => (name.clone(), Vec::new()),
@@ -271,27 +305,22 @@ impl Walk<'_> {
                 }
                 Stmt::If {
                     cond,
+                    kind,
                     then_body,
                     else_body,
                     ..
                 } => {
                     self.reads(cond);
                     self.walk(then_body);
-                    let mut then_defs: Vec<Pattern> = then_body
-                        .iter()
-                        .filter_map(|s| match s {
-                            Stmt::Assign { target, .. } => Some(target_pattern(target)),
-                            _ => None,
-                        })
-                        .collect();
+                    let mut then_defs = top_level_writes(then_body);
                     self.walk(else_body);
-                    let else_defs: Vec<Pattern> = else_body
-                        .iter()
-                        .filter_map(|s| match s {
-                            Stmt::Assign { target, .. } => Some(target_pattern(target)),
-                            _ => None,
-                        })
-                        .collect();
+                    let else_defs = top_level_writes(else_body);
+                    if *kind == IfKind::Data {
+                        let (then_all, else_all) =
+                            (all_path_writes(then_body), all_path_writes(else_body));
+                        self.keeps_initial(&then_all, &else_all);
+                        self.keeps_initial(&else_all, &then_all);
+                    }
                     then_defs.retain(|p| else_defs.contains(p));
                     self.defined.extend(then_defs);
                 }
@@ -307,6 +336,20 @@ impl Walk<'_> {
         }
         self.defined.truncate(scope.0);
         self.ranges.truncate(scope.1);
+    }
+
+    /// An element one branch of a data `if` writes and the other does not
+    /// (`if (m[i]) y[i] = …;`) ends with its initial value on the other
+    /// path unless something defined it before: the array is `InOut`.
+    fn keeps_initial(&mut self, written: &[Pattern], other: &[Pattern]) {
+        for p in written.iter().filter(|p| !other.contains(p)) {
+            if self.tracked.contains(&p.0)
+                && !self.defined.contains(p)
+                && !self.covered_by_range(&p.0, &p.1)
+            {
+                self.usage.entry(p.0.clone()).or_default().read_initial = true;
+            }
+        }
     }
 
     fn reads(&mut self, e: &Expr) {
@@ -434,6 +477,30 @@ mod tests {
                 ("z".into(), Role::InOut),
             ]
         );
+    }
+
+    #[test]
+    fn a_write_under_a_data_condition_keeps_the_initial_value_elsewhere() {
+        let guarded = |array: &str, kind| Stmt::If {
+            cond: load("x", &["i"]),
+            kind,
+            then_body: vec![assign(array, &["i"], load("x", &["i"]))],
+            else_body: Vec::new(),
+            loc: loc(),
+        };
+        // y: only where x[i] holds; z: defined first, then conditionally
+        // overwritten.
+        let body = vec![for_n(
+            "i",
+            vec![
+                guarded("y", IfKind::Data),
+                assign("z", &["i"], load("x", &["i"])),
+                guarded("z", IfKind::Data),
+            ],
+        )];
+        let r = roles(&body);
+        assert_eq!(r[1], ("y".into(), Role::InOut));
+        assert_eq!(r[2], ("z".into(), Role::Output));
     }
 
     #[test]

@@ -238,6 +238,7 @@ fn assemble(
         body,
         returns,
         histograms: Vec::new(),
+        assumed_set: Vec::new(),
     };
     Lowered {
         kernel,

@@ -100,6 +100,7 @@ impl KernelBuilder {
                 body: Vec::new(),
                 returns: None,
                 histograms: Vec::new(),
+                assumed_set: Vec::new(),
             },
         }
     }

@@ -18,6 +18,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{build, BinaryOp, DType, Dim, Expr, Lit, Param, ParamKind, Stmt, UnaryOp};
 
 use super::convert;
@@ -481,6 +482,22 @@ impl Writer<'_> {
                 func: Func::Wrap { bits, signed },
                 args,
             } => self.wrapped(*bits, *signed, args.first()?),
+            AtomKind::App {
+                func: Func::Select,
+                args,
+            } => match &args[..] {
+                // Both branches are computed: an integer division by a
+                // variable in one would divide by zero where the test
+                // excludes it (PyTorch raises), so that select is left to
+                // the search, which guards the divisor.
+                [_, a, b] if divides_by_variable(a) || divides_by_variable(b) => None,
+                [c, a, b] => build::select(self.condition(c)?, self.sum(a)?, self.sum(b)?).ok(),
+                _ => None,
+            },
+            AtomKind::App {
+                func: Func::Lt0 | Func::Eq0,
+                ..
+            } => build::cast(self.predicate(atom)?, self.dtype).ok(),
             AtomKind::App { func, args } => {
                 let args: Vec<Expr> = args.iter().map(|a| self.sum(a)).collect::<Option<_>>()?;
                 let unary = |op| Expr::unary(op, args.first()?.clone()).ok();
@@ -505,6 +522,7 @@ impl Writer<'_> {
                         };
                         Expr::binary(op, n.clone(), d.clone()).ok()
                     }
+                    Func::Select | Func::Lt0 | Func::Eq0 => None,
                     Func::Max | Func::Min => {
                         let op = if *func == Func::Max {
                             BinaryOp::Maximum
@@ -521,6 +539,94 @@ impl Writer<'_> {
             AtomKind::Recip(_) if !self.dtype.is_float() => None,
             AtomKind::Recip(q) => build::div(float_lit(1.0, self.dtype), self.sum(q)?).ok(),
         }
+    }
+
+    /// The boolean TensIR value of C's test `c ≠ 0`: over at most
+    /// [`MAX_CONDITION_ATOMS`] comparisons, the conjunction or disjunction
+    /// of comparisons and their negations with the same truth table (the
+    /// normal form of `a >= 0 && a != t` is a polynomial in `lt0` and
+    /// `eq0`); anything else compared with zero.
+    fn condition(&self, c: &Value) -> Option<Expr> {
+        logic_of(c)
+            .and_then(|(atoms, form)| {
+                let literal = |(k, positive): (usize, bool)| -> Option<Expr> {
+                    let p = self.predicate(atoms.get(k)?)?;
+                    if positive {
+                        Some(p)
+                    } else {
+                        Expr::unary(UnaryOp::Not, p).ok()
+                    }
+                };
+                let op = if form.is_and {
+                    BinaryOp::And
+                } else {
+                    BinaryOp::Or
+                };
+                let mut it = form.literals.into_iter();
+                let first = literal(it.next()?)?;
+                it.try_fold(first, |acc, l| Expr::binary(op, acc, literal(l)?).ok())
+            })
+            .or_else(|| {
+                let writer = self.comparing(c);
+                let zero = number(0, writer.dtype);
+                Expr::binary(BinaryOp::Ne, writer.sum(c)?, zero).ok()
+            })
+    }
+
+    /// `lt0(d)` as `P < N` and `eq0(d)` as `P == N`, where `d = P - N`
+    /// splits `d`'s terms by sign: no subtraction that could wrap, and the
+    /// comparison reads as the C wrote it.
+    fn predicate(&self, atom: &Atom) -> Option<Expr> {
+        let (func, [d]) = atom.as_app()? else {
+            return None;
+        };
+        let op = match func {
+            Func::Lt0 => BinaryOp::Lt,
+            Func::Eq0 => BinaryOp::Eq,
+            _ => return None,
+        };
+        let writer = self.comparing(d);
+        let side = |negative: bool| -> Option<Expr> {
+            let mut acc: Option<Expr> = None;
+            for term in d
+                .terms()
+                .iter()
+                .filter(|t| t.coeff.is_negative() == negative)
+            {
+                let magnitude = writer.term(&term.coeff.abs(), &term.mono, None)?;
+                acc = Some(match acc {
+                    None => magnitude,
+                    Some(a) => build::add(a, magnitude).ok()?,
+                });
+            }
+            Some(acc.unwrap_or_else(|| number(0, writer.dtype)))
+        };
+        Expr::binary(op, side(false)?, side(true)?).ok()
+    }
+
+    /// The writer for the operands of a comparison of `v`: C compares in
+    /// the operands' type, so a float input makes it the widest float one
+    /// reads, and integers compare in `int` (wider where an input is).
+    fn comparing(&self, v: &Value) -> Writer<'_> {
+        let mut names = Vec::new();
+        collect_inputs(v, &mut names);
+        let dtypes = names.iter().filter_map(|n| {
+            let p = self.params.iter().find(|p| &*p.name == n.as_str())?;
+            Some(p.ty().dtype)
+        });
+        let mut dtype = if self.dtype.is_float() {
+            self.dtype
+        } else {
+            DType::I32
+        };
+        for d in dtypes {
+            dtype = match (dtype.is_float(), d.is_float()) {
+                (false, true) => d,
+                (true, true) | (false, false) if d.bits() > dtype.bits() => d,
+                _ => dtype,
+            };
+        }
+        Writer { dtype, ..*self }
     }
 
     /// `wrap(x)`, the C's conversion to a `bits`-wide integer: `x` computed
@@ -559,6 +665,8 @@ impl Writer<'_> {
                 } else if shape.len() == 1 && self.rank == 2 && index == [at[1]] {
                     // Broadcasting aligns trailing axes: a row of the output.
                     var
+                } else if let Some(view) = interleaved(&var, shape, index, at) {
+                    view
                 } else {
                     aligned(var, shape, index, at)?
                 }
@@ -571,6 +679,176 @@ impl Writer<'_> {
             build::cast(view, self.dtype).ok()
         }
     }
+}
+
+/// Whether `v` holds an integer division or remainder whose divisor is
+/// not a number.
+fn divides_by_variable(v: &Value) -> bool {
+    v.terms().iter().any(|term| {
+        term.mono
+            .factors()
+            .iter()
+            .any(|(atom, _)| match atom.kind() {
+                AtomKind::App {
+                    func: Func::TruncDiv | Func::Rem,
+                    args,
+                } => {
+                    args.get(1).is_none_or(|d| d.as_constant().is_none())
+                        || args.iter().any(divides_by_variable)
+                }
+                AtomKind::App { args, .. } => args.iter().any(divides_by_variable),
+                AtomKind::Recip(q) => divides_by_variable(q),
+                AtomKind::Sym { .. } => false,
+            })
+    })
+}
+
+/// Most comparisons a condition's truth table is read over.
+const MAX_CONDITION_ATOMS: usize = 3;
+
+/// A conjunction or disjunction of literals: (atom number, positive).
+struct Logic {
+    is_and: bool,
+    literals: Vec<(usize, bool)>,
+}
+
+/// The comparison atoms of `c` and the shortest conjunction or
+/// disjunction of them (or their negations) that is true exactly where
+/// `c ≠ 0`, when `c` is a polynomial in at most [`MAX_CONDITION_ATOMS`]
+/// comparisons.
+fn logic_of(c: &Value) -> Option<(Vec<Atom>, Logic)> {
+    let mut atoms: Vec<Atom> = Vec::new();
+    for term in c.terms() {
+        for (atom, exp) in term.mono.factors() {
+            let is_predicate = atom.as_app().is_some_and(|(f, _)| f.is_predicate());
+            if !is_predicate || *exp < 1 {
+                return None;
+            }
+            if !atoms.contains(atom) {
+                atoms.push(atom.clone());
+            }
+        }
+    }
+    if atoms.is_empty() || atoms.len() > MAX_CONDITION_ATOMS {
+        return None;
+    }
+    let truth = |mask: usize| -> bool {
+        let mut total = Rat::ZERO;
+        for term in c.terms() {
+            let on = term.mono.factors().iter().all(|(a, _)| {
+                atoms
+                    .iter()
+                    .position(|x| x == a)
+                    .is_some_and(|k| mask >> k & 1 == 1)
+            });
+            if on {
+                total = &total + &term.coeff;
+            }
+        }
+        !total.is_zero()
+    };
+    let table: Vec<bool> = (0..1usize << atoms.len()).map(truth).collect();
+    let form = shortest_logic(atoms.len(), &table)?;
+    Some((atoms, form))
+}
+
+/// The conjunction or disjunction with fewest literals over `n` atoms
+/// whose truth table is `table` (indexed by the atoms' bit mask).
+fn shortest_logic(n: usize, table: &[bool]) -> Option<Logic> {
+    let mut best: Option<Logic> = None;
+    // Each atom: absent (0), positive (1) or negated (2).
+    for choice in 0..3usize.pow(n as u32) {
+        let literals: Vec<(usize, bool)> = (0..n)
+            .filter_map(|k| match choice / 3usize.pow(k as u32) % 3 {
+                1 => Some((k, true)),
+                2 => Some((k, false)),
+                _ => None,
+            })
+            .collect();
+        if literals.is_empty()
+            || best
+                .as_ref()
+                .is_some_and(|b| b.literals.len() <= literals.len())
+        {
+            continue;
+        }
+        let value = |mask: usize, l: &(usize, bool)| (mask >> l.0 & 1 == 1) == l.1;
+        for is_and in [true, false] {
+            let matches = table.iter().enumerate().all(|(mask, t)| {
+                let v = if is_and {
+                    literals.iter().all(|l| value(mask, l))
+                } else {
+                    literals.iter().any(|l| value(mask, l))
+                };
+                v == *t
+            });
+            if matches {
+                best = Some(Logic {
+                    is_and,
+                    literals: literals.clone(),
+                });
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// The names of the input elements and scalars `v` reads, descending
+/// into applications and reciprocals.
+fn collect_inputs(v: &Value, out: &mut Vec<String>) {
+    for term in v.terms() {
+        for (atom, _) in term.mono.factors() {
+            match atom.kind() {
+                AtomKind::Sym { kind, name, .. }
+                    if *kind == SymbolKind::Input && !out.iter().any(|n| n.as_str() == &**name) =>
+                {
+                    out.push(name.to_string());
+                }
+                AtomKind::App { args, .. } => args.iter().for_each(|a| collect_inputs(a, out)),
+                AtomKind::Recip(q) => collect_inputs(q, out),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Most interleaved channels [`interleaved`] tries (RGB, complex pairs).
+const MAX_INTERLEAVE: u32 = 4;
+
+/// The strided view of an input of the output's rank read at
+/// `stride·position + channel` along each axis (`pSrc[2*i + 1]`, the
+/// imaginary parts of interleaved complex samples; `rgb[3*i + c]`): each
+/// axis sliced `channel::stride` up to the input's extent. The template is
+/// read at one position only, so the stride is a guess; the caller's
+/// evaluation against the whole output (at both size tuples) decides.
+fn interleaved(var: &Expr, shape: &[Dim], index: &[u32], at: &[u32]) -> Option<Expr> {
+    if shape.len() != at.len() || index.len() != at.len() || index == at {
+        return None;
+    }
+    let mut items = Vec::with_capacity(at.len());
+    for ((&q, &p), extent) in index.iter().zip(at).zip(shape) {
+        if q == p {
+            items.push(SliceItem::Full);
+            continue;
+        }
+        let stride = (2..=MAX_INTERLEAVE).find(|a| {
+            let base = a * p;
+            q >= base && q - base < *a
+        })?;
+        // Stopping `stride - 1 - channel` short of the extent keeps the
+        // view's length `extent / stride` exactly (`2*n / 2` is `n`).
+        let channel = i64::from(q - stride * p);
+        let stop = extent
+            .add(&Dim::constant(channel + 1 - i64::from(stride)))
+            .ok()?;
+        items.push(SliceItem::Range {
+            start: Dim::constant(channel),
+            stop,
+            step: i64::from(stride),
+        });
+    }
+    build::slice(var.clone(), items).ok()
 }
 
 /// An input of lower rank read along some axes of the output, in order
@@ -821,5 +1099,70 @@ mod tests {
         assert_eq!(print_expr(&w), "mean");
         // An index met twice at the position is ambiguous.
         assert!(aligned(mean, &[Dim::sym("filters")], &[2], &[2, 2, 4]).is_none());
+    }
+
+    #[test]
+    fn a_per_element_select_is_a_where_over_the_comparison_as_written() {
+        // out[i] = x[i] > t ? x[i] : 2 * x[i]
+        let params = [array("x", &["n"]), scalar("t"), size("n")];
+        let text = lift(&params, |i, _| {
+            let (x, t) = (el("x", i), Symbol::scalar("t").to_expr());
+            Value::select(&Value::gt(&x, &t), &x, &x.scale(&Rat::from(2)))
+        })
+        .expect("translates");
+        assert_eq!(text, "where(lt(t, x), x, mul(2.0f32, x))");
+    }
+
+    #[test]
+    fn a_conjunction_and_a_negated_test_keep_their_logic() {
+        // out[i] = (x[i] >= 0 && x[i] != t) ? x[i] : t
+        let params = [array("x", &["n"]), scalar("t"), size("n")];
+        let text = lift(&params, |i, _| {
+            let (x, t) = (el("x", i), Symbol::scalar("t").to_expr());
+            let cond =
+                Value::logical_and(&Value::ge(&x, &Value::zero()), &Value::not_equals(&x, &t));
+            Value::select(&cond, &x, &t)
+        })
+        .expect("translates");
+        assert!(text.starts_with("where(and("), "{text}");
+        assert!(text.contains("not("), "{text}");
+    }
+
+    #[test]
+    fn a_comparison_used_as_a_number_is_converted() {
+        // out[i] = (x[i] < t) * 3
+        let params = [array("x", &["n"]), scalar("t"), size("n")];
+        let text = lift(&params, |i, _| {
+            let (x, t) = (el("x", i), Symbol::scalar("t").to_expr());
+            Value::lt(&x, &t).scale(&Rat::from(3))
+        })
+        .expect("translates");
+        assert_eq!(text, "mul(3.0f32, cast(lt(x, t), f32))");
+    }
+
+    #[test]
+    fn interleaved_channels_are_strided_views_of_their_exact_length() {
+        // |z[i]| over interleaved complex samples `x[2*i]`, `x[2*i + 1]`.
+        let twice_n = Dim::sym("n").mul(&Dim::constant(2)).expect("2*n");
+        let params = [
+            Param {
+                name: "x".into(),
+                kind: ParamKind::Array {
+                    dtype: DType::F32,
+                    shape: vec![twice_n],
+                    access: Access::In,
+                },
+            },
+            size("n"),
+        ];
+        let text = lift(&params, |i, _| {
+            let (re, im) = (el("x", 2 * i), el("x", 2 * i + 1));
+            re.mul(&re).add(&im.mul(&im)).sqrt()
+        })
+        .expect("translates");
+        assert_eq!(
+            text,
+            "sqrt(add(mul(x[0:2*n - 1:2], x[0:2*n - 1:2]), mul(x[1:2*n:2], x[1:2*n:2])))"
+        );
     }
 }

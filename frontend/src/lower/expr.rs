@@ -466,7 +466,7 @@ impl Lowerer<'_> {
         let long_double_variant = callee
             .name
             .strip_suffix('l')
-            .is_some_and(|base| math_function(base).is_some());
+            .is_some_and(|base| math_function(base).is_some() || base == "fma");
         if long_double_variant {
             self.error(
                 codes::UNSUPPORTED_TYPE,
@@ -477,6 +477,9 @@ impl Lowerer<'_> {
                 ),
             );
             return None;
+        }
+        if matches!(callee.name.as_str(), "fma" | "fmaf") && args.len() == 3 {
+            return self.fused_multiply_add(e, args);
         }
         let Some(func) = math_function(&callee.name) else {
             if let Some(body) = inline.filter(|b| b.params.len() == args.len()) {
@@ -508,6 +511,28 @@ impl Lowerer<'_> {
             ty: self.scalar_type(e)?,
             kind: ExprKind::Call { func, args },
         })
+    }
+
+    /// `fma(a, b, c)` as `a*b + c` in the call's type. The spec's algebra
+    /// is exact real arithmetic, where the two are equal; fma rounds once
+    /// and `a*b + c` twice, a difference the differential runs tolerate.
+    fn fused_multiply_add(&mut self, e: &CExpr, args: &[CExpr]) -> Option<Expr> {
+        let ty = self.scalar_type(e)?;
+        let lowered: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        let [a, b, c]: [Expr; 3] = lowered
+            .into_iter()
+            .collect::<Option<Vec<_>>>()?
+            .try_into()
+            .ok()?;
+        let bin = |op, lhs, rhs| Expr {
+            ty,
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(super::stmt::cast_to(ty, lhs)),
+                rhs: Box::new(super::stmt::cast_to(ty, rhs)),
+            },
+        };
+        Some(bin(BinaryOp::Add, bin(BinaryOp::Mul, a, b), c))
     }
 
     /// A call of a `return expr;` helper: its expression with the
@@ -726,5 +751,34 @@ impl Lowerer<'_> {
             }
             ok.then_some((name, out, elem))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    #[test]
+    fn fma_is_a_product_plus_an_addend_and_fmal_stays_refused() {
+        let body = lowered(
+            "#include <math.h>
+             void k(float *y, const float *x, double *z, float a, int n) {
+               for (int i = 0; i < n; i++) { y[i] = fmaf(a, x[i], y[i]); z[i] = fma(z[i], 2.0, 1.0); }
+             }",
+        )
+        .expect("lifts");
+        assert!(
+            body.contains("y[i] = ((a * x[i]):f32 + y[i]):f32"),
+            "{body}"
+        );
+        assert!(
+            body.contains("z[i] = ((z[i] * 2.0):f64 + 1.0):f64"),
+            "{body}"
+        );
+        let long = lowered(
+            "#include <math.h>
+             void k(long double *y, int n) { for (int i = 0; i < n; i++) y[i] = fmal(y[i], y[i], y[i]); }",
+        );
+        assert!(long.is_err());
     }
 }

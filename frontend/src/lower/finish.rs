@@ -561,7 +561,8 @@ impl Lowerer<'_> {
         // Declared value -> (extent size name, where first declared).
         let mut by_value: BTreeMap<i64, (String, Loc)> = BTreeMap::new();
         for p in &mut kernel.params {
-            let argument = p.origin == Origin::Argument;
+            // A global array the kernel walks is passed like an argument.
+            let argument = matches!(p.origin, Origin::Argument | Origin::Global);
             let ParamKind::Array(info) = &mut p.kind else {
                 continue;
             };
@@ -628,9 +629,12 @@ impl Lowerer<'_> {
             let ParamKind::Array(info) = &p.kind else {
                 continue;
             };
-            // A global's storage is fixed where it is defined: only a
-            // function's own array parameters may be given at another size.
-            if info.storage != Storage::Declared || p.origin != Origin::Argument {
+            // A global's storage is fixed where it is defined, but the
+            // lifted function is passed it like an argument: its extent is
+            // traced small too, the literal the size's default.
+            if info.storage != Storage::Declared
+                || !matches!(p.origin, Origin::Argument | Origin::Global)
+            {
                 continue;
             }
             for (axis, dim) in info.dims.iter().enumerate() {

@@ -16,6 +16,7 @@ mod histogram;
 mod loops;
 mod macro_sizes;
 mod pointers;
+mod size_locals;
 mod stmt;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -75,6 +76,9 @@ pub struct Lowerer<'f> {
     /// assigned again (`const int N = 64;`, `int m = n - 1;`): in bounds
     /// and subscripts they stand for that expression.
     affine_locals: HashMap<String, Poly>,
+    /// Locals set once to a size expression that is not affine, with why
+    /// (a bound or subscript through one is refused naming it).
+    not_affine_locals: HashMap<String, NotAffine>,
     /// Keys whose declaration was already diagnosed (uses stay silent).
     rejected_keys: HashSet<String>,
     /// Keys declared outside the scop region with a type we cannot lift.
@@ -102,6 +106,10 @@ pub fn lower_function(
     func: &CFunction,
     region: Option<(u32, u32)>,
 ) -> Result<Kernel, Vec<Diagnostic>> {
+    // Tested pointer parameters are read as set (stated as preconditions),
+    // before the guards: `if (!p) return;` is then no guard at all.
+    let nonnull = crate::nonnull::assume_set_pointers(func);
+    let func = nonnull.as_ref().map_or(func, |n| &n.func);
     // A leading `if (n <= 0) return;` is taken off here and checked to
     // change nothing once the rest is lowered.
     let guarded = guards::strip(func);
@@ -112,6 +120,10 @@ pub fn lower_function(
     // walked out of a field is an ordinary walking pointer below.
     let flattened = fields::flatten(func);
     let func = flattened.as_ref().map_or(func, |f| &f.func);
+    // Locals that only name a size read as that size (fields are
+    // parameters by now).
+    let sized = size_locals::substitute(func);
+    let func = sized.func.as_ref().unwrap_or(func);
     // Walking pointers become subscripts of the arrays they point into.
     let walked = pointers::normalise(func, region)?;
     let func = walked.as_ref().unwrap_or(func);
@@ -124,6 +136,7 @@ pub fn lower_function(
         written_keys: HashSet::new(),
         bound_keys: HashSet::new(),
         affine_locals: HashMap::new(),
+        not_affine_locals: sized.not_affine,
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),
         uninitialised_keys: HashSet::new(),
@@ -177,6 +190,10 @@ pub fn lower_function(
         body,
         returns: l.returns,
         histograms: std::mem::take(&mut l.histograms),
+        assumed_set: nonnull
+            .as_ref()
+            .map(|n| n.assumed.clone())
+            .unwrap_or_default(),
     };
     l.finish(&mut kernel);
     if let Some((_, guard)) = &guarded {
@@ -348,9 +365,13 @@ impl<'f> Lowerer<'f> {
             None if self.iterator_keys.contains(&r.key) => {
                 AffineName::StaleIterator(r.name.clone())
             }
-            _ => match self.affine_locals.get(&r.key) {
-                Some(p) => AffineName::Poly(p.clone()),
-                None => AffineName::Opaque(r.name.clone()),
+            _ => match (
+                self.affine_locals.get(&r.key),
+                self.not_affine_locals.get(&r.key),
+            ) {
+                (Some(p), _) => AffineName::Poly(p.clone()),
+                (None, Some(why)) => AffineName::Refused(why.clone()),
+                (None, None) => AffineName::Opaque(r.name.clone()),
             },
         }
     }

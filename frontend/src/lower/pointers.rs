@@ -247,11 +247,32 @@ fn classify_locals(func: &CFunction) -> (HashSet<String>, HashSet<String>) {
         match s {
             CStmt::Expr(e) => note(e),
             CStmt::For { inc, .. } => note(inc),
+            CStmt::Decl(vars, _) => vars
+                .iter()
+                .filter_map(|v| v.init.as_ref())
+                .for_each(&mut note),
             _ => {}
         }
     });
     let data = written.difference(&iters).cloned().collect();
     (iters, data)
+}
+
+/// Calls `f` on every full expression of `stmts` (initialisers,
+/// expression statements, conditions, steps, returned values).
+fn each_expr(stmts: &[CStmt], f: &mut impl FnMut(&CExpr)) {
+    walk_stmts(stmts, &mut |s| match s {
+        CStmt::Decl(vars, _) => vars
+            .iter()
+            .filter_map(|v| v.init.as_ref())
+            .for_each(&mut *f),
+        CStmt::Expr(e) | CStmt::If { cond: e, .. } | CStmt::Return(Some(e), _) => f(e),
+        CStmt::For { cond, inc, .. } => {
+            f(cond);
+            f(inc);
+        }
+        _ => {}
+    });
 }
 
 /// Keys of pointer parameters the body assigns or advances.
@@ -263,8 +284,8 @@ fn advanced_params(func: &CFunction) -> HashSet<String> {
         .map(|p| p.key.as_str())
         .collect();
     let mut out = HashSet::new();
-    walk_stmts(&func.body, &mut |s| {
-        let CStmt::Expr(e) = s else { return };
+    // Advances anywhere: `T v = *p++;` advances `p` in an initialiser.
+    each_expr(&func.body, &mut |e| {
         walk_expr(e, &mut |n| {
             let target = match &n.kind {
                 CExprKind::Binary {
@@ -1221,7 +1242,9 @@ impl Normaliser {
                 where_(loc)
             )
         })?;
-        if mentions(&d, &h.iter) || d.vars().any(|v| v.starts_with('\u{1}')) {
+        // Entry symbols are `\u{1}S…`; other `\u{1}` keys (struct fields,
+        // fresh counters) are ordinary sizes and iterators.
+        if mentions(&d, &h.iter) || d.vars().any(|v| v.starts_with("\u{1}S")) {
             return Err(format!(
                 "its advance in the loop at {} depends on the loop's iterator or on another pointer",
                 where_(loc)
@@ -1526,6 +1549,22 @@ mod tests {
         assert_eq!(lowered(escapes), Err(vec!["TL026"]));
         assert_eq!(lowered(overlap), Err(vec!["TL027"]));
         assert_eq!(lowered(unsequenced), Err(vec!["TL032"]));
+    }
+
+    #[test]
+    fn a_parameter_advanced_in_an_initialiser_or_under_a_cast_is_walked() {
+        let body = lowered(
+            "typedef struct { int numCols; float *data; } mat;
+             void k(int n, const short *p, int *y, const mat *b, float *z) {
+               for (int i = 0; i < n; i++) { int v = (int) *p++ * 3; y[i] = v; }
+               float *q = b->data;
+               for (int i = 0; i < n; i++) { z[i] = *q; q += b->numCols; }
+             }",
+        )
+        .expect("lifts");
+        assert!(body.contains("v = (i32(p[i]) * 3):i32"), "{body}");
+        // A struct field (a `\u{1}field` key) is a size, not another pointer.
+        assert!(body.contains("z[i_1] = b_data[i_1][0]"), "{body}");
     }
 
     fn poly(terms: &[(&[&str], i64)]) -> Poly {

@@ -131,6 +131,7 @@ pub(super) fn statement_kernel(
         body: vec![iterators_as_params(stmt, &names)],
         returns: None,
         histograms: kernel.histograms.clone(),
+        assumed_set: kernel.assumed_set.clone(),
     }
 }
 

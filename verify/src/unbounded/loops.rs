@@ -745,6 +745,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         body: s.c.clone(),
         returns: if returns { kernel.returns } else { None },
         histograms: kernel.histograms.clone(),
+        assumed_set: kernel.assumed_set.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),

@@ -1,0 +1,418 @@
+//! Index variables stepped once per trip: `dy[iy] += da * dx[ix];
+//! ix += incx; iy += incy;` in the body of `for (i = a; …; i++)`, the way
+//! strided BLAS kernels (reference and generic OpenBLAS) and DSP code walk
+//! arrays by an increment. Each such variable `v` is a closed form of the
+//! loop's iterator: `v + s*(i - a)` where the body reads it before its step
+//! and `v + s*(i - a + 1)` after, with `v` its value on entry to the loop.
+//! The step statement goes, `v` is no longer written in the loop, and the
+//! subscripts become affine in the iterator.
+//!
+//! That reading is exact when
+//! - `v` is an integer local declared in the block that holds the loop,
+//!   before it (so each run of that block starts it afresh: no enclosing
+//!   loop carries its value from one run of the loop to the next),
+//! - nothing after the loop in that block mentions `v` (its final value is
+//!   not rebuilt),
+//! - the loop counts up by one from `a`, its header does not mention `v`,
+//! - the body steps `v` exactly once, by a top-level statement
+//!   (`v += s`, `v -= s`, `v = v + s`, `v++`, `++v`, `v--`, `--v`), writes it
+//!   nowhere else, and the step `s` reads no variable the loop writes
+//!   (numbers, parameters and locals the loop leaves alone).
+//!
+//! Anything else is left as written, and the lowering refuses the
+//! non-affine subscript as before.
+
+use crate::ir::Loc;
+use crate::syntax::{ArithOp, CBinOp, CExpr, CExprKind, CStmt, CUnOp, IntValue};
+
+/// `stmts` (one block) with each loop's index variables replaced by their
+/// closed forms where that is exact (see the module documentation).
+pub(crate) fn substitute_inductions(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
+    for at in 0..stmts.len() {
+        if !matches!(stmts[at], CStmt::For { .. }) {
+            continue;
+        }
+        for key in integer_locals(&stmts[..at]) {
+            if stmts[at + 1..].iter().any(|s| mentions(s, &key)) {
+                continue;
+            }
+            if let Some(rewritten) = close_induction(&stmts[at], &key) {
+                stmts[at] = rewritten;
+            }
+        }
+    }
+    stmts
+}
+
+/// Keys of the integer scalars the statements declare.
+fn integer_locals(stmts: &[CStmt]) -> Vec<String> {
+    stmts
+        .iter()
+        .filter_map(|s| match s {
+            CStmt::Decl(vars, _) => Some(vars),
+            _ => None,
+        })
+        .flatten()
+        .filter(|v| v.dims.is_empty() && v.ty.is_integer())
+        .map(|v| v.key.clone())
+        .collect()
+}
+
+/// The loop with `key` closed over its iterator, when it is an index
+/// variable of it.
+fn close_induction(stmt: &CStmt, key: &str) -> Option<CStmt> {
+    let CStmt::For {
+        init,
+        cond,
+        inc,
+        body,
+        loc,
+    } = stmt
+    else {
+        return None;
+    };
+    let (iter, start) = iterator_start(init)?;
+    if !steps_by_one(inc, &iter.key_of()?) || mentions(init, key) {
+        return None;
+    }
+    if refs_key(cond, key) || refs_key(inc, key) {
+        return None;
+    }
+    let CStmt::Compound(items, body_loc) = &**body else {
+        return None;
+    };
+    let steps: Vec<(usize, CExpr)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(p, s)| step_of(s, key).map(|d| (p, d)))
+        .collect();
+    let [(at, step)] = steps.as_slice() else {
+        return None;
+    };
+    let others = items.iter().enumerate().filter(|(p, _)| p != at);
+    if others.clone().any(|(_, s)| writes(s, key)) || !invariant(step, stmt) {
+        return None;
+    }
+    let offset = |extra: i64| closed_form(key, step, &iter, &start, extra, &step.loc);
+    let rewritten: Vec<CStmt> = others
+        .map(|(p, s)| {
+            let value = offset(i64::from(p > *at));
+            s.map_exprs(&mut |e| replace_reads(e, key, &value))
+        })
+        .collect();
+    Some(CStmt::For {
+        init: init.clone(),
+        cond: cond.clone(),
+        inc: inc.clone(),
+        body: Box::new(CStmt::Compound(rewritten, body_loc.clone())),
+        loc: loc.clone(),
+    })
+}
+
+/// `v + s*(i - a + extra)`, typed as `v`.
+fn closed_form(
+    key: &str,
+    step: &CExpr,
+    iter: &CExpr,
+    start: &CExpr,
+    extra: i64,
+    loc: &Loc,
+) -> CExpr {
+    let ty = iter.ty.clone();
+    let node = |kind| CExpr {
+        kind,
+        ty: ty.clone(),
+        loc: loc.clone(),
+    };
+    let binary = |op, lhs: CExpr, rhs: CExpr| {
+        node(CExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        })
+    };
+    let mut trips = binary(CBinOp::Sub, iter.clone(), paren(start.clone()));
+    if extra != 0 {
+        trips = binary(
+            CBinOp::Add,
+            trips,
+            node(CExprKind::Int(IntValue::Fits(extra))),
+        );
+    }
+    let variable = CExpr {
+        kind: CExprKind::Ref(crate::syntax::DeclRef {
+            name: name_of(key),
+            key: key.to_string(),
+            target: crate::syntax::RefTarget::Local,
+        }),
+        ty: ty.clone(),
+        loc: loc.clone(),
+    };
+    let scaled = binary(CBinOp::Mul, paren(step.clone()), paren(trips));
+    paren(binary(CBinOp::Add, variable, scaled))
+}
+
+fn paren(e: CExpr) -> CExpr {
+    CExpr {
+        ty: e.ty.clone(),
+        loc: e.loc.clone(),
+        kind: CExprKind::Paren(Box::new(e)),
+    }
+}
+
+/// A declaration key starts with the declared name (see
+/// [`crate::syntax::DeclRef`]).
+fn name_of(key: &str) -> String {
+    key.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or(key)
+        .to_string()
+}
+
+/// The iterator reference and start value of `i = a` / `int i = a`.
+fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
+    match init {
+        CStmt::Expr(e) => match &strip(e).kind {
+            CExprKind::Binary {
+                op: CBinOp::Assign,
+                lhs,
+                rhs,
+            } => Some(((**lhs).clone(), (**rhs).clone())),
+            _ => None,
+        },
+        CStmt::Decl(vars, loc) => {
+            let [v] = vars.as_slice() else {
+                return None;
+            };
+            let reference = CExpr {
+                kind: CExprKind::Ref(crate::syntax::DeclRef {
+                    name: v.name.clone(),
+                    key: v.key.clone(),
+                    target: crate::syntax::RefTarget::Local,
+                }),
+                ty: v.ty.clone(),
+                loc: loc.clone(),
+            };
+            Some((reference, v.init.clone()?))
+        }
+        _ => None,
+    }
+}
+
+trait KeyOf {
+    fn key_of(&self) -> Option<String>;
+}
+
+impl KeyOf for CExpr {
+    fn key_of(&self) -> Option<String> {
+        match &strip(self).kind {
+            CExprKind::Ref(r) => Some(r.key.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// `e` without parentheses and implicit conversions.
+fn strip(e: &CExpr) -> &CExpr {
+    match &e.kind {
+        CExprKind::Paren(x) | CExprKind::Implicit(x) => strip(x),
+        _ => e,
+    }
+}
+
+fn is_ref(e: &CExpr, key: &str) -> bool {
+    strip(e).key_of().as_deref() == Some(key)
+}
+
+/// Whether `inc` is `i++`, `++i` or `i += 1`.
+fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
+    match &strip(inc).kind {
+        CExprKind::Unary {
+            op: CUnOp::PostInc | CUnOp::PreInc,
+            arg,
+        } => is_ref(arg, iter),
+        CExprKind::Binary {
+            op: CBinOp::CompoundAssign(ArithOp::Add),
+            lhs,
+            rhs,
+        } => is_ref(lhs, iter) && matches!(strip(rhs).kind, CExprKind::Int(IntValue::Fits(1))),
+        _ => false,
+    }
+}
+
+/// The signed step when `s` is a step statement of `key`.
+fn step_of(s: &CStmt, key: &str) -> Option<CExpr> {
+    let CStmt::Expr(e) = s else {
+        return None;
+    };
+    let one = |sign: i64| CExpr {
+        kind: CExprKind::Int(IntValue::Fits(sign)),
+        ty: e.ty.clone(),
+        loc: e.loc.clone(),
+    };
+    let negated = |x: &CExpr| CExpr {
+        kind: CExprKind::Unary {
+            op: CUnOp::Minus,
+            arg: Box::new(paren(x.clone())),
+        },
+        ty: x.ty.clone(),
+        loc: x.loc.clone(),
+    };
+    match &strip(e).kind {
+        CExprKind::Unary { op, arg } if is_ref(arg, key) => match op {
+            CUnOp::PostInc | CUnOp::PreInc => Some(one(1)),
+            CUnOp::PostDec | CUnOp::PreDec => Some(one(-1)),
+            _ => None,
+        },
+        CExprKind::Binary { op, lhs, rhs } if is_ref(lhs, key) => match op {
+            CBinOp::CompoundAssign(ArithOp::Add) => Some((**rhs).clone()),
+            CBinOp::CompoundAssign(ArithOp::Sub) => Some(negated(rhs)),
+            CBinOp::Assign => match &strip(rhs).kind {
+                CExprKind::Binary {
+                    op: CBinOp::Add,
+                    lhs: a,
+                    rhs: b,
+                } if is_ref(a, key) => Some((**b).clone()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the step reads only numbers and variables `loop_stmt` never
+/// writes (no loads, no calls).
+fn invariant(step: &CExpr, loop_stmt: &CStmt) -> bool {
+    let mut ok = true;
+    visit(step, &mut |e| match &e.kind {
+        CExprKind::Ref(r) => ok &= !writes(loop_stmt, &r.key),
+        CExprKind::Int(_)
+        | CExprKind::MacroInt { .. }
+        | CExprKind::Paren(_)
+        | CExprKind::Implicit(_)
+        | CExprKind::Cast(_) => {}
+        CExprKind::Binary { op, .. } => ok &= matches!(op, CBinOp::Add | CBinOp::Sub | CBinOp::Mul),
+        CExprKind::Unary { op, .. } => ok &= matches!(op, CUnOp::Minus | CUnOp::Plus),
+        _ => ok = false,
+    });
+    ok
+}
+
+fn visit(e: &CExpr, f: &mut dyn FnMut(&CExpr)) {
+    f(e);
+    for c in e.children() {
+        visit(c, f);
+    }
+}
+
+/// Whether the statement assigns `key` anywhere (plain or compound
+/// assignment, increment or decrement).
+fn writes(s: &CStmt, key: &str) -> bool {
+    let mut found = false;
+    s.map_exprs(&mut |e| {
+        visit(e, &mut |x| match &x.kind {
+            CExprKind::Binary {
+                op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+                lhs,
+                ..
+            } => found |= is_ref(lhs, key),
+            CExprKind::Unary {
+                op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                arg,
+            } => found |= is_ref(arg, key),
+            _ => {}
+        });
+        e.clone()
+    });
+    found
+}
+
+fn refs_key(e: &CExpr, key: &str) -> bool {
+    let mut found = false;
+    visit(e, &mut |x| {
+        found |= matches!(&x.kind, CExprKind::Ref(r) if r.key == key)
+    });
+    found
+}
+
+fn mentions(s: &CStmt, key: &str) -> bool {
+    let mut found = false;
+    s.map_exprs(&mut |e| {
+        found |= refs_key(e, key);
+        e.clone()
+    });
+    found
+}
+
+/// `e` with every reference to `key` replaced by `value`.
+fn replace_reads(e: &CExpr, key: &str, value: &CExpr) -> CExpr {
+    if matches!(&e.kind, CExprKind::Ref(r) if r.key == key) {
+        return value.clone();
+    }
+    let mut out = e.clone();
+    out.map_children(&mut |c| replace_reads(c, key, value));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    const AXPY: &str = "void f(int n, double a, const double *x, int incx, double *y, int incy) {
+        int i, ix = 0, iy = 0;
+        for (i = 0; i < n; i++) { y[iy] += a * x[ix]; ix += incx; iy += incy; }
+    }";
+
+    #[test]
+    fn index_variables_stepped_by_increments_become_affine_subscripts() {
+        let body = lowered(AXPY).expect("lowers");
+        // Each row of the strided views is one trip (`1 <= incx` is a
+        // precondition of that view).
+        assert_eq!(
+            body,
+            "for i in 0..n step 1 y[i][0] = (y[i][0] + (a * x[i][0]):f64):f64"
+        );
+    }
+
+    #[test]
+    fn a_read_after_the_step_sees_the_next_value() {
+        let source = "void f(int n, float *y, const float *x) {
+            int j = 0;
+            for (int i = 0; i < n; i++) { j += 2; y[i] = x[j - 1]; }
+        }";
+        let body = lowered(source).expect("lowers");
+        // j - 1 after the step at trip i is 2*(i + 1) - 1 = 2*i + 1.
+        assert_eq!(body, "for i in 0..n step 1 y[i] = x[2*i + 1]");
+    }
+
+    #[test]
+    fn a_variable_read_after_the_loop_or_carried_by_an_outer_loop_is_left_alone() {
+        let after = "int f(int n, float *y, const float *x) {
+            int j = 0;
+            for (int i = 0; i < n; i++) { y[i] = x[j]; j += 2; }
+            return j;
+        }";
+        assert!(lowered(after).is_err());
+        let carried = "void f(int n, int m, float *y, const float *x) {
+            int j = 0;
+            for (int k = 0; k < m; k++)
+                for (int i = 0; i < n; i++) { y[j] = x[i]; j++; }
+        }";
+        assert!(lowered(carried).is_err());
+    }
+
+    #[test]
+    fn a_step_read_from_memory_or_written_in_the_loop_is_left_alone() {
+        let loaded = "void f(int n, float *y, const float *x, const int *s) {
+            int j = 0;
+            for (int i = 0; i < n; i++) { y[j] = x[i]; j += s[0]; }
+        }";
+        assert!(lowered(loaded).is_err());
+        let written = "void f(int n, float *y, const float *x, int s) {
+            int j = 0;
+            for (int i = 0; i < n; i++) { y[j] = x[i]; j += s; s = 1; }
+        }";
+        assert!(lowered(written).is_err());
+    }
+}

@@ -1,0 +1,323 @@
+//! Integer locals that only name a size: `uint16_t numRows = m->numRows;`
+//! or `nincx = n * incx;` set once at the top of the function. Each read
+//! of such a local is replaced by its definition (converted to the local's
+//! type, as the assignment did), so a loop to `numRows` is a loop to the
+//! size it stands for, and a narrow field read there is a size like any
+//! parameter a `for` condition reads.
+//!
+//! Exact when the definition's value cannot change between the definition
+//! and the reads: the local is set once, by a declaration with an
+//! initialiser or by one assignment at the top level before any loop; it is
+//! never written again nor has its address taken; its definition reads only
+//! integer parameters and globals the function never writes (struct fields
+//! are parameters by now), earlier such locals, literals and enumerators,
+//! without side effects. A definition that is all that but not a
+//! polynomial (`int oh = h / 2;`) is kept as a local, and a bound or
+//! subscript through it is refused naming the local and its definition.
+
+use std::collections::{HashMap, HashSet};
+
+use super::macro_sizes::{walk_expr, walk_stmts};
+use super::strip;
+use crate::affine::{poly_of, AffineName, NotAffine};
+use crate::syntax::*;
+
+/// The function with its size locals replaced, and the locals left in
+/// place because their definition is not a polynomial: key → why.
+pub(super) struct SizeLocals {
+    pub func: Option<CFunction>,
+    pub not_affine: HashMap<String, NotAffine>,
+}
+
+/// Keys written anywhere (assigned, stepped, or a `for` iterator) and keys
+/// whose address is taken, with how often each is written.
+struct Uses {
+    writes: HashMap<String, usize>,
+    address_taken: HashSet<String>,
+}
+
+fn uses(body: &[CStmt]) -> Uses {
+    let mut u = Uses {
+        writes: HashMap::new(),
+        address_taken: HashSet::new(),
+    };
+    let mut note = |e: &CExpr| {
+        walk_expr(e, &mut |n| {
+            let (target, write) = match &n.kind {
+                CExprKind::Binary {
+                    op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+                    lhs,
+                    ..
+                } => (lhs, true),
+                CExprKind::Unary {
+                    op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                    arg,
+                } => (arg, true),
+                CExprKind::Unary {
+                    op: CUnOp::Unsupported("&"),
+                    arg,
+                } => (arg, false),
+                _ => return,
+            };
+            if let CExprKind::Ref(r) = &strip(target).kind {
+                if write {
+                    *u.writes.entry(r.key.clone()).or_insert(0) += 1;
+                } else {
+                    u.address_taken.insert(r.key.clone());
+                }
+            }
+        })
+    };
+    walk_stmts(body, &mut |s| match s {
+        CStmt::Decl(vars, _) => vars
+            .iter()
+            .filter_map(|v| v.init.as_ref())
+            .for_each(&mut note),
+        CStmt::Expr(e) => note(e),
+        CStmt::If { cond, .. } => note(cond),
+        CStmt::For { cond, inc, .. } => {
+            note(cond);
+            note(inc);
+        }
+        CStmt::Return(Some(e), _) => note(e),
+        _ => {}
+    });
+    u
+}
+
+struct Pass {
+    uses: Uses,
+    /// Accepted locals: key → the expression a read stands for.
+    defs: HashMap<String, CExpr>,
+    /// Integer locals declared at the top level without an initialiser.
+    declared: HashMap<String, CType>,
+    not_affine: HashMap<String, NotAffine>,
+}
+
+/// Replaces reads of size locals in `func`; `func: None` when it has none.
+pub(super) fn substitute(func: &CFunction) -> SizeLocals {
+    let mut p = Pass {
+        uses: uses(&func.body),
+        defs: HashMap::new(),
+        declared: HashMap::new(),
+        not_affine: HashMap::new(),
+    };
+    let mut loop_seen = false;
+    let mut body = Vec::with_capacity(func.body.len());
+    for s in &func.body {
+        let s = p.top_level(s, loop_seen);
+        let mut has_loop = false;
+        walk_stmts(std::slice::from_ref(&s), &mut |x| {
+            has_loop |= matches!(x, CStmt::For { .. })
+        });
+        loop_seen |= has_loop;
+        body.push(s);
+    }
+    let func = (!p.defs.is_empty()).then(|| CFunction {
+        body,
+        ..func.clone()
+    });
+    SizeLocals {
+        func,
+        not_affine: p.not_affine,
+    }
+}
+
+impl Pass {
+    /// `s` with the reads of known size locals replaced, noting the size
+    /// locals it defines.
+    fn top_level(&mut self, s: &CStmt, loop_seen: bool) -> CStmt {
+        match s {
+            CStmt::Decl(vars, loc) => {
+                let mut out = Vec::with_capacity(vars.len());
+                for v in vars {
+                    let v = CVarDecl {
+                        init: v.init.as_ref().map(|e| self.replaced(e)),
+                        ..v.clone()
+                    };
+                    match &v.init {
+                        Some(def) if self.settled(&v.key, 0) && !v.is_static => {
+                            self.define(&v.name, &v.key, &v.ty, def);
+                        }
+                        None if v.ty.is_integer() => {
+                            self.declared.insert(v.key.clone(), v.ty.clone());
+                        }
+                        _ => {}
+                    }
+                    out.push(v);
+                }
+                CStmt::Decl(out, loc.clone())
+            }
+            CStmt::Expr(e) => {
+                let e = self.replaced(e);
+                if let CExprKind::Binary {
+                    op: CBinOp::Assign,
+                    lhs,
+                    rhs,
+                } = &strip(&e).kind
+                {
+                    if let CExprKind::Ref(r) = &strip(lhs).kind {
+                        let ty = self.declared.get(&r.key).cloned();
+                        if let Some(ty) = ty.filter(|_| !loop_seen && self.settled(&r.key, 1)) {
+                            self.define(&r.name, &r.key, &ty, rhs);
+                        }
+                    }
+                }
+                CStmt::Expr(e)
+            }
+            other => other.map_exprs(&mut |e| self.replaced(e)),
+        }
+    }
+
+    /// Whether `key` is written exactly `writes` times and never has its
+    /// address taken.
+    fn settled(&self, key: &str, writes: usize) -> bool {
+        self.uses.writes.get(key).copied().unwrap_or(0) == writes
+            && !self.uses.address_taken.contains(key)
+    }
+
+    /// Records the integer local `name` (`key`) of type `ty` set to `def`
+    /// (its earlier size locals already replaced) when `def` qualifies.
+    fn define(&mut self, name: &str, key: &str, ty: &CType, def: &CExpr) {
+        if !ty.is_integer() || !self.only_sizes(def) {
+            return;
+        }
+        let classify = |r: &DeclRef| AffineName::Var(r.key.clone());
+        if let Err(why) = poly_of(def, &classify) {
+            let refused = NotAffine::Definition {
+                name: name.to_string(),
+                definition: spelled(def),
+                why: Box::new(why),
+            };
+            self.not_affine.insert(key.to_string(), refused);
+            return;
+        }
+        let paren = CExpr {
+            kind: CExprKind::Paren(Box::new(def.clone())),
+            ..def.clone()
+        };
+        let read = CExpr {
+            kind: CExprKind::Implicit(Box::new(paren)),
+            ty: ty.clone(),
+            loc: def.loc.clone(),
+        };
+        self.defs.insert(key.to_string(), read);
+    }
+
+    /// Whether `def` reads only unwritten integer parameters and globals,
+    /// literals and enumerators, through arithmetic.
+    fn only_sizes(&self, def: &CExpr) -> bool {
+        let mut ok = true;
+        walk_expr(def, &mut |n| {
+            ok &= match &n.kind {
+                CExprKind::Ref(r) => match r.target {
+                    RefTarget::Param | RefTarget::Global => {
+                        n.ty.is_integer() && self.settled(&r.key, 0)
+                    }
+                    RefTarget::EnumConstant(_) => true,
+                    _ => false,
+                },
+                CExprKind::Binary { op, .. } => matches!(
+                    op,
+                    CBinOp::Add | CBinOp::Sub | CBinOp::Mul | CBinOp::Div | CBinOp::Rem
+                ),
+                CExprKind::Unary { op, .. } => matches!(op, CUnOp::Minus | CUnOp::Plus),
+                CExprKind::Int(_)
+                | CExprKind::MacroInt { .. }
+                | CExprKind::Paren(_)
+                | CExprKind::Implicit(_)
+                | CExprKind::Cast(_) => n.ty.is_integer(),
+                _ => false,
+            }
+        });
+        ok
+    }
+
+    /// `e` with every read of an accepted size local replaced.
+    fn replaced(&self, e: &CExpr) -> CExpr {
+        if let CExprKind::Ref(r) = &e.kind {
+            if let Some(def) = self.defs.get(&r.key) {
+                return CExpr {
+                    loc: e.loc.clone(),
+                    ..def.clone()
+                };
+            }
+        }
+        let mut out = e.clone();
+        out.map_children(&mut |c| self.replaced(c));
+        out
+    }
+}
+
+/// `e` as C, for messages (conversions left out; `…` for what a size
+/// definition cannot contain).
+fn spelled(e: &CExpr) -> String {
+    match &e.kind {
+        CExprKind::Int(IntValue::Fits(v)) => v.to_string(),
+        CExprKind::MacroInt { name, .. } => name.clone(),
+        CExprKind::Ref(r) => r.name.clone(),
+        CExprKind::Paren(inner) => format!("({})", spelled(inner)),
+        CExprKind::Implicit(inner) | CExprKind::Cast(inner) => spelled(inner),
+        CExprKind::Unary {
+            op: CUnOp::Minus,
+            arg,
+        } => format!("-{}", spelled(arg)),
+        CExprKind::Binary { op, lhs, rhs } => {
+            let symbol = match op {
+                CBinOp::Add => "+",
+                CBinOp::Sub => "-",
+                CBinOp::Mul => "*",
+                CBinOp::Div => "/",
+                CBinOp::Rem => "%",
+                _ => "?",
+            };
+            format!("{} {symbol} {}", spelled(lhs), spelled(rhs))
+        }
+        _ => "…".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    #[test]
+    fn a_local_set_once_to_a_size_stands_for_it() {
+        let body = lowered(
+            "#include <stdint.h>
+             typedef struct { uint16_t rows; float *data; } mat;
+             void k(const mat *a, float *y, int n) {
+               uint16_t r = a->rows;
+               int m, total;
+               m = n - 1;
+               total = m * 2;
+               for (uint16_t i = 0; i < r; i++) y[i] = a->data[i];
+               for (int j = 0; j < total; j++) y[j] += 1;
+             }",
+        )
+        .expect("lifts");
+        assert!(body.starts_with("for i in 0..a_rows step 1"), "{body}");
+        assert!(body.contains("for j in 0..2*n - 2 step 1"), "{body}");
+    }
+
+    #[test]
+    fn a_local_written_later_or_with_a_data_definition_is_left_alone() {
+        // Written in the loop: still TL015 on its bound.
+        let written = "void k(float *y, int n) { int m = n; for (int i = 0; i < m; i++) { y[i] = 0; m = m + 0; } }";
+        assert!(lowered(written).is_err());
+        // Set after a loop: not a size.
+        let late = "void k(float *y, int n) { int m; for (int i = 0; i < n; i++) y[i] = 0; m = n; for (int j = 0; j < m; j++) y[j] = 1; }";
+        assert_eq!(lowered(late), Err(vec!["TL015"]));
+    }
+
+    #[test]
+    fn a_division_names_the_local_and_its_definition() {
+        let d = crate::test_util::diagnostics(
+            "void k(float *y, int h) { int oh = h / 2; for (int i = 0; i < oh; i++) y[i] = 0; }",
+        );
+        assert!(
+            d.contains("`oh` is set to `h / 2`, which is not affine: division by 2 is not linear"),
+            "{d}"
+        );
+    }
+}
