@@ -15,16 +15,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def status(binary, path, timeout):
-    """The first kernel's status, run from the file's directory."""
+    """The last kernel's status (a probe file defines its helpers first),
+    run from the file's directory."""
     try:
         done = subprocess.run([binary, "lift", path.name, "--json", "-q", "--timeout", str(timeout)],
                               cwd=path.parent, capture_output=True, text=True, timeout=timeout * 2)
     except subprocess.TimeoutExpired:
         return "timeout"
+    found = "no output"
     for line in done.stdout.splitlines():
         if line.startswith("{"):
-            return json.loads(line).get("status", "?")
-    return "no output"
+            found = json.loads(line).get("status", "?")
+    return found
 
 
 def main():

@@ -81,6 +81,11 @@ const KERNELS: &[(&str, &str)] = &[
     // Interleaved channels as strided views: complex pairs, RGB triples.
     ("probe/cmplx_mag", "lifted"),
     ("probe/rgb2gray", "lifted"),
+    // A loop over a product of sizes (darknet's `l.outputs*l.batch`), an
+    // extremum from a start value.
+    ("probe/flat_long", "lifted"),
+    ("probe/dn_layer_grad", "lifted"),
+    ("probe/fmax_reduce", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -280,4 +285,31 @@ fn a_pointer_tested_against_null_is_a_stated_precondition() {
         assert!(text.contains(&format!("- `{name}` is not NULL")), "{text}");
     }
     assert!(!text.contains("`ds` is not NULL"), "{text}");
+}
+
+/// darknet's `backward_bias` calls a helper with a loop (`sum_array` on a
+/// pointer into `delta`): the call is hoisted and the kernel lifts whole.
+#[test]
+fn a_helper_with_a_loop_is_hoisted_and_the_caller_lifts() {
+    let file = format!("{FIXTURES}/probe/backward_bias.c");
+    let lift = tenslift(&["lift", &file, "--function", "backward_bias", "--json", "-q"]);
+    let stdout = String::from_utf8_lossy(&lift.stdout);
+    assert_eq!(lift.status.code(), Some(0), "{stdout}");
+    let report: Value = serde_json::from_str(stdout.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(report["status"], "lifted", "{report}");
+}
+
+/// Global arrays of a literal size (`#define N 256`, no parameters): traced
+/// at small extents, proved for every extent; the differential run is
+/// skipped with its reason (the C can only run at 256, past the reference
+/// interpreter's statement limit).
+#[test]
+fn global_arrays_of_a_literal_size_lift_and_are_proved() {
+    let file = format!("{FIXTURES}/probe/global_mm.c");
+    let v = verify_json(Path::new(ROOT), &file);
+    assert_eq!(v["bounded"], "pass", "{v}");
+    assert_eq!(v["unbounded"], "proved", "{v}");
+    let why = v["reason"].as_str().unwrap_or_default();
+    assert!(why.contains("declared extents"), "{v}");
 }

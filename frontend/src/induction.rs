@@ -152,7 +152,7 @@ fn closed_form(
     paren(binary(CBinOp::Add, variable, scaled))
 }
 
-fn paren(e: CExpr) -> CExpr {
+pub(crate) fn paren(e: CExpr) -> CExpr {
     CExpr {
         ty: e.ty.clone(),
         loc: e.loc.clone(),
@@ -170,7 +170,7 @@ fn name_of(key: &str) -> String {
 }
 
 /// The iterator reference and start value of `i = a` / `int i = a`.
-fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
+pub(crate) fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
     match init {
         CStmt::Expr(e) => match &strip(e).kind {
             CExprKind::Binary {
@@ -199,7 +199,7 @@ fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
     }
 }
 
-trait KeyOf {
+pub(crate) trait KeyOf {
     fn key_of(&self) -> Option<String>;
 }
 
@@ -213,19 +213,19 @@ impl KeyOf for CExpr {
 }
 
 /// `e` without parentheses and implicit conversions.
-fn strip(e: &CExpr) -> &CExpr {
+pub(crate) fn strip(e: &CExpr) -> &CExpr {
     match &e.kind {
         CExprKind::Paren(x) | CExprKind::Implicit(x) => strip(x),
         _ => e,
     }
 }
 
-fn is_ref(e: &CExpr, key: &str) -> bool {
+pub(crate) fn is_ref(e: &CExpr, key: &str) -> bool {
     strip(e).key_of().as_deref() == Some(key)
 }
 
 /// Whether `inc` is `i++`, `++i` or `i += 1`.
-fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
+pub(crate) fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
     match &strip(inc).kind {
         CExprKind::Unary {
             op: CUnOp::PostInc | CUnOp::PreInc,
@@ -336,7 +336,7 @@ fn refs_key(e: &CExpr, key: &str) -> bool {
     found
 }
 
-fn mentions(s: &CStmt, key: &str) -> bool {
+pub(crate) fn mentions(s: &CStmt, key: &str) -> bool {
     let mut found = false;
     s.map_exprs(&mut |e| {
         found |= refs_key(e, key);
@@ -346,7 +346,7 @@ fn mentions(s: &CStmt, key: &str) -> bool {
 }
 
 /// `e` with every reference to `key` replaced by `value`.
-fn replace_reads(e: &CExpr, key: &str, value: &CExpr) -> CExpr {
+pub(crate) fn replace_reads(e: &CExpr, key: &str, value: &CExpr) -> CExpr {
     if matches!(&e.kind, CExprKind::Ref(r) if r.key == key) {
         return value.clone();
     }

@@ -31,6 +31,8 @@ pub mod delinearize;
 pub mod diagnostics;
 pub mod dump;
 pub mod extract;
+pub(crate) mod flat_product;
+pub(crate) mod hoist_helpers;
 pub mod includes;
 pub(crate) mod induction;
 pub mod ir;

@@ -22,6 +22,9 @@ mod skip_continue;
 /// calling two helpers... would otherwise grow exponentially).
 const MAX_INLINE_EXPANSIONS: usize = 1000;
 
+/// Most statements before the `return` of a helper that is hoisted.
+const MAX_HELPER_STATEMENTS: usize = 64;
+
 /// Deepest expression or statement nesting we walk.
 /// 100 keeps the JSON of any accepted kernel within serde_json's default
 /// recursion limit (128), so `--json` output always parses back.
@@ -34,6 +37,9 @@ pub struct Reader {
     globals: BTreeMap<(String, u32, u32), CVarDecl>,
     too_deep_reported: bool,
     inline_expansions: usize,
+    /// Keys of the helpers whose statements are being read (a helper that
+    /// calls itself, directly or not, is not hoisted).
+    helpers_open: Vec<String>,
     /// Overridable integer macros (see [`crate::macros`]): a literal
     /// spelled with one of these names is read as a `MacroInt`.
     size_macros: HashMap<String, i64>,
@@ -376,6 +382,7 @@ impl Reader {
             globals: BTreeMap::new(),
             too_deep_reported: false,
             inline_expansions: 0,
+            helpers_open: Vec::new(),
             size_macros: HashMap::new(),
             source_lines: HashMap::new(),
             param_keys: HashSet::new(),
@@ -456,8 +463,10 @@ impl Reader {
     /// A block's statements as read, with its counted and count-down
     /// `while` loops settled.
     fn finish_block(&mut self, stmts: Vec<CStmt>, loc: Loc, function_body: bool) -> CStmt {
+        let stmts = crate::hoist_helpers::hoist_helper_calls(stmts);
         let stmts = self.fold_while_inits(stmts);
         let stmts = self.settle_count_downs(stmts, function_body);
+        let stmts = crate::flat_product::split_product_bounds(stmts);
         CStmt::Compound(crate::induction::substitute_inductions(stmts), loc)
     }
 
@@ -730,13 +739,22 @@ impl Reader {
             .iter()
             .filter(|c| c.kind() == sys::CXCursor_ParmDecl)
             .collect();
-        // Only scalar helpers: pointers would need aliasing rules of their own.
+        let result = read_type(def.result_type());
+        if result.scalar().is_none() {
+            return Ok(None);
+        }
+        // A `return expr;` helper takes scalars (a pointer would need
+        // aliasing rules of its own); one with statements before its
+        // `return` may also take pointers: it is hoisted, each parameter a
+        // local set to its argument, so a pointer is a walking pointer.
+        let scalar_or_pointer =
+            |p: &&Cursor<'_>| matches!(read_type(p.ty()), CType::Scalar(_) | CType::Pointer { .. });
+        if !param_decls.iter().all(scalar_or_pointer) {
+            return Ok(None);
+        }
         let all_scalar = param_decls
             .iter()
             .all(|p| read_type(p.ty()).scalar().is_some());
-        if !all_scalar || read_type(def.result_type()).scalar().is_none() {
-            return Ok(None);
-        }
         let params: Vec<String> = param_decls.iter().map(|p| decl_key(p)).collect();
         let Some(body) = children
             .iter()
@@ -745,10 +763,13 @@ impl Reader {
             return Ok(None);
         };
         let stmts = body.children();
-        let [ret] = stmts.as_slice() else {
+        let Some((ret, before)) = stmts.split_last() else {
             return Ok(None);
         };
-        if ret.kind() != sys::CXCursor_ReturnStmt {
+        if ret.kind() != sys::CXCursor_ReturnStmt || (before.is_empty() && !all_scalar) {
+            return Ok(None);
+        }
+        if before.len() > MAX_HELPER_STATEMENTS {
             return Ok(None);
         }
         self.inline_expansions += 1;
@@ -763,9 +784,28 @@ impl Reader {
         let Some(value) = ret.children().into_iter().next() else {
             return Ok(None);
         };
+        let key = decl_key(def);
+        if !before.is_empty() && self.helpers_open.contains(&key) {
+            return Ok(None);
+        }
+        self.helpers_open.push(key);
+        let read: Vec<CStmt> = before
+            .iter()
+            .map(|c| self.read_stmt(c, depth + 1))
+            .collect();
+        let value = self.read_expr(&value, depth + 1);
+        self.helpers_open.pop();
+        if read.iter().any(crate::hoist_helpers::returns_early) {
+            return Ok(None);
+        }
+        let param_decls = param_decls.iter().map(|p| self.read_var_decl(p)).collect();
         Ok(Some(InlineBody {
             params,
-            value: self.read_expr(&value, depth + 1),
+            value,
+            stmts: read,
+            param_decls,
+            name: def.spelling(),
+            result,
         }))
     }
 

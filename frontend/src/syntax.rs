@@ -254,13 +254,23 @@ impl CExpr {
     }
 }
 
-/// A helper function reduced to its returned expression.
+/// A helper function reduced to its returned expression, and the
+/// statements before its `return` when it has any (`sum_array`'s loop):
+/// such a call is hoisted out of its statement (`crate::hoist_helpers`),
+/// and the lowering refuses one that was not.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InlineBody {
     /// Declaration keys of the helper's parameters, in order.
     pub params: Vec<String>,
     /// The returned expression (already converted to the return type).
     pub value: CExpr,
+    /// The statements before the `return` (empty for `return expr;`).
+    pub stmts: Vec<CStmt>,
+    /// The helper's parameters as declared (names, types), in order.
+    pub param_decls: Vec<CVarDecl>,
+    /// The helper's name and result type.
+    pub name: String,
+    pub result: CType,
 }
 
 /// A declared variable (parameter, local or global).
@@ -349,6 +359,42 @@ impl CStmt {
             },
             CStmt::Return(value, loc) => CStmt::Return(value.as_ref().map(&mut *f), loc.clone()),
             CStmt::Null(_) | CStmt::Rejected(_) => self.clone(),
+        }
+    }
+
+    /// This statement with each directly nested statement (block items,
+    /// branches, a loop's header statement and body) replaced by `f` of
+    /// it; expressions stay as they are.
+    pub fn map_stmts(&self, f: &mut dyn FnMut(&CStmt) -> CStmt) -> CStmt {
+        match self {
+            CStmt::Compound(items, loc) => {
+                CStmt::Compound(items.iter().map(&mut *f).collect(), loc.clone())
+            }
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                loc,
+            } => CStmt::If {
+                cond: cond.clone(),
+                then_branch: Box::new(f(then_branch)),
+                else_branch: else_branch.as_ref().map(|b| Box::new(f(b))),
+                loc: loc.clone(),
+            },
+            CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                loc,
+            } => CStmt::For {
+                init: Box::new(f(init)),
+                cond: cond.clone(),
+                inc: inc.clone(),
+                body: Box::new(f(body)),
+                loc: loc.clone(),
+            },
+            other => other.clone(),
         }
     }
 

@@ -134,6 +134,11 @@ pub fn translate(
         .map(|i| u32::try_from(i).ok())
         .collect::<Option<_>>()?;
     let template = target.elems().get(last)?;
+    if target.shape().is_empty() {
+        if let Some(expr) = extremum_with_start(targets, dtype, params, prefix, template) {
+            return Some(expr);
+        }
+    }
     let mut constants = Vec::new();
     collect_constants(template, &mut constants);
     let spellings: Vec<Vec<Spelling>> = constants
@@ -177,6 +182,90 @@ pub fn translate(
         }
     }
     None
+}
+
+/// A scalar `max`/`min` of one template over a 1-D input and numbers
+/// (`m = fmaxf(m, fabsf(x[i]))` from `m = 0`: `max(0, |x0|, |x1|, …)`):
+/// the template is written over the whole input, reduced, and combined
+/// with each number (which also gives the C's value over no elements).
+fn extremum_with_start(
+    targets: &Targets<'_>,
+    dtype: DType,
+    params: &[Param],
+    prefix: &[Stmt],
+    template: &Value,
+) -> Option<Expr> {
+    let atom = template.as_atom()?;
+    let (func @ (Func::Max | Func::Min), args) = atom.as_app()? else {
+        return None;
+    };
+    let (numbers, elements): (Vec<&Value>, Vec<&Value>) =
+        args.iter().partition(|a| a.as_constant().is_some());
+    // The element read at the largest position stands for the template.
+    let (arg, position) = elements
+        .iter()
+        .filter_map(|a| Some((*a, single_position(a)?)))
+        .max_by_key(|(_, p)| *p)?;
+    let no_choices = HashMap::new();
+    let writer = Writer {
+        params,
+        dtype,
+        rank: 1,
+        index: &[position],
+        chosen: &no_choices,
+    };
+    let over = writer.sum(arg)?;
+    let (reduce, combine) = if func == Func::Max {
+        (build::max(over, &[0]).ok()?, BinaryOp::Maximum)
+    } else {
+        (build::min(over, &[0]).ok()?, BinaryOp::Minimum)
+    };
+    let expr = numbers.iter().try_fold(reduce, |acc, c| {
+        let number = exact_literal(&c.as_constant()?, dtype)?;
+        Expr::binary(combine, number, acc).ok()
+    })?;
+    let mut first = Evaluator::new(
+        targets.first_sizes.clone(),
+        params.to_vec(),
+        prefix.to_vec(),
+    );
+    if !evaluates_to(&mut first, &expr, targets.first) {
+        return None;
+    }
+    match targets.second {
+        Some((second, sizes)) => {
+            let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), prefix.to_vec());
+            evaluates_to(&mut evaluator, &expr, second).then_some(expr)
+        }
+        None => Some(expr),
+    }
+}
+
+/// The one position every input element of `v` is read at, when they are
+/// all 1-D reads at the same index.
+fn single_position(v: &Value) -> Option<u32> {
+    let mut found: Option<u32> = None;
+    let mut consistent = true;
+    visit_inputs(v, &mut |index| match (index, found) {
+        ([i], None) => found = Some(*i),
+        ([i], Some(f)) if *i == f => {}
+        _ => consistent = false,
+    });
+    found.filter(|_| consistent)
+}
+
+/// Calls `f` with the index of every input element `v` reads.
+fn visit_inputs(v: &Value, f: &mut dyn FnMut(&[u32])) {
+    for term in v.terms() {
+        for (atom, _) in term.mono.factors() {
+            match atom.kind() {
+                AtomKind::Sym { kind, index, .. } if *kind == SymbolKind::Input => f(index),
+                AtomKind::App { args, .. } => args.iter().for_each(|a| visit_inputs(a, f)),
+                AtomKind::Recip(q) => visit_inputs(q, f),
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Every way to pick one spelling per constant, literal spellings first.
@@ -1164,5 +1253,25 @@ mod tests {
             text,
             "sqrt(add(mul(x[0:2*n - 1:2], x[0:2*n - 1:2]), mul(x[1:2*n:2], x[1:2*n:2])))"
         );
+    }
+
+    #[test]
+    fn a_scalar_extremum_from_a_start_value_reduces_then_combines() {
+        // m = 0; for i: m = fmaxf(m, fabsf(x[i]))
+        let params = [array("x", &["n"]), size("n")];
+        let (s1, s2) = (sizes(3), sizes(5));
+        let target = |n: usize| {
+            let mut args = vec![Value::zero()];
+            args.extend((0..n).map(|i| el("x", i).abs()));
+            Tensor::from_fn(&[], |_| Value::max_of(&args))
+        };
+        let (first, second) = (target(3), target(5));
+        let targets = Targets {
+            first: &first,
+            first_sizes: &s1,
+            second: Some((&second, &s2)),
+        };
+        let expr = translate(&targets, DType::F32, &params, &[]).expect("translates");
+        assert_eq!(print_expr(&expr), "maximum(0.0f32, max(abs(x), axes=[0]))");
     }
 }

@@ -482,7 +482,9 @@ impl Lowerer<'_> {
             return self.fused_multiply_add(e, args);
         }
         let Some(func) = math_function(&callee.name) else {
-            if let Some(body) = inline.filter(|b| b.params.len() == args.len()) {
+            if let Some(body) =
+                inline.filter(|b| b.params.len() == args.len() && b.stmts.is_empty())
+            {
                 return self.inline_call(e, body, args);
             }
             self.error(

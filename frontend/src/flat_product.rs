@@ -1,0 +1,277 @@
+//! A loop over a product of sizes, `for (i = 0; i < l.batch*l.outputs; ++i)`
+//! (darknet's layers walk their whole output so; also `(long)n * m`): the
+//! bound is not affine, but the loop is the nest over the factors with
+//! `i = i_0*E_1 + i_1` (for two factors; row-major in general), which runs
+//! the same iterations in the same order for non-negative sizes. The nest
+//! replaces it, and the flat subscripts delinearize as any `b*n + j` does.
+//!
+//! Applied only where exact: the loop counts up by one from 0, each factor
+//! is an integer parameter or a field of one (a size the kernel does not
+//! write), and the iterator is declared by the loop or in the block that
+//! holds it, with nothing after the loop reading the value it leaves (a
+//! later loop may set it again). A negative size would make C run the
+//! product's count of trips and the nest none; sizes are extents, not
+//! negative.
+
+use crate::induction::{
+    iterator_start, mentions, paren, replace_reads, steps_by_one, strip, KeyOf,
+};
+use crate::syntax::{
+    CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, IntValue, RefTarget,
+};
+
+/// Most factors a flat bound is split into.
+const MAX_FACTORS: usize = 4;
+
+/// `stmts` (one block) with each loop over a product of sizes written as
+/// the nest over its factors, where that is exact.
+pub(crate) fn split_product_bounds(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
+    for at in 0..stmts.len() {
+        let Some(iter) = stmts[at].loop_iterator() else {
+            continue;
+        };
+        let declared_here = matches!(&stmts[at], CStmt::For { init, .. } if matches!(**init, CStmt::Decl(..)))
+            || declares(&stmts[..at], &iter);
+        if !declared_here || read_after(&stmts[at + 1..], &iter) {
+            continue;
+        }
+        if let Some(nest) = nest_of(&stmts[at]) {
+            stmts[at] = nest;
+        }
+    }
+    stmts
+}
+
+trait LoopIterator {
+    fn loop_iterator(&self) -> Option<String>;
+}
+
+impl LoopIterator for CStmt {
+    fn loop_iterator(&self) -> Option<String> {
+        let CStmt::For { init, .. } = self else {
+            return None;
+        };
+        iterator_start(init)?.0.key_of()
+    }
+}
+
+fn declares(stmts: &[CStmt], key: &str) -> bool {
+    stmts
+        .iter()
+        .any(|s| matches!(s, CStmt::Decl(vars, _) if vars.iter().any(|v| v.key == key)))
+}
+
+/// Whether a statement after the loop reads `key` before setting it again
+/// (a later `for (i = 0; …)` sets it first).
+fn read_after(rest: &[CStmt], key: &str) -> bool {
+    for s in rest {
+        if let CStmt::For { init, .. } = s {
+            let sets_first = iterator_start(init).is_some_and(|(it, start)| {
+                it.key_of().as_deref() == Some(key) && !refs(&start, key)
+            });
+            if sets_first {
+                return false;
+            }
+        }
+        if mentions(s, key) {
+            return true;
+        }
+    }
+    false
+}
+
+fn refs(e: &CExpr, key: &str) -> bool {
+    matches!(&e.kind, CExprKind::Ref(r) if r.key == key)
+        || e.children().iter().any(|c| refs(c, key))
+}
+
+/// The nest standing for `for (i = 0; i < E_0*…*E_k; i++) body`.
+fn nest_of(stmt: &CStmt) -> Option<CStmt> {
+    let CStmt::For {
+        init,
+        cond,
+        inc,
+        body,
+        loc,
+    } = stmt
+    else {
+        return None;
+    };
+    let (iter, start) = iterator_start(init)?;
+    let key = iter.key_of()?;
+    if !matches!(strip(&start).kind, CExprKind::Int(IntValue::Fits(0))) || !steps_by_one(inc, &key)
+    {
+        return None;
+    }
+    let CExprKind::Binary {
+        op: CBinOp::Lt,
+        lhs,
+        rhs,
+    } = &strip(cond).kind
+    else {
+        return None;
+    };
+    if strip(lhs).key_of().as_deref() != Some(key.as_str()) {
+        return None;
+    }
+    let mut factors = Vec::new();
+    product_factors(rhs, &mut factors);
+    if factors.len() < 2 || factors.len() > MAX_FACTORS || !factors.iter().all(is_size) {
+        return None;
+    }
+    let name = match &strip(&iter).kind {
+        CExprKind::Ref(r) => r.name.clone(),
+        _ => return None,
+    };
+    let fresh: Vec<CExpr> = (0..factors.len())
+        .map(|k| {
+            let r = DeclRef {
+                name: format!("{name}_{k}"),
+                key: format!("{key}\u{1}flat{k}"),
+                target: RefTarget::Local,
+            };
+            CExpr {
+                kind: CExprKind::Ref(r),
+                ty: iter.ty.clone(),
+                loc: loc.clone(),
+            }
+        })
+        .collect();
+    // i = ((i_0*E_1 + i_1)*E_2 + i_2)…, row-major over the factors.
+    let mut flat = fresh[0].clone();
+    for (k, f) in factors.iter().enumerate().skip(1) {
+        let scaled = binary(CBinOp::Mul, paren(flat), paren((*f).clone()), &iter);
+        flat = binary(CBinOp::Add, scaled, fresh[k].clone(), &iter);
+    }
+    let flat = paren(flat);
+    let mut nest = body.map_exprs(&mut |e| replace_reads(e, &key, &flat));
+    for (k, f) in factors.iter().enumerate().rev() {
+        nest = counted(&fresh[k], (*f).clone(), nest, loc);
+    }
+    Some(nest)
+}
+
+/// The factors of a product (`a*b*c` → `[a, b, c]`), through parentheses,
+/// implicit conversions and casts.
+fn product_factors<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
+    let inner = match &e.kind {
+        CExprKind::Cast(x) => x,
+        _ => e,
+    };
+    match &strip(inner).kind {
+        CExprKind::Binary {
+            op: CBinOp::Mul,
+            lhs,
+            rhs,
+        } => {
+            product_factors(lhs, out);
+            product_factors(rhs, out);
+        }
+        CExprKind::Cast(x) => product_factors(x, out),
+        _ => out.push(e),
+    }
+}
+
+/// An integer parameter, or a field of one (`l.outputs`, `l->batch`).
+fn is_size(e: &&CExpr) -> bool {
+    fn base_is_param(e: &CExpr) -> bool {
+        match &strip(e).kind {
+            CExprKind::Ref(r) => r.target == RefTarget::Param,
+            CExprKind::Member { base, .. } => base_is_param(base),
+            CExprKind::Cast(x) => base_is_param(x),
+            _ => false,
+        }
+    }
+    let mut x = strip(e);
+    while let CExprKind::Cast(inner) = &x.kind {
+        x = strip(inner);
+    }
+    x.ty.is_integer()
+        && matches!(x.kind, CExprKind::Ref(_) | CExprKind::Member { .. })
+        && base_is_param(x)
+}
+
+fn binary(op: CBinOp, lhs: CExpr, rhs: CExpr, like: &CExpr) -> CExpr {
+    CExpr {
+        kind: CExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        },
+        ty: like.ty.clone(),
+        loc: like.loc.clone(),
+    }
+}
+
+/// `for (T it = 0; it < bound; it++) body`.
+fn counted(it: &CExpr, bound: CExpr, body: CStmt, loc: &crate::ir::Loc) -> CStmt {
+    let CExprKind::Ref(r) = &it.kind else {
+        return body;
+    };
+    let zero = CExpr {
+        kind: CExprKind::Int(IntValue::Fits(0)),
+        ty: it.ty.clone(),
+        loc: loc.clone(),
+    };
+    let init = CStmt::Decl(
+        vec![CVarDecl {
+            name: r.name.clone(),
+            key: r.key.clone(),
+            ty: it.ty.clone(),
+            dims: Vec::new(),
+            init: Some(zero),
+            is_static: false,
+            loc: loc.clone(),
+        }],
+        loc.clone(),
+    );
+    let step = CExpr {
+        kind: CExprKind::Unary {
+            op: CUnOp::PostInc,
+            arg: Box::new(it.clone()),
+        },
+        ty: it.ty.clone(),
+        loc: loc.clone(),
+    };
+    CStmt::For {
+        init: Box::new(init),
+        cond: binary(CBinOp::Lt, it.clone(), bound, it),
+        inc: step,
+        body: Box::new(body),
+        loc: loc.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    #[test]
+    fn a_loop_over_a_product_of_sizes_is_the_nest_over_its_factors() {
+        let source = "void f(float *c, const float *a, int n, int m) {
+            for (long i = 0; i < (long)n * m; i++) c[i] = 2 * a[i];
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(
+            body.starts_with("for i_0 in 0..n step 1 for i_1 in 0..m step 1"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn struct_fields_and_an_iterator_declared_in_the_block_split_too() {
+        let source = "typedef struct { int batch, outputs; float *output; } layer;
+        void f(layer l) { int i; for (i = 0; i < l.batch * l.outputs; ++i) l.output[i] = 0; }";
+        assert!(lowered(source).is_ok());
+    }
+
+    #[test]
+    fn an_iterator_read_after_the_loop_keeps_the_refusal() {
+        let source = "int f(float *c, int n, int m) {
+            int i;
+            for (i = 0; i < n * m; i++) c[i] = 0;
+            return i;
+        }";
+        assert!(lowered(source).is_err());
+    }
+}

@@ -1,0 +1,314 @@
+//! Helpers with statements before their `return` (darknet's `sum_array`,
+//! called as `bias_updates[i] += sum_array(delta + size*(i + b*n), size);`):
+//! the call is hoisted out of its statement. Before the statement come, in
+//! order, a local for each parameter set to its argument (a pointer
+//! argument becomes a walking pointer the lowering already reads), the
+//! helper's statements, and a local set to the returned expression; the
+//! call itself becomes a read of that local. Every name the helper declares
+//! gets a key of its own per call, so two calls never share a local.
+//!
+//! That is C's evaluation exactly when the call is evaluated once, where
+//! the statement stands: it sits in an expression statement or a
+//! declaration's initialiser, outside conditional (`?:`) and short-circuit
+//! (`&&`, `||`) operands, and its arguments have no side effects (no
+//! assignment, increment or call). A helper with another `return` is not
+//! hoisted. Anything else keeps today's refusal of the call (TL030).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::syntax::{
+    CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, InlineBody, RefTarget,
+};
+
+/// Numbers the hoisted calls, so each one's locals have keys of their own.
+static EXPANSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the statement holds a `return` (at any depth).
+pub(crate) fn returns_early(s: &CStmt) -> bool {
+    match s {
+        CStmt::Return(..) => true,
+        CStmt::Compound(items, _) => items.iter().any(returns_early),
+        CStmt::If {
+            then_branch,
+            else_branch,
+            ..
+        } => returns_early(then_branch) || else_branch.as_deref().is_some_and(returns_early),
+        CStmt::For { body, .. } => returns_early(body),
+        _ => false,
+    }
+}
+
+/// `stmts` (one block) with each hoistable helper call taken out of its
+/// statement (see the module documentation).
+pub(crate) fn hoist_helper_calls(stmts: Vec<CStmt>) -> Vec<CStmt> {
+    let mut out = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        let mut prelude = Vec::new();
+        let rewritten = match &s {
+            CStmt::Expr(e) => CStmt::Expr(hoist_in(e, &mut prelude)),
+            CStmt::Decl(vars, loc) => CStmt::Decl(
+                vars.iter()
+                    .map(|v| CVarDecl {
+                        init: v.init.as_ref().map(|e| hoist_in(e, &mut prelude)),
+                        ..v.clone()
+                    })
+                    .collect(),
+                loc.clone(),
+            ),
+            // A body that is not a block was not finished as one.
+            CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                loc,
+            } if !matches!(**body, CStmt::Compound(..)) => CStmt::For {
+                init: init.clone(),
+                cond: cond.clone(),
+                inc: inc.clone(),
+                body: Box::new(as_block(body)),
+                loc: loc.clone(),
+            },
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                loc,
+            } => CStmt::If {
+                cond: cond.clone(),
+                then_branch: Box::new(as_block(then_branch)),
+                else_branch: else_branch.as_ref().map(|b| Box::new(as_block(b))),
+                loc: loc.clone(),
+            },
+            _ => s.clone(),
+        };
+        out.extend(prelude);
+        out.push(rewritten);
+    }
+    out
+}
+
+/// A lone statement (a loop body or branch without braces) with its calls
+/// hoisted: a block when something was hoisted, the statement otherwise.
+fn as_block(s: &CStmt) -> CStmt {
+    if matches!(s, CStmt::Compound(..)) {
+        return s.clone();
+    }
+    let mut hoisted = hoist_helper_calls(vec![s.clone()]);
+    if hoisted.len() == 1 {
+        return hoisted.remove(0);
+    }
+    CStmt::Compound(hoisted, s.loc().clone())
+}
+
+/// `e` with its hoistable calls replaced by their result locals, the
+/// hoisted statements appended to `prelude` in evaluation order.
+fn hoist_in(e: &CExpr, prelude: &mut Vec<CStmt>) -> CExpr {
+    match &e.kind {
+        // Operands evaluated only sometimes stay as they are.
+        CExprKind::Conditional { .. }
+        | CExprKind::Binary {
+            op: CBinOp::LAnd | CBinOp::LOr,
+            ..
+        } => return e.clone(),
+        CExprKind::Call {
+            args,
+            inline: Some(body),
+            ..
+        } if !body.stmts.is_empty() && body.params.len() == args.len() => {
+            let args: Vec<CExpr> = args.iter().map(|a| hoist_in(a, prelude)).collect();
+            if args.iter().all(pure) {
+                return expand(body, &args, e, prelude);
+            }
+            return e.clone();
+        }
+        _ => {}
+    }
+    let mut out = e.clone();
+    out.map_children(&mut |c| hoist_in(c, prelude));
+    out
+}
+
+/// Whether evaluating `e` changes nothing (no assignment, step or call).
+fn pure(e: &CExpr) -> bool {
+    let own = match &e.kind {
+        CExprKind::Binary { op, .. } => !matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_)),
+        CExprKind::Unary { op, .. } => !matches!(
+            op,
+            CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
+        ),
+        CExprKind::Call { .. } | CExprKind::Unsupported(_) | CExprKind::Rejected => false,
+        _ => true,
+    };
+    own && e.children().into_iter().all(pure)
+}
+
+/// The hoisted statements of one call, and the read of its result.
+fn expand(body: &InlineBody, args: &[CExpr], call: &CExpr, prelude: &mut Vec<CStmt>) -> CExpr {
+    let n = EXPANSIONS.fetch_add(1, Ordering::Relaxed);
+    let suffix = format!("\u{1}hoisted{n}");
+    let mut declared: Vec<String> = body.param_decls.iter().map(|p| p.key.clone()).collect();
+    body.stmts
+        .iter()
+        .for_each(|s| declared_keys(s, &mut declared));
+    let rename = |e: &CExpr| renamed(e, &declared, &suffix);
+    for (p, a) in body.param_decls.iter().zip(args) {
+        let local = CVarDecl {
+            key: format!("{}{suffix}", p.key),
+            init: Some(a.clone()),
+            dims: Vec::new(),
+            ..p.clone()
+        };
+        prelude.push(CStmt::Decl(vec![local], call.loc.clone()));
+    }
+    for s in &body.stmts {
+        prelude.push(rename_stmt(s, &declared, &suffix, &rename));
+    }
+    let result = DeclRef {
+        name: format!("{}_result", body.name),
+        key: format!("{}{suffix}\u{1}result", body.name),
+        target: RefTarget::Local,
+    };
+    prelude.push(CStmt::Decl(
+        vec![CVarDecl {
+            name: result.name.clone(),
+            key: result.key.clone(),
+            ty: body.result.clone(),
+            dims: Vec::new(),
+            init: Some(rename(&body.value)),
+            is_static: false,
+            loc: call.loc.clone(),
+        }],
+        call.loc.clone(),
+    ));
+    CExpr {
+        kind: CExprKind::Ref(result),
+        ty: body.result.clone(),
+        loc: call.loc.clone(),
+    }
+}
+
+/// Keys of the variables `s` declares (for-loop headers included).
+fn declared_keys(s: &CStmt, out: &mut Vec<String>) {
+    match s {
+        CStmt::Decl(vars, _) => out.extend(vars.iter().map(|v| v.key.clone())),
+        CStmt::Compound(items, _) => items.iter().for_each(|s| declared_keys(s, out)),
+        CStmt::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            declared_keys(then_branch, out);
+            if let Some(e) = else_branch {
+                declared_keys(e, out);
+            }
+        }
+        CStmt::For { init, body, .. } => {
+            declared_keys(init, out);
+            declared_keys(body, out);
+        }
+        _ => {}
+    }
+}
+
+/// `s` with its declarations and every reference to a declared key given
+/// the expansion's suffix.
+fn rename_stmt(
+    s: &CStmt,
+    declared: &[String],
+    suffix: &str,
+    rename: &dyn Fn(&CExpr) -> CExpr,
+) -> CStmt {
+    let mapped = s.map_exprs(&mut |e| rename(e));
+    rekey_decls(mapped, declared, suffix)
+}
+
+fn rekey_decls(s: CStmt, declared: &[String], suffix: &str) -> CStmt {
+    match s {
+        CStmt::Decl(vars, loc) => CStmt::Decl(
+            vars.into_iter()
+                .map(|v| CVarDecl {
+                    key: if declared.contains(&v.key) {
+                        format!("{}{suffix}", v.key)
+                    } else {
+                        v.key.clone()
+                    },
+                    ..v
+                })
+                .collect(),
+            loc,
+        ),
+        other => other.map_stmts(&mut |c| rekey_decls(c.clone(), declared, suffix)),
+    }
+}
+
+fn renamed(e: &CExpr, declared: &[String], suffix: &str) -> CExpr {
+    if let CExprKind::Ref(r) = &e.kind {
+        if declared.contains(&r.key) {
+            return CExpr {
+                kind: CExprKind::Ref(DeclRef {
+                    key: format!("{}{suffix}", r.key),
+                    target: RefTarget::Local,
+                    ..r.clone()
+                }),
+                ..e.clone()
+            };
+        }
+    }
+    let mut out = e.clone();
+    out.map_children(&mut |c| renamed(c, declared, suffix));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::lowered;
+
+    const BACKWARD_BIAS: &str = "static float sum_array(float *a, int n) {
+            int i; float sum = 0;
+            for (i = 0; i < n; ++i) sum += a[i];
+            return sum;
+        }
+        void backward_bias(float *bias_updates, float *delta, int batch, int n, int size) {
+            int i, b;
+            for (b = 0; b < batch; ++b)
+                for (i = 0; i < n; ++i)
+                    bias_updates[i] += sum_array(delta + size * (i + b * n), size);
+        }";
+
+    /// The lowered body of `backward_bias` (the file's second function).
+    fn kernel_body(source: &str, function: &str) -> String {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write C");
+        let options = crate::Options {
+            functions: vec![function.to_string()],
+            ..crate::Options::default()
+        };
+        let tu = crate::extract(path.to_str().expect("utf-8"), &options).expect("lowers");
+        let text = crate::dump::kernel(&tu.kernels[0]);
+        let body = text.split("  body\n").nth(1).unwrap_or_default();
+        body.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn a_helper_with_a_loop_is_hoisted_before_its_statement() {
+        let body = kernel_body(BACKWARD_BIAS, "backward_bias");
+        assert!(
+            body.contains("bias_updates[i] = (bias_updates[i] + "),
+            "{body}"
+        );
+        assert!(body.contains("for i_1 in 0..size step 1"), "{body}");
+    }
+
+    #[test]
+    fn a_call_in_a_conditional_operand_keeps_the_refusal() {
+        let source = "static float total(const float *a, int n) {
+                float s = 0; for (int i = 0; i < n; i++) s += a[i]; return s;
+            }
+            void f(float *y, const float *x, int n, int k) {
+                for (int j = 0; j < k; j++) y[j] = j > 0 ? total(x, n) : 0.0f;
+            }";
+        assert!(lowered(source).is_err());
+    }
+}
