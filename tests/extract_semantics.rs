@@ -303,10 +303,13 @@ fn printf_of(ty: ScalarType, expr: &str) -> String {
 }
 
 /// Elements of a global array (its declared size).
-fn global_len(info: &ArrayInfo) -> usize {
+/// A global's element count: its extents at the machine's sizes (a
+/// literal extent the kernel walks is an extent size, `ext_256`, bound to
+/// its declared value).
+fn global_len(info: &ArrayInfo, m: &Machine) -> usize {
     info.dims
         .iter()
-        .map(|d| d.as_ref().and_then(|a| a.as_constant()).unwrap_or(0) as usize)
+        .map(|d| d.as_ref().map_or(0, |a| m.affine(a)).max(0) as usize)
         .product()
 }
 
@@ -429,7 +432,7 @@ fn both_ways(
                     | Origin::Macro { .. }
                     | Origin::Extent { .. }
                     | Origin::Field(_) => BUFFER,
-                    Origin::Global => global_len(info),
+                    Origin::Global => global_len(info, &m),
                 };
                 let values: Vec<Value> = (0..BUFFER).map(|k| initial(info.elem, a, k)).collect();
                 m.arrays
@@ -508,7 +511,7 @@ fn both_ways(
             }
             (ParamKind::Array(info), origin) => {
                 let len = if origin == Origin::Global {
-                    global_len(info)
+                    global_len(info, &m)
                 } else {
                     BUFFER
                 };

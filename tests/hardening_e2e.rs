@@ -256,8 +256,11 @@ fn refusals_and_failures_point_at_the_next_step() {
     let out = tenslift(&["lift", &fixture("global_running_mix.c").to_string_lossy()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(5), "{err}");
+    // The global arrays' literal extent (1024) is traced small, so the
+    // spec is computed; the reason is then that nothing vectorises (the
+    // recurrence divides by its own value).
     assert!(
-        err.contains("global_running_mix.c:12:5: error: this sum of fractions"),
+        err.contains("running_mix: failed") && err.contains("nothing vectorises"),
         "{err}"
     );
     assert!(

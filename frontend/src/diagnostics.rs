@@ -213,7 +213,7 @@ impl Diagnostic {
             "TL033" => "struct fields lift as parameters of their own when the kernel only reads them (`m.rows`, `t->dims[0]`, `(double *)t->vals`); copy a written field to a local",
             "TL034" if message.contains("**") => "`T **` row-pointer matrices lift when indexed `A[i][j]` directly; otherwise pass a flat array and its leading dimension",
             "TL034" if message.contains("struct") => "struct parameters lift when the kernel reads their scalar and array fields; pass other structs' arrays and sizes as separate parameters",
-            "TL030" => "helpers whose whole body is `return expr;` over scalars are inlined; rewrite the helper so, or leave this function out with --function",
+            "TL030" => "helpers whose whole body is `return expr;` over scalars are inlined, and those with statements before their only `return` are hoisted out of a plain statement calling them; give the lifter the helper's definition in that form, or leave this function out with --function",
             _ => return None,
         })
     }

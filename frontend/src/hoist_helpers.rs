@@ -14,14 +14,10 @@
 //! assignment, increment or call). A helper with another `return` is not
 //! hoisted. Anything else keeps today's refusal of the call (TL030).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use crate::ir::Loc;
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, InlineBody, RefTarget,
 };
-
-/// Numbers the hoisted calls, so each one's locals have keys of their own.
-static EXPANSIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether the statement holds a `return` (at any depth).
 pub(crate) fn returns_early(s: &CStmt) -> bool {
@@ -45,11 +41,11 @@ pub(crate) fn hoist_helper_calls(stmts: Vec<CStmt>) -> Vec<CStmt> {
     for s in stmts {
         let mut prelude = Vec::new();
         let rewritten = match &s {
-            CStmt::Expr(e) => CStmt::Expr(hoist_in(e, &mut prelude)),
+            CStmt::Expr(e) => CStmt::Expr(hoist_in(e, s.loc(), &mut prelude)),
             CStmt::Decl(vars, loc) => CStmt::Decl(
                 vars.iter()
                     .map(|v| CVarDecl {
-                        init: v.init.as_ref().map(|e| hoist_in(e, &mut prelude)),
+                        init: v.init.as_ref().map(|e| hoist_in(e, loc, &mut prelude)),
                         ..v.clone()
                     })
                     .collect(),
@@ -103,7 +99,7 @@ fn as_block(s: &CStmt) -> CStmt {
 
 /// `e` with its hoistable calls replaced by their result locals, the
 /// hoisted statements appended to `prelude` in evaluation order.
-fn hoist_in(e: &CExpr, prelude: &mut Vec<CStmt>) -> CExpr {
+fn hoist_in(e: &CExpr, site: &Loc, prelude: &mut Vec<CStmt>) -> CExpr {
     match &e.kind {
         // Operands evaluated only sometimes stay as they are.
         CExprKind::Conditional { .. }
@@ -116,16 +112,16 @@ fn hoist_in(e: &CExpr, prelude: &mut Vec<CStmt>) -> CExpr {
             inline: Some(body),
             ..
         } if !body.stmts.is_empty() && body.params.len() == args.len() => {
-            let args: Vec<CExpr> = args.iter().map(|a| hoist_in(a, prelude)).collect();
+            let args: Vec<CExpr> = args.iter().map(|a| hoist_in(a, site, prelude)).collect();
             if args.iter().all(pure) {
-                return expand(body, &args, e, prelude);
+                return expand(body, &args, e, site, prelude);
             }
             return e.clone();
         }
         _ => {}
     }
     let mut out = e.clone();
-    out.map_children(&mut |c| hoist_in(c, prelude));
+    out.map_children(&mut |c| hoist_in(c, site, prelude));
     out
 }
 
@@ -144,9 +140,22 @@ fn pure(e: &CExpr) -> bool {
 }
 
 /// The hoisted statements of one call, and the read of its result.
-fn expand(body: &InlineBody, args: &[CExpr], call: &CExpr, prelude: &mut Vec<CStmt>) -> CExpr {
-    let n = EXPANSIONS.fetch_add(1, Ordering::Relaxed);
-    let suffix = format!("\u{1}hoisted{n}");
+fn expand(
+    body: &InlineBody,
+    args: &[CExpr],
+    call: &CExpr,
+    site: &Loc,
+    prelude: &mut Vec<CStmt>,
+) -> CExpr {
+    // Keys from where the statement and the call stand and how much was
+    // hoisted before it: distinct per call, and the same on every run.
+    let at = |l: &Loc| format!("{}:{}:{}", l.file, l.line, l.col);
+    let suffix = format!(
+        "\u{1}hoisted@{}@{}#{}",
+        at(site),
+        at(&call.loc),
+        prelude.len()
+    );
     let mut declared: Vec<String> = body.param_decls.iter().map(|p| p.key.clone()).collect();
     body.stmts
         .iter()
