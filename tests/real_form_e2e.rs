@@ -38,6 +38,18 @@ fn fixture(stem: &str) -> String {
     format!("{WILD}/{stem}.c")
 }
 
+/// The diagnostics of extracting `source` (as a fresh file), asserting
+/// that it is refused.
+fn refusal_of(source: &str) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("k.c");
+    std::fs::write(&path, source).expect("write");
+    let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    err
+}
+
 /// (file under `tests/fixtures` without `.c`, how it lifts: `lifted` or
 /// `partial`).
 const KERNELS: &[(&str, &str)] = &[
@@ -188,16 +200,9 @@ fn shifts_lower_to_exact_arithmetic() {
 /// A shift by a variable, or by the sign bit, is refused with its reason.
 #[test]
 fn shifts_out_of_reach_are_refused_with_the_reason() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("k.c");
-    std::fs::write(
-        &path,
+    let err = refusal_of(
         "void f(const int *x, int *y, int n, int s) {\n  for (int i = 0; i < n; i++) y[i] = (x[i] >> s) + (x[i] >> 31);\n}\n",
-    )
-    .expect("write");
-    let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    );
     assert!(err.contains("the shift count is not a constant"), "{err}");
     assert!(
         err.contains("the shift count 31 is outside 0..=30"),
@@ -217,16 +222,9 @@ fn count_down_whiles_read_as_for_loops_where_exact() {
     assert!(ir.contains("param n: i32 size"), "{ir}");
     assert!(ir.contains("for n_1 in n - 1..-1 step -1"), "{ir}");
     assert!(ir.contains("y[n_1] = (2.0f * x[n_1]):f32"), "{ir}");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("k.c");
-    std::fs::write(
-        &path,
+    let err = refusal_of(
         "void f(float *y, int m, int n) {\n  for (int i = 0; i < m; i++) {\n    while (n--) y[n] += 1.0f;\n  }\n}\n",
-    )
-    .expect("write");
-    let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    );
     assert!(err.contains("error[TL010]"), "{err}");
 }
 
@@ -235,7 +233,6 @@ fn count_down_whiles_read_as_for_loops_where_exact() {
 /// value other than the guard's), the kernel is refused with that reason.
 #[test]
 fn a_size_guard_that_matters_is_refused_with_the_reason() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let cases = [
         (
             "void f(float *y, const float *x, int n) {\n  if (n < 1) return;\n  y[0] = 0;\n  for (int i = 1; i < n; i++) y[i] = x[i];\n}\n",
@@ -246,12 +243,8 @@ fn a_size_guard_that_matters_is_refused_with_the_reason() {
             "the kernel would not return 0 when the loops do not run",
         ),
     ];
-    for (k, (source, why)) in cases.iter().enumerate() {
-        let path = dir.path().join(format!("k{k}.c"));
-        std::fs::write(&path, source).expect("write");
-        let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_ne!(out.status.code(), Some(0), "{err}");
+    for (source, why) in cases {
+        let err = refusal_of(source);
         assert!(err.contains("error[TL037]") && err.contains(why), "{err}");
     }
 }
@@ -260,16 +253,9 @@ fn a_size_guard_that_matters_is_refused_with_the_reason() {
 /// count: still refused, with the advice to write a counted `for`.
 #[test]
 fn a_while_without_a_counted_condition_is_still_refused() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("k.c");
-    std::fs::write(
-        &path,
+    let err = refusal_of(
         "void f(float *x) {\n  int i = 0;\n  while (x[i] > 0) {\n    x[i] = 0;\n    i++;\n  }\n}\n",
-    )
-    .expect("write");
-    let out = tenslift(&["extract", path.to_str().expect("utf-8")]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    );
     assert!(err.contains("error[TL010]"), "{err}");
 }
 

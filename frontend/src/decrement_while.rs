@@ -88,16 +88,16 @@ pub(crate) fn count_down(cond: &CExpr, body: &CStmt, loc: &Loc) -> Option<CStmt>
 /// The counter `n` of `n--`, `n-- > 0` or `n-- != 0`.
 fn counted_down(cond: &CExpr) -> Option<&CExpr> {
     fn post_dec(e: &CExpr) -> Option<&CExpr> {
-        match &strip(e).kind {
+        match &e.stripped().kind {
             CExprKind::Unary {
                 op: CUnOp::PostDec,
                 arg,
-            } => Some(strip(arg)),
+            } => Some(arg.stripped()),
             _ => None,
         }
     }
-    let is_zero = |e: &CExpr| matches!(strip(e).kind, CExprKind::Int(IntValue::Fits(0)));
-    match &strip(cond).kind {
+    let is_zero = |e: &CExpr| matches!(e.stripped().kind, CExprKind::Int(IntValue::Fits(0)));
+    match &cond.stripped().kind {
         CExprKind::Binary { op, lhs, rhs }
             if matches!(op, CBinOp::Gt | CBinOp::Ne) && is_zero(rhs) =>
         {
@@ -106,13 +106,6 @@ fn counted_down(cond: &CExpr) -> Option<&CExpr> {
         _ => post_dec(cond),
     }
     .filter(|c| matches!(c.kind, CExprKind::Ref(_)))
-}
-
-fn strip(e: &CExpr) -> &CExpr {
-    match &e.kind {
-        CExprKind::Paren(inner) | CExprKind::Implicit(inner) => strip(inner),
-        _ => e,
-    }
 }
 
 /// The counter's key when `s` is a pending count-down `for`.
@@ -173,17 +166,6 @@ pub(crate) fn final_value(s: &CStmt) -> Option<CStmt> {
         ty: lhs.ty.clone(),
         loc: loc.clone(),
     }))
-}
-
-/// Whether `s` mentions the variable `key` at all: renaming it to a probe
-/// changes something (the one tree walk this module keeps).
-pub(crate) fn mentions(s: &CStmt, key: &str) -> bool {
-    let probe = DeclRef {
-        name: String::new(),
-        key: String::new(),
-        target: RefTarget::Local,
-    };
-    rename_stmt(s, key, &probe) != *s
 }
 
 fn rename_stmt(s: &CStmt, key: &str, to: &DeclRef) -> CStmt {

@@ -13,9 +13,7 @@
 //! product's count of trips and the nest none; sizes are extents, not
 //! negative.
 
-use crate::induction::{
-    iterator_start, mentions, paren, replace_reads, steps_by_one, strip, KeyOf,
-};
+use crate::induction::{iterator_start, paren, replace_reads, steps_by_one};
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, IntValue, RefTarget,
 };
@@ -27,7 +25,7 @@ const MAX_FACTORS: usize = 4;
 /// the nest over its factors, where that is exact.
 pub(crate) fn split_product_bounds(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
     for at in 0..stmts.len() {
-        let Some(iter) = stmts[at].loop_iterator() else {
+        let Some(iter) = loop_iterator(&stmts[at]) else {
             continue;
         };
         let declared_here = matches!(&stmts[at], CStmt::For { init, .. } if matches!(**init, CStmt::Decl(..)))
@@ -42,17 +40,12 @@ pub(crate) fn split_product_bounds(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
     stmts
 }
 
-trait LoopIterator {
-    fn loop_iterator(&self) -> Option<String>;
-}
-
-impl LoopIterator for CStmt {
-    fn loop_iterator(&self) -> Option<String> {
-        let CStmt::For { init, .. } = self else {
-            return None;
-        };
-        iterator_start(init)?.0.key_of()
-    }
+/// The iterator a `for` statement sets in its header.
+fn loop_iterator(s: &CStmt) -> Option<String> {
+    let CStmt::For { init, .. } = s else {
+        return None;
+    };
+    Some(iterator_start(init)?.0.ref_key()?.to_string())
 }
 
 fn declares(stmts: &[CStmt], key: &str) -> bool {
@@ -66,23 +59,17 @@ fn declares(stmts: &[CStmt], key: &str) -> bool {
 fn read_after(rest: &[CStmt], key: &str) -> bool {
     for s in rest {
         if let CStmt::For { init, .. } = s {
-            let sets_first = iterator_start(init).is_some_and(|(it, start)| {
-                it.key_of().as_deref() == Some(key) && !refs(&start, key)
-            });
+            let sets_first = iterator_start(init)
+                .is_some_and(|(it, start)| it.ref_key() == Some(key) && !start.refers_to(key));
             if sets_first {
                 return false;
             }
         }
-        if mentions(s, key) {
+        if s.refers_to(key) {
             return true;
         }
     }
     false
-}
-
-fn refs(e: &CExpr, key: &str) -> bool {
-    matches!(&e.kind, CExprKind::Ref(r) if r.key == key)
-        || e.children().iter().any(|c| refs(c, key))
 }
 
 /// The nest standing for `for (i = 0; i < E_0*…*E_k; i++) body`.
@@ -98,8 +85,9 @@ fn nest_of(stmt: &CStmt) -> Option<CStmt> {
         return None;
     };
     let (iter, start) = iterator_start(init)?;
-    let key = iter.key_of()?;
-    if !matches!(strip(&start).kind, CExprKind::Int(IntValue::Fits(0))) || !steps_by_one(inc, &key)
+    let key = iter.ref_key()?.to_string();
+    if !matches!(start.stripped().kind, CExprKind::Int(IntValue::Fits(0)))
+        || !steps_by_one(inc, &key)
     {
         return None;
     }
@@ -107,11 +95,11 @@ fn nest_of(stmt: &CStmt) -> Option<CStmt> {
         op: CBinOp::Lt,
         lhs,
         rhs,
-    } = &strip(cond).kind
+    } = &cond.stripped().kind
     else {
         return None;
     };
-    if strip(lhs).key_of().as_deref() != Some(key.as_str()) {
+    if lhs.ref_key() != Some(key.as_str()) {
         return None;
     }
     let mut factors = Vec::new();
@@ -119,7 +107,7 @@ fn nest_of(stmt: &CStmt) -> Option<CStmt> {
     if factors.len() < 2 || factors.len() > MAX_FACTORS || !factors.iter().all(is_size) {
         return None;
     }
-    let name = match &strip(&iter).kind {
+    let name = match &iter.stripped().kind {
         CExprKind::Ref(r) => r.name.clone(),
         _ => return None,
     };
@@ -158,7 +146,7 @@ fn product_factors<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
         CExprKind::Cast(x) => x,
         _ => e,
     };
-    match &strip(inner).kind {
+    match &inner.stripped().kind {
         CExprKind::Binary {
             op: CBinOp::Mul,
             lhs,
@@ -175,16 +163,16 @@ fn product_factors<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
 /// An integer parameter, or a field of one (`l.outputs`, `l->batch`).
 fn is_size(e: &&CExpr) -> bool {
     fn base_is_param(e: &CExpr) -> bool {
-        match &strip(e).kind {
+        match &e.stripped().kind {
             CExprKind::Ref(r) => r.target == RefTarget::Param,
             CExprKind::Member { base, .. } => base_is_param(base),
             CExprKind::Cast(x) => base_is_param(x),
             _ => false,
         }
     }
-    let mut x = strip(e);
+    let mut x = e.stripped();
     while let CExprKind::Cast(inner) = &x.kind {
-        x = strip(inner);
+        x = inner.stripped();
     }
     x.ty.is_integer()
         && matches!(x.kind, CExprKind::Ref(_) | CExprKind::Member { .. })

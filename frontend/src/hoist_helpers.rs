@@ -15,9 +15,7 @@
 //! hoisted. Anything else keeps today's refusal of the call (TL030).
 
 use crate::ir::Loc;
-use crate::syntax::{
-    CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, InlineBody, RefTarget,
-};
+use crate::syntax::{CBinOp, CExpr, CExprKind, CStmt, CVarDecl, DeclRef, InlineBody, RefTarget};
 
 /// Whether the statement holds a `return` (at any depth).
 pub(crate) fn returns_early(s: &CStmt) -> bool {
@@ -65,17 +63,7 @@ pub(crate) fn hoist_helper_calls(stmts: Vec<CStmt>) -> Vec<CStmt> {
                 body: Box::new(as_block(body)),
                 loc: loc.clone(),
             },
-            CStmt::If {
-                cond,
-                then_branch,
-                else_branch,
-                loc,
-            } => CStmt::If {
-                cond: cond.clone(),
-                then_branch: Box::new(as_block(then_branch)),
-                else_branch: else_branch.as_ref().map(|b| Box::new(as_block(b))),
-                loc: loc.clone(),
-            },
+            CStmt::If { .. } => s.map_stmts(&mut as_block),
             _ => s.clone(),
         };
         out.extend(prelude);
@@ -113,7 +101,7 @@ fn hoist_in(e: &CExpr, site: &Loc, prelude: &mut Vec<CStmt>) -> CExpr {
             ..
         } if !body.stmts.is_empty() && body.params.len() == args.len() => {
             let args: Vec<CExpr> = args.iter().map(|a| hoist_in(a, site, prelude)).collect();
-            if args.iter().all(pure) {
+            if args.iter().all(CExpr::is_pure) {
                 return expand(body, &args, e, site, prelude);
             }
             return e.clone();
@@ -123,20 +111,6 @@ fn hoist_in(e: &CExpr, site: &Loc, prelude: &mut Vec<CStmt>) -> CExpr {
     let mut out = e.clone();
     out.map_children(&mut |c| hoist_in(c, site, prelude));
     out
-}
-
-/// Whether evaluating `e` changes nothing (no assignment, step or call).
-fn pure(e: &CExpr) -> bool {
-    let own = match &e.kind {
-        CExprKind::Binary { op, .. } => !matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_)),
-        CExprKind::Unary { op, .. } => !matches!(
-            op,
-            CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
-        ),
-        CExprKind::Call { .. } | CExprKind::Unsupported(_) | CExprKind::Rejected => false,
-        _ => true,
-    };
-    own && e.children().into_iter().all(pure)
 }
 
 /// The hoisted statements of one call, and the read of its result.

@@ -23,7 +23,7 @@
 //! non-affine subscript as before.
 
 use crate::ir::Loc;
-use crate::syntax::{ArithOp, CBinOp, CExpr, CExprKind, CStmt, CUnOp, IntValue};
+use crate::syntax::{ArithOp, CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, IntValue};
 
 /// `stmts` (one block) with each loop's index variables replaced by their
 /// closed forms where that is exact (see the module documentation).
@@ -32,11 +32,11 @@ pub(crate) fn substitute_inductions(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
         if !matches!(stmts[at], CStmt::For { .. }) {
             continue;
         }
-        for key in integer_locals(&stmts[..at]) {
-            if stmts[at + 1..].iter().any(|s| mentions(s, &key)) {
+        for local in integer_locals(&stmts[..at]) {
+            if stmts[at + 1..].iter().any(|s| s.refers_to(&local.key)) {
                 continue;
             }
-            if let Some(rewritten) = close_induction(&stmts[at], &key) {
+            if let Some(rewritten) = close_induction(&stmts[at], &local) {
                 stmts[at] = rewritten;
             }
         }
@@ -44,8 +44,8 @@ pub(crate) fn substitute_inductions(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
     stmts
 }
 
-/// Keys of the integer scalars the statements declare.
-fn integer_locals(stmts: &[CStmt]) -> Vec<String> {
+/// The integer scalars the statements declare.
+fn integer_locals(stmts: &[CStmt]) -> Vec<CVarDecl> {
     stmts
         .iter()
         .filter_map(|s| match s {
@@ -54,13 +54,14 @@ fn integer_locals(stmts: &[CStmt]) -> Vec<String> {
         })
         .flatten()
         .filter(|v| v.dims.is_empty() && v.ty.is_integer())
-        .map(|v| v.key.clone())
+        .cloned()
         .collect()
 }
 
-/// The loop with `key` closed over its iterator, when it is an index
+/// The loop with `local` closed over its iterator, when it is an index
 /// variable of it.
-fn close_induction(stmt: &CStmt, key: &str) -> Option<CStmt> {
+fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
+    let key = local.key.as_str();
     let CStmt::For {
         init,
         cond,
@@ -72,10 +73,10 @@ fn close_induction(stmt: &CStmt, key: &str) -> Option<CStmt> {
         return None;
     };
     let (iter, start) = iterator_start(init)?;
-    if !steps_by_one(inc, &iter.key_of()?) || mentions(init, key) {
+    if !steps_by_one(inc, iter.ref_key()?) || init.refers_to(key) {
         return None;
     }
-    if refs_key(cond, key) || refs_key(inc, key) {
+    if cond.refers_to(key) || inc.refers_to(key) {
         return None;
     }
     let CStmt::Compound(items, body_loc) = &**body else {
@@ -90,10 +91,10 @@ fn close_induction(stmt: &CStmt, key: &str) -> Option<CStmt> {
         return None;
     };
     let others = items.iter().enumerate().filter(|(p, _)| p != at);
-    if others.clone().any(|(_, s)| writes(s, key)) || !invariant(step, stmt) {
+    if others.clone().any(|(_, s)| s.writes(key)) || !invariant(step, stmt) {
         return None;
     }
-    let offset = |extra: i64| closed_form(key, step, &iter, &start, extra, &step.loc);
+    let offset = |extra: i64| closed_form(local, step, &iter, &start, extra, &step.loc);
     let rewritten: Vec<CStmt> = others
         .map(|(p, s)| {
             let value = offset(i64::from(p > *at));
@@ -109,9 +110,9 @@ fn close_induction(stmt: &CStmt, key: &str) -> Option<CStmt> {
     })
 }
 
-/// `v + s*(i - a + extra)`, typed as `v`.
+/// `v + s*(i - a + extra)`, in the iterator's type.
 fn closed_form(
-    key: &str,
+    local: &CVarDecl,
     step: &CExpr,
     iter: &CExpr,
     start: &CExpr,
@@ -141,11 +142,11 @@ fn closed_form(
     }
     let variable = CExpr {
         kind: CExprKind::Ref(crate::syntax::DeclRef {
-            name: name_of(key),
-            key: key.to_string(),
+            name: local.name.clone(),
+            key: local.key.clone(),
             target: crate::syntax::RefTarget::Local,
         }),
-        ty: ty.clone(),
+        ty: local.ty.clone(),
         loc: loc.clone(),
     };
     let scaled = binary(CBinOp::Mul, paren(step.clone()), paren(trips));
@@ -160,19 +161,10 @@ pub(crate) fn paren(e: CExpr) -> CExpr {
     }
 }
 
-/// A declaration key starts with the declared name (see
-/// [`crate::syntax::DeclRef`]).
-fn name_of(key: &str) -> String {
-    key.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .next()
-        .unwrap_or(key)
-        .to_string()
-}
-
 /// The iterator reference and start value of `i = a` / `int i = a`.
 pub(crate) fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
     match init {
-        CStmt::Expr(e) => match &strip(e).kind {
+        CStmt::Expr(e) => match &e.stripped().kind {
             CExprKind::Binary {
                 op: CBinOp::Assign,
                 lhs,
@@ -199,43 +191,21 @@ pub(crate) fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
     }
 }
 
-pub(crate) trait KeyOf {
-    fn key_of(&self) -> Option<String>;
-}
-
-impl KeyOf for CExpr {
-    fn key_of(&self) -> Option<String> {
-        match &strip(self).kind {
-            CExprKind::Ref(r) => Some(r.key.clone()),
-            _ => None,
-        }
-    }
-}
-
-/// `e` without parentheses and implicit conversions.
-pub(crate) fn strip(e: &CExpr) -> &CExpr {
-    match &e.kind {
-        CExprKind::Paren(x) | CExprKind::Implicit(x) => strip(x),
-        _ => e,
-    }
-}
-
-pub(crate) fn is_ref(e: &CExpr, key: &str) -> bool {
-    strip(e).key_of().as_deref() == Some(key)
-}
-
 /// Whether `inc` is `i++`, `++i` or `i += 1`.
 pub(crate) fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
-    match &strip(inc).kind {
+    match &inc.stripped().kind {
         CExprKind::Unary {
             op: CUnOp::PostInc | CUnOp::PreInc,
             arg,
-        } => is_ref(arg, iter),
+        } => arg.ref_key() == Some(iter),
         CExprKind::Binary {
             op: CBinOp::CompoundAssign(ArithOp::Add),
             lhs,
             rhs,
-        } => is_ref(lhs, iter) && matches!(strip(rhs).kind, CExprKind::Int(IntValue::Fits(1))),
+        } => {
+            lhs.ref_key() == Some(iter)
+                && matches!(rhs.stripped().kind, CExprKind::Int(IntValue::Fits(1)))
+        }
         _ => false,
     }
 }
@@ -258,21 +228,21 @@ fn step_of(s: &CStmt, key: &str) -> Option<CExpr> {
         ty: x.ty.clone(),
         loc: x.loc.clone(),
     };
-    match &strip(e).kind {
-        CExprKind::Unary { op, arg } if is_ref(arg, key) => match op {
+    match &e.stripped().kind {
+        CExprKind::Unary { op, arg } if arg.ref_key() == Some(key) => match op {
             CUnOp::PostInc | CUnOp::PreInc => Some(one(1)),
             CUnOp::PostDec | CUnOp::PreDec => Some(one(-1)),
             _ => None,
         },
-        CExprKind::Binary { op, lhs, rhs } if is_ref(lhs, key) => match op {
+        CExprKind::Binary { op, lhs, rhs } if lhs.ref_key() == Some(key) => match op {
             CBinOp::CompoundAssign(ArithOp::Add) => Some((**rhs).clone()),
             CBinOp::CompoundAssign(ArithOp::Sub) => Some(negated(rhs)),
-            CBinOp::Assign => match &strip(rhs).kind {
+            CBinOp::Assign => match &rhs.stripped().kind {
                 CExprKind::Binary {
                     op: CBinOp::Add,
                     lhs: a,
                     rhs: b,
-                } if is_ref(a, key) => Some((**b).clone()),
+                } if a.ref_key() == Some(key) => Some((**b).clone()),
                 _ => None,
             },
             _ => None,
@@ -286,7 +256,7 @@ fn step_of(s: &CStmt, key: &str) -> Option<CExpr> {
 fn invariant(step: &CExpr, loop_stmt: &CStmt) -> bool {
     let mut ok = true;
     visit(step, &mut |e| match &e.kind {
-        CExprKind::Ref(r) => ok &= !writes(loop_stmt, &r.key),
+        CExprKind::Ref(r) => ok &= !loop_stmt.writes(&r.key),
         CExprKind::Int(_)
         | CExprKind::MacroInt { .. }
         | CExprKind::Paren(_)
@@ -304,45 +274,6 @@ fn visit(e: &CExpr, f: &mut dyn FnMut(&CExpr)) {
     for c in e.children() {
         visit(c, f);
     }
-}
-
-/// Whether the statement assigns `key` anywhere (plain or compound
-/// assignment, increment or decrement).
-fn writes(s: &CStmt, key: &str) -> bool {
-    let mut found = false;
-    s.map_exprs(&mut |e| {
-        visit(e, &mut |x| match &x.kind {
-            CExprKind::Binary {
-                op: CBinOp::Assign | CBinOp::CompoundAssign(_),
-                lhs,
-                ..
-            } => found |= is_ref(lhs, key),
-            CExprKind::Unary {
-                op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
-                arg,
-            } => found |= is_ref(arg, key),
-            _ => {}
-        });
-        e.clone()
-    });
-    found
-}
-
-fn refs_key(e: &CExpr, key: &str) -> bool {
-    let mut found = false;
-    visit(e, &mut |x| {
-        found |= matches!(&x.kind, CExprKind::Ref(r) if r.key == key)
-    });
-    found
-}
-
-pub(crate) fn mentions(s: &CStmt, key: &str) -> bool {
-    let mut found = false;
-    s.map_exprs(&mut |e| {
-        found |= refs_key(e, key);
-        e.clone()
-    });
-    found
 }
 
 /// `e` with every reference to `key` replaced by `value`.

@@ -149,7 +149,7 @@ impl Folder {
     /// The value of `e` when it tests a pointer parameter against null,
     /// noting the assumption.
     fn null_test(&mut self, e: &CExpr) -> Option<bool> {
-        let (key, set) = match &strip(e).kind {
+        let (key, set) = match &e.stripped().kind {
             CExprKind::Binary {
                 op: op @ (CBinOp::Ne | CBinOp::Eq),
                 lhs,
@@ -174,7 +174,7 @@ impl Folder {
 
     /// The name of the pointer parameter `e` reads, if it is one.
     fn pointer(&self, e: &CExpr) -> Option<String> {
-        let CExprKind::Ref(r) = &strip(e).kind else {
+        let CExprKind::Ref(r) = &e.stripped().kind else {
             return None;
         };
         self.pointers
@@ -190,14 +190,6 @@ fn replace_first(e: &mut CExpr, tested: CExpr) {
     match &mut e.kind {
         CExprKind::Conditional { cond: x, .. } | CExprKind::Unary { arg: x, .. } => **x = tested,
         _ => {}
-    }
-}
-
-/// `e` without parentheses and implicit conversions.
-fn strip(e: &CExpr) -> &CExpr {
-    match &e.kind {
-        CExprKind::Paren(x) | CExprKind::Implicit(x) => strip(x),
-        _ => e,
     }
 }
 
@@ -220,7 +212,7 @@ fn truth(value: bool, loc: &Loc) -> CExpr {
 
 /// The truth value of a folded constant condition.
 fn constant(e: &CExpr) -> Option<bool> {
-    match &strip(e).kind {
+    match &e.stripped().kind {
         CExprKind::Int(IntValue::Fits(v)) => Some(*v != 0),
         _ => None,
     }

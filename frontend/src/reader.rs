@@ -199,7 +199,7 @@ fn counted_while(cond: CExpr, body: CStmt, loc: &Loc) -> Option<CStmt> {
     let compares = matches!(&unwrap_expr(&cond).kind, CExprKind::Binary { op, lhs, rhs }
         if matches!(op, CBinOp::Lt | CBinOp::Le | CBinOp::Gt | CBinOp::Ge | CBinOp::Ne)
             && [lhs, rhs].iter().any(|x| is_ref_to(x, &counter)));
-    if !compares || stmts.iter().any(|s| writes_key(s, &counter)) {
+    if !compares || stmts.iter().any(|s| s.writes(&counter)) {
         return None;
     }
     Some(CStmt::For {
@@ -272,9 +272,9 @@ fn movable_init(stmts: &[CStmt], key: &str) -> Option<usize> {
         return None;
     }
     let between = &stmts[at + 1..];
-    let untouched = between.iter().all(|s| {
-        !crate::decrement_while::mentions(s, key) && reads.iter().all(|r| !writes_key(s, r))
-    });
+    let untouched = between
+        .iter()
+        .all(|s| !s.refers_to(key) && reads.iter().all(|r| !s.writes(r)));
     untouched.then_some(at)
 }
 
@@ -299,67 +299,6 @@ fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
         | CExprKind::Implicit(_)
         | CExprKind::Cast(_)
         | CExprKind::Paren(_) => e.children().into_iter().all(|c| variables_only(c, reads)),
-        _ => false,
-    }
-}
-
-/// Whether `s` assigns, increments or decrements the variable `key`.
-fn writes_key(s: &CStmt, key: &str) -> bool {
-    match s {
-        CStmt::Compound(inner, _) => inner.iter().any(|x| writes_key(x, key)),
-        CStmt::Decl(vars, _) => vars
-            .iter()
-            .any(|v| v.key == key || v.init.as_ref().is_some_and(|e| expr_writes(e, key))),
-        CStmt::Expr(e) => expr_writes(e, key),
-        CStmt::If {
-            cond,
-            then_branch,
-            else_branch,
-            ..
-        } => {
-            expr_writes(cond, key)
-                || writes_key(then_branch, key)
-                || else_branch.as_ref().is_some_and(|e| writes_key(e, key))
-        }
-        CStmt::For {
-            init,
-            cond,
-            inc,
-            body,
-            ..
-        } => {
-            writes_key(init, key)
-                || expr_writes(cond, key)
-                || expr_writes(inc, key)
-                || writes_key(body, key)
-        }
-        CStmt::Return(e, _) => e.as_ref().is_some_and(|e| expr_writes(e, key)),
-        CStmt::Null(_) | CStmt::Rejected(_) => false,
-    }
-}
-
-fn expr_writes(e: &CExpr, key: &str) -> bool {
-    match &e.kind {
-        CExprKind::Binary { op, lhs, rhs } => {
-            (matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_)) && is_ref_to(lhs, key))
-                || expr_writes(lhs, key)
-                || expr_writes(rhs, key)
-        }
-        CExprKind::Unary { op, arg } => {
-            (matches!(
-                op,
-                CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
-            ) && is_ref_to(arg, key))
-                || expr_writes(arg, key)
-        }
-        CExprKind::Subscript { base, index } => expr_writes(base, key) || expr_writes(index, key),
-        CExprKind::Implicit(a) | CExprKind::Cast(a) | CExprKind::Paren(a) => expr_writes(a, key),
-        CExprKind::Conditional {
-            cond,
-            then_value,
-            else_value,
-        } => expr_writes(cond, key) || expr_writes(then_value, key) || expr_writes(else_value, key),
-        CExprKind::Call { args, .. } => args.iter().any(|a| expr_writes(a, key)),
         _ => false,
     }
 }
@@ -436,7 +375,7 @@ impl Reader {
     /// block, followed by the counter's final value when the block reads it
     /// later; refuses the others.
     fn settle_count_downs(&mut self, stmts: Vec<CStmt>, function_body: bool) -> Vec<CStmt> {
-        use crate::decrement_while::{final_value, mentions, pending_counter, valid_in_block};
+        use crate::decrement_while::{final_value, pending_counter, valid_in_block};
         if !stmts.iter().any(|s| pending_counter(s).is_some()) {
             return stmts;
         }
@@ -453,7 +392,7 @@ impl Reader {
                 continue;
             }
             out.push(stmts[at].clone());
-            if stmts[at + 1..].iter().any(|s| mentions(s, key)) {
+            if stmts[at + 1..].iter().any(|s| s.refers_to(key)) {
                 out.extend(final_value(&stmts[at]));
             }
         }

@@ -213,6 +213,64 @@ impl CExpr {
         }
     }
 
+    /// This expression without parentheses and implicit conversions.
+    pub fn stripped(&self) -> &CExpr {
+        let mut cur = self;
+        while let CExprKind::Paren(inner) | CExprKind::Implicit(inner) = &cur.kind {
+            cur = inner;
+        }
+        cur
+    }
+
+    /// The declaration key of the variable this expression names (through
+    /// parentheses and implicit conversions).
+    pub fn ref_key(&self) -> Option<&str> {
+        match &self.stripped().kind {
+            CExprKind::Ref(r) => Some(&r.key),
+            _ => None,
+        }
+    }
+
+    /// Whether the variable `key` is referred to anywhere in the expression.
+    pub fn refers_to(&self, key: &str) -> bool {
+        matches!(&self.kind, CExprKind::Ref(r) if r.key == key)
+            || self.children().into_iter().any(|c| c.refers_to(key))
+    }
+
+    /// Whether the expression assigns, increments or decrements `key`.
+    pub fn writes(&self, key: &str) -> bool {
+        let own = match &self.kind {
+            CExprKind::Binary {
+                op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+                lhs,
+                ..
+            } => lhs.ref_key() == Some(key),
+            CExprKind::Unary {
+                op: CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec,
+                arg,
+            } => arg.ref_key() == Some(key),
+            _ => false,
+        };
+        own || self.children().into_iter().any(|c| c.writes(key))
+    }
+
+    /// Whether evaluating the expression (any number of times) changes
+    /// nothing: no assignment, step or call, nothing unread.
+    pub fn is_pure(&self) -> bool {
+        let effect = match &self.kind {
+            CExprKind::Binary { op, .. } => {
+                matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_))
+            }
+            CExprKind::Unary { op, .. } => matches!(
+                op,
+                CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
+            ),
+            CExprKind::Call { .. } | CExprKind::Unsupported(_) | CExprKind::Rejected => true,
+            _ => false,
+        };
+        !effect && self.children().into_iter().all(CExpr::is_pure)
+    }
+
     /// Replaces each direct sub-expression by `f` of it (a call's
     /// arguments, not the inlined helper's body, which has its own names).
     pub fn map_children(&mut self, f: &mut dyn FnMut(&CExpr) -> CExpr) {
@@ -395,6 +453,62 @@ impl CStmt {
                 loc: loc.clone(),
             },
             other => other.clone(),
+        }
+    }
+
+    /// Whether some expression the statement holds (the ones
+    /// [`CStmt::map_exprs`] maps, nested statements included) satisfies `p`.
+    pub fn any_expr(&self, p: &mut dyn FnMut(&CExpr) -> bool) -> bool {
+        match self {
+            CStmt::Compound(items, _) => items.iter().any(|s| s.any_expr(p)),
+            CStmt::Decl(vars, _) => vars.iter().any(|v| {
+                v.init.as_ref().is_some_and(&mut *p) || v.dims.iter().flatten().any(&mut *p)
+            }),
+            CStmt::Expr(e) => p(e),
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                ..
+            } => {
+                p(cond)
+                    || then_branch.any_expr(p)
+                    || else_branch.as_ref().is_some_and(|b| b.any_expr(p))
+            }
+            CStmt::For {
+                init,
+                cond,
+                inc,
+                body,
+                ..
+            } => init.any_expr(p) || p(cond) || p(inc) || body.any_expr(p),
+            CStmt::Return(value, _) => value.as_ref().is_some_and(p),
+            CStmt::Null(_) | CStmt::Rejected(_) => false,
+        }
+    }
+
+    /// Whether the statement refers to the variable `key` anywhere.
+    pub fn refers_to(&self, key: &str) -> bool {
+        self.any_expr(&mut |e| e.refers_to(key))
+    }
+
+    /// Whether the statement declares, assigns, increments or decrements
+    /// the variable `key` anywhere.
+    pub fn writes(&self, key: &str) -> bool {
+        self.any_expr(&mut |e| e.writes(key)) || self.declares(key)
+    }
+
+    fn declares(&self, key: &str) -> bool {
+        match self {
+            CStmt::Decl(vars, _) => vars.iter().any(|v| v.key == key),
+            CStmt::Compound(items, _) => items.iter().any(|s| s.declares(key)),
+            CStmt::If {
+                then_branch,
+                else_branch,
+                ..
+            } => then_branch.declares(key) || else_branch.as_ref().is_some_and(|b| b.declares(key)),
+            CStmt::For { init, body, .. } => init.declares(key) || body.declares(key),
+            _ => false,
         }
     }
 

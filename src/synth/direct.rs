@@ -134,9 +134,12 @@ pub fn translate(
         .map(|i| u32::try_from(i).ok())
         .collect::<Option<_>>()?;
     let template = target.elems().get(last)?;
+    let mut checker = Checker::new(targets, params, prefix);
     if target.shape().is_empty() {
-        if let Some(expr) = extremum_with_start(targets, dtype, params, prefix, template) {
-            return Some(expr);
+        let found = extremum_with_start(dtype, params, template)
+            .filter(|expr| checker.accepts(targets, expr));
+        if found.is_some() {
+            return found;
         }
     }
     let mut constants = Vec::new();
@@ -145,14 +148,6 @@ pub fn translate(
         .iter()
         .map(|c| spellings_of(c, params, targets.first_sizes, dtype))
         .collect();
-    let mut first_evaluator = Evaluator::new(
-        targets.first_sizes.clone(),
-        params.to_vec(),
-        prefix.to_vec(),
-    );
-    let mut second_evaluator = targets
-        .second
-        .map(|(_, sizes)| Evaluator::new(sizes.clone(), params.to_vec(), prefix.to_vec()));
     for choice in combinations(&spellings).take(MAX_COMBINATIONS) {
         let chosen: HashMap<Rat, Spelling> = choice
             .iter()
@@ -170,31 +165,47 @@ pub fn translate(
             // its constants will not give it one.
             return None;
         };
-        if !evaluates_to(&mut first_evaluator, &expr, target) {
-            continue;
-        }
-        let generalises = match (&mut second_evaluator, targets.second) {
-            (Some(evaluator), Some((second, _))) => evaluates_to(evaluator, &expr, second),
-            _ => true,
-        };
-        if generalises {
+        if checker.accepts(targets, &expr) {
             return Some(expr);
         }
     }
     None
 }
 
+/// Evaluates candidates against the output at both size tuples, each
+/// evaluator built once for all the candidates of one output.
+struct Checker {
+    first: Evaluator,
+    second: Option<Evaluator>,
+}
+
+impl Checker {
+    fn new(targets: &Targets<'_>, params: &[Param], prefix: &[Stmt]) -> Checker {
+        let at = |sizes: &Sizes| Evaluator::new(sizes.clone(), params.to_vec(), prefix.to_vec());
+        Checker {
+            first: at(targets.first_sizes),
+            second: targets.second.map(|(_, sizes)| at(sizes)),
+        }
+    }
+
+    /// Whether `expr` equals the output at the first size tuple and, when
+    /// there is one, at the second.
+    fn accepts(&mut self, targets: &Targets<'_>, expr: &Expr) -> bool {
+        if !evaluates_to(&mut self.first, expr, targets.first) {
+            return false;
+        }
+        match (&mut self.second, targets.second) {
+            (Some(evaluator), Some((second, _))) => evaluates_to(evaluator, expr, second),
+            _ => true,
+        }
+    }
+}
+
 /// A scalar `max`/`min` of one template over a 1-D input and numbers
 /// (`m = fmaxf(m, fabsf(x[i]))` from `m = 0`: `max(0, |x0|, |x1|, …)`):
 /// the template is written over the whole input, reduced, and combined
 /// with each number (which also gives the C's value over no elements).
-fn extremum_with_start(
-    targets: &Targets<'_>,
-    dtype: DType,
-    params: &[Param],
-    prefix: &[Stmt],
-    template: &Value,
-) -> Option<Expr> {
+fn extremum_with_start(dtype: DType, params: &[Param], template: &Value) -> Option<Expr> {
     let atom = template.as_atom()?;
     let (func @ (Func::Max | Func::Min), args) = atom.as_app()? else {
         return None;
@@ -220,25 +231,10 @@ fn extremum_with_start(
     } else {
         (build::min(over, &[0]).ok()?, BinaryOp::Minimum)
     };
-    let expr = numbers.iter().try_fold(reduce, |acc, c| {
+    numbers.iter().try_fold(reduce, |acc, c| {
         let number = exact_literal(&c.as_constant()?, dtype)?;
         Expr::binary(combine, number, acc).ok()
-    })?;
-    let mut first = Evaluator::new(
-        targets.first_sizes.clone(),
-        params.to_vec(),
-        prefix.to_vec(),
-    );
-    if !evaluates_to(&mut first, &expr, targets.first) {
-        return None;
-    }
-    match targets.second {
-        Some((second, sizes)) => {
-            let mut evaluator = Evaluator::new(sizes.clone(), params.to_vec(), prefix.to_vec());
-            evaluates_to(&mut evaluator, &expr, second).then_some(expr)
-        }
-        None => Some(expr),
-    }
+    })
 }
 
 /// The one position every input element of `v` is read at, when they are
@@ -246,7 +242,7 @@ fn extremum_with_start(
 fn single_position(v: &Value) -> Option<u32> {
     let mut found: Option<u32> = None;
     let mut consistent = true;
-    visit_inputs(v, &mut |index| match (index, found) {
+    visit_inputs(v, &mut |_, index| match (index, found) {
         ([i], None) => found = Some(*i),
         ([i], Some(f)) if *i == f => {}
         _ => consistent = false,
@@ -254,12 +250,13 @@ fn single_position(v: &Value) -> Option<u32> {
     found.filter(|_| consistent)
 }
 
-/// Calls `f` with the index of every input element `v` reads.
-fn visit_inputs(v: &Value, f: &mut dyn FnMut(&[u32])) {
+/// Calls `f` with the name and index of every input element (or scalar)
+/// `v` reads, descending into applications and reciprocals.
+fn visit_inputs(v: &Value, f: &mut dyn FnMut(&str, &[u32])) {
     for term in v.terms() {
         for (atom, _) in term.mono.factors() {
             match atom.kind() {
-                AtomKind::Sym { kind, index, .. } if *kind == SymbolKind::Input => f(index),
+                AtomKind::Sym { kind, name, index } if *kind == SymbolKind::Input => f(name, index),
                 AtomKind::App { args, .. } => args.iter().for_each(|a| visit_inputs(a, f)),
                 AtomKind::Recip(q) => visit_inputs(q, f),
                 _ => {}
@@ -611,7 +608,6 @@ impl Writer<'_> {
                         };
                         Expr::binary(op, n.clone(), d.clone()).ok()
                     }
-                    Func::Select | Func::Lt0 | Func::Eq0 => None,
                     Func::Max | Func::Min => {
                         let op = if *func == Func::Max {
                             BinaryOp::Maximum
@@ -883,23 +879,14 @@ fn shortest_logic(n: usize, table: &[bool]) -> Option<Logic> {
     best
 }
 
-/// The names of the input elements and scalars `v` reads, descending
-/// into applications and reciprocals.
+/// The names of the input elements and scalars `v` reads, in first-seen
+/// order.
 fn collect_inputs(v: &Value, out: &mut Vec<String>) {
-    for term in v.terms() {
-        for (atom, _) in term.mono.factors() {
-            match atom.kind() {
-                AtomKind::Sym { kind, name, .. }
-                    if *kind == SymbolKind::Input && !out.iter().any(|n| n.as_str() == &**name) =>
-                {
-                    out.push(name.to_string());
-                }
-                AtomKind::App { args, .. } => args.iter().for_each(|a| collect_inputs(a, out)),
-                AtomKind::Recip(q) => collect_inputs(q, out),
-                _ => {}
-            }
+    visit_inputs(v, &mut |name, _| {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
         }
-    }
+    });
 }
 
 /// Most interleaved channels [`interleaved`] tries (RGB, complex pairs).

@@ -305,13 +305,7 @@ fn refs_in(e: &CExpr, out: &mut HashSet<String>) {
 
 /// Strips parentheses and implicit conversions.
 fn strip(e: &CExpr) -> &CExpr {
-    let mut cur = e;
-    loop {
-        match &cur.kind {
-            CExprKind::Paren(inner) | CExprKind::Implicit(inner) => cur = inner,
-            _ => return cur,
-        }
-    }
+    e.stripped()
 }
 
 impl<'f> Lowerer<'f> {

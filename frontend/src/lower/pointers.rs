@@ -1151,7 +1151,11 @@ impl Normaliser {
         let end = std::mem::take(&mut self.state);
         let mut inside: Vec<(String, Poly)> = Vec::new();
         let mut after: HashMap<String, PtrVal> = HashMap::new();
-        for (key, e1) in &end {
+        // In key order: the diagnostics and the offsets found inside come
+        // out the same on every run.
+        let mut pointers: Vec<(&String, &PtrVal)> = end.iter().collect();
+        pointers.sort_by(|a, b| a.0.cmp(b.0));
+        for (key, e1) in pointers {
             let e0 = entry.get(key);
             let value = self.summarise(e0, e1, &symbol(key), header.as_ref(), loc);
             match value {

@@ -51,38 +51,16 @@ fn sizeof_value(c: &Cursor<'_>) -> Option<u64> {
     }
 }
 
-/// `e` under parentheses and implicit conversions.
-fn strip(e: &CExpr) -> &CExpr {
-    match &e.kind {
-        CExprKind::Paren(inner) | CExprKind::Implicit(inner) => strip(inner),
-        _ => e,
-    }
-}
-
-/// Whether evaluating `e` again and again changes nothing.
-fn pure(e: &CExpr) -> bool {
-    let effect = match &e.kind {
-        CExprKind::Binary { op, .. } => matches!(op, CBinOp::Assign | CBinOp::CompoundAssign(_)),
-        CExprKind::Unary { op, .. } => matches!(
-            op,
-            CUnOp::PostInc | CUnOp::PostDec | CUnOp::PreInc | CUnOp::PreDec
-        ),
-        CExprKind::Call { .. } | CExprKind::Unsupported(_) | CExprKind::Rejected => true,
-        _ => false,
-    };
-    !effect && e.children().into_iter().all(pure)
-}
-
 /// A pointer argument without its conversion to `void *`, with its
 /// element type.
 fn element_pointer(arg: &CExpr) -> Option<(CExpr, ScalarType)> {
-    let p = strip(arg);
+    let p = arg.stripped();
     let elem = match &p.ty {
         CType::Pointer { pointee, .. } => pointee.scalar()?,
         CType::Array { elem, .. } => elem.scalar()?,
         _ => return None,
     };
-    pure(p).then(|| (p.clone(), elem))
+    p.is_pure().then(|| (p.clone(), elem))
 }
 
 fn bytes(t: ScalarType) -> u64 {
@@ -121,7 +99,7 @@ impl Reader {
             let (src, src_elem) = element_pointer(&value)?;
             (src_elem == elem).then_some(Some(src))?
         } else {
-            matches!(strip(&value).kind, CExprKind::Int(IntValue::Fits(0))).then_some(None)?
+            matches!(value.stripped().kind, CExprKind::Int(IntValue::Fits(0))).then_some(None)?
         };
         Some(counted_loop(&loc_of(c), count, |k| {
             let stored = match &source {
@@ -153,8 +131,8 @@ impl Reader {
         let n = self.read_expr(n, depth + 1);
         // Without the conversion to `size_t`: a negative `N` is undefined
         // in the C (a huge count), and runs no iteration here.
-        let n = strip(&n).clone();
-        (n.ty.is_integer() && pure(&n)).then_some(n)
+        let n = n.stripped().clone();
+        (n.ty.is_integer() && n.is_pure()).then_some(n)
     }
 }
 

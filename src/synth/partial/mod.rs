@@ -76,7 +76,7 @@ impl KernelTactic for KeptLoops {
         // statement by statement: a statement's stencil form (shifted
         // slices, a region store) is found there, not by the whole-kernel
         // search (a 3-point average over the interior of a signal).
-        if any_loop_carries(&kernel.body, &mut Vec::new()) || has_loop(&kernel.body) {
+        if has_loop(&kernel.body) {
             Ok(())
         } else {
             Err("no loop in the kernel".into())
