@@ -378,18 +378,29 @@ def _timed(fn, repeat: int, before=None) -> list[float]:
 # The lock file the children of a `run --jobs N` take turns on for their timed
 # calls (set by run_plan; unset, every child times at once as before).
 GPU_LOCK_ENV = "TENSLIFT_BENCH_GPU_LOCK"
+# Children sharing that lock (run_plan's jobs): the most turns a child may
+# wait for, which the parent's outer limit allows for.
+_GPU_SHARERS = [1]
 
 
 @contextlib.contextmanager
 def _gpu_turn():
     """Holds the GPU for one measurement's warm-up, timed and end-to-end
-    calls; the first call (tracing, compilation) runs outside, side by side."""
+    calls; the first call (tracing, compilation) runs outside, side by side.
+    The wait for the turn is not the measurement's time: the child's own
+    limit (`measure --limit-s`, an ITIMER_REAL alarm) is paused while it
+    waits, so a kernel queued behind slow ones is not recorded as a timeout."""
     path = os.environ.get(GPU_LOCK_ENV)
     if not path:
         yield
         return
     with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        left, _interval = signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        finally:
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, left)
         try:
             yield
         finally:
@@ -574,7 +585,11 @@ MODULE_FILES = {"numpy": "numpy.py", "jax": "jax.py", "pytorch": "pytorch.py",
 
 
 def measure_command(args: argparse.Namespace) -> int:
-    """Child side: one variant of one kernel; prints one JSON line."""
+    """Child side: one variant of one kernel; prints one JSON line. With
+    --limit-s, SIGALRM's default action ends it after that many seconds of
+    its own (a blocking CUDA call included; _gpu_turn pauses the alarm)."""
+    if args.limit_s:
+        signal.setitimer(signal.ITIMER_REAL, args.limit_s)
     call = json.loads(Path(args.call).read_text())
     if args.save_outputs:
         return save_outputs_command(args, call)
@@ -639,12 +654,17 @@ def run_python_variant(plan_path: Path, kernel: dict[str, Any], variant: str, pl
         # Dynamo unrolls Python loops: compiling a loop-kept program takes longer
         # than any timeout and would measure nothing.
         return {"status": "skipped", "note": "program keeps C loops, which torch.compile unrolls"}
+    limit = float(plan["timeout_s"])
     command = _measure_child(plan_path, kernel, variant, module) + [
-        "--repeat", str(plan["repeat"]), "--device", device]
-    out, err, code = run_child(command, float(plan["timeout_s"]),
+        "--repeat", str(plan["repeat"]), "--device", device, "--limit-s", str(limit)]
+    # The child stops itself after `limit` seconds of its own (SIGALRM, its
+    # wait for a GPU turn not counted); the parent's limit also allows for
+    # that wait: every other child's turn, each at most `limit`.
+    outer = limit * (_GPU_SHARERS[0] + 1) + 30 if os.environ.get(GPU_LOCK_ENV) else limit + 5
+    out, err, code = run_child(command, outer,
                                float(plan.get("memory_limit_gb", DEFAULT_MEMORY_LIMIT_GB)))
-    if code is None:
-        return {"status": "timeout", "note": f"over {plan['timeout_s']:g} s"}
+    if code is None or code == -signal.SIGALRM:
+        return {"status": "timeout", "note": f"over {limit:g} s"}
     result = _last_json(out)
     if result is None:
         return {"status": "error", "note": f"exit {code}: {_tail(err)}"}
@@ -817,6 +837,7 @@ def run_plan(plan_path: Path, csv_path: Path, skip_c: bool, skip_python: bool,
         (csv_path.parent / "device.txt").write_text(gpu_name() + "\n")
     if jobs > 1:
         os.environ[GPU_LOCK_ENV] = str(csv_path.parent / ".gpu.lock")
+        _GPU_SHARERS[0] = jobs
     run = PlanRun(plan_path, plan, writer, {
         "skip_c": skip_c, "skip_python": skip_python, "device": device, "quiet": quiet,
         "c_reference_only": c_reference_only, "deadline_s": deadline_s})
@@ -881,6 +902,8 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--reference", required=True)
     measure.add_argument("--repeat", type=int, default=5)
     measure.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    measure.add_argument("--limit-s", type=float, default=None,
+                         help="end after this many seconds, a wait for the GPU not counted")
     measure.add_argument("--save-outputs", action="store_true",
                          help="save the outputs into --reference instead of checking them")
     args = parser.parse_args(argv)

@@ -162,6 +162,7 @@ def test_a_measurement_over_its_timeout_is_killed(tmp_path):
     rows = _rows(tmp_path, plan)
     assert time.monotonic() - start < 25
     assert rows[0]["status"] == "timeout"
+    assert rows[0]["note"] == "over 8 s"
 
 
 def test_c_variants_of_a_real_kernel_give_the_reference(tmp_path):
@@ -217,6 +218,53 @@ def test_gpu_turns_are_taken_one_at_a_time(tmp_path, monkeypatch):
         fcntl.flock(held, fcntl.LOCK_UN)
     assert entered.wait(5)
     thread.join()
+
+
+def test_the_wait_for_a_gpu_turn_pauses_the_measurements_own_limit(tmp_path, monkeypatch):
+    import fcntl
+    import signal
+    import threading
+
+    lock = tmp_path / "gpu.lock"
+    monkeypatch.setenv(runner.GPU_LOCK_ENV, str(lock))
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(time.monotonic()))
+    try:
+        with open(lock, "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            threading.Timer(1.0, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+            signal.setitimer(signal.ITIMER_REAL, 0.5)
+            with runner._gpu_turn():
+                left, _ = signal.getitimer(signal.ITIMER_REAL)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # A second in the queue, and the half second is still all there.
+    assert not fired
+    assert 0.3 < left <= 0.5, left
+
+
+def test_a_child_queued_behind_others_is_not_a_timeout(tmp_path, monkeypatch):
+    """Its own limit is 10 s; it waits 12 s for the GPU lock and is still timed."""
+    pytest.importorskip("jax")
+    import fcntl
+    import threading
+
+    plan_path = _kernel_dir(tmp_path, "    y[...] = 2 * x\n")
+    (tmp_path / "k" / "jax.py").write_text(
+        "import jax\n\n@jax.jit\ndef scale_jit(n, x, y):\n    return (2 * x,), None\n")
+    plan = json.loads(plan_path.read_text())
+    plan["timeout_s"] = 10
+    lock = tmp_path / "gpu.lock"
+    monkeypatch.setenv(runner.GPU_LOCK_ENV, str(lock))
+    monkeypatch.setattr(runner, "_GPU_SHARERS", [2])
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        threading.Timer(12.0, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+        start = time.monotonic()
+        row = runner.run_python_variant(plan_path, plan["kernels"][0], "jax", plan, "cpu")
+    assert time.monotonic() - start > 12
+    assert row["status"] == "ok", row
 
 
 def _dot_plan(tmp_path, variants):
