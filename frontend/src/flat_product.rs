@@ -13,7 +13,9 @@
 //! product's count of trips and the nest none; sizes are extents, not
 //! negative.
 
-use crate::induction::{iterator_start, paren, replace_reads, steps_by_one};
+use crate::induction::{
+    counted_for, iterator_start, paren, replace_reads, steps_by_one, CountedFor,
+};
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, IntValue, RefTarget,
 };
@@ -74,17 +76,15 @@ fn read_after(rest: &[CStmt], key: &str) -> bool {
 
 /// The nest standing for `for (i = 0; i < E_0*…*E_k; i++) body`.
 fn nest_of(stmt: &CStmt) -> Option<CStmt> {
-    let CStmt::For {
-        init,
+    let CountedFor {
+        iter,
+        start,
         cond,
         inc,
         body,
         loc,
-    } = stmt
-    else {
-        return None;
-    };
-    let (iter, start) = iterator_start(init)?;
+        ..
+    } = counted_for(stmt)?;
     let key = iter.ref_key()?.to_string();
     if !matches!(start.stripped().kind, CExprKind::Int(IntValue::Fits(0)))
         || !steps_by_one(inc, &key)

@@ -62,24 +62,22 @@ fn integer_locals(stmts: &[CStmt]) -> Vec<CVarDecl> {
 /// variable of it.
 fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
     let key = local.key.as_str();
-    let CStmt::For {
+    let CountedFor {
+        iter,
+        start,
         init,
         cond,
         inc,
         body,
         loc,
-    } = stmt
-    else {
-        return None;
-    };
-    let (iter, start) = iterator_start(init)?;
+    } = counted_for(stmt)?;
     if !steps_by_one(inc, iter.ref_key()?) || init.refers_to(key) {
         return None;
     }
     if cond.refers_to(key) || inc.refers_to(key) {
         return None;
     }
-    let CStmt::Compound(items, body_loc) = &**body else {
+    let CStmt::Compound(items, body_loc) = body else {
         return None;
     };
     let steps: Vec<(usize, CExpr)> = items
@@ -102,7 +100,7 @@ fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
         })
         .collect();
     Some(CStmt::For {
-        init: init.clone(),
+        init: Box::new(init.clone()),
         cond: cond.clone(),
         inc: inc.clone(),
         body: Box::new(CStmt::Compound(rewritten, body_loc.clone())),
@@ -159,6 +157,42 @@ pub(crate) fn paren(e: CExpr) -> CExpr {
         loc: e.loc.clone(),
         kind: CExprKind::Paren(Box::new(e)),
     }
+}
+
+/// A `for` whose initialiser sets its iterator (`i = a` / `int i = a`):
+/// the iterator's reference and start beside the header and body.
+pub(crate) struct CountedFor<'s> {
+    pub iter: CExpr,
+    pub start: CExpr,
+    pub init: &'s CStmt,
+    pub cond: &'s CExpr,
+    pub inc: &'s CExpr,
+    pub body: &'s CStmt,
+    pub loc: &'s Loc,
+}
+
+/// `s` as a [`CountedFor`], when it is a `for` with such an initialiser.
+pub(crate) fn counted_for(s: &CStmt) -> Option<CountedFor<'_>> {
+    let CStmt::For {
+        init,
+        cond,
+        inc,
+        body,
+        loc,
+    } = s
+    else {
+        return None;
+    };
+    let (iter, start) = iterator_start(init)?;
+    Some(CountedFor {
+        iter,
+        start,
+        init,
+        cond,
+        inc,
+        body,
+        loc,
+    })
 }
 
 /// The iterator reference and start value of `i = a` / `int i = a`.

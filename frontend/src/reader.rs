@@ -17,6 +17,7 @@ use crate::syntax::*;
 
 mod mem_calls;
 mod skip_continue;
+mod switch;
 
 /// Most helper-call expansions per function (a helper calling two helpers
 /// calling two helpers... would otherwise grow exponentially).
@@ -406,6 +407,7 @@ impl Reader {
         let stmts = self.fold_while_inits(stmts);
         let stmts = self.settle_count_downs(stmts, function_body);
         let stmts = crate::flat_product::split_product_bounds(stmts);
+        let stmts = crate::pointer_for::count_pointer_loops(stmts);
         CStmt::Compound(crate::induction::substitute_inductions(stmts), loc)
     }
 
@@ -638,6 +640,7 @@ impl Reader {
                 self.reject(codes::GOTO, &loc, "labels are not supported");
                 CStmt::Rejected(loc)
             }
+            sys::CXCursor_SwitchStmt => self.read_switch(c, depth),
             sys::CXCursor_BreakStmt => {
                 self.reject(codes::BREAK_CONTINUE, &loc, "`break` is not supported");
                 CStmt::Rejected(loc)
@@ -702,10 +705,19 @@ impl Reader {
             return Ok(None);
         };
         let stmts = body.children();
-        let Some((ret, before)) = stmts.split_last() else {
+        let Some((ret, _)) = stmts.split_last() else {
             return Ok(None);
         };
-        if ret.kind() != sys::CXCursor_ReturnStmt || (before.is_empty() && !all_scalar) {
+        // The last statement is the `return`, or (returns from several
+        // places) an `if` every path of which returns.
+        let (ret, before) = if ret.kind() == sys::CXCursor_ReturnStmt {
+            (Some(ret), &stmts[..stmts.len() - 1])
+        } else if ret.kind() == sys::CXCursor_IfStmt {
+            (None, &stmts[..])
+        } else {
+            return Ok(None);
+        };
+        if before.is_empty() && !all_scalar {
             return Ok(None);
         }
         if before.len() > MAX_HELPER_STATEMENTS {
@@ -720,8 +732,12 @@ impl Reader {
             );
             return Err(());
         }
-        let Some(value) = ret.children().into_iter().next() else {
-            return Ok(None);
+        let value = match ret {
+            Some(ret) => match ret.children().into_iter().next() {
+                Some(value) => Some(value),
+                None => return Ok(None),
+            },
+            None => None,
         };
         let key = decl_key(def);
         if !before.is_empty() && self.helpers_open.contains(&key) {
@@ -732,9 +748,17 @@ impl Reader {
             .iter()
             .map(|c| self.read_stmt(c, depth + 1))
             .collect();
-        let value = self.read_expr(&value, depth + 1);
+        let value = value.map(|v| self.read_expr(&v, depth + 1));
         self.helpers_open.pop();
-        if read.iter().any(crate::hoist_helpers::returns_early) {
+        // Returns from several places: one conditional value.
+        let (read, value) = match value {
+            Some(value) if !read.iter().any(crate::hoist_helpers::returns_early) => (read, value),
+            value => match crate::early_returns::fold_early_returns(read, value) {
+                Some(folded) => folded,
+                None => return Ok(None),
+            },
+        };
+        if read.is_empty() && !all_scalar {
             return Ok(None);
         }
         let param_decls = param_decls.iter().map(|p| self.read_var_decl(p)).collect();

@@ -371,6 +371,62 @@ pub enum CStmt {
 }
 
 impl CStmt {
+    /// `for (T k = 0; k < count; ++k) body(k)`: a fresh local `k` of
+    /// `count`'s type, declared under `key` (a key no C declaration has),
+    /// for the loops the reader builds (`memset`, a pointer iterator).
+    pub fn counted_loop(
+        key: String,
+        loc: &Loc,
+        count: CExpr,
+        body: impl FnOnce(CExpr) -> CStmt,
+    ) -> CStmt {
+        let ty = count.ty.clone();
+        let at = |kind| CExpr {
+            kind,
+            ty: ty.clone(),
+            loc: loc.clone(),
+        };
+        let k = || {
+            at(CExprKind::Ref(DeclRef {
+                name: "k".into(),
+                key: key.clone(),
+                target: RefTarget::Local,
+            }))
+        };
+        let init = CStmt::Decl(
+            vec![CVarDecl {
+                name: "k".into(),
+                key: key.clone(),
+                ty: ty.clone(),
+                dims: Vec::new(),
+                init: Some(at(CExprKind::Int(IntValue::Fits(0)))),
+                is_static: false,
+                loc: loc.clone(),
+            }],
+            loc.clone(),
+        );
+        let cond = CExpr {
+            kind: CExprKind::Binary {
+                op: CBinOp::Lt,
+                lhs: Box::new(k()),
+                rhs: Box::new(count),
+            },
+            ty: CType::Scalar(ScalarType::I32),
+            loc: loc.clone(),
+        };
+        let inc = at(CExprKind::Unary {
+            op: CUnOp::PreInc,
+            arg: Box::new(k()),
+        });
+        CStmt::For {
+            init: Box::new(init),
+            cond,
+            inc,
+            body: Box::new(body(k())),
+            loc: loc.clone(),
+        }
+    }
+
     /// This statement with every expression it holds (initialisers, array
     /// sizes, conditions, steps, returned values; not sub-expressions)
     /// replaced by `f` of it, nested statements rebuilt the same way: the

@@ -18,6 +18,8 @@ use tenslift_frontend::ir::{
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};
 use super::{at, format_sizes, InputInfo, Output, Sizes, Spec, SpecError};
 use crate::algebra::{AlgebraError, AtomKind, Rat, Symbol, Tensor, Value};
+use crate::spec::tensir::float_literal_value;
+use tenslift_targets::DType;
 
 /// Most term pairs one symbolic product may expand (a spec whose entries
 /// grow past this is not useful for synthesis, and would exhaust memory).
@@ -242,7 +244,15 @@ impl<'k> Machine<'k> {
         Ok(match &e.kind {
             ExprKind::IntLit { value } => Value::int(*value),
             ExprKind::FloatLit { value, text } => {
-                let exact = Rat::parse_decimal(text).or_else(|| Rat::from_f64(*value));
+                // The shortest decimal that round-trips in the literal's
+                // type, as program literals read (`float_literal_value`):
+                // `3.14159265358979323846f` is the float `3.1415927`.
+                let dtype = if e.ty.bits() == 32 {
+                    DType::F32
+                } else {
+                    DType::F64
+                };
+                let exact = float_literal_value(*value, dtype).or_else(|| Rat::from_f64(*value));
                 Value::constant(exact.ok_or_else(|| SpecError::Unknown {
                     at: at(loc),
                     name: text.clone(),

@@ -123,6 +123,12 @@ pub(crate) trait Domain {
     fn int(&mut self, v: i128) -> Self::V;
     /// The exact value of a finite double.
     fn real(&mut self, v: f64) -> Result<Self::V, Abort>;
+    /// A float literal of the C or the program (`single`: of type f32):
+    /// in reals, the decimal it is written as (see [`value::decimal_real`]);
+    /// concretely, its value.
+    fn literal(&mut self, v: f64, _single: bool) -> Result<Self::V, Abort> {
+        self.real(v)
+    }
 
     fn add(&mut self, a: &Self::V, b: &Self::V) -> Self::V;
     fn sub(&mut self, a: &Self::V, b: &Self::V) -> Self::V;
@@ -307,6 +313,35 @@ pub(crate) mod value {
         }
     }
 
+    /// A float literal in reals: the shortest decimal that round-trips in
+    /// its type (f32 when `single`), as the spec reads C literals and the
+    /// program's. A literal's rounding to its type (`.1` is not 1/10 in
+    /// binary, and `np.float32(0.1)` is another number again) is thereby
+    /// abstracted like every other rounding of the reals model, so a
+    /// program that spells the C's `double` literal in `float`, or folds
+    /// `.001*(x-1) + 1` into `.001*x + .999`, compares equal; the
+    /// differential runs still see the rounding. `None` for infinities
+    /// and NaN.
+    pub(crate) fn decimal_real(v: f64, single: bool) -> Option<Real> {
+        if !v.is_finite() {
+            return None;
+        }
+        // Display never uses an exponent: `0.001`, `1000000`.
+        let text = if single {
+            format!("{}", v as f32)
+        } else {
+            format!("{v}")
+        };
+        let (sign, digits) = match text.strip_prefix('-') {
+            Some(rest) => ("-", rest),
+            None => ("", text.as_str()),
+        };
+        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+        let numerator = format!("{sign}{whole}{fraction}");
+        let denominator = format!("1{}", "0".repeat(fraction.len()));
+        Real::from_rational_str(&numerator, &denominator)
+    }
+
     /// The exact rational value of a finite double as a Z3 real; `None`
     /// for infinities and NaN (or a numeral Z3 rejects).
     pub(crate) fn exact_real(v: f64) -> Option<Real> {
@@ -414,6 +449,25 @@ pub(crate) mod value {
             assert_eq!(d, "36028797018963968");
             assert_eq!(exact_rational(f64::NAN), None);
             assert!(exact_real(1e300).is_some());
+        }
+
+        #[test]
+        fn literals_read_as_the_decimals_they_round_trip_as() {
+            let tenth = Real::from_rational_str("1", "10");
+            // `.1`, and `0.1f` read in its own type, are both 1/10.
+            assert_eq!(decimal_real(0.1, false), tenth);
+            assert_eq!(decimal_real(f64::from(0.1f32), true), tenth);
+            // The float's value read as a double is another decimal.
+            assert_ne!(decimal_real(f64::from(0.1f32), false), tenth);
+            // Long spellings: pi as a float is 3.1415927.
+            let pi = Real::from_rational_str("31415927", "10000000");
+            assert_eq!(decimal_real(f64::from(std::f32::consts::PI), true), pi);
+            assert_eq!(
+                decimal_real(-2.5, false),
+                Real::from_rational_str("-25", "10")
+            );
+            assert!(decimal_real(1e22, false).is_some());
+            assert_eq!(decimal_real(f64::INFINITY, false), None);
         }
     }
 }

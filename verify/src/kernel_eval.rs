@@ -443,7 +443,7 @@ impl<D: Domain> Interp<'_, D> {
             }
             ExprKind::FloatLit { value, .. } => {
                 if ty.is_float() {
-                    self.dom.real(*value)
+                    self.dom.literal(*value, ty.bits() == 32)
                 } else {
                     Ok(self.dom.int(value.trunc() as i128))
                 }

@@ -16,6 +16,12 @@
 //! synthesizer; it re-derives the semantics of both sides from their IRs.
 //! Inside, the loop-IR and TensIR interpreters are written once against a
 //! value domain (`domain`), with a symbolic (Z3) and a concrete instance.
+//!
+//! Floats are reals in the Z3 checks: no operation rounds, and a float
+//! literal, of the C or of the program, is the shortest decimal that
+//! round-trips in its type (`.1` and `np.float32(0.1)` are both 1/10), the
+//! reading the synthesizer's spec uses. The differential runs see the
+//! roundings.
 
 pub mod bounded;
 pub mod concrete;

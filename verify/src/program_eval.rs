@@ -306,7 +306,7 @@ impl<D: Domain> Interp<'_, D> {
         match l {
             Lit::Bool(b) => Ok(self.dom.int(i128::from(b))),
             Lit::Int(v, _) => Ok(self.dom.int(i128::from(v))),
-            Lit::Float(..) => self.dom.real(l.as_f64()),
+            Lit::Float(_, d) => self.dom.literal(l.as_f64(), d == DType::F32),
         }
     }
 

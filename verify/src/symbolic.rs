@@ -377,6 +377,13 @@ impl Domain for SymDomain {
         SymDomain::const_int(v)
     }
 
+    fn literal(&mut self, v: f64, single: bool) -> Result<SymVal, Abort> {
+        let r = value::decimal_real(v, single).ok_or_else(|| {
+            Abort::Unsupported(format!("the non-finite constant {v} has no real value"))
+        })?;
+        Ok(SymDomain::real_val(r, false))
+    }
+
     fn real(&mut self, v: f64) -> Result<SymVal, Abort> {
         let r = value::exact_real(v).ok_or_else(|| {
             Abort::Unsupported(format!("the non-finite constant {v} has no real value"))

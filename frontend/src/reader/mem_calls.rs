@@ -15,7 +15,7 @@
 use clang_sys as sys;
 
 use super::{loc_of, Reader};
-use crate::ir::{Loc, ScalarType};
+use crate::ir::ScalarType;
 use crate::libclang::{Cursor, EvaluatedInt};
 use crate::syntax::*;
 
@@ -101,12 +101,17 @@ impl Reader {
         } else {
             matches!(value.stripped().kind, CExprKind::Int(IntValue::Fits(0))).then_some(None)?
         };
-        Some(counted_loop(&loc_of(c), count, |k| {
+        let loc = loc_of(c);
+        let key = format!("{FRESH_KEY}{}:{}:{}", loc.file, loc.line, loc.col);
+        Some(CStmt::counted_loop(key, &loc, count, |k| {
             let stored = match &source {
                 Some(src) => subscript(src.clone(), k.clone(), elem),
                 None => value.clone(),
             };
-            assign(subscript(dst.clone(), k, elem), stored)
+            CStmt::Compound(
+                vec![assign(subscript(dst.clone(), k, elem), stored)],
+                loc.clone(),
+            )
         }))
     }
 
@@ -158,57 +163,6 @@ fn assign(target: CExpr, value: CExpr) -> CStmt {
             rhs: Box::new(value),
         },
     })
-}
-
-/// `for (T k = 0; k < count; ++k) body(k)` with a fresh `k` of `count`'s
-/// type.
-fn counted_loop(loc: &Loc, count: CExpr, body: impl Fn(CExpr) -> CStmt) -> CStmt {
-    let ty = count.ty.clone();
-    let key = format!("{FRESH_KEY}{}:{}:{}", loc.file, loc.line, loc.col);
-    let at = |kind| CExpr {
-        kind,
-        ty: ty.clone(),
-        loc: loc.clone(),
-    };
-    let k = || {
-        at(CExprKind::Ref(DeclRef {
-            name: "k".into(),
-            key: key.clone(),
-            target: RefTarget::Local,
-        }))
-    };
-    let init = CStmt::Decl(
-        vec![CVarDecl {
-            name: "k".into(),
-            key: key.clone(),
-            ty: ty.clone(),
-            dims: Vec::new(),
-            init: Some(at(CExprKind::Int(IntValue::Fits(0)))),
-            is_static: false,
-            loc: loc.clone(),
-        }],
-        loc.clone(),
-    );
-    let cond = CExpr {
-        kind: CExprKind::Binary {
-            op: CBinOp::Lt,
-            lhs: Box::new(k()),
-            rhs: Box::new(count),
-        },
-        ty: CType::Scalar(ScalarType::I32),
-        loc: loc.clone(),
-    };
-    let inc = at(CExprKind::Unary {
-        op: CUnOp::PreInc,
-        arg: Box::new(k()),
-    });
-    CStmt::For {
-        init: Box::new(init),
-        cond,
-        inc,
-        body: Box::new(CStmt::Compound(vec![body(k())], loc.clone())),
-        loc: loc.clone(),
-    }
 }
 
 #[cfg(test)]

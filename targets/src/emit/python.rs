@@ -240,6 +240,13 @@ pub fn render_expr(
         Op::Var(n) if sizes.contains(&&**n) => return t.size_value(&names.get(n)),
         Op::Var(n) => return names.get(n),
         Op::Lit(l) => return t.lit(*l),
+        // A literal converted to another float type is the literal of that
+        // type (a C `double` literal in `float` code: `f32(0.1:f64)`).
+        Op::Cast(to) if to.is_float() => {
+            if let Op::Lit(l @ Lit::Float(..)) = e.args()[0].op() {
+                return t.lit(Lit::float(l.as_f64(), *to));
+            }
+        }
         // Reducing over no axes is the identity in TensIR; some libraries
         // read an empty axis list as "all axes".
         Op::Reduce { axes, .. } if axes.is_empty() => return args[0].clone(),

@@ -1090,7 +1090,7 @@ fn literal(l: &Lit) -> Result<V, Unsupported> {
     Ok(match l {
         Lit::Bool(b) => V::B(Bool::from_bool(*b)),
         Lit::Int(v, _) => V::int(*v),
-        Lit::Float(bits, _) => V::R(real_literal(f64::from_bits(*bits))?),
+        Lit::Float(bits, d) => V::R(real_literal(f64::from_bits(*bits), *d == DType::F32)?),
     })
 }
 

@@ -74,9 +74,11 @@ pub enum UnboundedResult {
 #[derive(Clone, Debug)]
 pub(crate) struct Unsupported(pub String);
 
-/// A float literal as its exact Z3 real.
-pub(crate) fn real_literal(v: f64) -> Result<Real, Unsupported> {
-    value::exact_real(v).ok_or_else(|| Unsupported(format!("the non-finite constant {v}")))
+/// A float literal as its Z3 real: the decimal it round-trips as in its
+/// type (`value::decimal_real`).
+pub(crate) fn real_literal(v: f64, single: bool) -> Result<Real, Unsupported> {
+    value::decimal_real(v, single)
+        .ok_or_else(|| Unsupported(format!("the non-finite constant {v}")))
 }
 
 /// A dim (polynomial over sizes, rendered by the targets crate) as a Z3

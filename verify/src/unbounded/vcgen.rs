@@ -8,7 +8,7 @@
 //! cut at the counter. Each loop yields an initiation and a preservation
 //! condition; the end of the kernel yields the postconditions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use tenslift_frontend::ir::{
@@ -25,7 +25,10 @@ use super::{dim_term, real_literal};
 use crate::domain::value::{self, V};
 use crate::domain::IntTy;
 
+mod free_bounds;
 mod own;
+
+use free_bounds::FreeBounds;
 
 /// One condition to discharge: `hyps ⇒ goal`.
 pub(crate) struct Condition {
@@ -953,15 +956,32 @@ impl<'a> Exec<'a> {
             x.push(v);
         }
         let mut covered = Bool::from_bool(true);
-        for (m, (l, v)) in w.loops.iter().zip(&x).enumerate() {
-            if let Some(v) = v {
-                let lo = self.affine(&l.start, &iters)?;
-                let hi = self.affine(&l.end, &iters)?;
-                covered &= v.ge(&lo) & v.lt(&hi);
-            } else if w.loops[..m].iter().any(|_| false) {
-                unreachable!()
+        // Loops the element does not determine (a reduction, or symm's `i`
+        // above `for (k = 0; k < i; k++) C[k][j] += ...`).
+        let free: HashSet<String> = w
+            .loops
+            .iter()
+            .zip(&x)
+            .filter(|(_, v)| v.is_none())
+            .map(|(l, _)| l.iter.clone())
+            .collect();
+        let eval = |a: &Affine| self.affine(a, &iters);
+        let mut free_bounds = FreeBounds::default();
+        for (l, v) in w.loops.iter().zip(&x) {
+            let Some(v) = v else { continue };
+            if FreeBounds::mentions(&l.start, &free) || FreeBounds::mentions(&l.end, &free) {
+                covered &= free_bounds.bound(v, (&l.start, &l.end), &free, &eval)?;
+            } else {
+                covered &= v.ge(&eval(&l.start)?) & v.lt(&eval(&l.end)?);
             }
         }
+        let ranges: HashMap<String, (&Affine, &Affine)> = w
+            .loops
+            .iter()
+            .map(|l| (l.iter.clone(), (&l.start, &l.end)))
+            .collect();
+        free_bounds.ranges(&ranges, &free, &eval)?;
+        covered &= free_bounds.exists();
         for (p, a) in w.index.iter().enumerate() {
             if a.terms
                 .keys()
@@ -1142,7 +1162,7 @@ impl<'a> Exec<'a> {
         counter: &Int,
         frames: &[Frame],
     ) -> Result<Accumulator, Unsupported> {
-        let size = self.single_size(&l.end).ok_or_else(|| {
+        let size = self.accumulation_size(&l.end, frames).ok_or_else(|| {
             Unsupported(format!(
                 "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
                 l.iter, l.end
@@ -1466,6 +1486,20 @@ impl<'a> Exec<'a> {
         single_size(a).filter(|s| s.starts_with('#') || self.symbols.size(s).is_some())
     }
 
+    /// The size an accumulating loop's reduction is cut on: its end, or,
+    /// for a triangular loop ending at an enclosing loop's iterator
+    /// (symm's `for (k = 0; k < i; k++) temp2 += ...`), the size that loop
+    /// runs to. The lifted reduction then runs over the whole size with
+    /// the terms past `i` masked, and its cut at a counter below `i` is the
+    /// C's partial sum; whether the mask holds is left to the conditions.
+    fn accumulation_size(&self, end: &Affine, frames: &[Frame]) -> Option<String> {
+        self.single_size(end).or_else(|| {
+            let outer = single_size(end)?;
+            let frame = frames.iter().find(|f| f.info.iter == outer)?;
+            self.single_size(&frame.info.end)
+        })
+    }
+
     fn local_ty(&self, name: &str) -> ScalarType {
         self.kernel
             .locals
@@ -1482,7 +1516,7 @@ impl<'a> Exec<'a> {
         let float = e.ty.is_float();
         Ok(match &e.kind {
             ExprKind::IntLit { value } => V::int(*value),
-            ExprKind::FloatLit { value, .. } => V::R(real_literal(*value)?),
+            ExprKind::FloatLit { value, .. } => V::R(real_literal(*value, e.ty.bits() == 32)?),
             ExprKind::Var { name, .. } => {
                 if let Some(f) = ctx.frames.iter().rev().find(|f| &f.info.iter == name) {
                     V::I(f.counter.clone())
