@@ -106,6 +106,9 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/pi_scale", "lifted"),
     // A pointer walking from the start to one past the end as the iterator.
     ("probe/for_ptr", "lifted"),
+    // A strictly lower triangular product (`k < i`): `tril` of the
+    // `n x (n-1)` rectangle it reads.
+    ("probe/trmv_lower", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {

@@ -5,11 +5,12 @@
 //! the hole being free ([`super::masked`]). A region is a property of a
 //! whole output, so the family applies at the search's top level only.
 //!
-//! Beside it, the library leaves of triangular operands: a square input
+//! Beside it, the library leaves of triangular operands: a matrix input
 //! read only on or below (above) a diagonal enters the library as
-//! `tril(A, k)` (`triu(A, k)`) and, read on a whole triangle with its
-//! diagonal, as the symmetric matrix that triangle stores (PolyBench's
-//! `symm`, `trmm`).
+//! `tril(A, k)` (`triu(A, k)`; of the rectangle a strictly triangular
+//! product reads, `A[:, 0:n-1]` for `k < i`) and, read on a whole
+//! triangle with its diagonal, as the symmetric matrix that triangle
+//! stores (PolyBench's `symm`, `trmm`).
 
 use tenslift_targets::{build, DType, Expr, Param, ParamKind};
 
@@ -178,7 +179,7 @@ fn read_offsets(target: &Tensor, name: &str) -> Option<(i64, i64)> {
     Some((*offsets.iter().min()?, *offsets.iter().max()?))
 }
 
-/// Extra library leaves for square float inputs the target reads only on
+/// Extra library leaves for float matrices the target reads only on
 /// one triangle: the triangle itself, and when the triangle includes the
 /// diagonal, the symmetric matrix it stores. Without them the library's
 /// view of such an input reads elements the target never mentions, and is
@@ -189,9 +190,13 @@ pub fn triangle_leaves(params: &[Param], target: &Tensor) -> Vec<Expr> {
         let ParamKind::Array { dtype, shape, .. } = &p.kind else {
             continue;
         };
-        if shape.len() != 2 || shape[0] != shape[1] || !dtype.is_float() {
+        // A strictly triangular read trims the input to what it reads (`A`
+        // of a `k < i` product is `n x (n-1)`): the triangle of the
+        // rectangle is still the mask; the symmetric leaves need a square.
+        if shape.len() != 2 || !dtype.is_float() {
             continue;
         }
+        let square = shape[0] == shape[1];
         let Some((least, greatest)) = read_offsets(target, &p.name) else {
             continue;
         };
@@ -203,13 +208,13 @@ pub fn triangle_leaves(params: &[Param], target: &Tensor) -> Vec<Expr> {
         };
         if greatest <= 0 {
             out.extend(build::tril(var.clone(), greatest).ok());
-            if greatest == 0 {
+            if greatest == 0 && square {
                 out.extend(symmetric(build::tril, -1));
             }
         }
         if least >= 0 {
             out.extend(build::triu(var.clone(), least).ok());
-            if least == 0 {
+            if least == 0 && square {
                 out.extend(symmetric(build::triu, 1));
             }
         }
