@@ -261,17 +261,12 @@ mod tests {
 
     /// The lowered body of `backward_bias` (the file's second function).
     fn kernel_body(source: &str, function: &str) -> String {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("k.c");
-        std::fs::write(&path, source).expect("write C");
         let options = crate::Options {
             functions: vec![function.to_string()],
             ..crate::Options::default()
         };
-        let tu = crate::extract(path.to_str().expect("utf-8"), &options).expect("lowers");
-        let text = crate::dump::kernel(&tu.kernels[0]);
-        let body = text.split("  body\n").nth(1).unwrap_or_default();
-        body.split_whitespace().collect::<Vec<_>>().join(" ")
+        let tu = crate::test_util::extracted(source, &options).expect("lowers");
+        crate::test_util::collapsed_body(&tu.kernels[0])
     }
 
     #[test]

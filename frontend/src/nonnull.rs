@@ -298,12 +298,8 @@ mod tests {
 
     #[test]
     fn the_assumption_is_stated_as_a_precondition() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("k.c");
         let source = "void f(int n, float *d) { for (int i = 0; i < n; i++) if (d) d[i] = 0; }";
-        std::fs::write(&path, source).expect("write C");
-        let tu = crate::extract(path.to_str().expect("utf-8"), &crate::Options::default())
-            .expect("lowers");
+        let tu = crate::test_util::extracted(source, &crate::Options::default()).expect("lowers");
         let stated = tu.kernels[0].preconditions();
         assert_eq!(stated.len(), 1);
         assert!(stated[0].starts_with("`d` is not NULL"), "{stated:?}");

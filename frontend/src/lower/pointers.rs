@@ -1466,24 +1466,7 @@ fn spell(p: &Poly, leaves: &HashMap<String, CExpr>, loc: &Loc) -> Option<CExpr> 
 mod tests {
     //! The normalisation on real C (parsed by libclang), and its pure parts.
     use super::*;
-    use crate::{extract, ExtractError, Options};
-
-    /// The body of the single kernel in `source`, as dumped, or the codes
-    /// of its diagnostics.
-    fn lowered(source: &str) -> Result<String, Vec<&'static str>> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("k.c");
-        std::fs::write(&path, source).expect("write C");
-        match extract(path.to_str().expect("utf-8 path"), &Options::default()) {
-            Ok(tu) => {
-                let text = crate::dump::kernel(&tu.kernels[0]);
-                let body = text.split("  body\n").nth(1).unwrap_or_default();
-                Ok(body.split_whitespace().collect::<Vec<_>>().join(" "))
-            }
-            Err(ExtractError::Rejected(d)) => Err(d.items.iter().map(|d| d.code.id).collect()),
-            Err(other) => panic!("{other}"),
-        }
-    }
+    use crate::test_util::lowered;
 
     #[test]
     fn a_pointer_reset_in_an_outer_loop_walks_the_inner_one() {

@@ -968,19 +968,11 @@ impl<'a> Exec<'a> {
         let eval = |a: &Affine| self.affine(a, &iters);
         let mut free_bounds = FreeBounds::default();
         for (l, v) in w.loops.iter().zip(&x) {
-            let Some(v) = v else { continue };
-            if FreeBounds::mentions(&l.start, &free) || FreeBounds::mentions(&l.end, &free) {
+            if let Some(v) = v {
                 covered &= free_bounds.bound(v, (&l.start, &l.end), &free, &eval)?;
-            } else {
-                covered &= v.ge(&eval(&l.start)?) & v.lt(&eval(&l.end)?);
             }
         }
-        let ranges: HashMap<String, (&Affine, &Affine)> = w
-            .loops
-            .iter()
-            .map(|l| (l.iter.clone(), (&l.start, &l.end)))
-            .collect();
-        free_bounds.ranges(&ranges, &free, &eval)?;
+        free_bounds.ranges(&w.loops, &free, &eval)?;
         covered &= free_bounds.exists();
         for (p, a) in w.index.iter().enumerate() {
             if a.terms

@@ -9,11 +9,12 @@
 //! free iterator is at most each upper bound ([`FreeBounds::exists`]).
 //! Anything else stays unsupported, as before.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use tenslift_frontend::ir::Affine;
 use z3::ast::{Bool, Int};
 
+use crate::unbounded::shape::LoopInfo;
 use crate::unbounded::Unsupported;
 
 /// Lower and upper (inclusive) bounds on each free iterator.
@@ -46,14 +47,10 @@ fn split(
 }
 
 impl FreeBounds {
-    /// Whether the affine `a` mentions one of `free`.
-    pub(super) fn mentions(a: &Affine, free: &HashSet<String>) -> bool {
-        a.terms.keys().any(|n| free.contains(n))
-    }
-
-    /// Records `lo <= v < hi` where `lo` or `hi` mention a free iterator;
+    /// Records the bounds of `lo <= v < hi` that mention a free iterator;
     /// `eval` gives an affine's value from the determined iterators. Returns
-    /// the part of the condition that mentions no free iterator.
+    /// the part of the condition that mentions none (all of it when
+    /// neither bound does).
     pub(super) fn bound(
         &mut self,
         v: &Int,
@@ -81,18 +78,20 @@ impl FreeBounds {
         Ok(determined)
     }
 
-    /// Adds each free iterator's own range `start <= f < end`.
+    /// Adds each free iterator's own range `start <= f < end` (from the
+    /// write's `loops`).
     pub(super) fn ranges(
         &mut self,
-        loops: &HashMap<String, (&Affine, &Affine)>,
+        loops: &[LoopInfo],
         free: &HashSet<String>,
         eval: &dyn Fn(&Affine) -> Result<Int, Unsupported>,
     ) -> Result<(), Unsupported> {
+        let mentions = |a: &Affine| a.terms.keys().any(|n| free.contains(n));
         for (f, (lows, highs)) in self.bounds.iter_mut() {
-            let Some((start, end)) = loops.get(f) else {
+            let Some(LoopInfo { start, end, .. }) = loops.iter().find(|l| &l.iter == f) else {
                 return Err(Unsupported(format!("`{f}` is not a loop of the write")));
             };
-            if Self::mentions(start, free) || Self::mentions(end, free) {
+            if mentions(start) || mentions(end) {
                 return Err(Unsupported(format!(
                     "the bounds of loop `{f}` depend on loops the written element does not determine"
                 )));
@@ -119,13 +118,14 @@ impl FreeBounds {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashSet;
 
     use tenslift_frontend::ir::Affine;
     use z3::ast::Int;
     use z3::{SatResult, Solver};
 
     use super::FreeBounds;
+    use crate::unbounded::shape::LoopInfo;
 
     fn var(name: &str) -> Affine {
         Affine::var(name)
@@ -153,8 +153,12 @@ mod tests {
         let determined = bounds
             .bound(&e, (&Affine::constant(0), &var("i")), &free, &eval)
             .expect("one free iterator");
-        let (zero, end) = (Affine::constant(0), var("m"));
-        let loops: HashMap<String, (&Affine, &Affine)> = [("i".to_string(), (&zero, &end))].into();
+        let loops = [LoopInfo {
+            iter: "i".into(),
+            start: Affine::constant(0),
+            end: var("m"),
+            path: Vec::new(),
+        }];
         bounds
             .ranges(&loops, &free, &eval)
             .expect("its range is known");
