@@ -20,7 +20,9 @@
 //! `lower` builds the IR, using [`affine`] and [`delinearize`] for
 //! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
 //! [`diagnostics`] holds every rejection code; [`types`] has C's arithmetic
-//! conversions.
+//! conversions. [`ir_rewrite`] rewrites the IR it hands on (an iterator
+//! substituted, a descending loop made ascending) for the crates
+//! downstream that restructure or prove loop nests.
 //!
 //! Architecture invariant: this crate knows nothing of tensors, specs or
 //! targets; it only says what the C does, with C's types and semantics.
@@ -37,6 +39,7 @@ pub(crate) mod hoist_helpers;
 pub mod includes;
 pub(crate) mod induction;
 pub mod ir;
+pub mod ir_rewrite;
 pub(crate) mod libclang;
 pub(crate) mod lower;
 mod macros;

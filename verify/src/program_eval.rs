@@ -682,12 +682,17 @@ impl<D: Domain> Interp<'_, D> {
                 }
             }
             BinaryOp::Pow => self.dom.apply(Opaque::Pow, &[x.clone(), y.clone()])?,
+            // Strict, as C's `MAX`/`MIN` idiom compares (`a > b ? a : b`;
+            // a tie gives the same value either way): a kernel written so
+            // and its lifted `maximum` are then one term, which keeps the
+            // bounded queries of nested ones (floyd-warshall's min-plus
+            // updates, n levels deep) decidable.
             BinaryOp::Maximum => {
-                let c = self.dom.cmp(Cmp::Ge, x, y);
+                let c = self.dom.cmp(Cmp::Gt, x, y);
                 self.dom.select(&c, x, y)
             }
             BinaryOp::Minimum => {
-                let c = self.dom.cmp(Cmp::Le, x, y);
+                let c = self.dom.cmp(Cmp::Lt, x, y);
                 self.dom.select(&c, x, y)
             }
             BinaryOp::And => {

@@ -452,3 +452,19 @@ fn isolated_checks_give_the_same_verdicts() {
         other => panic!("gemm_no_alpha should fail:\n{other}"),
     }
 }
+
+/// floyd-warshall's min-plus updates nest `n` levels deep; the C's
+/// `a < b ? a : b` and the program's `minimum` are one term, so the
+/// bounded query stays small and is decided (it ran out of budget while
+/// `minimum` compared with `<=`). Reading the row one column to the left
+/// is a real difference.
+#[test]
+fn polybench_floyd_warshall_passes_and_a_shifted_row_fails() {
+    let k = kernel(
+        "benchmarks/polybench/floyd-warshall.c",
+        "kernel_floyd_warshall",
+    );
+    let s = [("n", 3)];
+    assert_pass(&k, "floyd_warshall", &s);
+    assert_fail(&k, "floyd_warshall_shifted", &s);
+}

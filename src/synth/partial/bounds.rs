@@ -71,7 +71,7 @@ fn sub(a: &Affine, b: &Affine) -> Affine {
 }
 
 fn scale(a: &Affine, c: i64) -> Affine {
-    super::rewrite::scale(a, c)
+    tenslift_frontend::ir_rewrite::scale(a, c)
 }
 
 /// Fourier-Motzkin: eliminates every variable; the system is infeasible

@@ -76,18 +76,7 @@ pub(super) fn positive(d: &Affine, scope: &[NestLoop]) -> bool {
     d.as_constant().is_some_and(|v| v > 0)
 }
 
-pub(super) fn difference(a: &Affine, b: &Affine) -> Affine {
-    let mut out = a.clone();
-    out.constant -= b.constant;
-    for (k, c) in &b.terms {
-        let e = out.terms.entry(k.clone()).or_insert(0);
-        *e -= c;
-        if *e == 0 {
-            out.terms.remove(k);
-        }
-    }
-    out
-}
+pub(super) use tenslift_frontend::ir_rewrite::{add, difference};
 
 /// The smallest and largest value of a subscript over its loops, when it
 /// uses at most one loop variable with coefficient 1 whose bounds use no
@@ -113,13 +102,6 @@ pub(super) fn range_of(sub: &Affine, loops: &[NestLoop]) -> Option<(Affine, Affi
         }
         _ => None,
     }
-}
-
-pub(super) fn add(a: &Affine, b: &Affine) -> Affine {
-    let mut neg = b.clone();
-    neg.constant = -neg.constant;
-    neg.terms.values_mut().for_each(|c| *c = -*c);
-    difference(a, &neg)
 }
 
 /// Whether some loop in `stmts` (inside the loops of `scope`) carries a

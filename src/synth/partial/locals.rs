@@ -22,9 +22,9 @@ use tenslift_frontend::ir::{
 };
 use tenslift_targets::{self as tensir, Access, Expr, Op, Param, ParamKind, Stmt, Ty};
 
-use super::rewrite::{rewrite_stmt, Rewrite};
 use crate::synth::signature::dtype_of;
 use crate::synth::stencil::dim_of;
+use tenslift_frontend::ir_rewrite::{rewrite_stmt, Rewrite};
 
 /// Reads and writes of the named local scalars as `s[0]`.
 struct ScalarsAsArrays<'a> {

@@ -22,7 +22,6 @@ mod dependence;
 mod locals;
 mod recurrence;
 pub mod restructure;
-mod rewrite;
 mod statement;
 #[cfg(test)]
 mod tests;

@@ -71,43 +71,93 @@ pub(crate) fn is_summation_index(name: &str) -> bool {
 /// free of the summation index, `L = k · F` (or `F = k · L`); for each
 /// local `L` and two uses `F`, `G` of one lifted family, `F = G + L` (a
 /// reduction cut one step further).
+/// Most split lemmas made for one kernel: they are one per local sum and
+/// pair of lifted sums of one family, and where an accumulation is redone
+/// in every iteration of outer loops (doitgen) the uses are many and the
+/// triples hundreds of thousands (gigabytes of terms). Counted in lemmas,
+/// not time, so the verdict does not depend on the machine.
+const MAX_SPLITS: usize = 2048;
+
 pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
-    let key = |i: &Int| i.simplify().to_string();
-    let same_range = |a: &SumUse, b: &SumUse| {
-        a.value.is_real() == b.value.is_real()
-            && key(&a.hi) == key(&b.hi)
-            && key(&a.lo) == key(&b.lo)
-    };
     let mut equal = Vec::new();
     let mut derived = Vec::new();
-    // One use per value: a sum met twice needs its lemmas once.
+    // One use per value: a sum met twice needs its lemmas once. Each
+    // use's keys are printed once: the pairs are many (doitgen's rewritten
+    // sums meet 150 uses) and printing a term is not cheap.
     let mut seen = std::collections::HashSet::new();
-    let uses: Vec<&SumUse> = uses
+    let mut splits = 0;
+    let keyed: Vec<(&SumUse, String, Range)> = uses
         .iter()
-        .filter(|u| seen.insert(format!("{:?}", u.value)))
+        .filter_map(|u| {
+            let value = format!("{:?}", u.value);
+            seen.insert(value.clone()).then(|| (u, value, Range::of(u)))
+        })
         .collect();
-    let uses = uses.as_slice();
-    for u in uses.iter().filter(|u| u.local) {
-        for w in uses.iter().filter(|w| !w.local && same_range(u, w)) {
+    for (u, _, ur) in keyed.iter().filter(|(u, ..)| u.local) {
+        let lifted_here = || keyed.iter().filter(move |(w, _, wr)| !w.local && wr == ur);
+        for (w, ..) in lifted_here() {
             equal.push(lemma(u, w));
             derived.extend(scaled(u, w));
             derived.extend(scaled(w, u));
         }
-        for f in uses.iter().filter(|f| !f.local && same_range(u, f)) {
-            for g in uses.iter().filter(|g| {
-                !g.local
-                    && g.family == f.family
-                    && same_range(u, g)
-                    && format!("{:?}", g.value) != format!("{:?}", f.value)
-            }) {
+        for (f, fv, _) in lifted_here() {
+            for (g, ..) in lifted_here().filter(|(g, gv, _)| g.family == f.family && gv != fv) {
+                if splits == MAX_SPLITS {
+                    break;
+                }
+                splits += 1;
                 derived.push(split(f, g, u));
             }
         }
     }
-    for u in uses {
+    for (u, ..) in &keyed {
         derived.push(zero(u));
     }
     (equal, derived)
+}
+
+/// A use's bounds as printed (simplified) and its arithmetic: two uses
+/// over equal ranges have equal keys.
+#[derive(PartialEq)]
+struct Range {
+    real: bool,
+    lo: String,
+    hi: String,
+}
+
+impl Range {
+    fn of(u: &SumUse) -> Range {
+        Range {
+            real: u.value.is_real(),
+            lo: u.lo.simplify().to_string(),
+            hi: u.hi.simplify().to_string(),
+        }
+    }
+}
+
+/// The extensionality lemmas between a local sum and a lifted one from the
+/// same lower bound to upper bounds written differently (an exit counter
+/// `n - i <= n ? n : n - i` minus its start against a slice length `i`):
+/// the local sum taken at the lifted one's bound, which its range function
+/// gives, so that the lemma holds as stated and Z3 meets the local sum at
+/// its own bound by congruence once the bounds are shown equal.
+pub(crate) fn bound_pair_lemmas(uses: &[SumUse]) -> Vec<Bool> {
+    let key = |i: &Int| i.simplify().to_string();
+    let mut out = Vec::new();
+    for u in uses.iter().filter(|u| u.local) {
+        for w in uses.iter().filter(|w| !w.local) {
+            if u.value.is_real() != w.value.is_real()
+                || key(&u.lo) != key(&w.lo)
+                || key(&u.hi) == key(&w.hi)
+            {
+                continue;
+            }
+            if let Some(at) = u.clone_at(&w.hi) {
+                out.push(lemma(&at, w));
+            }
+        }
+    }
+    out
 }
 
 /// Equal and scaled sums among the lifted program's own reductions over one

@@ -36,12 +36,14 @@ use z3::ast::{Ast, Bool, Int};
 use z3::{SatResult, Solver};
 
 mod frame;
+mod hoisted;
 mod locals;
 
 use super::dim_term;
 use super::lifted::Lifted;
 use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
 use frame::Snapshot;
+use hoisted::Hoisted;
 use locals::KeptVar;
 
 /// A kept loop around a segment, as the program states it.
@@ -61,6 +63,9 @@ struct Segment {
     /// `let`s bound just before the kept loop whose body this segment is,
     /// and read inside it.
     snapshot: Option<Snapshot>,
+    /// How many statements at the start of `t` are hoisted `let`s (the
+    /// snapshot's `let`s go after them: they may read them).
+    hoisted_lets: usize,
 }
 
 /// A kept loop whose range must equal its C loop's.
@@ -126,16 +131,26 @@ pub(super) fn prove(
     let original = program;
     let stripped = locals::without_vars(program);
     let program = &stripped;
-    let mut obligations = Vec::new();
-    let mut invariants = Vec::new();
-    if let Err(Unsupported(reason)) = plan(
+    let mut planner = Planner {
+        kernel,
+        program,
+        paired: vars.iter().map(|v| v.name.to_string()).collect(),
+        out: Vec::new(),
+        invariants: Vec::new(),
+    };
+    let planned = planner.plan(
         &kernel.body,
         &program.body,
         &[],
         "the kernel",
-        &mut obligations,
-        &mut invariants,
-    ) {
+        &Hoisted::default(),
+    );
+    let Planner {
+        out: obligations,
+        mut invariants,
+        ..
+    } = planner;
+    if let Err(Unsupported(reason)) = planned {
         return UnboundedResult::Unknown {
             condition: "matching the kept TensIR loops to the C loops".to_string(),
             reason,
@@ -260,111 +275,149 @@ fn assigned_scalar_param(kernel: &Kernel) -> Option<String> {
     walk(&kernel.body, &params)
 }
 
-/// Cuts a C block and a TensIR block at their kept loops into obligations;
-/// recurses into kept loop bodies.
-fn plan(
-    c: &[loop_ir::Stmt],
-    t: &[Stmt],
-    scope: &[Kept],
-    place: &str,
-    out: &mut Vec<Obligation>,
-    invariants: &mut Vec<String>,
-) -> Result<(), Unsupported> {
-    let mut c_next = 0;
-    let mut t_next = 0;
-    for (tk, stmt) in t.iter().enumerate() {
-        let Stmt::Loop {
-            var,
-            start,
-            stop,
-            body,
-        } = stmt
-        else {
-            continue;
-        };
-        let found = c[c_next..]
-            .iter()
-            .position(|s| matches!(s, loop_ir::Stmt::Loop(l) if l.iter == **var))
-            .map(|p| p + c_next);
-        let Some(ck) = found else {
-            return Err(Unsupported(format!(
+/// The obligations of a kernel and its program, cut at the kept loops.
+struct Planner<'a> {
+    kernel: &'a Kernel,
+    program: &'a Program,
+    /// C locals paired with a program `var` (never hoisted: they are
+    /// compared state).
+    paired: HashSet<String>,
+    out: Vec<Obligation>,
+    invariants: Vec<String>,
+}
+
+impl Planner<'_> {
+    /// Cuts a C block and a TensIR block at their kept loops into obligations;
+    /// recurses into kept loop bodies, whose segments start with `hoisted`
+    /// and the definitions before the loop that join it.
+    fn plan(
+        &mut self,
+        c: &[loop_ir::Stmt],
+        t: &[Stmt],
+        scope: &[Kept],
+        place: &str,
+        hoisted: &Hoisted,
+    ) -> Result<(), Unsupported> {
+        let mut c_next = 0;
+        let mut t_next = 0;
+        for (tk, stmt) in t.iter().enumerate() {
+            let Stmt::Loop {
+                var,
+                start,
+                stop,
+                body,
+            } = stmt
+            else {
+                continue;
+            };
+            let found = c[c_next..]
+                .iter()
+                .position(|s| matches!(s, loop_ir::Stmt::Loop(l) if l.iter == **var))
+                .map(|p| p + c_next);
+            let Some(ck) = found else {
+                return Err(Unsupported(format!(
                 "the kept loop `{var}` has no C loop over `{var}` at the same level of {place} (after the loops already matched)"
             )));
-        };
-        let loop_ir::Stmt::Loop(l) = &c[ck] else {
-            continue;
-        };
-        if l.step != 1 {
-            return Err(Unsupported(format!(
-                "the C loop `{}` (line {}) steps by {}; kept loops step by 1",
-                l.iter, l.loc.line, l.step
-            )));
-        }
-        segments(&c[c_next..ck], &t[t_next..tk], scope, place, out);
-        let snapshot = carried_lets(&t[t_next..tk], body)?.map(|lets| Snapshot {
-            lets,
-            c_loop: l.clone(),
-        });
-        let kept = Kept {
-            var: var.to_string(),
-            start: start.clone(),
-            stop: stop.clone(),
-        };
-        let label = format!("kept loop `{var}` (line {})", l.loc.line);
-        out.push(Obligation::Bounds(Bounds {
-            label: label.clone(),
-            c_start: l.start.clone(),
-            c_end: l.end.clone(),
-            kept: kept.clone(),
-            scope: scope.to_vec(),
-        }));
-        let outer = if scope.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", inside {}",
-                scope
-                    .iter()
-                    .map(|k| format!("{} in {}..{}", k.var, k.start, k.stop))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        invariants.push(format!(
+            };
+            let loop_ir::Stmt::Loop(l) = &c[ck] else {
+                continue;
+            };
+            if l.step != 1 {
+                return Err(Unsupported(format!(
+                    "the C loop `{}` (line {}) steps by {}; kept loops step by 1",
+                    l.iter, l.loc.line, l.step
+                )));
+            }
+            segments(
+                &c[c_next..ck],
+                &t[t_next..tk],
+                scope,
+                place,
+                hoisted,
+                &mut self.out,
+            );
+            let inner_hoisted = hoisted.extend(
+                self.kernel,
+                self.program,
+                &c[c_next..ck],
+                &t[t_next..tk],
+                &self.paired,
+            );
+            let snapshot =
+                carried_lets(&t[t_next..tk], body, &inner_hoisted)?.map(|lets| Snapshot {
+                    lets,
+                    c_loop: l.clone(),
+                });
+            let kept = Kept {
+                var: var.to_string(),
+                start: start.clone(),
+                stop: stop.clone(),
+            };
+            let label = format!("kept loop `{var}` (line {})", l.loc.line);
+            self.out.push(Obligation::Bounds(Bounds {
+                label: label.clone(),
+                c_start: l.start.clone(),
+                c_end: l.end.clone(),
+                kept: kept.clone(),
+                scope: scope.to_vec(),
+            }));
+            let outer = if scope.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", inside {}",
+                    scope
+                        .iter()
+                        .map(|k| format!("{} in {}..{}", k.var, k.start, k.stop))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            self.invariants.push(format!(
             "{label}, for {var} in {start}..{stop} (the C loop's range){outer}: after every iteration every array equals the C's after the same iterations — by induction on {var}, since the loop bodies are proved to map every array state to the same state for every {var} in range"
         ));
-        let mut inner = scope.to_vec();
-        inner.push(kept);
-        let place = format!("the body of {label}");
-        match snapshot {
-            None => plan(&l.body, body, &inner, &place, out, invariants)?,
-            Some(snapshot) => {
-                let lets: Vec<String> = snapshot
-                    .lets
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stmt::Let { name, .. } => Some(name.to_string()),
-                        _ => None,
-                    })
-                    .collect();
-                invariants.push(format!(
+            let mut inner = scope.to_vec();
+            inner.push(kept);
+            let place = format!("the body of {label}");
+            match snapshot {
+                None => self.plan(&l.body, body, &inner, &place, &inner_hoisted)?,
+                Some(snapshot) => {
+                    let lets: Vec<String> = snapshot
+                        .lets
+                        .iter()
+                        .filter_map(|s| match s {
+                            Stmt::Let { name, .. } => Some(name.to_string()),
+                            _ => None,
+                        })
+                        .collect();
+                    self.invariants.push(format!(
                     "{label}, frame: at the head of every iteration, each array element that the C loop's earlier iterations did not write still holds the value it had where {} was bound",
                     lets.join(", ")
                 ));
-                out.push(Obligation::Segment(Segment {
-                    label: format!("{place} (whole)"),
-                    c: l.body.clone(),
-                    t: body.clone(),
-                    scope: inner,
-                    snapshot: Some(snapshot),
-                }));
+                    let (c, t) = inner_hoisted.around(&l.body, body);
+                    self.out.push(Obligation::Segment(Segment {
+                        label: format!("{place} (whole)"),
+                        c,
+                        t,
+                        scope: inner,
+                        snapshot: Some(snapshot),
+                        hoisted_lets: inner_hoisted.t.len(),
+                    }));
+                }
             }
+            c_next = ck + 1;
+            t_next = tk + 1;
         }
-        c_next = ck + 1;
-        t_next = tk + 1;
+        segments(
+            &c[c_next..],
+            &t[t_next..],
+            scope,
+            place,
+            hoisted,
+            &mut self.out,
+        );
+        Ok(())
     }
-    segments(&c[c_next..], &t[t_next..], scope, place, out);
-    Ok(())
 }
 
 /// The obligations for a loop-free stretch: statement by statement when
@@ -376,6 +429,7 @@ fn segments(
     t: &[Stmt],
     scope: &[Kept],
     place: &str,
+    hoisted: &Hoisted,
     out: &mut Vec<Obligation>,
 ) {
     if c.is_empty() && t.iter().all(|s| matches!(s, Stmt::Let { .. })) {
@@ -400,28 +454,34 @@ fn segments(
             _ => "no C statement".to_string(),
         }
     };
+    let (whole_c, whole_t) = hoisted.around(c, t);
     let whole = Segment {
         label: format!("statements ({}) of {place}", lines(c)),
-        c: c.to_vec(),
-        t: t.to_vec(),
+        c: whole_c,
+        t: whole_t,
         scope: scope.to_vec(),
         snapshot: None,
+        hoisted_lets: hoisted.t.len(),
     };
     if c.len() > 1 && groups.len() == c.len() && lets_stay_in_group(&groups) {
         let statements = c
             .iter()
             .zip(groups)
             .enumerate()
-            .map(|(k, (cs, ts))| Segment {
-                label: format!(
-                    "statement {} ({}) of {place}",
-                    k + 1,
-                    lines(std::slice::from_ref(cs))
-                ),
-                c: vec![cs.clone()],
-                t: ts,
-                scope: scope.to_vec(),
-                snapshot: None,
+            .map(|(k, (cs, ts))| {
+                let (c, t) = hoisted.around(std::slice::from_ref(cs), &ts);
+                Segment {
+                    label: format!(
+                        "statement {} ({}) of {place}",
+                        k + 1,
+                        lines(std::slice::from_ref(cs))
+                    ),
+                    c,
+                    t,
+                    scope: scope.to_vec(),
+                    snapshot: None,
+                    hoisted_lets: hoisted.t.len(),
+                }
             })
             .collect();
         out.push(Obligation::Split { statements, whole });
@@ -434,12 +494,18 @@ fn segments(
 /// and this one) that the loop body reads, with every `let` after the
 /// first of them; `None` when the body reads none. Refused when a store
 /// comes between them and the loop (the `let` would not see the loop's
-/// entry state) or when the body keeps loops of its own.
-fn carried_lets(before: &[Stmt], body: &[Stmt]) -> Result<Option<Vec<Stmt>>, Unsupported> {
+/// entry state) or when the body keeps loops of its own. `let`s that are
+/// `hoisted` are not carried: every segment of the body starts with them.
+fn carried_lets(
+    before: &[Stmt],
+    body: &[Stmt],
+    hoisted: &Hoisted,
+) -> Result<Option<Vec<Stmt>>, Unsupported> {
     let mut used = HashSet::new();
     for s in body {
         stmt_names(s, &mut used);
     }
+    used.retain(|n| !hoisted.binds(n));
     let first = before
         .iter()
         .position(|s| matches!(s, Stmt::Let { name, .. } if used.contains(&**name)));
@@ -630,7 +696,8 @@ fn segment(
         match frame::entry_copies(program, snapshot) {
             Ok((params, lets, arrays)) => {
                 part_program.params.extend(params);
-                part_program.body.splice(0..0, lets);
+                let at = s.hoisted_lets.min(part_program.body.len());
+                part_program.body.splice(at..at, lets);
                 entry_arrays = arrays;
             }
             Err(Unsupported(reason)) => return unknown("the `let`s read in the loop", reason),
@@ -661,6 +728,7 @@ fn segment(
         .chain(symbols.facts.borrow().iter())
         .map(|f| (f.clone(), relevance::fresh_constants(f)))
         .collect();
+    let with_sums = sum_tiers(&lifted, &facts);
     for condition in &exec.conditions {
         let name = format!("{}, in {}", condition.name, s.label);
         let mut hyps = condition.hyps.clone();
@@ -677,7 +745,14 @@ fn segment(
                 Err(Unsupported(reason)) => return unknown("the loop's frame", reason),
             }
         }
-        match check(&name, &hyps, &condition.goal, &facts, options) {
+        let mut verdict = check(&name, &hyps, &condition.goal, &facts, options);
+        for tier in &with_sums {
+            if matches!(verdict, Verdict::Holds { .. }) {
+                break;
+            }
+            verdict = check(&name, &hyps, &condition.goal, tier, options);
+        }
+        match verdict {
             Verdict::Holds { .. } => {}
             other => return other,
         }
@@ -690,6 +765,38 @@ fn segment(
     Verdict::Holds {
         conditions: exec.conditions.len(),
     }
+}
+
+/// The facts again with the extensionality lemmas of the sums met: with
+/// those equating an own sum to a lifted one over the same range, then
+/// also with the derived ones and those between bounds written
+/// differently (as the loop-free proof's tiers; tried only
+/// on a condition the plain facts do not prove: more lemmas slow Z3).
+fn sum_tiers(
+    lifted: &Lifted,
+    facts: &[(Bool, HashSet<String>)],
+) -> Vec<Vec<(Bool, HashSet<String>)>> {
+    let (equal, derived) = super::extensionality::pair_lemmas(&lifted.sums.borrow());
+    let mut tiers = Vec::new();
+    let mut tier = facts.to_vec();
+    if !equal.is_empty() {
+        tier.extend(
+            equal
+                .iter()
+                .map(|f| (f.clone(), relevance::fresh_constants(f))),
+        );
+        tiers.push(tier.clone());
+    }
+    let at_bounds = super::extensionality::bound_pair_lemmas(&lifted.sums.borrow());
+    if !derived.is_empty() || !at_bounds.is_empty() {
+        tier.extend(derived.iter().chain(&at_bounds).map(|f| {
+            let mut names = relevance::fresh_constants(f);
+            names.retain(|n| !super::extensionality::is_summation_index(n));
+            (f.clone(), names)
+        }));
+        tiers.push(tier);
+    }
+    tiers
 }
 
 /// The segment as a kernel and a program of their own: the kernel's and

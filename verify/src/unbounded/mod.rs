@@ -158,7 +158,7 @@ use lifted::{Lifted, Symbols};
 /// exact integers (C truncating division, wrap-around of narrow types)
 /// otherwise.
 pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> UnboundedResult {
-    let fitted = crate::interface::kernel_for_program(kernel, program);
+    let fitted = ascending(&crate::interface::kernel_for_program(kernel, program));
     let _turn = crate::z3_turn::take();
     // A fresh context per kernel: Z3's behaviour on a query depends on the
     // terms created before it (their ids order variables), so a kernel
@@ -166,6 +166,22 @@ pub fn prove(kernel: &Kernel, program: &Program, options: &UnboundedOptions) -> 
     z3::with_z3_config(&z3::Config::new(), || {
         prove_in_context(&fitted, program, options)
     })
+}
+
+/// `kernel` with its descending loops ascending over the same values in
+/// the same order (the invariants count iterations upwards).
+fn ascending(kernel: &Kernel) -> Kernel {
+    let mut names = Vec::new();
+    tenslift_frontend::ir_rewrite::iterators(&kernel.body, &mut names);
+    let body = kernel
+        .body
+        .iter()
+        .map(|s| tenslift_frontend::ir_rewrite::ascend(s, &names).0)
+        .collect();
+    Kernel {
+        body,
+        ..kernel.clone()
+    }
 }
 
 /// A program that is one in-place factorisation, proved through the
@@ -228,6 +244,26 @@ fn prove_in_context(
     if let Some(proved) = through_solver_loops(kernel, program, options) {
         return proved;
     }
+    let related = std::cell::Cell::new(false);
+    match attempt(kernel, program, options, false, &related) {
+        UnboundedResult::Unknown { .. } if related.get() => {
+            attempt(kernel, program, options, true, &related)
+        }
+        result => result,
+    }
+}
+
+/// One proof of a loop-free `program`: accumulators stored after their
+/// loop related to the lifted element exactly, or (`by_difference`, tried
+/// when that is too strong and some accumulator was related) by what the
+/// loop adds; `related` is set when some accumulator was.
+fn attempt(
+    kernel: &Kernel,
+    program: &Program,
+    options: &UnboundedOptions,
+    by_difference: bool,
+    related: &std::cell::Cell<bool>,
+) -> UnboundedResult {
     let symbols = symbols(kernel, program);
     let arithmetic = arithmetic(program);
     let lifted = match Lifted::new(program, &symbols) {
@@ -264,7 +300,10 @@ fn prove_in_context(
             }
         }
     };
-    if let Err(Unsupported(reason)) = exec.run(base) {
+    exec.relations_by_difference = by_difference;
+    let run = exec.run(base);
+    related.set(exec.related_any.get());
+    if let Err(Unsupported(reason)) = run {
         return UnboundedResult::Unknown {
             condition: "generating the verification conditions".to_string(),
             reason,

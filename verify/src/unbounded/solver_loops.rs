@@ -11,6 +11,11 @@
 //! iterator names, so they line up with the C's loops when the C factors
 //! row by row (PolyBench's `lu`, `cholesky`); a C written another way
 //! (right-looking, column by column) is not proved this way.
+//!
+//! The factorisation may be followed by statements that are no
+//! factorisations (ludcmp's two triangular solves): they stay as they are,
+//! and the simulation proves them against the C's loops after the
+//! factoring one, on whatever the factorisation left.
 
 use tenslift_frontend::ir::{self as loop_ir, Kernel};
 use tenslift_targets::{
@@ -28,23 +33,27 @@ enum Factor {
     CholeskyKeepUpper,
 }
 
-/// The program with its one in-place factorisation written as loops
-/// named after the C's, and the invariant line that says so; `None` when
-/// the program is not one such statement or the C has no loops to name
-/// them after.
+/// The program with its in-place factorisation (its first statement)
+/// written as loops named after the C's, and the invariant line that says
+/// so; `None` when the program does not start with one such statement,
+/// factors twice, or the C has no loops to name them after.
 pub(super) fn expand(kernel: &Kernel, program: &Program) -> Option<(Program, String)> {
     let [Stmt::Store {
         target,
         region,
         value,
-    }] = program.body.as_slice()
+    }, rest @ ..] = program.body.as_slice()
     else {
         return None;
     };
+    if rest.iter().any(|s| s.has_loop() || factors(s)) {
+        return None;
+    }
     let (whole, n) = square_region(program, target, region.as_deref())?;
     let factor = factor_of(value, &whole)?;
-    let names = c_iterators(kernel, factor)?;
-    let looped = with_loops(program, factor, target, &n, &names)?;
+    let names = c_iterators(kernel, factor, rest.is_empty())?;
+    let rest_text = rest_text(kernel, program, rest, &n)?;
+    let looped = with_loops(program, factor, target, &n, &names, &rest_text)?;
     let op = match factor {
         Factor::Lu => "lu_nopivot",
         Factor::CholeskyKeepUpper => "cholesky",
@@ -65,11 +74,12 @@ fn with_loops(
     target: &str,
     n: &str,
     names: &[String],
+    rest_text: &str,
 ) -> Option<Program> {
     let mut empty = program.clone();
     empty.body.clear();
     let head = print_program(&empty);
-    let body = loops_text(factor, target, n, names);
+    let body = loops_text(factor, target, n, names) + rest_text;
     let text = format!("{}{body}}}\n", head.strip_suffix("}\n")?);
     parse_program("<expanded>", &text).ok()
 }
@@ -121,16 +131,17 @@ fn factor_of(value: &Expr, whole: &str) -> Option<Factor> {
     }
 }
 
-/// The C's iterators for the loops: its one top-level loop (rows), then
-/// the loops directly inside it that the expansion keeps (the strict lower
-/// part; for LU also the upper part).
-fn c_iterators(kernel: &Kernel, factor: Factor) -> Option<Vec<String>> {
+/// The C's iterators for the loops: its first top-level loop (rows; the
+/// only one when nothing follows the factorisation), then the loops
+/// directly inside it that the expansion keeps (the strict lower part; for
+/// LU also the upper part).
+fn c_iterators(kernel: &Kernel, factor: Factor, alone: bool) -> Option<Vec<String>> {
     let mut loops = kernel.body.iter().filter_map(|s| match s {
         loop_ir::Stmt::Loop(l) => Some(l),
         _ => None,
     });
     let rows = loops.next()?;
-    if loops.next().is_some() {
+    if alone && loops.next().is_some() {
         return None;
     }
     let inner: Vec<String> = rows
@@ -155,13 +166,112 @@ fn c_iterators(kernel: &Kernel, factor: Factor) -> Option<Vec<String>> {
     )
 }
 
+/// The statements after the factorisation as TensIR text: each as it is,
+/// but a back substitution `X[0:n] = trisolve_upper(A[0:n, 0:n], Y[0:n])`
+/// as its defining loop, named after the C's top-level loop in the same
+/// place (one C loop per statement), which runs it ascending once
+/// descending loops are turned around: `X[n-1-i] = (Y[n-1-i] - A[n-1-i,
+/// n-i:n] · X[n-i:n]) / A[n-1-i, n-1-i]`. Its element definition is a
+/// recurrence in descending order, which the element encoding lacks.
+fn rest_text(kernel: &Kernel, program: &Program, rest: &[Stmt], n: &str) -> Option<String> {
+    let c_loops: Vec<&loop_ir::Loop> = kernel
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            loop_ir::Stmt::Loop(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    let mut empty = program.clone();
+    empty.body.clear();
+    let head_len = print_program(&empty).strip_suffix("}\n")?.len();
+    let mut out = String::new();
+    for (k, stmt) in rest.iter().enumerate() {
+        let looped = (c_loops.len() == rest.len() + 1)
+            .then(|| back_substitution(program, stmt, n, &c_loops[k + 1].iter))
+            .flatten();
+        match looped {
+            Some(text) => out.push_str(&text),
+            None => {
+                let mut one = program.clone();
+                one.body = vec![stmt.clone()];
+                let text = print_program(&one);
+                out.push_str(text.get(head_len..)?.strip_suffix("}\n")?);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `stmt` as its defining loop over `i` when it is a back substitution of
+/// order `n` on operands at the origin (blocks `A[0:n, 0:n]` or arrays of
+/// that shape).
+fn back_substitution(program: &Program, stmt: &Stmt, n: &str, i: &str) -> Option<String> {
+    let Stmt::Store {
+        target,
+        region,
+        value,
+    } = stmt
+    else {
+        return None;
+    };
+    let Op::TriSolve { lower: false, unit } = value.op() else {
+        return None;
+    };
+    let [a, y] = value.args() else { return None };
+    // The name of an operand that is the block of order `n` at the origin.
+    let block = |text: &str, rank: usize| -> Option<String> {
+        let slice = vec![format!("0:{n}"); rank].join(", ");
+        if let Some(name) = text.strip_suffix(&format!("[{slice}]")) {
+            return Some(name.to_string());
+        }
+        match program.param(text).map(|p| &p.kind) {
+            Some(ParamKind::Array { shape, .. })
+                if shape.len() == rank && shape.iter().all(|d| d.to_string() == n) =>
+            {
+                Some(text.to_string())
+            }
+            _ => None,
+        }
+    };
+    let a_name = block(&print_expr(a), 2)?;
+    let y_name = block(&print_expr(y), 1)?;
+    let stored = match region {
+        Some(items) => format!("{target}{}", print_slice(items)),
+        None => target.to_string(),
+    };
+    block(&stored, 1)?;
+    let row = format!("{n} - 1 - {i}");
+    let residual = format!(
+        "sub({y_name}[{row}], matmul({a_name}[{row}, {n} - {i}:{n}], {target}[{n} - {i}:{n}]))"
+    );
+    let solved = if *unit {
+        residual
+    } else {
+        format!("div({residual}, {a_name}[{row}, {row}])")
+    };
+    Some(format!(
+        "  for {i} in 0..{n} {{\n    {target}[{row}] = {solved};\n  }}\n"
+    ))
+}
+
+/// Whether statement `s` computes a factorisation anywhere in its value.
+fn factors(s: &Stmt) -> bool {
+    fn has(e: &Expr) -> bool {
+        matches!(e.op(), Op::LuNoPivot | Op::Cholesky) || e.args().iter().any(has)
+    }
+    match s {
+        Stmt::Store { value, .. } | Stmt::Let { value, .. } | Stmt::Return(value) => has(value),
+        _ => false,
+    }
+}
+
 /// The loops, as TensIR text, indented for a function body.
 fn loops_text(factor: Factor, a: &str, n: &str, names: &[String]) -> String {
     let (i, j) = (&names[0], &names[1]);
     let lower = format!(
         "    for {j} in 0..{i} {{\n\
-         \x20     {a}[{i}, {j}] = add(matmul({a}[{i}, 0:{j}], neg({rows})), {a}[{i}, {j}]);\n\
-         \x20     {a}[{i}, {j}] = div({a}[{i}, {j}], {a}[{j}, {j}]);\n\
+         \x20     {a}[{i}, {j}] = div(add(matmul({a}[{i}, 0:{j}], neg({rows})), {a}[{i}, {j}]), {a}[{j}, {j}]);\n\
          \x20   }}\n",
         rows = match factor {
             Factor::Lu => format!("{a}[0:{j}, {j}]"),
@@ -236,7 +346,7 @@ mod tests {
                 panic!("{body}")
             };
             assert_eq!(factor_of(value, "A"), Some(factor), "{body}");
-            let looped = with_loops(&op, factor, "A", "n", &names)
+            let looped = with_loops(&op, factor, "A", "n", &names, "")
                 .unwrap_or_else(|| panic!("{body}: no loops"));
             for (l, o) in run(&looped).iter().zip(run(&op)) {
                 assert!(

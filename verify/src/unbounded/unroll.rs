@@ -4,7 +4,8 @@
 //! needs no invariant, and the loops around it keep theirs: what such a
 //! loop computes is exact, not cut at a size.
 
-use tenslift_frontend::ir::{Affine, Expr, ExprKind, Kernel, LValue, Loop, Stmt};
+use tenslift_frontend::ir::{Affine, Kernel, Loop, Stmt};
+use tenslift_frontend::ir_rewrite::{rewrite_stmt, Substitute};
 
 /// Loops with at most this many iterations are unrolled.
 const MAX_UNROLLED_TRIPS: i64 = 4;
@@ -60,93 +61,21 @@ fn trips(l: &Loop) -> Option<Vec<i64>> {
     Some((start..end).collect())
 }
 
+/// `s` with the counter `iter` at the constant `v`.
 fn stmt(s: &Stmt, iter: &str, v: i64) -> Stmt {
-    match s {
-        Stmt::Loop(l) => Stmt::Loop(Loop {
-            start: affine(&l.start, iter, v),
-            end: affine(&l.end, iter, v),
-            body: l.body.iter().map(|b| stmt(b, iter, v)).collect(),
-            ..l.clone()
-        }),
-        Stmt::Assign { target, value, loc } => Stmt::Assign {
-            target: match target {
-                LValue::Element { array, index, ty } => LValue::Element {
-                    array: array.clone(),
-                    index: index.iter().map(|a| affine(a, iter, v)).collect(),
-                    ty: *ty,
-                },
-                scalar => scalar.clone(),
-            },
-            value: expr(value, iter, v),
-            loc: loc.clone(),
-        },
-        Stmt::If {
-            cond,
-            kind,
-            then_body,
-            else_body,
-            loc,
-        } => Stmt::If {
-            cond: expr(cond, iter, v),
-            kind: *kind,
-            then_body: then_body.iter().map(|b| stmt(b, iter, v)).collect(),
-            else_body: else_body.iter().map(|b| stmt(b, iter, v)).collect(),
-            loc: loc.clone(),
-        },
-        Stmt::Return { value, loc } => Stmt::Return {
-            value: expr(value, iter, v),
-            loc: loc.clone(),
-        },
-    }
-}
-
-fn affine(a: &Affine, iter: &str, v: i64) -> Affine {
-    let mut out = a.clone();
-    if let Some(c) = out.terms.remove(iter) {
-        out.constant += c * v;
-    }
-    out
-}
-
-fn expr(e: &Expr, iter: &str, v: i64) -> Expr {
-    let sub = |x: &Expr| Box::new(expr(x, iter, v));
-    let kind = match &e.kind {
-        ExprKind::Var { name, .. } if name == iter => ExprKind::IntLit { value: v },
-        ExprKind::Load { array, index } => ExprKind::Load {
-            array: array.clone(),
-            index: index.iter().map(|a| affine(a, iter, v)).collect(),
-        },
-        ExprKind::Unary { op, arg } => ExprKind::Unary {
-            op: *op,
-            arg: sub(arg),
-        },
-        ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
-            op: *op,
-            lhs: sub(lhs),
-            rhs: sub(rhs),
-        },
-        ExprKind::Select {
-            cond,
-            then_value,
-            else_value,
-        } => ExprKind::Select {
-            cond: sub(cond),
-            then_value: sub(then_value),
-            else_value: sub(else_value),
-        },
-        ExprKind::Cast { arg } => ExprKind::Cast { arg: sub(arg) },
-        ExprKind::Call { func, args } => ExprKind::Call {
-            func: *func,
-            args: args.iter().map(|a| expr(a, iter, v)).collect(),
-        },
-        other => other.clone(),
+    let at = Affine::constant(v);
+    let substitute = Substitute {
+        var: iter,
+        by: &at,
+        iterators: &[],
     };
-    Expr { ty: e.ty, kind }
+    rewrite_stmt(s, &substitute)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tenslift_frontend::ir::{Expr, ExprKind};
 
     #[test]
     fn constant_trip_loop_becomes_straight_line_code() {

@@ -27,6 +27,7 @@ use crate::domain::IntTy;
 
 mod free_bounds;
 mod own;
+mod rewritten;
 
 use free_bounds::FreeBounds;
 
@@ -102,6 +103,12 @@ fn element_cases(e: &[Int], written: &[(Vec<Int>, V, Bool)]) -> Vec<Case> {
 /// the same element.
 struct Stages<'w> {
     init: Option<&'w Write>,
+    /// The init follows the accumulation in the loop body: it writes the
+    /// element at the iteration of `rho` its index names, before any
+    /// accumulation into it (symm's `C[i][j] = beta * C[i][j] + ...` after
+    /// `for (k = 0; k < i; k++) C[k][j] += ...`), and sums every term up
+    /// to that iteration itself.
+    late_init: bool,
     acc: &'w Write,
     rho: usize,
     posts: Vec<&'w Write>,
@@ -148,10 +155,20 @@ impl<'w> Stages<'w> {
             }
             groups.push(Stages {
                 init: init.map(|p| &writes[p]),
+                late_init: false,
                 acc,
                 rho,
                 posts,
             });
+        }
+        for stages in groups.iter_mut().filter(|s| s.init.is_none()) {
+            let late = (0..writes.len())
+                .find(|m| !claimed[*m] && Self::is_late_init(&writes[*m], stages.acc, stages.rho));
+            if let Some(m) = late {
+                claimed[m] = true;
+                stages.init = Some(&writes[m]);
+                stages.late_init = true;
+            }
         }
         let others: Vec<&Write> = writes
             .iter()
@@ -160,6 +177,31 @@ impl<'w> Stages<'w> {
             .map(|(w, _)| w)
             .collect();
         Ok((groups, others))
+    }
+}
+
+impl Stages<'_> {
+    /// Whether plain write `w` can be the late init of accumulation `acc`
+    /// over loop `rho`: it follows `acc` in the same loops down to `rho`,
+    /// and its index names the iteration of `rho` that writes it. Only a
+    /// candidate: the invariant built on it is proved like any other.
+    fn is_late_init(w: &Write, acc: &Write, rho: usize) -> bool {
+        w.reduction_loops().is_empty()
+            && w.path > acc.path
+            && w.loops.len() > rho
+            && w.roles[rho].is_some()
+            && (0..=rho).all(|m| w.loops[m].path == acc.loops[m].path)
+    }
+
+    /// Whether the group's elements are those of its accumulation, or
+    /// also those its late init alone writes (symm's last row, which no
+    /// later iteration adds to).
+    fn covers(&self, exec: &Exec, e: &[Int]) -> Result<Bool, Unsupported> {
+        let acc = exec.coverage(self.acc, e)?.0;
+        match self.init {
+            Some(w) if self.late_init => Ok(acc | exec.coverage(w, e)?.0),
+            _ => Ok(acc),
+        }
     }
 }
 
@@ -206,12 +248,21 @@ struct State {
 /// lifted element, with the reduction cut at the counter": the invariant
 /// of an accumulator that is combined with the array it is stored to
 /// (`C[i][j] += acc`), so scale factors inside the sum need no lemma.
+///
+/// By difference, the relation says only what the loop adds: storing the
+/// accumulator minus storing its entry value equals the lifted element
+/// cut at the counter minus cut at the loop's start. That holds where
+/// the store adds terms the loop does not (symm's `C[i][j] = beta *
+/// C[i][j] + alpha * B[i][j] * A[i][i] + alpha * temp2`, whose diagonal
+/// term lies past the cut); it is tried when the exact one fails.
 #[derive(Clone)]
 struct Relation {
     consumer: Expr,
     elem: ScalarType,
     frames: Vec<Frame>,
     target: V,
+    /// The accumulator's entry value and the target cut at the start.
+    base: Option<(V, V)>,
 }
 
 /// The invariant of an accumulating local.
@@ -247,6 +298,10 @@ pub(crate) struct Exec<'a> {
     /// of the kernel sees them so (a write's value read off the C needs
     /// them). Computed once, in `share_scalars`.
     fixed_locals: HashMap<String, V>,
+    /// Relate accumulators by what their loop adds (see [`Relation`]).
+    pub relations_by_difference: bool,
+    /// Whether some accumulator was described by a [`Relation`].
+    pub related_any: std::cell::Cell<bool>,
 }
 
 impl<'a> Exec<'a> {
@@ -267,6 +322,8 @@ impl<'a> Exec<'a> {
             own_depth: std::cell::Cell::new(0),
             shared_scalars: Vec::new(),
             fixed_locals: HashMap::new(),
+            relations_by_difference: false,
+            related_any: std::cell::Cell::new(false),
         })
     }
 
@@ -694,6 +751,9 @@ impl<'a> Exec<'a> {
                 return self.overwritten_piece(name, w, m, frames, e);
             }
         }
+        if let Some(group) = rewritten::Rewritten::of(name, &writes) {
+            return self.rewritten_piece(name, &group, frames, e);
+        }
         let acc_at: Vec<usize> = (0..writes.len())
             .filter(|k| !writes[*k].reduction_loops().is_empty())
             .collect();
@@ -716,7 +776,7 @@ impl<'a> Exec<'a> {
         let mut v = initial.clone();
         for stages in groups.iter().rev() {
             let here = self.group_value(name, stages, frames, e, &initial, &full)?;
-            v = V::ite(&self.coverage(stages.acc, e)?.0, &here, &v);
+            v = V::ite(&stages.covers(self, e)?, &here, &v);
         }
         for w in &others {
             let (covered, x) = self.coverage(w, e)?;
@@ -810,9 +870,14 @@ impl<'a> Exec<'a> {
             }
             _ => {}
         }
-        let start = self.start_value(name, stages.init, e)?;
+        if stages.late_init {
+            return Err(Unsupported(format!(
+                "`{name}`: an accumulation whose init follows it needs the lifted value cut at its loop"
+            )));
+        }
+        let start = self.start_value(name, stages.init, e, &[])?;
         let (_, hi) = self.bounds_at(acc, rho, &x)?;
-        let value = self.own_accumulation(name, acc, rho, &start, e, &t)?;
+        let value = self.own_accumulation(name, acc, rho, &start, e, &t, &[])?;
         if stages.posts.is_empty() {
             // Complete, the element is final: say so, so that readers see
             // the lifted value and the link is proved once, at the step
@@ -825,7 +890,7 @@ impl<'a> Exec<'a> {
         }
         Ok(Partial {
             value,
-            complete: Some(self.own_accumulation(name, acc, rho, &start, e, &hi)?),
+            complete: Some(self.own_accumulation(name, acc, rho, &start, e, &hi, &[])?),
         })
     }
 
@@ -1153,7 +1218,9 @@ impl<'a> Exec<'a> {
         rest: &[Stmt],
         counter: &Int,
         frames: &[Frame],
+        state: &State,
     ) -> Result<Accumulator, Unsupported> {
+        let entry = state.locals.get(local);
         let size = self.accumulation_size(&l.end, frames).ok_or_else(|| {
             Unsupported(format!(
                 "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
@@ -1161,7 +1228,7 @@ impl<'a> Exec<'a> {
             ))
         })?;
         let mut cut = Truncation::new();
-        cut.insert(size, counter.clone());
+        cut.insert(size.clone(), counter.clone());
         let iters = Self::frame_iters(frames);
         let mut reads = Vec::new();
         shape::local_reads(&l.body, local, &mut reads);
@@ -1210,21 +1277,47 @@ impl<'a> Exec<'a> {
                     // float accumulator holds the reduction inside the
                     // lifted cast, not the truncated element.
                     return Ok(if is_plain(value, local) && !truncates(value) {
-                        Accumulator::Value(self.lifted_elem(array, &idx, &cut)?)
+                        let cut_value = self.lifted_elem(array, &idx, &cut)?;
+                        let full = self.lifted_elem(array, &idx, &Truncation::new())?;
+                        let own = if same_term(&cut_value, &full) {
+                            self.own_scalar_sum(local, l, counter, frames, state)?
+                        } else {
+                            None
+                        };
+                        Accumulator::Value(own.unwrap_or(cut_value))
                     } else if stored.contains(array) {
+                        self.related_any.set(true);
+                        let base = match entry.filter(|_| self.relations_by_difference) {
+                            Some(x0) => {
+                                let mut at_start = Truncation::new();
+                                at_start.insert(size, self.affine(&l.start, &iters)?);
+                                Some((x0.clone(), self.lifted_elem(array, &idx, &at_start)?))
+                            }
+                            None => None,
+                        };
                         Accumulator::Relation(Relation {
                             consumer: value.clone(),
                             elem: *ty,
                             frames: frames.to_vec(),
                             target: self.lifted_elem(array, &idx, &cut)?,
+                            base,
                         })
                     } else {
-                        Accumulator::Value(self.lifted.first_reduction(
+                        let cut_value =
+                            self.lifted
+                                .first_reduction(Some(array), &idx, &cut, &reads)?;
+                        let full = self.lifted.first_reduction(
                             Some(array),
                             &idx,
-                            &cut,
+                            &Truncation::new(),
                             &reads,
-                        )?)
+                        )?;
+                        let own = if same_term(&cut_value, &full) {
+                            self.own_scalar_sum(local, l, counter, frames, state)?
+                        } else {
+                            None
+                        };
+                        Accumulator::Value(own.unwrap_or(cut_value))
                     });
                 }
                 Stmt::Return { value, .. } if shape::reads(value, local) => {
@@ -1252,6 +1345,75 @@ impl<'a> Exec<'a> {
             "the accumulator `{local}` of loop `{}` is not stored or returned after it",
             l.iter
         )))
+    }
+
+    /// `entry ± Σ_{r ∈ [start, counter)} body(r)` for local `local`
+    /// accumulated by loop `l`, when the loop's body is that one step
+    /// (`w -= A[i][j] * y[j]`) and writes no array, so every iteration
+    /// reads the arrays of `state`. For an element the lifted program
+    /// computes by a recurrence that no cut reaches (a triangular solve):
+    /// the sum is related to the lifted one by the extensionality lemmas.
+    fn own_scalar_sum(
+        &self,
+        local: &str,
+        l: &Loop,
+        counter: &Int,
+        frames: &[Frame],
+        state: &State,
+    ) -> Result<Option<V>, Unsupported> {
+        let [Stmt::Assign {
+            target: LValue::Scalar { name, ty },
+            value,
+            ..
+        }] = l.body.as_slice()
+        else {
+            return Ok(None);
+        };
+        let Some(entry) = state.locals.get(local) else {
+            return Ok(None);
+        };
+        let ExprKind::Binary { op, lhs, rhs } = &strip_casts(value).kind else {
+            return Ok(None);
+        };
+        let (body, negate) = match op {
+            BinaryOp::Sub if is_plain(lhs, local) => (rhs, true),
+            BinaryOp::Add if is_plain(lhs, local) => (rhs, false),
+            BinaryOp::Add if is_plain(rhs, local) => (lhs, false),
+            _ => return Ok(None),
+        };
+        if name != local || shape::reads(body, local) {
+            return Ok(None);
+        }
+        let iters = Self::frame_iters(frames);
+        let start = self.affine(&l.start, &iters)?;
+        // Counted from 0, as the lifted program's reductions are (a
+        // back substitution's `for (j = i + 1; j < n; j++)` against
+        // `matmul(A[i, i+1:n], x[i+1:n])`): the extensionality lemmas
+        // relate sums over the same range.
+        let summand = |r: &Int| -> Result<V, Unsupported> {
+            let mut inner = frames.to_vec();
+            inner.push(Frame {
+                info: shape::loop_info(l, &[]),
+                counter: r.clone() + start.clone(),
+            });
+            let ctx = Ctx {
+                frames: inner,
+                hyps: Vec::new(),
+                guard: Bool::from_bool(true),
+            };
+            self.expr(body, state, &ctx)
+        };
+        let counters: Vec<Int> = frames.iter().map(|f| f.counter.clone()).collect();
+        let family = format!("{local}_line{}_col{}", l.loc.line, l.loc.col);
+        let zero = Int::from_i64(0);
+        let done = counter.clone() - start.clone();
+        let sum = self.local_sum(&family, &counters, ty.is_float(), &zero, &done, &summand)?;
+        let total = if negate {
+            value::sub(entry, &sum)
+        } else {
+            value::add(entry, &sum)
+        };
+        Ok(Some(convert(&total, *ty)))
     }
 
     fn for_loop(
@@ -1285,13 +1447,22 @@ impl<'a> Exec<'a> {
             .collect();
         let mut described = Vec::new();
         for a in &arrays {
-            described.push(format!("{a}: elements whose writes precede the point equal the lifted {a} (reductions cut at the iterations done), the rest are unchanged"));
+            let writes = self.writes.get(a).map(Vec::as_slice).unwrap_or_default();
+            described.push(if rewritten::Rewritten::of(a, writes).is_some() {
+                format!("{a}: redone in every iteration of its outer loops: where this iteration's init is done, the C's partial sum; elsewhere the C's complete sum of the latest iteration done, or unchanged when none is")
+            } else {
+                format!("{a}: elements whose writes precede the point equal the lifted {a} (reductions cut at the iterations done), the rest are unchanged")
+            });
         }
         for a in &accumulators {
-            described.push(format!(
-                "{a} = the lifted reduction it feeds, cut at {}",
-                l.iter
-            ));
+            described.push(if self.relations_by_difference {
+                format!(
+                    "{a}: storing it adds to the element what the lifted reduction it feeds adds from the loop's start to {}",
+                    l.iter
+                )
+            } else {
+                format!("{a} = the lifted reduction it feeds, cut at {}", l.iter)
+            });
         }
         self.invariants.push(format!(
             "{label}: {}",
@@ -1325,7 +1496,7 @@ impl<'a> Exec<'a> {
             for v in &locals {
                 s.relations.remove(v);
                 let value = if accumulators.contains(v) {
-                    match this.accumulator(v, l, rest, counter, &ctx.frames)? {
+                    match this.accumulator(v, l, rest, counter, &ctx.frames, &s)? {
                         Accumulator::Value(x) => integral(x, this.local_ty(v)),
                         Accumulator::Relation(rel) => {
                             let ty = this.local_ty(v);
@@ -1390,7 +1561,15 @@ impl<'a> Exec<'a> {
             guard: Bool::from_bool(true),
         };
         let stored = convert(&self.expr(&rel.consumer, &s, &ctx)?, rel.elem);
-        Ok(stored.equal(&rel.target))
+        let Some((x0, target0)) = &rel.base else {
+            if let (V::R(stored), V::R(target)) = (&stored, &rel.target) {
+                return Ok(quotients_equal(stored, target));
+            }
+            return Ok(stored.equal(&rel.target));
+        };
+        s.locals.insert(local.to_string(), x0.clone());
+        let stored0 = convert(&self.expr(&rel.consumer, &s, &ctx)?, rel.elem);
+        Ok(value::sub(&stored, &stored0).equal(&value::sub(&rel.target, target0)))
     }
 
     /// `actual` agrees with `expected` on a fresh element of every array in
@@ -1617,6 +1796,61 @@ impl<'a> Exec<'a> {
 /// The value an integer local holds for `x`: the integer under a
 /// conversion to real (a float sum of converted integers, which the C
 /// accumulates in an `int`), so that the invariant stays in the integers.
+/// `stored = target`, where `stored` is `a / d`: `a = b` wherever `target`
+/// (through its `ite`s) is `b / d` with the same `d`. Over the reals
+/// `x / 0` is any value, so the quotients alone would not pin the
+/// accumulator down where `d` is zero (ludcmp's `w / A[j][j]`); the
+/// numerators do, and imply the quotients.
+fn quotients_equal(stored: &z3::ast::Real, target: &z3::ast::Real) -> Bool {
+    use z3::ast::Ast;
+    use z3::DeclKind;
+    let parts = |x: &z3::ast::Real| -> Option<(z3::ast::Real, z3::ast::Real)> {
+        let decl = x.safe_decl().ok()?;
+        if decl.kind() != DeclKind::Div {
+            return None;
+        }
+        let [a, d] = x.children().try_into().ok()?;
+        Some((a.as_real()?, d.as_real()?))
+    };
+    let Some((a, d)) = parts(stored) else {
+        return stored.eq(target);
+    };
+    fn walk(
+        a: &z3::ast::Real,
+        d: &z3::ast::Real,
+        stored: &z3::ast::Real,
+        t: &z3::ast::Real,
+        parts: &dyn Fn(&z3::ast::Real) -> Option<(z3::ast::Real, z3::ast::Real)>,
+    ) -> Bool {
+        if let Some((b, e)) = parts(t) {
+            if e == *d {
+                return a.eq(&b);
+            }
+        }
+        let is_ite = t.safe_decl().is_ok_and(|f| f.kind() == DeclKind::Ite);
+        if let (true, [c, x, y]) = (is_ite, t.children().as_slice()) {
+            if let (Some(c), Some(x), Some(y)) = (c.as_bool(), x.as_real(), y.as_real()) {
+                return c.ite(
+                    &walk(a, d, stored, &x, parts),
+                    &walk(a, d, stored, &y, parts),
+                );
+            }
+        }
+        stored.eq(t)
+    }
+    walk(&a, &d, stored, target, &parts)
+}
+
+/// Whether two values are the same Z3 term.
+fn same_term(a: &V, b: &V) -> bool {
+    match (a, b) {
+        (V::I(x), V::I(y)) => x == y,
+        (V::R(x), V::R(y)) => x == y,
+        (V::B(x), V::B(y)) => x == y,
+        _ => false,
+    }
+}
+
 fn integral(x: V, ty: ScalarType) -> V {
     use z3::ast::Ast;
     if let V::R(r) = &x {

@@ -16,8 +16,8 @@ use tenslift_frontend::ir::{
 
 use super::{LoopSite, Restructured, Restructuring};
 use crate::synth::partial::dependence::{difference, separated};
-use crate::synth::partial::rewrite::{iterators, rewrite_stmt, Rewrite};
 use crate::synth::stencil;
+use tenslift_frontend::ir_rewrite::{iterators, rewrite_stmt, Rewrite};
 
 pub struct Distribute;
 

@@ -16,8 +16,8 @@ use tenslift_frontend::ir::{self as loop_ir, Affine, Loop};
 use super::{nest_of, LoopSite, Restructured, Restructuring};
 use crate::synth::partial::bounds::Facts;
 use crate::synth::partial::dependence::{difference, separated, Scope};
-use crate::synth::partial::rewrite::{iterators, rewrite_stmt, Substitute};
 use crate::synth::stencil::{self, Access};
+use tenslift_frontend::ir_rewrite::{iterators, rewrite_stmt, Substitute};
 
 pub struct Split;
 

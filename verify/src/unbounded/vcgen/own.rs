@@ -48,7 +48,7 @@ pub(super) fn accumulation_step(value: &Expr, array: &str, w: &Write) -> Option<
 
 impl Exec<'_> {
     /// The loops of `w` at the counters element `e` gives them (a loop not
-    /// in the index takes `extra`'s counter), and a last pseudo-frame at
+    /// in the index takes its counter from `extra`), and a last pseudo-frame at
     /// `w`'s own place: the point just before `w` runs, where the writes
     /// before it in the same iteration are done.
     fn point_frames(
@@ -56,13 +56,14 @@ impl Exec<'_> {
         name: &str,
         w: &Write,
         e: &[Int],
-        extra: Option<(usize, Int)>,
+        extra: &[(usize, Int)],
     ) -> Result<Vec<Frame>, Unsupported> {
         let mut frames = Vec::new();
         for (m, (l, role)) in w.loops.iter().zip(&w.roles).enumerate() {
-            let counter = match (role, &extra) {
+            let given = extra.iter().find(|(k, _)| *k == m).map(|(_, c)| c);
+            let counter = match (role, given) {
                 (Some(r), _) => self.counter_of(r, e)?,
-                (None, Some((rho, r))) if *rho == m => r.clone(),
+                (None, Some(c)) => c.clone(),
                 _ => {
                     return Err(Unsupported(format!(
                         "`{name}` is rewritten in loop `{}`",
@@ -88,7 +89,8 @@ impl Exec<'_> {
     }
 
     /// The value `expr` has when write `w` of `name` runs for element `e`
-    /// (reduction loop `extra.0` at counter `extra.1`): other arrays read
+    /// (the loops not in the index at the counters `extra` gives: loop
+    /// position, counter): other arrays read
     /// as the invariant has them at that point, `name` itself at `e` as
     /// `own` (else as its final value, which the elements it reads have
     /// reached in the recurrences this covers).
@@ -98,7 +100,7 @@ impl Exec<'_> {
         w: &Write,
         expr: &Expr,
         e: &[Int],
-        extra: Option<(usize, Int)>,
+        extra: &[(usize, Int)],
         own: Option<&V>,
     ) -> Result<V, Unsupported> {
         let depth = self.own_depth.get();
@@ -119,7 +121,7 @@ impl Exec<'_> {
         w: &Write,
         expr: &Expr,
         e: &[Int],
-        extra: Option<(usize, Int)>,
+        extra: &[(usize, Int)],
         own: Option<&V>,
     ) -> Result<V, Unsupported> {
         let frames = Rc::new(self.point_frames(name, w, e, extra)?);
@@ -159,7 +161,10 @@ impl Exec<'_> {
     }
 
     /// `start ± Σ_{r ∈ [lo, count)} body(r)` for accumulation `acc` of
-    /// `name` at element `e` (`lo` the reduction loop's start for `e`).
+    /// `name` at element `e` (`lo` the reduction loop's start for `e`), in
+    /// the iteration `outer` names of the loops that rewrite the element
+    /// (none: it is accumulated once).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn own_accumulation(
         &self,
         name: &str,
@@ -168,6 +173,7 @@ impl Exec<'_> {
         start: &V,
         e: &[Int],
         count: &Int,
+        outer: &[(usize, Int)],
     ) -> Result<V, Unsupported> {
         let (body, negate) = accumulation_step(&acc.value, name, acc).ok_or_else(|| {
             Unsupported(format!(
@@ -176,11 +182,19 @@ impl Exec<'_> {
         })?;
         let (_, x) = self.coverage(acc, e)?;
         let (lo, _) = self.bounds_at(acc, rho, &x)?;
-        let summand =
-            |r: &Int| self.at_statement(name, acc, &body, e, Some((rho, r.clone())), None);
+        let summand = |r: &Int| {
+            let mut extra = outer.to_vec();
+            extra.push((rho, r.clone()));
+            self.at_statement(name, acc, &body, e, &extra, None)
+        };
         let family = format!("{name}_{}", path_key(&acc.path));
         let real = acc.elem.is_float();
-        let sum = self.local_sum(&family, e, real, &lo, count, &summand)?;
+        let args: Vec<Int> = e
+            .iter()
+            .chain(outer.iter().map(|(_, c)| c))
+            .cloned()
+            .collect();
+        let sum = self.local_sum(&family, &args, real, &lo, count, &summand)?;
         let total = if negate {
             value::sub(start, &sum)
         } else {
@@ -198,7 +212,7 @@ impl Exec<'_> {
         e: &[Int],
         previous: &V,
     ) -> Result<V, Unsupported> {
-        self.at_statement(name, w, &w.value, e, None, Some(previous))
+        self.at_statement(name, w, &w.value, e, &[], Some(previous))
     }
 
     /// The value element `e` holds before accumulation `acc` starts: what
@@ -208,10 +222,11 @@ impl Exec<'_> {
         name: &str,
         init: Option<&Write>,
         e: &[Int],
+        outer: &[(usize, Int)],
     ) -> Result<V, Unsupported> {
         let initial = self.symbols.initial(name, e)?;
         match init {
-            Some(w) => self.post_value(name, w, e, &initial),
+            Some(w) => self.at_statement(name, w, &w.value, e, outer, Some(&initial)),
             None => Ok(initial),
         }
     }

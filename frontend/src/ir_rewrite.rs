@@ -1,17 +1,16 @@
-//! Loop-IR rewriting shared by the restructurings: one walk over
-//! statements and expressions with hooks for expression nodes, subscripts
-//! and loop bounds, and the substitution of an iterator by an affine
-//! expression (a reversed loop's `j ↦ h - 1 - j`, a peeled iteration's
-//! `i ↦ k`).
+//! Loop-IR rewriting: one walk over statements and expressions with hooks
+//! for expression nodes, subscripts and loop bounds, the substitution of
+//! an iterator by an affine expression (a reversed loop's `j ↦ h - 1 - j`,
+//! a peeled iteration's `i ↦ k`), and descending loops made ascending.
+//! The synthesizer's restructurings and the verifier's unbounded prover
+//! both rewrite loop nests this way, so it lives with the IR.
 
-use tenslift_frontend::ir::{
+use crate::ir::{
     self as loop_ir, Affine, BinaryOp, Expr, ExprKind, LValue, Loop, ScalarType, VarClass,
 };
 
-use super::dependence::add;
-
 /// What a rewrite changes; every hook defaults to "nothing".
-pub(super) trait Rewrite {
+pub trait Rewrite {
     /// A replacement for this expression node (its operands are then not
     /// visited), or `None` to rewrite inside it.
     fn expr(&self, _e: &Expr) -> Option<Expr> {
@@ -27,7 +26,7 @@ pub(super) trait Rewrite {
     }
 }
 
-pub(super) fn rewrite_expr(e: &Expr, r: &dyn Rewrite) -> Expr {
+pub fn rewrite_expr(e: &Expr, r: &dyn Rewrite) -> Expr {
     if let Some(replaced) = r.expr(e) {
         return replaced;
     }
@@ -65,7 +64,7 @@ pub(super) fn rewrite_expr(e: &Expr, r: &dyn Rewrite) -> Expr {
     Expr { ty: e.ty, kind }
 }
 
-pub(super) fn rewrite_stmt(s: &loop_ir::Stmt, r: &dyn Rewrite) -> loop_ir::Stmt {
+pub fn rewrite_stmt(s: &loop_ir::Stmt, r: &dyn Rewrite) -> loop_ir::Stmt {
     let block = |b: &[loop_ir::Stmt]| b.iter().map(|s| rewrite_stmt(s, r)).collect();
     match s {
         loop_ir::Stmt::Loop(l) => loop_ir::Stmt::Loop(Loop {
@@ -110,7 +109,7 @@ pub(super) fn rewrite_stmt(s: &loop_ir::Stmt, r: &dyn Rewrite) -> loop_ir::Stmt 
 }
 
 /// `a` with `var` replaced by `by`.
-pub(super) fn substitute_affine(a: &Affine, var: &str, by: &Affine) -> Affine {
+pub fn substitute_affine(a: &Affine, var: &str, by: &Affine) -> Affine {
     let Some(&c) = a.terms.get(var) else {
         return a.clone();
     };
@@ -119,7 +118,7 @@ pub(super) fn substitute_affine(a: &Affine, var: &str, by: &Affine) -> Affine {
     add(&rest, &scale(by, c))
 }
 
-pub(super) fn scale(a: &Affine, c: i64) -> Affine {
+pub fn scale(a: &Affine, c: i64) -> Affine {
     let mut out = a.clone();
     out.constant *= c;
     out.terms.values_mut().for_each(|v| *v *= c);
@@ -130,7 +129,7 @@ pub(super) fn scale(a: &Affine, c: i64) -> Affine {
 /// Replaces the iterator `var` by the affine `by` everywhere: subscripts,
 /// loop bounds and values. `iterators` tells which names of `by` are loop
 /// iterators (the others are size parameters).
-pub(super) struct Substitute<'a> {
+pub struct Substitute<'a> {
     pub var: &'a str,
     pub by: &'a Affine,
     pub iterators: &'a [String],
@@ -152,7 +151,7 @@ impl Rewrite for Substitute<'_> {
 }
 
 /// `a` as a loop-IR expression of type `ty` (`h - 1 - j`).
-pub(super) fn affine_expr(a: &Affine, ty: ScalarType, iterators: &[String]) -> Expr {
+pub fn affine_expr(a: &Affine, ty: ScalarType, iterators: &[String]) -> Expr {
     let lit = |v: i64| Expr {
         ty,
         kind: ExprKind::IntLit { value: v },
@@ -200,7 +199,7 @@ pub(super) fn affine_expr(a: &Affine, ty: ScalarType, iterators: &[String]) -> E
 }
 
 /// Every loop iterator named in `stmts`, outermost first.
-pub(super) fn iterators(stmts: &[loop_ir::Stmt], out: &mut Vec<String>) {
+pub fn iterators(stmts: &[loop_ir::Stmt], out: &mut Vec<String>) {
     for s in stmts {
         match s {
             loop_ir::Stmt::Loop(l) => {
@@ -217,5 +216,156 @@ pub(super) fn iterators(stmts: &[loop_ir::Stmt], out: &mut Vec<String>) {
             }
             _ => {}
         }
+    }
+}
+
+/// `a - b`.
+pub fn difference(a: &Affine, b: &Affine) -> Affine {
+    let mut out = a.clone();
+    out.constant -= b.constant;
+    for (k, c) in &b.terms {
+        let e = out.terms.entry(k.clone()).or_insert(0);
+        *e -= c;
+        if *e == 0 {
+            out.terms.remove(k);
+        }
+    }
+    out
+}
+
+/// `a + b`.
+pub fn add(a: &Affine, b: &Affine) -> Affine {
+    difference(a, &scale(b, -1))
+}
+
+/// The descending `l` (step -1) as an ascending loop of the same name
+/// over the same values in the same order: `for (j = s; j > e; j--)`
+/// becomes `for j in e + 1..s + 1` with `j ↦ s + e + 1 - j` in its body.
+/// `names` are the kernel's loop iterators.
+pub fn ascending(l: &Loop, names: &[String]) -> Loop {
+    // Old values s, s - 1, …, e + 1; new values e + 1, …, s.
+    let mut first = l.end.clone();
+    first.constant += 1;
+    let mut stop = l.start.clone();
+    stop.constant += 1;
+    let mirror = difference(&add(&l.start, &first), &Affine::var(l.iter.clone()));
+    let rewrite = Substitute {
+        var: &l.iter,
+        by: &mirror,
+        iterators: names,
+    };
+    Loop {
+        iter: l.iter.clone(),
+        start: first,
+        end: stop,
+        step: 1,
+        body: l.body.iter().map(|s| rewrite_stmt(s, &rewrite)).collect(),
+        loc: l.loc.clone(),
+    }
+}
+
+/// `stmt` with every step -1 loop in it ascending, and whether any was.
+pub fn ascend(stmt: &loop_ir::Stmt, names: &[String]) -> (loop_ir::Stmt, bool) {
+    match stmt {
+        loop_ir::Stmt::Loop(l) => {
+            let mut changed = false;
+            let mut l = l.clone();
+            if l.step == -1 {
+                l = ascending(&l, names);
+                changed = true;
+            }
+            let mut body = Vec::new();
+            for s in &l.body {
+                let (s, c) = ascend(s, names);
+                changed |= c;
+                body.push(s);
+            }
+            (loop_ir::Stmt::Loop(Loop { body, ..l }), changed)
+        }
+        loop_ir::Stmt::If {
+            cond,
+            kind,
+            then_body,
+            else_body,
+            loc,
+        } => {
+            let mut changed = false;
+            let mut block = |b: &[loop_ir::Stmt]| -> Vec<loop_ir::Stmt> {
+                b.iter()
+                    .map(|s| {
+                        let (s, c) = ascend(s, names);
+                        changed |= c;
+                        s
+                    })
+                    .collect()
+            };
+            let (then_body, else_body) = (block(then_body), block(else_body));
+            let s = loop_ir::Stmt::If {
+                cond: cond.clone(),
+                kind: *kind,
+                then_body,
+                else_body,
+                loc: loc.clone(),
+            };
+            (s, changed)
+        }
+        other => (other.clone(), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Loc, Stmt};
+
+    /// `for (i = n - 1; i >= 0; i--) x[i] = i;` runs `i` over
+    /// `0..n` with `x[n - 1 - i] = n - 1 - i`.
+    #[test]
+    fn a_descending_loop_ascends_over_the_same_values() {
+        let mut start = Affine::var("n");
+        start.constant = -1;
+        let loc = Loc {
+            file: "t.c".into(),
+            line: 1,
+            col: 1,
+        };
+        let value = Expr {
+            ty: ScalarType::I32,
+            kind: ExprKind::Var {
+                name: "i".into(),
+                class: VarClass::Iter,
+            },
+        };
+        let l = Loop {
+            iter: "i".into(),
+            start,
+            end: Affine::constant(-1),
+            step: -1,
+            body: vec![Stmt::Assign {
+                target: LValue::Element {
+                    array: "x".into(),
+                    index: vec![Affine::var("i")],
+                    ty: ScalarType::I32,
+                },
+                value,
+                loc: loc.clone(),
+            }],
+            loc,
+        };
+        let (Stmt::Loop(up), true) = ascend(&Stmt::Loop(l), &["i".to_string()]) else {
+            panic!("not turned around")
+        };
+        assert_eq!(
+            (up.start.to_string(), up.end.to_string(), up.step),
+            ("0".into(), "n".into(), 1)
+        );
+        let Stmt::Assign { target, value, .. } = &up.body[0] else {
+            panic!("{:?}", up.body)
+        };
+        let LValue::Element { index, .. } = target else {
+            panic!("{target:?}")
+        };
+        assert_eq!(index[0].to_string(), "-i + n - 1");
+        assert!(matches!(value.kind, ExprKind::Binary { .. }), "{value:?}");
     }
 }
