@@ -65,12 +65,6 @@ pub(crate) fn is_summation_index(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
-/// The extensionality lemmas relating local sums to lifted sums over the
-/// same range, in the same arithmetic: for each pair (local `L`, lifted
-/// `F`), `L = F` and, when one summand is the other times a factor `k`
-/// free of the summation index, `L = k · F` (or `F = k · L`); for each
-/// local `L` and two uses `F`, `G` of one lifted family, `F = G + L` (a
-/// reduction cut one step further).
 /// Most split lemmas made for one kernel: they are one per local sum and
 /// pair of lifted sums of one family, and where an accumulation is redone
 /// in every iteration of outer loops (doitgen) the uses are many and the
@@ -78,6 +72,12 @@ pub(crate) fn is_summation_index(name: &str) -> bool {
 /// not time, so the verdict does not depend on the machine.
 const MAX_SPLITS: usize = 2048;
 
+/// The extensionality lemmas relating local sums to lifted sums over the
+/// same range, in the same arithmetic: for each pair (local `L`, lifted
+/// `F`), `L = F` and, when one summand is the other times a factor `k`
+/// free of the summation index, `L = k · F` (or `F = k · L`); for each
+/// local `L` and two uses `F`, `G` of one lifted family, `F = G + L` (a
+/// reduction cut one step further).
 pub(crate) fn pair_lemmas(uses: &[SumUse]) -> (Vec<Bool>, Vec<Bool>) {
     let mut equal = Vec::new();
     let mut derived = Vec::new();
@@ -142,14 +142,11 @@ impl Range {
 /// gives, so that the lemma holds as stated and Z3 meets the local sum at
 /// its own bound by congruence once the bounds are shown equal.
 pub(crate) fn bound_pair_lemmas(uses: &[SumUse]) -> Vec<Bool> {
-    let key = |i: &Int| i.simplify().to_string();
+    let keyed: Vec<(&SumUse, Range)> = uses.iter().map(|u| (u, Range::of(u))).collect();
     let mut out = Vec::new();
-    for u in uses.iter().filter(|u| u.local) {
-        for w in uses.iter().filter(|w| !w.local) {
-            if u.value.is_real() != w.value.is_real()
-                || key(&u.lo) != key(&w.lo)
-                || key(&u.hi) == key(&w.hi)
-            {
+    for (u, ur) in keyed.iter().filter(|(u, _)| u.local) {
+        for (w, wr) in keyed.iter().filter(|(w, _)| !w.local) {
+            if ur.real != wr.real || ur.lo != wr.lo || ur.hi == wr.hi {
                 continue;
             }
             if let Some(at) = u.clone_at(&w.hi) {
@@ -158,6 +155,36 @@ pub(crate) fn bound_pair_lemmas(uses: &[SumUse]) -> Vec<Bool> {
         }
     }
     out
+}
+
+/// A lemma with the names that make it relevant to a query.
+pub(crate) type Tagged = (Bool, std::collections::HashSet<String>);
+
+/// The lemma tiers a condition is tried with in turn: `base`, then also
+/// the `equal` sums (relevant through the constants they share), then
+/// also the `derived` ones (relevant through the uses they relate, not
+/// their own fresh summation index); a tier is left out when it adds
+/// nothing. More lemmas slow Z3 down on what the first tiers prove.
+pub(crate) fn lemma_tiers(base: Vec<Tagged>, equal: &[Bool], derived: &[Bool]) -> Vec<Vec<Tagged>> {
+    let mut tier = base;
+    let mut tiers = vec![tier.clone()];
+    if !equal.is_empty() {
+        tier.extend(
+            equal
+                .iter()
+                .map(|f| (f.clone(), crate::unbounded::relevance::fresh_constants(f))),
+        );
+        tiers.push(tier.clone());
+    }
+    if !derived.is_empty() {
+        tier.extend(derived.iter().map(|f| {
+            let mut names = crate::unbounded::relevance::fresh_constants(f);
+            names.retain(|n| !is_summation_index(n));
+            (f.clone(), names)
+        }));
+        tiers.push(tier);
+    }
+    tiers
 }
 
 /// Equal and scaled sums among the lifted program's own reductions over one

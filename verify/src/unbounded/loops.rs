@@ -40,6 +40,7 @@ mod hoisted;
 mod locals;
 
 use super::dim_term;
+use super::extensionality::Tagged;
 use super::lifted::Lifted;
 use super::{relevance, vcgen, UnboundedOptions, UnboundedResult, Unsupported};
 use frame::Snapshot;
@@ -361,39 +362,14 @@ impl Planner<'_> {
                 kept: kept.clone(),
                 scope: scope.to_vec(),
             }));
-            let outer = if scope.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", inside {}",
-                    scope
-                        .iter()
-                        .map(|k| format!("{} in {}..{}", k.var, k.start, k.stop))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            self.invariants.push(format!(
-            "{label}, for {var} in {start}..{stop} (the C loop's range){outer}: after every iteration every array equals the C's after the same iterations — by induction on {var}, since the loop bodies are proved to map every array state to the same state for every {var} in range"
-        ));
+            self.invariants.push(kept_invariant(&label, &kept, scope));
             let mut inner = scope.to_vec();
             inner.push(kept);
             let place = format!("the body of {label}");
             match snapshot {
                 None => self.plan(&l.body, body, &inner, &place, &inner_hoisted)?,
                 Some(snapshot) => {
-                    let lets: Vec<String> = snapshot
-                        .lets
-                        .iter()
-                        .filter_map(|s| match s {
-                            Stmt::Let { name, .. } => Some(name.to_string()),
-                            _ => None,
-                        })
-                        .collect();
-                    self.invariants.push(format!(
-                    "{label}, frame: at the head of every iteration, each array element that the C loop's earlier iterations did not write still holds the value it had where {} was bound",
-                    lets.join(", ")
-                ));
+                    self.invariants.push(frame_invariant(&label, &snapshot));
                     let (c, t) = inner_hoisted.around(&l.body, body);
                     self.out.push(Obligation::Segment(Segment {
                         label: format!("{place} (whole)"),
@@ -418,6 +394,41 @@ impl Planner<'_> {
         );
         Ok(())
     }
+}
+
+/// The simulation invariant of kept loop `kept` (labelled `label`) inside
+/// the kept loops `scope`.
+fn kept_invariant(label: &str, kept: &Kept, scope: &[Kept]) -> String {
+    let outer = if scope.is_empty() {
+        String::new()
+    } else {
+        let loops: Vec<String> = scope
+            .iter()
+            .map(|k| format!("{} in {}..{}", k.var, k.start, k.stop))
+            .collect();
+        format!(", inside {}", loops.join(", "))
+    };
+    let Kept { var, start, stop } = kept;
+    format!(
+        "{label}, for {var} in {start}..{stop} (the C loop's range){outer}: after every iteration every array equals the C's after the same iterations — by induction on {var}, since the loop bodies are proved to map every array state to the same state for every {var} in range"
+    )
+}
+
+/// The frame invariant of kept loop `label` whose body reads the `let`s of
+/// `snapshot`.
+fn frame_invariant(label: &str, snapshot: &Snapshot) -> String {
+    let lets: Vec<String> = snapshot
+        .lets
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Let { name, .. } => Some(name.to_string()),
+            _ => None,
+        })
+        .collect();
+    format!(
+        "{label}, frame: at the head of every iteration, each array element that the C loop's earlier iterations did not write still holds the value it had where {} was bound",
+        lets.join(", ")
+    )
 }
 
 /// The obligations for a loop-free stretch: statement by statement when
@@ -728,7 +739,8 @@ fn segment(
         .chain(symbols.facts.borrow().iter())
         .map(|f| (f.clone(), relevance::fresh_constants(f)))
         .collect();
-    let with_sums = sum_tiers(&lifted, &facts);
+    // The extensionality tiers, made once a condition needs them.
+    let mut with_sums: Option<Vec<Vec<Tagged>>> = None;
     for condition in &exec.conditions {
         let name = format!("{}, in {}", condition.name, s.label);
         let mut hyps = condition.hyps.clone();
@@ -746,11 +758,14 @@ fn segment(
             }
         }
         let mut verdict = check(&name, &hyps, &condition.goal, &facts, options);
-        for tier in &with_sums {
-            if matches!(verdict, Verdict::Holds { .. }) {
-                break;
+        if !matches!(verdict, Verdict::Holds { .. }) {
+            let tiers = with_sums.get_or_insert_with(|| sum_tiers(&lifted, &facts));
+            for tier in tiers.iter() {
+                verdict = check(&name, &hyps, &condition.goal, tier, options);
+                if matches!(verdict, Verdict::Holds { .. }) {
+                    break;
+                }
             }
-            verdict = check(&name, &hyps, &condition.goal, tier, options);
         }
         match verdict {
             Verdict::Holds { .. } => {}
@@ -767,35 +782,16 @@ fn segment(
     }
 }
 
-/// The facts again with the extensionality lemmas of the sums met: with
-/// those equating an own sum to a lifted one over the same range, then
-/// also with the derived ones and those between bounds written
-/// differently (as the loop-free proof's tiers; tried only
-/// on a condition the plain facts do not prove: more lemmas slow Z3).
-fn sum_tiers(
-    lifted: &Lifted,
-    facts: &[(Bool, HashSet<String>)],
-) -> Vec<Vec<(Bool, HashSet<String>)>> {
-    let (equal, derived) = super::extensionality::pair_lemmas(&lifted.sums.borrow());
-    let mut tiers = Vec::new();
-    let mut tier = facts.to_vec();
-    if !equal.is_empty() {
-        tier.extend(
-            equal
-                .iter()
-                .map(|f| (f.clone(), relevance::fresh_constants(f))),
-        );
-        tiers.push(tier.clone());
-    }
-    let at_bounds = super::extensionality::bound_pair_lemmas(&lifted.sums.borrow());
-    if !derived.is_empty() || !at_bounds.is_empty() {
-        tier.extend(derived.iter().chain(&at_bounds).map(|f| {
-            let mut names = relevance::fresh_constants(f);
-            names.retain(|n| !super::extensionality::is_summation_index(n));
-            (f.clone(), names)
-        }));
-        tiers.push(tier);
-    }
+/// The facts again with the extensionality lemmas of the sums met, tier
+/// by tier as the loop-free proof tries them (the plain facts, tried
+/// first, left out), the derived tier also with the lemmas between an own
+/// sum and a lifted one whose bounds are written differently.
+fn sum_tiers(lifted: &Lifted, facts: &[Tagged]) -> Vec<Vec<Tagged>> {
+    let sums = lifted.sums.borrow();
+    let (equal, mut derived) = super::extensionality::pair_lemmas(&sums);
+    derived.extend(super::extensionality::bound_pair_lemmas(&sums));
+    let mut tiers = super::extensionality::lemma_tiers(facts.to_vec(), &equal, &derived);
+    tiers.remove(0);
     tiers
 }
 

@@ -314,32 +314,14 @@ fn attempt(
     // split, scaled or zero (more lemmas slow Z3 down on what the first
     // tiers prove).
     let (equal_sums, derived_sums) = extensionality::pair_lemmas(&lifted.sums.borrow());
-    let tag = |f: &Bool| (f.clone(), relevance::fresh_constants(f));
-    let mut tier: Vec<(Bool, std::collections::HashSet<String>)> = lifted
+    let base = lifted
         .lemmas
         .borrow()
         .iter()
         .chain(symbols.facts.borrow().iter())
-        .map(tag)
+        .map(|f| (f.clone(), relevance::fresh_constants(f)))
         .collect();
-    // An extensionality lemma is relevant through the uses it relates, not
-    // through its own fresh summation index.
-    let tag_sums = |f: &Bool| {
-        let mut names = relevance::fresh_constants(f);
-        names.retain(|n| !extensionality::is_summation_index(n));
-        (f.clone(), names)
-    };
-    let mut tiers = vec![tier.clone()];
-    // Equal sums stay relevant only through shared constants (so few are
-    // handed to Z3); derived ones also through the uses they relate.
-    if !equal_sums.is_empty() {
-        tier.extend(equal_sums.iter().map(tag));
-        tiers.push(tier.clone());
-    }
-    if !derived_sums.is_empty() {
-        tier.extend(derived_sums.iter().map(tag_sums));
-        tiers.push(tier.clone());
-    }
+    let tiers = extensionality::lemma_tiers(base, &equal_sums, &derived_sums);
     let tight_tier = usize::from(!equal_sums.is_empty());
     let sums = lifted.sums.borrow();
     let facts = Facts {

@@ -1276,15 +1276,19 @@ impl<'a> Exec<'a> {
                     // Stored through a conversion to an integer, the
                     // float accumulator holds the reduction inside the
                     // lifted cast, not the truncated element.
-                    return Ok(if is_plain(value, local) && !truncates(value) {
-                        let cut_value = self.lifted_elem(array, &idx, &cut)?;
-                        let full = self.lifted_elem(array, &idx, &Truncation::new())?;
-                        let own = if same_term(&cut_value, &full) {
+                    // The lifted value cut at the counter, or, where no cut
+                    // reaches it (a solver's recurrence), the C's own sum.
+                    let cut_or_own = |at: &dyn Fn(&Truncation) -> Result<V, Unsupported>| {
+                        let cut_value = at(&cut)?;
+                        let own = if same_term(&cut_value, &at(&Truncation::new())?) {
                             self.own_scalar_sum(local, l, counter, frames, state)?
                         } else {
                             None
                         };
-                        Accumulator::Value(own.unwrap_or(cut_value))
+                        Ok::<_, Unsupported>(Accumulator::Value(own.unwrap_or(cut_value)))
+                    };
+                    return if is_plain(value, local) && !truncates(value) {
+                        cut_or_own(&|c| self.lifted_elem(array, &idx, c))
                     } else if stored.contains(array) {
                         self.related_any.set(true);
                         let base = match entry.filter(|_| self.relations_by_difference) {
@@ -1295,30 +1299,16 @@ impl<'a> Exec<'a> {
                             }
                             None => None,
                         };
-                        Accumulator::Relation(Relation {
+                        Ok(Accumulator::Relation(Relation {
                             consumer: value.clone(),
                             elem: *ty,
                             frames: frames.to_vec(),
                             target: self.lifted_elem(array, &idx, &cut)?,
                             base,
-                        })
+                        }))
                     } else {
-                        let cut_value =
-                            self.lifted
-                                .first_reduction(Some(array), &idx, &cut, &reads)?;
-                        let full = self.lifted.first_reduction(
-                            Some(array),
-                            &idx,
-                            &Truncation::new(),
-                            &reads,
-                        )?;
-                        let own = if same_term(&cut_value, &full) {
-                            self.own_scalar_sum(local, l, counter, frames, state)?
-                        } else {
-                            None
-                        };
-                        Accumulator::Value(own.unwrap_or(cut_value))
-                    });
+                        cut_or_own(&|c| self.lifted.first_reduction(Some(array), &idx, c, &reads))
+                    };
                 }
                 Stmt::Return { value, .. } if shape::reads(value, local) => {
                     return Ok(Accumulator::Value(if is_plain(value, local) {
@@ -1793,52 +1783,39 @@ impl<'a> Exec<'a> {
     }
 }
 
-/// The value an integer local holds for `x`: the integer under a
-/// conversion to real (a float sum of converted integers, which the C
-/// accumulates in an `int`), so that the invariant stays in the integers.
 /// `stored = target`, where `stored` is `a / d`: `a = b` wherever `target`
 /// (through its `ite`s) is `b / d` with the same `d`. Over the reals
 /// `x / 0` is any value, so the quotients alone would not pin the
 /// accumulator down where `d` is zero (ludcmp's `w / A[j][j]`); the
 /// numerators do, and imply the quotients.
 fn quotients_equal(stored: &z3::ast::Real, target: &z3::ast::Real) -> Bool {
-    use z3::ast::Ast;
+    use z3::ast::{Ast, Real};
     use z3::DeclKind;
-    let parts = |x: &z3::ast::Real| -> Option<(z3::ast::Real, z3::ast::Real)> {
-        let decl = x.safe_decl().ok()?;
-        if decl.kind() != DeclKind::Div {
+    /// The numerator and denominator of a quotient.
+    fn quotient(x: &Real) -> Option<(Real, Real)> {
+        if x.safe_decl().ok()?.kind() != DeclKind::Div {
             return None;
         }
         let [a, d] = x.children().try_into().ok()?;
         Some((a.as_real()?, d.as_real()?))
-    };
-    let Some((a, d)) = parts(stored) else {
-        return stored.eq(target);
-    };
-    fn walk(
-        a: &z3::ast::Real,
-        d: &z3::ast::Real,
-        stored: &z3::ast::Real,
-        t: &z3::ast::Real,
-        parts: &dyn Fn(&z3::ast::Real) -> Option<(z3::ast::Real, z3::ast::Real)>,
-    ) -> Bool {
-        if let Some((b, e)) = parts(t) {
-            if e == *d {
-                return a.eq(&b);
-            }
+    }
+    fn walk(stored: &Real, a: &Real, d: &Real, t: &Real) -> Bool {
+        match quotient(t) {
+            Some((b, e)) if e == *d => return a.eq(&b),
+            _ => {}
         }
         let is_ite = t.safe_decl().is_ok_and(|f| f.kind() == DeclKind::Ite);
         if let (true, [c, x, y]) = (is_ite, t.children().as_slice()) {
             if let (Some(c), Some(x), Some(y)) = (c.as_bool(), x.as_real(), y.as_real()) {
-                return c.ite(
-                    &walk(a, d, stored, &x, parts),
-                    &walk(a, d, stored, &y, parts),
-                );
+                return c.ite(&walk(stored, a, d, &x), &walk(stored, a, d, &y));
             }
         }
         stored.eq(t)
     }
-    walk(&a, &d, stored, target, &parts)
+    match quotient(stored) {
+        Some((a, d)) => walk(stored, &a, &d, target),
+        None => stored.eq(target),
+    }
 }
 
 /// Whether two values are the same Z3 term.
@@ -1851,6 +1828,9 @@ fn same_term(a: &V, b: &V) -> bool {
     }
 }
 
+/// The value an integer local holds for `x`: the integer under a
+/// conversion to real (a float sum of converted integers, which the C
+/// accumulates in an `int`), so that the invariant stays in the integers.
 fn integral(x: V, ty: ScalarType) -> V {
     use z3::ast::Ast;
     if let V::R(r) = &x {

@@ -44,15 +44,13 @@ impl<'w> Rewritten<'w> {
         let rho = *rho;
         let same_loops =
             (0..k).all(|m| acc.loops.get(m).map(|l| &l.path) == Some(&init.loops[m].path));
-        let free = |m: usize| {
-            let l = &init.loops[m];
-            let counters: Vec<&String> = init.loops.iter().map(|l| &l.iter).collect();
-            let free_of =
-                |a: &tenslift_frontend::ir::Affine| a.terms.keys().all(|t| !counters.contains(&t));
-            free_of(&l.start) && free_of(&l.end)
-        };
+        // Outer loops over fixed ranges: the latest iteration done is the
+        // lexicographic predecessor (see `last_of`).
+        let counters: Vec<&String> = init.loops.iter().map(|l| &l.iter).collect();
+        let free_of =
+            |a: &tenslift_frontend::ir::Affine| a.terms.keys().all(|t| !counters.contains(&t));
+        let free = |m: usize| free_of(&init.loops[m].start) && free_of(&init.loops[m].end);
         let ok = shared == outer.as_slice()
-            && rho >= k
             && same_loops
             && (0..k).all(free)
             && acc.path > init.path
