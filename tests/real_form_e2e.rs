@@ -165,7 +165,8 @@ fn verify_of_a_bare_file_name_runs_the_differential_check() {
 
 /// A kernel sized by a plain `#define N 64` is traced at small sizes (its
 /// extents become the size `ext_64`), and the generated function still
-/// takes what the C takes: `ext_64` defaults to 64.
+/// takes what the C takes: `ext_64` defaults to the extent of the array it
+/// was declared with (64 for the C's arrays).
 #[test]
 fn literal_sizes_become_extent_sizes_with_their_value_as_default() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -183,7 +184,8 @@ fn literal_sizes_become_extent_sizes_with_their_value_as_default() {
         String::from_utf8_lossy(&lift.stderr)
     );
     let code = std::fs::read_to_string(&out).expect("generated file");
-    assert!(code.contains("def transpose(a, b, ext_64=64):"), "{code}");
+    assert!(code.contains("def transpose(a, b, ext_64=None):"), "{code}");
+    assert!(code.contains("ext_64 = a.shape[0]"), "{code}");
     let python =
         std::env::var("TENSLIFT_PYTHON").unwrap_or_else(|_| format!("{ROOT}/.venv/bin/python"));
     let script = format!(

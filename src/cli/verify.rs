@@ -552,10 +552,16 @@ fn manifest_differential(
         };
         match manifest::run_cref(workspace, python, entry, dataset, 0, workdir) {
             Ok(mut reference) => {
-                // The manifest sizes the loops; the build declared the
-                // extents (the program carries their values).
+                // The manifest sizes the loops; a declared extent is the
+                // extent the C's array has at this dataset (a program lifted
+                // at another dataset carries that dataset's value).
                 for e in &chosen.program.meta.extents {
-                    reference.sizes.entry(e.name.clone()).or_insert(e.value);
+                    let given = reference.inputs.get(&e.array);
+                    let value = given.and_then(|a| a.shape.get(e.dim)).map(|&v| v as i64);
+                    reference
+                        .sizes
+                        .entry(e.name.clone())
+                        .or_insert(value.unwrap_or(e.value));
                 }
                 for (name, value) in build_extents(&chosen.kernel) {
                     reference.sizes.entry(name).or_insert(value);

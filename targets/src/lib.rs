@@ -24,6 +24,7 @@ pub mod dtype;
 pub mod emit;
 pub mod expr;
 pub mod interp;
+pub mod layout;
 pub mod narrow;
 pub mod npy;
 pub mod ops;

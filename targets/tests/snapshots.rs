@@ -23,6 +23,7 @@ const REPRESENTATIVE: &[&str] = &[
     "window_fir",
     "reshape_interleave",
     "flip_vec",
+    "loop_column_sweep",
 ];
 
 #[test]

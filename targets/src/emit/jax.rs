@@ -235,6 +235,7 @@ impl PyTable for JaxTable {
             "def {fname}({}):\n    \"\"\"Runs {fname}_jit and writes the results into the caller's NumPy arrays.\"\"\"\n",
             super::python::signature(f)
         ));
+        out.push_str(&super::python::extent_defaults(f, "    "));
         // Checked on the concrete sizes, before anything is traced.
         out.push_str(&precondition_checks(f, "    "));
         out.push_str(&format!(

@@ -93,6 +93,9 @@ pub fn emit(program: &Program, target: Target, opts: &EmitOptions) -> Result<Str
     // Narrow integer arithmetic is a lowering of the emitters: the
     // program keeps C's types; each target computes in what it runs fast.
     let lowered = crate::narrow::lower_program(program, crate::narrow::Policy::for_target(target));
+    // Likewise the storage layout: an array the kept loops walk by columns
+    // is computed on in its transpose (see `crate::layout`).
+    let lowered = crate::layout::lower_program(&lowered);
     let program = &lowered;
     match target {
         Target::Numpy => Ok(python::emit_python(program, &numpy::NumpyTable)),

@@ -237,6 +237,7 @@ impl PyTable for NumpyTable {
             super::python::signature(f),
             doc_params(f)
         );
+        out.push_str(&super::python::extent_defaults(f, "    "));
         for (n, p) in &f.params {
             match &p.kind {
                 ParamKind::Size => out.push_str(&format!("    {n} = int({n})\n")),

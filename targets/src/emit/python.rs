@@ -755,12 +755,40 @@ pub fn signature(f: &PyFunction) -> String {
     f.params
         .iter()
         .enumerate()
-        .map(|(k, (n, p))| match declared(&p.name) {
-            Some(v) if k >= first_default => format!("{n}={v}"),
-            _ => n.clone(),
-        })
+        .map(
+            |(k, (n, p))| match (declared(&p.name), extent_source(f, &p.name)) {
+                (Some(_), Some(_)) if k >= first_default => format!("{n}=None"),
+                (Some(v), None) if k >= first_default => format!("{n}={v}"),
+                _ => n.clone(),
+            },
+        )
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The array parameter and axis a declared extent is read from, when the
+/// program has that array as a parameter.
+fn extent_source<'a>(f: &'a PyFunction, size: &str) -> Option<(&'a str, usize)> {
+    let e = f.program.meta.extents.iter().find(|e| e.name == size)?;
+    let (name, _) = f.params.iter().find(|(_, p)| {
+        *p.name == *e.array && matches!(p.kind, crate::program::ParamKind::Array { .. })
+    })?;
+    Some((name.as_str(), e.dim))
+}
+
+/// Statements at `indent` that give each declared extent the caller left
+/// out the extent of the array it was declared with: the C's arrays are
+/// what the caller passes, whatever dataset the program was lifted at.
+pub fn extent_defaults(f: &PyFunction, indent: &str) -> String {
+    let mut out = String::new();
+    for (n, p) in &f.params {
+        if let Some((array, dim)) = extent_source(f, &p.name) {
+            out.push_str(&format!(
+                "{indent}if {n} is None:\n{indent}    {n} = {array}.shape[{dim}]\n"
+            ));
+        }
+    }
+    out
 }
 
 pub fn doc_params(f: &PyFunction) -> String {

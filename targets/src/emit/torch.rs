@@ -274,6 +274,7 @@ impl PyTable for TorchTable {
             Some((n, _)) => out.push_str(&format!("    _dev = {n}.device\n")),
             None => out.push_str("    _dev = torch.device(\"cpu\")\n"),
         }
+        out.push_str(&super::python::extent_defaults(f, "    "));
         for (n, p) in &f.params {
             match &p.kind {
                 ParamKind::Size => out.push_str(&format!("    {n} = int({n})\n")),
