@@ -169,6 +169,19 @@ pub static RULES: &[Rule] = &[
     rule("matmul-add-expand-lhs", Contraction, Ring, "(matmul ?a (add ?b ?c))", "(add (matmul ?a ?b) (matmul ?a ?c))").when(&[SameShape("?b", "?c")]),
     // (A + B) @ C == A @ C + B @ C
     rule("matmul-add-expand-rhs", Contraction, Ring, "(matmul (add ?a ?b) ?c)", "(add (matmul ?a ?c) (matmul ?b ?c))").when(&[SameShape("?a", "?b")]),
+    // einsum(s, A, C) + einsum(s, B, C) == einsum(s, A + B, C)   (an einsum is linear in each operand)
+    rule("einsum-add-factor-lhs", Contraction, Ring, "(add (einsum ?s ?a ?c) (einsum ?s ?b ?c))", "(einsum ?s (add ?a ?b) ?c)").when(&[SameShape("?a", "?b")]),
+    // einsum(s, C, A) + einsum(s, C, B) == einsum(s, C, A + B)
+    rule("einsum-add-factor-rhs", Contraction, Ring, "(add (einsum ?s ?c ?a) (einsum ?s ?c ?b))", "(einsum ?s ?c (add ?a ?b))").when(&[SameShape("?a", "?b")]),
+    // einsum(s, A, C) - einsum(s, B, C) == einsum(s, A - B, C)
+    rule("einsum-sub-factor-lhs", Contraction, Ring, "(sub (einsum ?s ?a ?c) (einsum ?s ?b ?c))", "(einsum ?s (sub ?a ?b) ?c)").when(&[SameShape("?a", "?b")]),
+    // einsum(s, C, A) - einsum(s, C, B) == einsum(s, C, A - B)
+    rule("einsum-sub-factor-rhs", Contraction, Ring, "(sub (einsum ?s ?c ?a) (einsum ?s ?c ?b))", "(einsum ?s ?c (sub ?a ?b))").when(&[SameShape("?a", "?b")]),
+    // einsum("b,a->ab", y, c - a) == c*y - einsum("b,a->ab", y, a)   (c a scalar; c*y broadcasts
+    // along the rows: a linear interpolation `x*a + (1 - a)*y` then factors to `a ⊗ (x - y) + y`)
+    rule("einsum-outer-scalar-minus-rhs", Contraction, Ring, "(einsum ?s ?y (sub ?c ?a))", "(sub (mul ?c ?y) (einsum ?s ?y ?a))").when(&[Scalar("?c"), Spec("?s", &["b,a->ab"])]),
+    // einsum("a,b->ab", c - a, y) == c*y - einsum("a,b->ab", a, y)
+    rule("einsum-outer-scalar-minus-lhs", Contraction, Ring, "(einsum ?s (sub ?c ?a) ?y)", "(sub (mul ?c ?y) (einsum ?s ?a ?y))").when(&[Scalar("?c"), Spec("?s", &["a,b->ab"])]),
     // (u ⊗ v) @ y == u * (v · y)   (y a vector)
     rule("outer-matvec", Contraction, Ring, "(matmul (outer ?u ?v) ?y)", "(mul ?u (matmul ?v ?y))").when(&[Rank("?y", 1)]),
     // (u ⊗ v) @ Y == u ⊗ (v @ Y)   (Y a matrix)

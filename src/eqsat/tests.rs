@@ -269,6 +269,30 @@ const FIXTURES: &[(&str, &str)] = &[
     ("matmul-sub-factor-rhs", "sub(matmul(A, B), matmul(C, B))"),
     ("matmul-add-expand-lhs", "matmul(A, add(x, z))"),
     ("matmul-add-expand-rhs", "matmul(add(A, C), x)"),
+    (
+        "einsum-add-factor-lhs",
+        "add(einsum(\"a,b->ab\", x, y), einsum(\"a,b->ab\", z, y))",
+    ),
+    (
+        "einsum-add-factor-rhs",
+        "add(einsum(\"ab,b->a\", A, x), einsum(\"ab,b->a\", A, z))",
+    ),
+    (
+        "einsum-sub-factor-lhs",
+        "sub(einsum(\"b,a->ab\", x, y), einsum(\"b,a->ab\", z, y))",
+    ),
+    (
+        "einsum-sub-factor-rhs",
+        "sub(einsum(\"ab,b->a\", A, x), einsum(\"ab,b->a\", A, z))",
+    ),
+    (
+        "einsum-outer-scalar-minus-rhs",
+        "einsum(\"b,a->ab\", x, sub(1.0, y))",
+    ),
+    (
+        "einsum-outer-scalar-minus-lhs",
+        "einsum(\"a,b->ab\", sub(s, y), x)",
+    ),
     ("outer-matvec", "matmul(outer(y, x), z)"),
     ("outer-matmul", "matmul(outer(y, x), B)"),
     ("vecmat-outer", "matmul(u, outer(y, x))"),

@@ -90,6 +90,26 @@ impl InPlaceLowering<'_> {
         self.free_dest.take().map(|d| d.text)
     }
 
+    /// The free destination with the target's rule for product `e` (an
+    /// outer product, a matrix product) of its shape and type: the store's
+    /// value reads nothing of the destination ([`holds_temporary`]), so the
+    /// product may write there before the operation that consumes it
+    /// (`np.multiply.outer(A, _t0, out=out)`, then `np.add(y, out, out=out)`).
+    fn take_free_dest_for_product(&mut self, e: &Expr) -> Option<(String, &'static str)> {
+        let rule = self.table.product_out_rule(e)?;
+        let fits = self
+            .free_dest
+            .as_ref()
+            .is_some_and(|d| d.like.shape() == e.shape() && d.like.dtype() == e.dtype())
+            && e.args()
+                .iter()
+                .all(|a| a.dtype() == e.dtype() && self.table.compute_dtype(a.dtype()).is_none());
+        if !fits {
+            return None;
+        }
+        self.free_dest.take().map(|d| (d.text, rule))
+    }
+
     fn new_temp(&mut self) -> String {
         let name = format!("_t{}", *self.temps);
         *self.temps += 1;
@@ -199,6 +219,15 @@ impl InPlaceLowering<'_> {
         if let Some(dest) = self.take_free_dest(e) {
             self.mark_read(e);
             let call = self.render_into(e, &operands, &dest);
+            self.out.push(PyStmt::Call(call));
+            return Operand {
+                text: dest,
+                owned: true,
+            };
+        }
+        if let Some((dest, rule)) = self.take_free_dest_for_product(e) {
+            self.mark_read(e);
+            let call = fill_into(rule, operands.iter().map(|o| o.text.clone()), &dest);
             self.out.push(PyStmt::Call(call));
             return Operand {
                 text: dest,
@@ -686,6 +715,23 @@ mod tests {
             "func p(n: size, a: f64[n, n], r: out f64[n, n]) {\n  r = matmul(add(a, 1.0), a);\n}\n",
         );
         assert!(np.contains("np.matmul(_t0, a, out=r)"), "{np}");
+    }
+
+    #[test]
+    fn a_product_inside_a_chain_is_computed_in_the_destination() {
+        // vec_lerp after factoring: the outer product lands in `r`, the
+        // broadcast add then runs in place.
+        let (np, _) = numpy_and_torch(
+            "func l(k: size, m: size, a: f64[k], x: f64[m], y: f64[m], r: out f64[k, m]) {\n  r = add(y, einsum(\"b,a->ab\", sub(x, y), a));\n}\n",
+        );
+        assert!(np.contains("np.multiply.outer(a, _t0, out=r)"), "{np}");
+        assert!(np.contains("np.add(y, r, out=r)"), "{np}");
+        // A store that reads its destination keeps the product apart.
+        let (np, _) = numpy_and_torch(
+            "func q(n: size, a: f64[n, n], r: inout f64[n, n]) {\n  r = add(r, matmul(a, a));\n}\n",
+        );
+        assert!(!np.contains("out=r)\n        np.add(r"), "{np}");
+        assert!(!np.contains("np.matmul(a, a, out=r)"), "{np}");
     }
 
     #[test]

@@ -173,7 +173,9 @@ impl PyTable for NumpyTable {
     fn product_out_rule(&self, e: &Expr) -> Option<&'static str> {
         match e.op() {
             Op::Matmul if !e.shape().is_empty() => Some("np.matmul({0}, {1}, out={out})"),
-            Op::Einsum(spec) => MatmulForm::of(spec).map(|form| form.template(true)),
+            Op::Einsum(spec) => MatmulForm::of(spec)
+                .map(|form| form.template(true))
+                .or_else(|| outer_into(spec)),
             _ => None,
         }
     }
@@ -283,6 +285,25 @@ pub fn numpy_name(d: DType) -> &'static str {
         DType::U32 => "uint32",
         DType::F32 => "float32",
         DType::F64 => "float64",
+    }
+}
+
+/// An einsum that is the outer product of two vectors (`a,b->ab`, or
+/// `b,a->ab` with the factors swapped) written into `{out}`: one pass over
+/// the destination, where einsum's result is a fresh array copied after.
+fn outer_into(spec: &crate::ops::EinsumSpec) -> Option<&'static str> {
+    let ([a], [b], [o0, o1]) = (
+        spec.inputs.first()?.as_slice(),
+        spec.inputs.get(1)?.as_slice(),
+        spec.output.as_slice(),
+    ) else {
+        return None;
+    };
+    match (a == o0 && b == o1, a == o1 && b == o0) {
+        _ if spec.inputs.len() != 2 || o0 == o1 => None,
+        (true, _) => Some("np.multiply.outer({0}, {1}, out={out})"),
+        (_, true) => Some("np.multiply.outer({1}, {0}, out={out})"),
+        _ => None,
     }
 }
 
