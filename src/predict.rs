@@ -128,16 +128,44 @@ pub fn predict_target(
     sizes: &Sizes,
 ) -> Option<f64> {
     let costs = target_costs(table, target)?;
+    let compiled = FUSING_TARGETS.contains(&target) && xla_compiles_whole(&program.body);
     let model = CostModel::Calibrated(CostTable {
-        ops: costs.ops.clone(),
+        ops: if compiled {
+            costs.ops.clone()
+        } else {
+            with_dispatch_floor(costs)
+        },
         ..CostTable::default()
     });
-    let ops = if FUSING_TARGETS.contains(&target) && xla_compiles_whole(&program.body) {
+    let ops = if compiled {
         program_sum(program, sizes, &|e, s| fused_cost(&model, costs, e, s))
     } else {
         program_sum(program, sizes, &|e, s| model.cost_of(&[e], s))
     };
     Some(costs.call_overhead_s + ops)
+}
+
+/// `costs`' operations, each charged at least the target's call of a
+/// trivial program per execution: an operation dispatched from Python
+/// (NumPy, PyTorch, JAX run eagerly) never costs less. The calibration's
+/// fit on large arrays leaves cheap operations' own overhead at 0 (their
+/// bytes explain the timings), which priced a kept loop of 2000 trips
+/// (durbin: about ten calls each) as if its calls were free.
+fn with_dispatch_floor(costs: &TargetCosts) -> BTreeMap<OpKind, Coefficients> {
+    costs
+        .ops
+        .iter()
+        .map(|(k, c)| {
+            let floor = c.overhead_s.max(costs.call_overhead_s);
+            (
+                *k,
+                Coefficients {
+                    overhead_s: floor,
+                    ..*c
+                },
+            )
+        })
+        .collect()
 }
 
 /// Targets that compile the whole program with XLA: a kept loop runs

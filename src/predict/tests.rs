@@ -136,10 +136,26 @@ fn a_prediction_is_the_call_plus_each_operation() {
     let t = table(&[("numpy", 2e-6, 1e-9)]);
     let at = sizes(&[("n", 10), ("m", 10), ("k", 10)]);
     let predicted = predict_target(&t, "numpy", &gemm(), &at).expect("numpy priced");
-    // One matmul: 2000 flops, 300 elements moved at 8 bytes.
-    let expected = 2e-6 + 1e-6 + 2000.0 * 1e-9 + 2400.0 * 1e-10;
+    // One matmul: 2000 flops, 300 elements moved at 8 bytes; dispatched
+    // from Python, its own overhead (1 us) is raised to the call's (2 us).
+    let expected = 2e-6 + 2e-6 + 2000.0 * 1e-9 + 2400.0 * 1e-10;
     assert!((predicted - expected).abs() < 1e-15, "{predicted}");
     assert_eq!(predict_target(&t, "jax", &gemm(), &at), None);
+}
+
+#[test]
+fn each_trip_of_a_kept_loop_pays_at_least_a_call_per_operation() {
+    // durbin's shape: a kept loop of many trips over short vectors, whose
+    // operations a calibration on large arrays prices at 0 overhead.
+    let text = "func f(n: size, x: inout f64[n]) {\n  for k in 1..n {\n    x[k] = add(x[k - 1], 1.0);\n  }\n}\n";
+    let p = tenslift_targets::parse_program("t.tensir", text).expect("parses");
+    let mut t = table(&[("numpy", 1e-6, 0.0)]);
+    for c in t.targets.get_mut("numpy").expect("numpy").ops.values_mut() {
+        c.overhead_s = 0.0;
+    }
+    let trips = 1000.0;
+    let predicted = predict_target(&t, "numpy", &p, &sizes(&[("n", 1001)])).expect("priced");
+    assert!(predicted >= 1e-6 + trips * 1e-6, "{predicted}");
 }
 
 #[test]
