@@ -140,23 +140,39 @@ fn record(u: &mut Uses, kind: Access2, depth: usize) {
 }
 
 fn survey_expr(e: &Expr, depth: usize, uses: &mut BTreeMap<Arc<str>, Uses>) {
-    match (e.op(), e.args().first().map(|a| a.op())) {
-        (Op::Slice(items), Some(Op::Var(name))) if items.len() == 2 => {
-            if let Some(u) = uses.get_mut(name) {
-                record(u, classify(items), depth);
-            }
+    array_uses(e, &mut |name, items| {
+        if let Some(u) = uses.get_mut(name) {
+            let kind = match items {
+                Some(items) if items.len() == 2 => classify(items),
+                _ => Access2::Block,
+            };
+            record(u, kind, depth);
         }
-        (Op::Var(name), _) => {
-            if let Some(u) = uses.get_mut(name) {
-                record(u, Access2::Block, depth);
-            }
-        }
-        _ => {
-            for a in e.args() {
-                survey_expr(a, depth, uses);
-            }
-        }
+    });
+}
+
+/// Calls `f` for each use of a variable in `e`, once per distinct node that
+/// uses it (expressions share subtrees: a walk of every path could take
+/// exponential time): with the slice items it is read through, or `None`
+/// where the node reads the whole value.
+/// What [`array_uses`] calls per use: the variable and the slice items.
+type UseVisitor<'a> = dyn FnMut(&str, Option<&[SliceItem]>) + 'a;
+
+fn array_uses(e: &Expr, f: &mut UseVisitor<'_>) {
+    if let Op::Var(name) = e.op() {
+        f(name, None);
     }
+    e.walk_unique(&mut |node| {
+        let through = match node.op() {
+            Op::Slice(items) => Some(items.as_slice()),
+            _ => None,
+        };
+        for a in node.args() {
+            if let Op::Var(name) = a.op() {
+                f(name, through);
+            }
+        }
+    });
 }
 
 /// Rewrites accesses of the chosen arrays into accesses of their

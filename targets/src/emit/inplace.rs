@@ -101,13 +101,17 @@ impl InPlaceLowering<'_> {
             .free_dest
             .as_ref()
             .is_some_and(|d| d.like.shape() == e.shape() && d.like.dtype() == e.dtype())
-            && e.args()
-                .iter()
-                .all(|a| a.dtype() == e.dtype() && self.table.compute_dtype(a.dtype()).is_none());
+            && e.args().iter().all(|a| self.unconverted(a, e));
         if !fits {
             return None;
         }
         self.free_dest.take().map(|d| (d.text, rule))
+    }
+
+    /// Whether operand `a` reaches library operation `e` as it is: same
+    /// type, no conversion left to the library.
+    fn unconverted(&self, a: &Expr, e: &Expr) -> bool {
+        a.dtype() == e.dtype() && self.table.compute_dtype(a.dtype()).is_none()
     }
 
     fn new_temp(&mut self) -> String {
@@ -341,8 +345,7 @@ impl InPlaceLowering<'_> {
     fn product_into(&self, value: &Expr, target: &str) -> Option<&'static str> {
         let rule = self.table.product_out_rule(value)?;
         let plain = value.args().iter().all(|a| {
-            a.dtype() == value.dtype()
-                && self.table.compute_dtype(a.dtype()).is_none()
+            self.unconverted(a, value)
                 && !reads(a, target, &mut HashSet::new())
                 && !self
                     .scratch

@@ -292,17 +292,15 @@ pub fn numpy_name(d: DType) -> &'static str {
 /// `b,a->ab` with the factors swapped) written into `{out}`: one pass over
 /// the destination, where einsum's result is a fresh array copied after.
 fn outer_into(spec: &crate::ops::EinsumSpec) -> Option<&'static str> {
-    let ([a], [b], [o0, o1]) = (
-        spec.inputs.first()?.as_slice(),
-        spec.inputs.get(1)?.as_slice(),
-        spec.output.as_slice(),
-    ) else {
+    let ([a, b], [o0, o1]) = (spec.inputs.as_slice(), spec.output.as_slice()) else {
         return None;
     };
-    match (a == o0 && b == o1, a == o1 && b == o0) {
-        _ if spec.inputs.len() != 2 || o0 == o1 => None,
-        (true, _) => Some("np.multiply.outer({0}, {1}, out={out})"),
-        (_, true) => Some("np.multiply.outer({1}, {0}, out={out})"),
+    let ([a], [b]) = (a.as_slice(), b.as_slice()) else {
+        return None;
+    };
+    match (o0 != o1, [a, b] == [o0, o1], [a, b] == [o1, o0]) {
+        (true, true, _) => Some("np.multiply.outer({0}, {1}, out={out})"),
+        (true, _, true) => Some("np.multiply.outer({1}, {0}, out={out})"),
         _ => None,
     }
 }

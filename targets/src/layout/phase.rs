@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::dim::{Dim, DimError};
+use crate::dim::Dim;
 use crate::expr::{Expr, Ty, TypeError};
 use crate::ops::{Op, SliceItem};
 use crate::program::{Program, Stmt};
@@ -47,7 +47,7 @@ pub fn lower_phases(program: &Program) -> Program {
             let Some(region) = column_region(&inner, name, var) else {
                 continue;
             };
-            let Ok(cols) = covered(&region.1, var, start, stop) else {
+            let Some(cols) = covered(&region.1, var, start, stop) else {
                 continue;
             };
             let local = Arc::<str>::from(super::fresh_name(&format!("{name}_t"), &taken));
@@ -143,13 +143,13 @@ fn column_region(body: &[Stmt], name: &str, var: &str) -> Option<(SliceItem, Dim
 /// Whether every reference to `name` in `e` is a slice at `region`, which
 /// the iteration has already stored.
 fn reads_only(e: &Expr, name: &str, region: &Option<Vec<SliceItem>>, stored: bool) -> bool {
-    match (e.op(), e.args().first().map(|a| a.op())) {
-        (Op::Slice(items), Some(Op::Var(v))) if &**v == name => {
-            stored && region.as_ref() == Some(items)
+    let mut only = true;
+    super::array_uses(e, &mut |v, items| {
+        if v == name {
+            only &= stored && items.is_some() && region.as_deref() == items;
         }
-        (Op::Var(v), _) => &**v != name,
-        _ => e.args().iter().all(|a| reads_only(a, name, region, stored)),
-    }
+    });
+    only
 }
 
 fn mentions(body: &[Stmt], name: &str) -> bool {
@@ -159,10 +159,10 @@ fn mentions(body: &[Stmt], name: &str) -> bool {
             Stmt::Loop { body, .. } => found |= mentions(body, name),
             Stmt::Store { target, value, .. } => {
                 found |= &**target == name;
-                value.walk(&mut |x| found |= matches!(x.op(), Op::Var(v) if &**v == name));
+                value.walk_unique(&mut |x| found |= matches!(x.op(), Op::Var(v) if &**v == name));
             }
             Stmt::Let { value, .. } | Stmt::Return(value) => {
-                value.walk(&mut |x| found |= matches!(x.op(), Op::Var(v) if &**v == name));
+                value.walk_unique(&mut |x| found |= matches!(x.op(), Op::Var(v) if &**v == name));
             }
             Stmt::Var { .. } => {}
         }
@@ -176,32 +176,33 @@ fn mentions_dim(d: &Dim, var: &str) -> bool {
 
 /// `lo..hi`: the values `d` takes for `var` in `start..stop`, when `d` is
 /// `var` plus or minus a constant-free offset of other sizes.
-fn covered(d: &Dim, var: &str, start: &Dim, stop: &Dim) -> Result<(Dim, Dim), DimError> {
-    let bad = || DimError::Unbound(var.to_string());
+fn covered(d: &Dim, var: &str, start: &Dim, stop: &Dim) -> Option<(Dim, Dim)> {
     let mut coefficient = None;
     for (monomial, c) in d.terms() {
         if monomial.iter().any(|s| &**s == var) {
             if monomial.len() != 1 || coefficient.is_some() {
-                return Err(bad());
+                return None;
             }
             coefficient = Some(c);
         }
     }
     if d.divisor() != 1 {
-        return Err(bad());
+        return None;
     }
-    let v = Dim::sym(var);
-    let offset = match coefficient {
-        Some(1) => d.sub(&v)?,
-        Some(-1) => d.add(&v)?,
-        _ => return Err(bad()),
-    };
-    let one = Dim::constant(1);
-    match coefficient {
+    let (v, one) = (Dim::sym(var), Dim::constant(1));
+    match coefficient? {
         // d = v + c: c + start .. c + stop.
-        Some(1) => Ok((offset.add(start)?, offset.add(stop)?)),
+        1 => {
+            let offset = d.sub(&v).ok()?;
+            Some((offset.add(start).ok()?, offset.add(stop).ok()?))
+        }
         // d = c - v: c - stop + 1 .. c - start + 1.
-        _ => Ok((offset.sub(stop)?.add(&one)?, offset.sub(start)?.add(&one)?)),
+        -1 => {
+            let offset = d.add(&v).ok()?;
+            let lo = offset.sub(stop).ok()?.add(&one).ok()?;
+            Some((lo, offset.sub(start).ok()?.add(&one).ok()?))
+        }
+        _ => None,
     }
 }
 
