@@ -28,6 +28,10 @@
 //! Statements stay where they are: `let`s are not inlined (a value read
 //! by two statements is computed once, and a `let` may read an array a
 //! later store changes), so each statement is optimised on its own terms.
+//! One exception, after extraction ([`share`]): a statement that computes
+//! again, as part of its expression, a value another statement of its
+//! block stores reads the stored region instead (the store moved up where
+//! it came later and nothing in between depends on the order).
 //! The caller still re-checks the returned program against the spec (the
 //! lift's acceptance check): the rules are identities over the reals,
 //! checked one by one by symbolic execution in this module's tests, but an
@@ -37,6 +41,7 @@ mod apply;
 mod extract;
 mod lang;
 pub mod rules;
+mod share;
 #[cfg(test)]
 mod tests;
 
@@ -131,6 +136,9 @@ pub struct Report {
     /// Statements with an expression, and how many of them changed.
     pub statements: usize,
     pub rewritten: usize,
+    /// Expressions that now read a value another statement stores instead
+    /// of computing it again ([`share`]).
+    pub shared: usize,
     /// Statements whose extraction failed (they keep their expression).
     pub extraction_failures: usize,
     /// Wall-clock seconds in all and saturating, for reports only
@@ -254,7 +262,10 @@ pub fn optimize_program(
     let at = scaled(sizes, limits.scale);
     let mut roots = Vec::new();
     collect(&program.body, Some(&at), &mut roots);
-    let Saturated { runner, roots: ids } = saturate(&roots, limits)?;
+    let Saturated {
+        mut runner,
+        roots: ids,
+    } = saturate(&roots, limits)?;
     let saturation_seconds = start.elapsed().as_secs_f64();
     let (mut rewritten, mut failures) = (0, 0);
     let mut chosen = Vec::with_capacity(roots.len());
@@ -279,6 +290,15 @@ pub fn optimize_program(
     let mut optimized = program.clone();
     optimized.body = replace(&program.body, &mut chosen.into_iter());
     optimized.validate()?;
+    let mut sharing = optimized.clone();
+    let shared = share::share_stored(&mut sharing, &mut runner.egraph);
+    // A program the pass left invalid (it should not) keeps its stores as they were.
+    let shared = if shared > 0 && sharing.validate().is_ok() {
+        optimized = sharing;
+        shared
+    } else {
+        0
+    };
     let price = |e: &Expr, s: &Sizes| model.cost_of(&[e], s);
     let mut applications = BTreeMap::new();
     for it in &runner.iterations {
@@ -296,6 +316,7 @@ pub fn optimize_program(
         applications,
         statements: roots.len(),
         rewritten,
+        shared,
         extraction_failures: failures,
         seconds: start.elapsed().as_secs_f64(),
         saturation_seconds,

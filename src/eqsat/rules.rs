@@ -152,6 +152,11 @@ pub static RULES: &[Rule] = &[
     rule("sum-transpose", Transpose, Exact, "(sum ?ax (transpose ?p ?x))", "(transpose ?p2 (sum ?ax2 ?x))").bind(sum_of_transpose),
     // diag(xᵀ) == diag(x)
     rule("diag-transpose", Transpose, Exact, "(diag (transpose perm:1,0 ?x))", "(diag ?x)"),
+    // v @ transpose(M) == M @ v   (v a vector: M's rows dotted with v, as atax's two
+    // spellings of A x; one class lets a statement reuse the other's stored value)
+    rule("matvec-transpose-rhs", Transpose, Exact, "(matmul ?v (transpose perm:1,0 ?m))", "(matmul ?m ?v)").when(&[Rank("?v", 1), Rank("?m", 2)]),
+    // transpose(M) @ v == v @ M
+    rule("matvec-transpose-lhs", Transpose, Exact, "(matmul (transpose perm:1,0 ?m) ?v)", "(matmul ?v ?m)").when(&[Rank("?v", 1), Rank("?m", 2)]),
     // ---- contractions ----
     // (A @ B) @ C == A @ (B @ C)   (B a matrix: with a vector B the two differ)
     rule("matmul-assoc-right", Contraction, Ring, "(matmul (matmul ?a ?b) ?c)", "(matmul ?a (matmul ?b ?c))").when(&[Rank("?b", 2)]),

@@ -258,6 +258,14 @@ const FIXTURES: &[(&str, &str)] = &[
     ("transpose-scalar", "transpose(mul(s, A), perm=[1, 0])"),
     ("sum-transpose", "sum(transpose(A, perm=[1, 0]), axes=[0])"),
     ("diag-transpose", "diag(transpose(S, perm=[1, 0]))"),
+    (
+        "matvec-transpose-rhs",
+        "matmul(x, transpose(A, perm=[1, 0]))",
+    ),
+    (
+        "matvec-transpose-lhs",
+        "matmul(transpose(A, perm=[1, 0]), y)",
+    ),
     ("matmul-assoc-right", "matmul(matmul(A, B), E)"),
     (
         "matmul-assoc-left",
@@ -552,22 +560,12 @@ fn integer_products_reassociate_exactly() {
 
 #[test]
 fn kept_loops_and_lets_are_optimised_statement_by_statement() {
-    let text = "func f(n: size, m: size, A: f64[n, m], x: f64[m], y: inout f64[n], s: f64) {\n  \
-                let t = mul(s, A);\n  for i in 0..n {\n    y[i] = add(y[i], sum(mul(A[i], x), axes=[0]));\n  }\n}\n";
-    let program = parse_program("t.tensir", text).expect("parses");
-    let at = [("n".to_string(), 3), ("m".to_string(), 4)]
-        .into_iter()
-        .collect();
-    let (better, report) =
-        optimize_program(&program, &CostModel::Analytic, &at, &Limits::default())
-            .expect("optimises");
-    assert_eq!(report.statements, 2);
-    let printed = print_program(&better);
-    assert!(printed.contains("matmul(A[i], x)"), "{printed}");
-    assert_eq!(
-        execute(&program, &at).unwrap().outputs,
-        execute(&better, &at).unwrap().outputs
+    let (printed, report) = optimized_program(
+        "func f(n: size, m: size, A: f64[n, m], x: f64[m], y: inout f64[n], s: f64) {\n  \
+         let t = mul(s, A);\n  for i in 0..n {\n    y[i] = add(y[i], sum(mul(A[i], x), axes=[0]));\n  }\n}\n",
     );
+    assert_eq!(report.statements, 2);
+    assert!(printed.contains("matmul(A[i], x)"), "{printed}");
 }
 
 #[test]
@@ -656,4 +654,63 @@ proptest! {
         prop_assert!(same_outputs(&program, &better), "{}", print_program(&better));
         check_saturated(&program, 4);
     }
+}
+
+/// `text` optimised at n = 3, m = 4, checked against the original by
+/// symbolic execution.
+fn optimized_program(text: &str) -> (String, Report) {
+    let program = parse_program("t.tensir", text).expect("parses");
+    let at = [("n".to_string(), 3), ("m".to_string(), 4)]
+        .into_iter()
+        .collect();
+    let (better, report) =
+        optimize_program(&program, &CostModel::Analytic, &at, &Limits::default())
+            .expect("optimises");
+    assert_eq!(
+        execute(&program, &at).unwrap().outputs,
+        execute(&better, &at).unwrap().outputs
+    );
+    (print_program(&better), report)
+}
+
+#[test]
+fn a_value_stored_later_is_stored_first_and_read_back() {
+    // atax's one loop nest: y = (x Aᵀ) A and tmp = A x; x Aᵀ is A x.
+    let (printed, report) = optimized_program(
+        "func f(n: size, m: size, A: f64[n, m], x: f64[m], y: out f64[m], tmp: out f64[n]) {\n  \
+         y = matmul(matmul(x, transpose(A, perm=[1, 0])), A);\n  tmp = matmul(A, x);\n}\n",
+    );
+    assert_eq!(report.shared, 1);
+    let tmp_first = printed.find("tmp = ").expect("tmp stored");
+    assert!(
+        tmp_first < printed.find("y = ").expect("y stored"),
+        "{printed}"
+    );
+    assert!(printed.contains("y = matmul(tmp, A)"), "{printed}");
+}
+
+#[test]
+fn a_stored_value_is_not_reused_across_a_write_of_what_it_reads() {
+    // tmp = A x, then x changes: y's A x is a different value.
+    let (printed, report) = optimized_program(
+        "func f(n: size, m: size, A: f64[n, m], x: inout f64[m], z: f64[m], y: out f64[n], tmp: out f64[n]) {\n  \
+         tmp = matmul(A, x);\n  x = add(x, z);\n  y = mul(matmul(A, x), 2.0);\n}\n",
+    );
+    assert_eq!(report.shared, 0, "{printed}");
+    // Nor moved above a statement that reads the target.
+    let (printed, report) = optimized_program(
+        "func f(n: size, m: size, A: f64[n, m], x: f64[m], y: out f64[n], tmp: inout f64[n]) {\n  \
+         y = add(matmul(A, x), tmp);\n  tmp = matmul(A, x);\n}\n",
+    );
+    assert_eq!(report.shared, 0, "{printed}");
+}
+
+#[test]
+fn a_stored_value_earlier_in_the_block_is_read_back() {
+    let (printed, report) = optimized_program(
+        "func f(n: size, m: size, A: f64[n, m], x: f64[m], y: out f64[n], t: out f64[n]) {\n  \
+         t = matmul(A, x);\n  y = mul(matmul(A, x), matmul(A, x));\n}\n",
+    );
+    assert_eq!(report.shared, 1);
+    assert!(printed.contains("y = mul(t, t)"), "{printed}");
 }

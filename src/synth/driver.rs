@@ -114,7 +114,7 @@ fn rewrite(kernel: &Kernel, options: &SynthOptions, outcome: &mut Outcome) {
                 return;
             }
         };
-    let verdict = if report.rewritten == 0 {
+    let verdict = if report.rewritten == 0 && report.shared == 0 {
         "no cheaper form".to_string()
     } else {
         match check_program_at_both_sizes(&candidate, kernel) {
@@ -141,6 +141,7 @@ fn rewrite(kernel: &Kernel, options: &SynthOptions, outcome: &mut Outcome) {
         iterations: report.iterations,
         stop: report.stop.to_string(),
         statements_rewritten: report.rewritten,
+        values_shared: report.shared,
         applications: report.applications,
         outcome: verdict,
     });

@@ -110,10 +110,18 @@ pub struct RewriteRecord {
     pub iterations: usize,
     pub stop: String,
     pub statements_rewritten: usize,
+    /// Expressions that read a value another statement stores instead of
+    /// computing it again.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub values_shared: usize,
     /// New unions per rule that fired.
     pub applications: BTreeMap<String, usize>,
     /// `kept`, `no cheaper form`, or why the rewritten program was dropped.
     pub outcome: String,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Trace {
@@ -142,8 +150,8 @@ impl Trace {
         if let Some(r) = &self.rewrites {
             let _ = writeln!(
                 out,
-                "  rewrites     {}: cost {:.4e} -> {:.4e} ({} statements; e-graph {} nodes, {} iterations, {})",
-                r.outcome, r.cost_before, r.cost_after, r.statements_rewritten, r.nodes, r.iterations, r.stop
+                "  rewrites     {}: cost {:.4e} -> {:.4e} ({} statements, {} values shared; e-graph {} nodes, {} iterations, {})",
+                r.outcome, r.cost_before, r.cost_after, r.statements_rewritten, r.values_shared, r.nodes, r.iterations, r.stop
             );
         }
     }
