@@ -212,3 +212,34 @@ fn the_bench_reports_auto_and_the_roofline_consistently() {
     );
     assert!(out.join("plots/roofline.png").is_file());
 }
+
+#[test]
+fn a_named_target_predicted_slower_than_the_c_gets_the_same_warning() {
+    let (file, table) = (fixture("mm.c"), fixture("cost-table.json"));
+    let lift = |target: &str, sizes: &[&str]| {
+        let mut args = vec![
+            "lift",
+            file.as_str(),
+            "--target",
+            target,
+            "--cost-table",
+            &table,
+        ];
+        args.extend_from_slice(sizes);
+        let out = tenslift(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    };
+    // JAX's 1 ms call against the C's 2·8³ ns.
+    let stderr = lift("jax", &["--sizes", "n=8"]);
+    assert!(
+        stderr.contains("warning: the jax program is predicted slower than the C"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("auto:"), "{stderr}");
+    // At n = 2000 JAX's flops win.
+    assert!(!lift("jax", &["--sizes", "n=2000"]).contains("warning"));
+    // No sizes named anywhere: the default 1000 is nobody's choice.
+    assert!(!lift("numpy", &[]).contains("warning"));
+}

@@ -21,6 +21,9 @@ use crate::synth::cost::CostTable;
 /// The size given to a size parameter nothing else names.
 pub const DEFAULT_SIZE: i64 = 1000;
 
+/// How [`sizes_for`] says a size is [`DEFAULT_SIZE`].
+const DEFAULTED: &str = "the default";
+
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -76,7 +79,7 @@ pub fn sizes_for(file: &Path, kernel: &str, program: &Program, user: &Sizes) -> 
     }
     if !defaulted.is_empty() {
         from.push(format!(
-            "the default {DEFAULT_SIZE} for {}",
+            "{DEFAULTED} {DEFAULT_SIZE} for {}",
             defaulted.join(", ")
         ));
     }
@@ -139,6 +142,35 @@ pub fn decide(
         sizes_from,
         excluded,
     })
+}
+
+/// The warning for a target the user named (`--target numpy`) when the
+/// table predicts its program slower than the C, as `--target auto` warns
+/// for its choice; nothing when the table cannot price it, or when some
+/// size is only the default guess (a user who named the target and no
+/// sizes gets no warning about sizes nobody chose).
+pub fn warning_for_fixed(
+    table: &CostTable,
+    file: &Path,
+    kernel: &Kernel,
+    program: &Program,
+    target: Target,
+    user: &Sizes,
+) -> Option<String> {
+    let (sizes, sizes_from) = sizes_for(file, &kernel.name, program, user);
+    if sizes_from.contains(DEFAULTED) {
+        return None;
+    }
+    let (_, predicted) = choose(table, program, &sizes, &[target.name()])?;
+    AutoChoice {
+        target,
+        predicted,
+        c_seconds: predict_c(table, kernel, &sizes),
+        sizes,
+        sizes_from,
+        excluded: Vec::new(),
+    }
+    .warning(file, &kernel.name)
 }
 
 impl AutoChoice {

@@ -226,6 +226,9 @@ pub fn run(args: LiftArgs) -> i32 {
         ..SynthOptions::default()
     };
     let fixed = args.target.fixed();
+    // A named target is priced too, for the warning alone; a table that
+    // does not load then only costs the warning.
+    let fixed_table = fixed.and_then(|_| auto::load_table(args.cost_table.as_deref()).ok());
     let auto_table = match fixed {
         Some(_) => None,
         None => match auto::load_table(args.cost_table.as_deref()) {
@@ -394,6 +397,15 @@ pub fn run(args: LiftArgs) -> i32 {
             if let Some(w) = c.warning(path, &kernel.name) {
                 print_err(&w);
             }
+        }
+        let fixed_warning = fixed_table
+            .as_ref()
+            .zip(fixed.zip(program.as_ref()))
+            .and_then(|(t, (target, p))| {
+                auto::warning_for_fixed(&t.table, path, kernel, p, target, &user_sizes)
+            });
+        if let Some(w) = fixed_warning {
+            print_err(&w);
         }
         if let Some(v) = &verification {
             print_err(&format!(

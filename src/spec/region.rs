@@ -7,7 +7,8 @@
 //! BLAS-style code declares `A[][lda]` (or strides a pointer by `lda`) and
 //! reads `j < n`. The touched region of each axis is `0 : t`, where `t`
 //! is one past the largest index any access reaches (iterators replaced by
-//! their largest value, recursively); the C is only correct when `t <=
+//! their largest value, recursively, then lowered while the loops around
+//! the access prove it never gets there); the C is only correct when `t <=
 //! extent` on every axis, which is the kernel's precondition. [`relations`]
 //! collects them once: the lifted program states them in its header
 //! (`requires`), the emitted code checks them at run time, and the Z3
@@ -15,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use tenslift_frontend::fourier_motzkin::infeasible;
 use tenslift_frontend::ir::{
     Affine, Expr, ExprKind, Kernel, LValue, Loop, ParamKind, Stmt, Storage,
 };
@@ -58,8 +60,16 @@ fn loop_bounds(body: &[Stmt], out: &mut HashMap<String, Loop>) {
     }
 }
 
-/// Every index vector of every access to `array` in `body`.
-fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
+/// An access's index vector with the loops around it, outermost first.
+type Access<'k> = (&'k [Affine], Vec<&'k Loop>);
+
+/// Every index vector of every access to `array` in `body`, inside `path`.
+fn accesses<'k>(
+    body: &'k [Stmt],
+    array: &str,
+    path: &mut Vec<&'k Loop>,
+    out: &mut Vec<Access<'k>>,
+) {
     fn in_expr<'k>(e: &'k Expr, array: &str, out: &mut Vec<&'k [Affine]>) {
         match &e.kind {
             ExprKind::Load { array: a, index } if a == array => out.push(index),
@@ -82,18 +92,23 @@ fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
         }
     }
     for s in body {
+        let mut here = Vec::new();
         match s {
-            Stmt::Loop(l) => accesses(&l.body, array, out),
+            Stmt::Loop(l) => {
+                path.push(l);
+                accesses(&l.body, array, path, out);
+                path.pop();
+            }
             Stmt::Assign { target, value, .. } => {
                 if let LValue::Element {
                     array: a, index, ..
                 } = target
                 {
                     if a == array {
-                        out.push(index);
+                        here.push(index.as_slice());
                     }
                 }
-                in_expr(value, array, out);
+                in_expr(value, array, &mut here);
             }
             Stmt::If {
                 cond,
@@ -101,13 +116,66 @@ fn accesses<'k>(body: &'k [Stmt], array: &str, out: &mut Vec<&'k [Affine]>) {
                 else_body,
                 ..
             } => {
-                in_expr(cond, array, out);
-                accesses(then_body, array, out);
-                accesses(else_body, array, out);
+                in_expr(cond, array, &mut here);
+                accesses(then_body, array, path, out);
+                accesses(else_body, array, path, out);
             }
-            Stmt::Return { value, .. } => in_expr(value, array, out),
+            Stmt::Return { value, .. } => in_expr(value, array, &mut here),
         }
+        out.extend(here.into_iter().map(|index| (index, path.clone())));
     }
+}
+
+/// What the loops of `path` say of their iterators: each lies in its
+/// range (`a >= 0` rows).
+fn path_facts(path: &[&Loop]) -> Vec<Affine> {
+    let mut rows = Vec::new();
+    for l in path {
+        let v = Affine::var(l.iter.clone());
+        let (low, high) = if l.step > 0 {
+            (
+                Some(l.start.clone()),
+                add_scaled(&l.end, 1, &Affine::constant(-1)),
+            )
+        } else {
+            (
+                add_scaled(&l.end, 1, &Affine::constant(1)),
+                Some(l.start.clone()),
+            )
+        };
+        rows.extend(low.and_then(|lo| add_scaled(&v, -1, &lo)));
+        rows.extend(high.and_then(|h| add_scaled(&h, -1, &v)));
+    }
+    rows
+}
+
+/// `top` lowered while the loops around the access prove `index` stays
+/// below it: the bound of each iterator taken alone can be one the access
+/// never meets (nussinov's `table[i + 1][j]` inside `j` from `i + 1` to
+/// `n`: `i + 1 <= n - 1`, though `i` alone reaches `n - 1`). Only an
+/// overshoot past a size is taken back (`n + 1` to `n`, not `n` to
+/// `n - 1`): a region keeps the loops' own extent `0:n` (trmm's `A[k][i]`
+/// for `k > i` is still the square `0:m`), and a requirement never
+/// grows for it.
+fn tightened(index: &Affine, mut top: Affine, path: &[&Loop]) -> Affine {
+    let facts = path_facts(path);
+    while !top.terms.is_empty() && top.constant >= 0 {
+        let Some(lower) = add_scaled(&top, 1, &Affine::constant(-1)) else {
+            break;
+        };
+        // `index >= lower + 1` has no integer point inside the loops.
+        let Some(mut above) = add_scaled(index, -1, &lower) else {
+            break;
+        };
+        above.constant -= 1;
+        let mut rows = facts.clone();
+        rows.push(above);
+        if !infeasible(rows) {
+            break;
+        }
+        top = lower;
+    }
+    top
 }
 
 /// `a + c * b`, `None` on overflow.
@@ -162,12 +230,13 @@ pub fn touched(kernel: &Kernel, array: &str, rank: usize) -> Vec<Option<Affine>>
     let mut loops = HashMap::new();
     loop_bounds(&kernel.body, &mut loops);
     let mut seen = Vec::new();
-    accesses(&kernel.body, array, &mut seen);
+    accesses(&kernel.body, array, &mut Vec::new(), &mut seen);
     (0..rank)
         .map(|axis| {
             let mut best: Option<Affine> = None;
-            for index in &seen {
-                let top = extreme(index.get(axis)?, &loops, true, 0)?;
+            for (index, path) in &seen {
+                let at = index.get(axis)?;
+                let top = tightened(at, extreme(at, &loops, true, 0)?, path);
                 let end = add_scaled(&top, 1, &Affine::constant(1))?;
                 best = match best {
                     None => Some(end),
@@ -320,6 +389,25 @@ mod tests {
         assert_eq!(
             region_of(&k, "X"),
             Some(vec![None, Some(Affine::constant(1))])
+        );
+    }
+
+    #[test]
+    fn an_index_past_an_iterators_end_counts_only_where_the_loops_reach_it() {
+        // nussinov's `table[i + 1][j]` inside `j` from `i + 1` to `n`: the
+        // row is at most `n - 1` there, so `n <= ext_60`, not `n + 1`; the
+        // loops' own extent is kept (no `n - 1` for `A[k][i]`, `k > i`).
+        let k = kernel_of(
+            "#define N 60\n\
+             void f(int n, int t[N + 0][N + 0], int A[N + 0][N + 0]) {\n\
+               for (int i = 0; i < n; i++)\n\
+                 for (int j = i + 1; j < n; j++) t[i][j] += t[i + 1][j] + A[j][i];\n}\n",
+        );
+        let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
+        assert_eq!(shown, vec!["n <= ext_60"]);
+        assert_eq!(
+            region_of(&k, "A"),
+            Some(vec![Some(Affine::var("n")), Some(Affine::var("n"))])
         );
     }
 }

@@ -68,6 +68,29 @@ pub(super) fn bind_scope(scope: &Scope, sizes: &Sizes, pick: Pick) -> Option<Siz
     Some(bound)
 }
 
+/// The fewest iterations a loop inside `stmt` runs at `sizes` (`None`
+/// without a loop whose bounds the sizes and kept variables decide).
+fn fewest_trips(stmt: &loop_ir::Stmt, sizes: &Sizes) -> Option<i64> {
+    let inner = |body: &[loop_ir::Stmt]| body.iter().filter_map(|s| fewest_trips(s, sizes)).min();
+    match stmt {
+        loop_ir::Stmt::Loop(l) => {
+            let env = |n: &str| sizes.get(n).copied();
+            // `start`, `start + step`, ... short of `end` (below it going
+            // down).
+            let span = (l.end.eval(&env)? - l.start.eval(&env)?) * l.step.signum();
+            let step = l.step.abs().max(1);
+            let here = Some((span.max(0) + step - 1) / step);
+            here.into_iter().chain(inner(&l.body)).min()
+        }
+        loop_ir::Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => inner(then_body).into_iter().chain(inner(else_body)).min(),
+        _ => None,
+    }
+}
+
 /// Whether `e` computes anything on more than one element (a slice, a
 /// contraction), not only scalars.
 pub(super) fn is_vectorised(e: &Expr) -> bool {
@@ -247,7 +270,44 @@ impl Driver<'_> {
         stmt: &loop_ir::Stmt,
         scope: &Scope,
     ) -> Result<Stmt, PartialError> {
-        let goal = self.statement_goal(stmt, scope)?;
+        let middle = bind_scope(scope, &self.second, Pick::Middle);
+        let once = middle
+            .as_ref()
+            .and_then(|s| fewest_trips(stmt, s))
+            .is_some_and(|t| t < 2);
+        match self.lift_statement_at(stmt, scope, middle) {
+            // A loop inside the statement that ran once where its value was
+            // sought (nussinov's `k` from `i + 1` to `j`) left a fold that
+            // looks like one term: seek it again where that loop runs more.
+            Err(e) if once => match self.wider_binding(stmt, scope) {
+                Some(at) => self.lift_statement_at(stmt, scope, Some(at)).map_err(|_| e),
+                None => Err(e),
+            },
+            done => done,
+        }
+    }
+
+    /// A binding of the kept variables, at the ends of their ranges, where
+    /// every loop inside `stmt` runs at least twice: the second size tuple
+    /// with its sizes doubled (up to three times) until one is.
+    fn wider_binding(&self, stmt: &loop_ir::Stmt, scope: &Scope) -> Option<Sizes> {
+        let mut sizes = self.second.clone();
+        (0..3).find_map(|_| {
+            sizes.values_mut().for_each(|v| *v *= 2);
+            let bound = bind_scope(scope, &sizes, Pick::Last)?;
+            fewest_trips(stmt, &bound)
+                .is_some_and(|t| t >= 2)
+                .then_some(bound)
+        })
+    }
+
+    fn lift_statement_at(
+        &mut self,
+        stmt: &loop_ir::Stmt,
+        scope: &Scope,
+        at: Option<Sizes>,
+    ) -> Result<Stmt, PartialError> {
+        let goal = self.statement_goal(stmt, scope, at)?;
         let value = self.statement_value(stmt, scope, &goal)?;
         let value = stencil::broadcast_to(value, &goal.region_shape).ok_or_else(|| {
             PartialError::Statement {
@@ -270,12 +330,14 @@ impl Driver<'_> {
     }
 
     /// What one statement must compute: its store, its kernel and TensIR
-    /// parameters, and the value its region must hold at the middle of the
-    /// kept ranges.
+    /// parameters, and the value its region must hold at `at` (sizes and
+    /// kept loop variables bound: the second size tuple, the variables in
+    /// the middle of their ranges, unless a retry asks for more).
     fn statement_goal(
         &self,
         stmt: &loop_ir::Stmt,
         scope: &Scope,
+        at: Option<Sizes>,
     ) -> Result<StatementGoal, PartialError> {
         let invalid = |e: stencil::StencilError| PartialError::Unsupported(e.to_string());
         let accesses = stencil::accesses(stmt).map_err(invalid)?;
@@ -289,8 +351,7 @@ impl Driver<'_> {
         };
         // The larger tuple, so that loops inside the statement whose bounds
         // are kept variables (`k < j`) run at least once.
-        let sizes = bind_scope(scope, &self.second, Pick::Middle)
-            .ok_or_else(|| failed("a kept loop range is empty at the sizes chosen"))?;
+        let sizes = at.ok_or_else(|| failed("a kept loop range is empty at the sizes chosen"))?;
         let spec = spec_of_kernel(&skernel, &sizes)?;
         let output = spec
             .output(&array)

@@ -55,7 +55,7 @@ fn block(
                 else_body,
                 loc,
             } => {
-                let facts = Facts::of_loops(loops.iter());
+                let facts = facts_in(loops, kernel);
                 match decide(&facts, cond) {
                     Some(taken) => {
                         *changed = true;
@@ -89,7 +89,7 @@ fn block(
                 else_body,
                 loc,
             } => {
-                let facts = Facts::of_loops(loops.iter());
+                let facts = facts_in(loops, kernel);
                 let then_body = block(then_body, loops, kernel, changed);
                 let else_body = block(else_body, loops, kernel, changed);
                 out.push(data_select(
@@ -100,6 +100,18 @@ fn block(
         }
     }
     out
+}
+
+/// What holds inside `loops`: their ranges, and the relations between
+/// sizes the lifted program requires on entry (`n <= ext_2500`: the loops'
+/// regions fit the declared arrays), so a read the loops keep inside the
+/// region is known to be inside the array.
+fn facts_in(loops: &Scope, kernel: &Kernel) -> Facts {
+    let mut facts = Facts::of_loops(loops.iter());
+    for r in crate::spec::region::relations(kernel) {
+        facts.push(difference(&r.declared, &r.needed));
+    }
+    facts
 }
 
 /// A data-dependent choice (`if (x[i] > m) m = x[i];`, the running
