@@ -287,7 +287,7 @@ mod tests {
         let runtime = Table::read(&out.join("runtime.csv")).unwrap();
         assert_eq!(runtime.rows.len(), 4);
         let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-        assert!(summary.contains("| blas | 2 | 2 | 100% |"), "{summary}");
+        assert!(summary.contains("| blas | 2 | 2 | 0 | 100% |"), "{summary}");
         assert!(
             summary.contains("4.00× geomean** over 2 kernels"),
             "{summary}"
