@@ -290,14 +290,18 @@ pub fn optimize_program(
     let mut optimized = program.clone();
     optimized.body = replace(&program.body, &mut chosen.into_iter());
     optimized.validate()?;
-    let mut sharing = optimized.clone();
-    let shared = share::share_stored(&mut sharing, &mut runner.egraph);
+    let (body, shared) = share::share_stored(&optimized, &mut runner.egraph);
     // A program the pass left invalid (it should not) keeps its stores as they were.
-    let shared = if shared > 0 && sharing.validate().is_ok() {
-        optimized = sharing;
-        shared
-    } else {
-        0
+    let sharing = (shared > 0).then(|| Program {
+        body,
+        ..optimized.clone()
+    });
+    let shared = match sharing {
+        Some(p) if p.validate().is_ok() => {
+            optimized = p;
+            shared
+        }
+        _ => 0,
     };
     let price = |e: &Expr, s: &Sizes| model.cost_of(&[e], s);
     let mut applications = BTreeMap::new();

@@ -116,15 +116,12 @@ fn stored(program: &Program, stmt: &Stmt) -> Option<Stored> {
     })
 }
 
-/// Shares stored values in `program`'s blocks; returns how many
-/// expressions now read a stored value.
-pub(super) fn share_stored(program: &mut Program, egraph: &mut EGraph) -> usize {
-    let mut memo = HashMap::new();
-    let snapshot = program.clone();
-    let mut body = std::mem::take(&mut program.body);
-    let shared = share_block(&snapshot, &mut body, egraph, &mut memo);
-    program.body = body;
-    shared
+/// `program`'s body with stored values shared in every block, and how
+/// many expressions now read a stored value.
+pub(super) fn share_stored(program: &Program, egraph: &mut EGraph) -> (Vec<Stmt>, usize) {
+    let mut body = program.body.clone();
+    let shared = share_block(program, &mut body, egraph, &mut HashMap::new());
+    (body, shared)
 }
 
 fn share_block(

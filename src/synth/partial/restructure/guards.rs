@@ -28,7 +28,8 @@ impl Restructuring for Guards {
         let mut loops: Scope = site.scope.clone();
         let mut changed = false;
         let stmt = loop_ir::Stmt::Loop(site.l.clone());
-        let out = block(&[stmt], &mut loops, site.kernel, &mut changed);
+        let required = required(site.kernel);
+        let out = block(&[stmt], &mut loops, site.kernel, &required, &mut changed);
         changed.then(|| Restructured::of(out))
     }
 }
@@ -37,6 +38,7 @@ fn block(
     stmts: &[loop_ir::Stmt],
     loops: &mut Scope,
     kernel: &Kernel,
+    required: &[Affine],
     changed: &mut bool,
 ) -> Vec<loop_ir::Stmt> {
     let mut out = Vec::new();
@@ -44,7 +46,7 @@ fn block(
         match s {
             loop_ir::Stmt::Loop(l) => {
                 loops.push(nest_of(l));
-                let body = block(&l.body, loops, kernel, changed);
+                let body = block(&l.body, loops, kernel, required, changed);
                 loops.pop();
                 out.push(loop_ir::Stmt::Loop(Loop { body, ..l.clone() }));
             }
@@ -55,16 +57,16 @@ fn block(
                 else_body,
                 loc,
             } => {
-                let facts = facts_in(loops, kernel);
+                let facts = facts_in(loops, required);
                 match decide(&facts, cond) {
                     Some(taken) => {
                         *changed = true;
                         let branch = if taken { then_body } else { else_body };
-                        out.extend(block(branch, loops, kernel, changed));
+                        out.extend(block(branch, loops, kernel, required, changed));
                     }
                     None => {
-                        let then_body = block(then_body, loops, kernel, changed);
-                        let else_body = block(else_body, loops, kernel, changed);
+                        let then_body = block(then_body, loops, kernel, required, changed);
+                        let else_body = block(else_body, loops, kernel, required, changed);
                         let guarded = loop_ir::Stmt::If {
                             cond: cond.clone(),
                             kind: IfKind::Guard,
@@ -89,9 +91,9 @@ fn block(
                 else_body,
                 loc,
             } => {
-                let facts = facts_in(loops, kernel);
-                let then_body = block(then_body, loops, kernel, changed);
-                let else_body = block(else_body, loops, kernel, changed);
+                let facts = facts_in(loops, required);
+                let then_body = block(then_body, loops, kernel, required, changed);
+                let else_body = block(else_body, loops, kernel, required, changed);
                 out.push(data_select(
                     cond, then_body, else_body, loc, &facts, kernel, changed,
                 ));
@@ -102,15 +104,22 @@ fn block(
     out
 }
 
-/// What holds inside `loops`: their ranges, and the relations between
-/// sizes the lifted program requires on entry (`n <= ext_2500`: the loops'
-/// regions fit the declared arrays), so a read the loops keep inside the
-/// region is known to be inside the array.
-fn facts_in(loops: &Scope, kernel: &Kernel) -> Facts {
+/// The relations between sizes the lifted program requires on entry
+/// (`n <= ext_2500`: the loops' regions fit the declared arrays), as
+/// `declared - needed >= 0` rows; computed once per restructuring.
+fn required(kernel: &Kernel) -> Vec<Affine> {
+    crate::spec::region::relations(kernel)
+        .iter()
+        .map(|r| difference(&r.declared, &r.needed))
+        .collect()
+}
+
+/// What holds inside `loops`: their ranges and the `required` relations,
+/// so a read the loops keep inside the region is known to be inside the
+/// array.
+fn facts_in(loops: &Scope, required: &[Affine]) -> Facts {
     let mut facts = Facts::of_loops(loops.iter());
-    for r in crate::spec::region::relations(kernel) {
-        facts.push(difference(&r.declared, &r.needed));
-    }
+    required.iter().cloned().for_each(|r| facts.push(r));
     facts
 }
 
