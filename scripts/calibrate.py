@@ -2,6 +2,7 @@
 `tenslift calibrate`.
 
 Usage: calibrate.py [--quick] [--targets numpy,jax,pytorch,hlo] [--cc gcc]
+                    [--lu-helpers FILE.json]
 
 Prints one JSON object on stdout:
 
@@ -15,11 +16,15 @@ Prints one JSON object on stdout:
      "skipped": {T: why}}
 
 Each operation runs on float64 operands whose shapes are a function of n (vectors of n
-elements for element-wise kinds, n x n matrices for the others: the shapes
-src/cli/calibrate.rs prices with its analytic model); `seconds` is the median of
+elements for element-wise kinds, an n x n matrix and a vector for `matvec` and
+`trisolve`, n x n matrices for the others: the shapes src/cli/calibrate.rs prices
+with its analytic model); `seconds` is the median of
 repeated timed calls. JAX runs each operation as one jitted call; `hlo` lowers the same
 jitted function to StableHLO text and times the compiled executable the way
-scripts/bench_runner.py does. torch.compile is not timed (its compile time per
+scripts/bench_runner.py does, but for `cholesky`, whose text is `stablehlo.cholesky` as
+our emitter writes it (JAX lowers it to a LAPACK call instead). `lu` times each target's
+own `_lu_nopivot` helper, whose sources `tenslift calibrate` passes in --lu-helpers
+(the emitters' code; StableHLO has no LU, so it has no `lu` timings). torch.compile is not timed (its compile time per
 operation kind would make calibration take minutes); it is priced as PyTorch. The fit
 (seconds per call, per flop, per byte) is done by `tenslift calibrate`, not here.
 
@@ -45,16 +50,37 @@ import numpy as np
 
 VECTOR_SIZES = [1_000, 30_000, 300_000, 2_000_000]
 MATRIX_SIZES = [16, 64, 192, 384]
+# Matrix products also where the BLAS libraries reach their full rate: at 384
+# XLA's product ran 1.5x under its rate at 1000-2000 (PolyBench's LARGE), and
+# PyTorch's did not, so a fit on small sizes alone ordered them backwards.
+PRODUCT_SIZES = MATRIX_SIZES + [1024]
+# Matrix-vector work is bound by reading the matrix: timed from a cache's size
+# up to one well past the last cache.
+MATVEC_SIZES = [256, 512, 1024, 1536, 2048, 3072]
 QUICK_VECTOR_SIZES = [1_000, 300_000]
 QUICK_MATRIX_SIZES = [16, 128]
-MATRIX_KINDS = {"sum", "matmul", "einsum", "transpose_copy", "slice_copy"}
+QUICK_MATVEC_SIZES = [256, 1024]
+# Factorisations: from a size where Python's dispatch shows (the LU helpers
+# recurse in Python) to PolyBench's LARGE.
+FACTOR_SIZES = [256, 1024, 2048]
+QUICK_FACTOR_SIZES = [128, 256]
+# Which operands and sizes each kind is timed with.
+KIND_CLASS = {
+    **{k: "vector" for k in ("add", "mul", "div", "exp", "log", "sqrt", "pow", "maximum", "where")},
+    **{k: "matrix" for k in ("sum", "transpose_copy", "slice_copy")},
+    **{k: "product" for k in ("matmul", "einsum", "gram")},
+    **{k: "matvec" for k in ("matvec", "trisolve")},
+    **{k: "factor" for k in ("cholesky", "lu")},
+}
 ALL_TARGETS = ("numpy", "jax", "pytorch", "hlo")
 # A general exponent: 2, 0.5 and -1 take NumPy's fast paths, which the
 # eqsat `pow-*` rules reach anyway. src/cli/calibrate.rs prices the same.
 POW_EXPONENT = 2.5
 
 
-def numpy_ops(x, y, a, b, n):
+def numpy_ops(x, y, n):
+    """Every kind in NumPy on operands x, y (vectors or matrices)."""
+    a, b = x, y
     ops = {
         "add": (lambda: np.add(x, y)),
         "mul": (lambda: np.multiply(x, y)),
@@ -66,15 +92,36 @@ def numpy_ops(x, y, a, b, n):
         "maximum": (lambda: np.maximum(x, y)),
         "where": (lambda: np.where(x > y, x, y)),
     }
-    if a is not None:
-        ops.update({
-            "sum": (lambda: np.sum(a, axis=1)),
-            "matmul": (lambda: np.matmul(a, b)),
-            "einsum": (lambda: np.einsum("ij,jk->ik", a, b)),
-            "transpose_copy": (lambda: np.ascontiguousarray(a.T)),
-            "slice_copy": (lambda: a[:, : n // 2].copy()),
-        })
+    ops.update({
+        "sum": (lambda: np.sum(a, axis=1)),
+        "matmul": (lambda: np.matmul(a, b)),
+        "gram": (lambda: np.matmul(a, a.T)),
+        "matvec": (lambda: np.matmul(a, b)),
+        "trisolve": (lambda: numpy_trisolve(a, b)),
+        "cholesky": (lambda: np.linalg.cholesky(a)),
+        "einsum": (lambda: np.einsum("ij,jk->ik", a, b)),
+        "transpose_copy": (lambda: np.ascontiguousarray(a.T)),
+        "slice_copy": (lambda: a[:, : n // 2].copy()),
+    })
     return ops
+
+
+# Each target's `_lu_nopivot` source (--lu-helpers), keyed by target name.
+LU_HELPERS: dict = {}
+
+
+def lu_helper(target: str, **modules):
+    """The target's `_lu_nopivot`, defined from its emitter's source."""
+    namespace = dict(modules)
+    exec(LU_HELPERS[target], namespace)  # noqa: S102 - our own emitters' code
+    return namespace["_lu_nopivot"]
+
+
+def numpy_trisolve(a, x):
+    """What the NumPy target's `_trisolve` calls (targets/src/emit/solvers.rs)."""
+    from scipy.linalg import solve_triangular
+
+    return solve_triangular(a, x, lower=True, check_finite=False)
 
 
 def array_functions(xp, n):
@@ -94,11 +141,13 @@ def array_functions(xp, n):
     matrix = {
         "sum": lambda a, b: xp.sum(a, axis=1),
         "matmul": lambda a, b: xp.matmul(a, b),
+        "gram": lambda a, b: xp.matmul(a, a.T),
+        "matvec": lambda a, x: xp.matmul(a, x),
         "einsum": lambda a, b: xp.einsum("ij,jk->ik", a, b),
         "transpose_copy": lambda a, b: a.T.copy(),
         "slice_copy": lambda a, b: a[:, : n // 2] + 0,
     }
-    return vector, matrix
+    return {**vector, **matrix}
 
 
 def median_seconds(fn, budget_s: float) -> float:
@@ -114,32 +163,58 @@ def median_seconds(fn, budget_s: float) -> float:
     return statistics.median(samples)
 
 
-def operands(n: int, matrix: bool):
+def operands(n: int, cls: str):
     rng = np.random.default_rng(n)
-    if matrix:
-        return rng.random((n, n)) + 0.5, rng.random((n, n)) + 0.5
-    return rng.random(n) + 0.5, rng.random(n) + 0.5
+    if cls == "vector":
+        return rng.random(n) + 0.5, rng.random(n) + 0.5
+    if cls == "matvec":
+        # A dominant diagonal keeps the triangular solve's values finite.
+        return rng.random((n, n)) + n * np.eye(n), rng.random(n) + 0.5
+    if cls == "factor":
+        # Symmetric with a dominant diagonal: positive definite (Cholesky),
+        # and stable without pivoting (LU).
+        a = rng.random((n, n))
+        return a + a.T + 2 * n * np.eye(n), None
+    return rng.random((n, n)) + 0.5, rng.random((n, n)) + 0.5
+
+
+def of_class(fns: dict, cls: str) -> dict:
+    return {k: v for k, v in fns.items() if KIND_CLASS[k] == cls}
 
 
 class Numpy:
-    def ops(self, n, matrix):
-        p, q = operands(n, matrix)
-        ops = numpy_ops(p, q, p, q, n) if matrix else numpy_ops(p, q, None, None, n)
-        return {k: v for k, v in ops.items() if (k in MATRIX_KINDS) == matrix}
+    def ops(self, n, cls):
+        p, q = operands(n, cls)
+        ops = numpy_ops(p, q, n)
+        if "numpy" in LU_HELPERS:
+            lu = lu_helper("numpy", np=np)
+            ops["lu"] = lambda: lu(p)
+        return of_class(ops, cls)
 
 
 class Jax:
     def __init__(self):
         import jax
         import jax.numpy as jnp
+        import jax.scipy.linalg  # noqa: F401 - jax.scipy is not imported by jax
 
         jax.config.update("jax_enable_x64", True)
         self.jax, self.jnp = jax, jnp
 
-    def ops(self, n, matrix):
-        vector, matrices = array_functions(self.jnp, n)
-        fns = matrices if matrix else vector
-        args = [self.jax.device_put(v) for v in operands(n, matrix)]
+    def functions(self, n, cls, lu=True):
+        jax, jnp = self.jax, self.jnp
+        fns = array_functions(jnp, n)
+        fns["trisolve"] = lambda a, x: jax.scipy.linalg.solve_triangular(a, x, lower=True)
+        # As the JAX target emits it.
+        fns["cholesky"] = lambda a, b=None: jnp.tril(
+            jax.lax.linalg.cholesky(a, symmetrize_input=False))
+        if lu and "jax" in LU_HELPERS:
+            fns["lu"] = lambda a, b=None, f=lu_helper("jax", jax=jax, jnp=jnp, np=np): f(a)
+        return of_class(fns, cls)
+
+    def ops(self, n, cls):
+        fns = self.functions(n, cls)
+        args = [self.jax.device_put(v) for v in operands(n, cls) if v is not None]
         out = {}
         for name, fn in fns.items():
             jitted = self.jax.jit(fn)
@@ -150,23 +225,33 @@ class Jax:
 class Hlo(Jax):
     """The jitted function lowered to StableHLO text and compiled from the text."""
 
-    def ops(self, n, matrix):
+    def ops(self, n, cls):
         from jax._src.lib import xla_client
         from jax.extend import backend as jax_backend
 
         backend = jax_backend.get_backend("cpu")
         device = backend.devices()[0]
-        vector, matrices = array_functions(self.jnp, n)
-        fns = matrices if matrix else vector
-        host = operands(n, matrix)
+        fns = self.functions(n, cls, lu=False)
+        host = [v for v in operands(n, cls) if v is not None]
         buffers = [self.jax.device_put(v, device) for v in host]
         out = {}
         for name, fn in fns.items():
-            text = self.jax.jit(fn, keep_unused=True).lower(*host).as_text()
+            if name == "cholesky":
+                text = stablehlo_cholesky(n)
+            else:
+                text = self.jax.jit(fn, keep_unused=True).lower(*host).as_text()
             exe = backend.compile_and_load(text, xla_client.DeviceList((device,)),
                                            xla_client.CompileOptions())
             out[name] = (lambda e=exe: self.jax.block_until_ready(e.execute(buffers)))
         return out
+
+
+def stablehlo_cholesky(n: int) -> str:
+    """`stablehlo.cholesky` of an n x n f64 matrix, as targets/src/emit/hlo.rs writes it."""
+    t = f"tensor<{n}x{n}xf64>"
+    return (f"module @cholesky {{\n  func.func public @main(%a: {t}) -> {t} {{\n"
+            f'    %l = "stablehlo.cholesky"(%a) {{lower = true}} : ({t}) -> {t}\n'
+            f"    return %l : {t}\n  }}\n}}\n")
 
 
 class Torch:
@@ -175,16 +260,20 @@ class Torch:
 
         self.torch = torch
 
-    def ops(self, n, matrix):
+    def ops(self, n, cls):
         torch = self.torch
-        vector, matrices = array_functions(torch, n)
-        fns = dict(matrices if matrix else vector)
+        fns = array_functions(torch, n)
         fns["transpose_copy"] = lambda a, b: a.t().contiguous()
         fns["slice_copy"] = lambda a, b: a[:, : n // 2].clone()
         fns["sum"] = lambda a, b: torch.sum(a, dim=1)
-        if not matrix:
-            fns = {k: v for k, v in fns.items() if k not in MATRIX_KINDS}
-        args = [torch.from_numpy(v) for v in operands(n, matrix)]
+        # As the PyTorch target's `_trisolve` does: the vector as one column.
+        fns["trisolve"] = lambda a, x: torch.linalg.solve_triangular(
+            a, x.unsqueeze(-1), upper=False).squeeze(-1)
+        fns["cholesky"] = lambda a, b: torch.linalg.cholesky(a)
+        if "pytorch" in LU_HELPERS:
+            fns["lu"] = lambda a, b, f=lu_helper("pytorch", torch=torch): f(a)
+        fns = of_class(fns, cls)
+        args = [torch.from_numpy(v) if v is not None else None for v in operands(n, cls)]
 
         def call(fn):
             with torch.no_grad():
@@ -196,15 +285,44 @@ class Torch:
 BACKENDS = {"numpy": Numpy, "jax": Jax, "pytorch": Torch, "hlo": Hlo}
 
 
-def time_target(backend, vector_sizes, matrix_sizes, budget):
-    rows = []
-    for sizes, matrix in ((vector_sizes, False), (matrix_sizes, True)):
-        for n in sizes:
-            for op, fn in backend.ops(n, matrix).items():
-                rows.append({"op": op, "n": n, "seconds": median_seconds(fn, budget)})
+def time_targets(backends: dict, sizes: dict, budget: float, rounds: int):
+    """Times every kind of every target at `sizes` (the sizes of each class of kinds).
+
+    Each (class, size) is timed for the targets in turn, `rounds` times over, so that
+    a slow spell of the machine falls on all of them alike rather than on whichever
+    target ran then (one such spell made JAX's 1024 x 1024 product 2x slower in one
+    table than in the next); a kind's seconds are the median of its rounds' medians.
+    A target whose library fails is dropped, with the reason in `skipped`.
+    """
+    samples, skipped = {}, {}
+
+    def drop(target, e):
+        skipped[target] = f"{type(e).__name__}: {e}"
+        backends.pop(target, None)
+
+    for cls, class_sizes in sizes.items():
+        for n in class_sizes:
+            ops = {}
+            for target, backend in list(backends.items()):
+                try:
+                    ops[target] = backend.ops(n, cls)
+                except Exception as e:  # noqa: BLE001 - said why in `skipped`
+                    drop(target, e)
+            for _ in range(rounds):
+                for target, fns in ops.items():
+                    if target not in backends:
+                        continue
+                    try:
+                        for op, fn in fns.items():
+                            seconds = median_seconds(fn, budget / rounds)
+                            samples.setdefault((target, op, n), []).append(seconds)
+                    except Exception as e:  # noqa: BLE001 - said why in `skipped`
+                        drop(target, e)
+    rows = [{"target": t, "op": op, "n": n, "seconds": statistics.median(v)}
+            for (t, op, n), v in samples.items() if t in backends]
     # One call of the cheapest program: an addition of two one-element vectors.
-    trivial = backend.ops(1, False)["add"]
-    return rows, median_seconds(trivial, budget)
+    overhead = {t: median_seconds(b.ops(1, "vector")["add"], budget) for t, b in backends.items()}
+    return rows, overhead, skipped
 
 
 def machine_limits(quick: bool, budget: float) -> dict:
@@ -249,22 +367,30 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     parser.add_argument("--targets", default=",".join(ALL_TARGETS))
     parser.add_argument("--cc", default="gcc")
+    parser.add_argument("--lu-helpers", type=Path,
+                        help="JSON of each target's _lu_nopivot source (from tenslift calibrate)")
     args = parser.parse_args()
-    budget = 0.01 if args.quick else 0.2
-    vector_sizes = QUICK_VECTOR_SIZES if args.quick else VECTOR_SIZES
-    matrix_sizes = QUICK_MATRIX_SIZES if args.quick else MATRIX_SIZES
+    if args.lu_helpers:
+        LU_HELPERS.update(json.loads(args.lu_helpers.read_text()))
+    budget = 0.01 if args.quick else 0.3
+    sizes = {
+        "vector": QUICK_VECTOR_SIZES if args.quick else VECTOR_SIZES,
+        "matrix": QUICK_MATRIX_SIZES if args.quick else MATRIX_SIZES,
+        "product": QUICK_MATRIX_SIZES if args.quick else PRODUCT_SIZES,
+        "matvec": QUICK_MATVEC_SIZES if args.quick else MATVEC_SIZES,
+        "factor": QUICK_FACTOR_SIZES if args.quick else FACTOR_SIZES,
+    }
     versions = {"numpy": np.__version__}
-    measurements, overhead, skipped = [], {}, {}
+    backends, skipped = {}, {}
     for target in [t for t in args.targets.split(",") if t]:
         if target not in BACKENDS:
             sys.exit(f"unknown target `{target}` (known: {', '.join(ALL_TARGETS)})")
         try:
-            backend = BACKENDS[target]()
-            rows, overhead[target] = time_target(backend, vector_sizes, matrix_sizes, budget)
+            backends[target] = BACKENDS[target]()
         except Exception as e:  # noqa: BLE001 - a missing library skips its target, said why
             skipped[target] = f"{type(e).__name__}: {e}"
-            continue
-        measurements += [dict(r, target=target) for r in rows]
+    measurements, overhead, failed = time_targets(backends, sizes, budget, 1 if args.quick else 3)
+    skipped.update(failed)
     for module in ("jax", "torch"):
         if module in sys.modules:
             versions[module] = sys.modules[module].__version__

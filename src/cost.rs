@@ -34,13 +34,34 @@ pub enum OpKind {
     Where,
     Sum,
     Matmul,
+    /// A contraction with a vector operand or result (BLAS-2: `A @ x`,
+    /// `x @ A`): bound by reading the matrix once, where a matrix product
+    /// reuses each element; the libraries rank differently on the two
+    /// (NumPy's gemv ran PolyBench's LARGE matrix-vector kernels 1.1-1.9x
+    /// faster than XLA on the VM, where their matrix products tie).
+    Matvec,
+    /// A matrix times its own transpose (`X @ X.T`, `X.T @ X`): NumPy's
+    /// matmul computes it by BLAS `syrk`, half the flops; the other
+    /// libraries compute the full product.
+    Gram,
+    /// A triangular solve (`trsv`/`trsm`), priced per flop like a product
+    /// but timed on its own: XLA's CPU solve of one right-hand side ran
+    /// 12-20x slower than LAPACK's.
+    #[serde(rename = "trisolve")]
+    TriSolve,
+    /// A Cholesky factorisation (LAPACK `potrf`; XLA's CPU expansion of
+    /// `stablehlo.cholesky` ran 4x slower than LAPACK's at n = 2000).
+    Cholesky,
+    /// An LU without pivoting: each target's blocked program over BLAS
+    /// (`targets::emit::lu_nopivot_helper`), Python recursion included.
+    Lu,
     Einsum,
     TransposeCopy,
     SliceCopy,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 14] = [
+    pub const ALL: [OpKind; 19] = [
         OpKind::Add,
         OpKind::Mul,
         OpKind::Div,
@@ -52,6 +73,11 @@ impl OpKind {
         OpKind::Where,
         OpKind::Sum,
         OpKind::Matmul,
+        OpKind::Matvec,
+        OpKind::Gram,
+        OpKind::TriSolve,
+        OpKind::Cholesky,
+        OpKind::Lu,
         OpKind::Einsum,
         OpKind::TransposeCopy,
         OpKind::SliceCopy,
@@ -71,6 +97,11 @@ impl OpKind {
             OpKind::Where => "where",
             OpKind::Sum => "sum",
             OpKind::Matmul => "matmul",
+            OpKind::Matvec => "matvec",
+            OpKind::Gram => "gram",
+            OpKind::TriSolve => "trisolve",
+            OpKind::Cholesky => "cholesky",
+            OpKind::Lu => "lu",
             OpKind::Einsum => "einsum",
             OpKind::TransposeCopy => "transpose_copy",
             OpKind::SliceCopy => "slice_copy",
@@ -79,6 +110,57 @@ impl OpKind {
 
     pub fn from_name(name: &str) -> Option<OpKind> {
         OpKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The kinds priced by their measured timings ([`TargetCosts::curves`]).
+    pub const CURVED: [OpKind; 6] = [
+        OpKind::Matvec,
+        OpKind::TriSolve,
+        OpKind::Matmul,
+        OpKind::Gram,
+        OpKind::Cholesky,
+        OpKind::Lu,
+    ];
+
+    /// What a curve of this kind is read at: bytes for the kinds that read
+    /// their matrix once, flops for the others.
+    pub fn curve_axis(self, work: Work) -> f64 {
+        match self {
+            OpKind::Matvec | OpKind::TriSolve => work.bytes,
+            _ => work.flops,
+        }
+    }
+
+    /// The kind whose coefficients stand in for this one in a calibration
+    /// file measured before it was timed (`None`: timed from the start).
+    fn stand_in(self) -> Option<OpKind> {
+        match self {
+            // A general power is priced as exponentials ([`POW_FLOPS`] each).
+            OpKind::Pow => Some(OpKind::Exp),
+            OpKind::Matvec | OpKind::Gram | OpKind::TriSolve | OpKind::Cholesky | OpKind::Lu => {
+                Some(OpKind::Matmul)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The kind of a matrix product: a matrix-vector product when an operand
+/// or the result is a vector, a Gram product when one operand is the
+/// other's transpose, else a general one.
+fn product_kind(expr: &Expr) -> OpKind {
+    let args = expr.args();
+    if expr.shape().len() <= 1 || args.iter().any(|a| a.shape().len() <= 1) {
+        return OpKind::Matvec;
+    }
+    let transpose_of = |t: &Expr, x: &Expr| {
+        matches!(t.op(), Op::Transpose(perm) if perm.as_slice() == [1, 0]) && t.args()[0] == *x
+    };
+    match (expr.op(), args) {
+        (Op::Matmul, [a, b]) if transpose_of(a, b) || transpose_of(b, a) => OpKind::Gram,
+        // `ka,kb->ab` of one operand twice: Xᵀ X (or X Xᵀ).
+        (Op::Einsum(_), [a, b]) if a == b => OpKind::Gram,
+        _ => OpKind::Matmul,
     }
 }
 
@@ -105,11 +187,21 @@ pub(crate) fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Binary(_) => OpKind::Maximum,
         Op::Where | Op::Triu(_) | Op::Tril(_) => OpKind::Where,
         Op::Reduce { .. } => OpKind::Sum,
-        Op::Matmul | Op::Tensordot { .. } => OpKind::Matmul,
+        Op::Matmul | Op::Tensordot { .. } => product_kind(expr),
+        // Every target runs these through BLAS (NumPy's emitter as
+        // `np.matmul` or with `optimize=True`), as fast as a product.
+        Op::Einsum(spec) if spec.is_blas_contraction() => product_kind(expr),
         Op::Einsum(_) => OpKind::Einsum,
         Op::Concat { .. } | Op::Diag | Op::ScatterAdd => OpKind::SliceCopy,
-        // BLAS-3 work in LAPACK: priced as a matrix product of its flops.
-        Op::Cholesky | Op::TriSolve { .. } | Op::LuNoPivot | Op::Syrk | Op::Syr2k => OpKind::Matmul,
+        Op::TriSolve { .. } => OpKind::TriSolve,
+        // Factorisations, timed on their own per target.
+        Op::Cholesky => OpKind::Cholesky,
+        Op::LuNoPivot => OpKind::Lu,
+        // BLAS-3 work: priced as a matrix product of its flops.
+        Op::Syr2k => OpKind::Matmul,
+        // NumPy's is BLAS `syrk`, the others a full product: what `gram`
+        // times (see [`timed_work`]).
+        Op::Syrk => OpKind::Gram,
         // A copy of one triangle into the other.
         Op::MirrorLower => OpKind::Where,
     })
@@ -190,13 +282,14 @@ pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
         {
             solver_flops(expr, sizes).unwrap_or(0.0)
         }
-        OpKind::Einsum => match expr.op() {
+        // Whatever kind prices it (a BLAS-shaped einsum is a product).
+        _ if matches!(expr.op(), Op::Einsum(_)) => match expr.op() {
             Op::Einsum(spec) => einsum_flops(spec, expr.args(), sizes),
             _ => 2.0 * out,
         },
         // Each output element of a contraction is a dot product over the
         // contracted extent: inputs' product over the output.
-        OpKind::Matmul => {
+        OpKind::Matmul | OpKind::Matvec | OpKind::Gram => {
             let product: f64 = expr.args().iter().map(|a| elements(a, sizes)).product();
             2.0 * (product / out).sqrt().max(1.0) * out
         }
@@ -208,6 +301,23 @@ pub fn node_work(expr: &Expr, sizes: &Sizes) -> Work {
     Work {
         flops,
         bytes: byte_size * (inputs + out),
+    }
+}
+
+/// The work of one node counted as calibration counts the operation it
+/// is timed by: a `syrk` (one triangle, [`node_work`]'s flops) as the
+/// product `A @ A.T` that `gram` times, whose full flops its coefficients
+/// are per (NumPy's measured rate then covers its own `syrk`, the other
+/// targets' the full product they compute). The analytic model keeps
+/// [`node_work`], so the search is priced as before.
+pub fn timed_work(expr: &Expr, sizes: &Sizes) -> Work {
+    let work = node_work(expr, sizes);
+    match expr.op() {
+        Op::Syrk => Work {
+            flops: 2.0 * work.flops,
+            ..work
+        },
+        _ => work,
     }
 }
 
@@ -258,6 +368,11 @@ pub struct CostTable {
     pub machine: Option<MachineLimits>,
     #[serde(default)]
     pub c: Option<CRates>,
+    /// One target's [`TargetCosts::curves`] in the model
+    /// [`crate::predict`] builds for it; a calibration file leaves it
+    /// empty, so the search (`--cost-table`) prices with `ops` alone.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub curves: BTreeMap<OpKind, Vec<[f64; 2]>>,
 }
 
 /// One target's calibration: the fixed cost of one call of a program
@@ -267,6 +382,15 @@ pub struct CostTable {
 pub struct TargetCosts {
     pub call_overhead_s: f64,
     pub ops: BTreeMap<OpKind, Coefficients>,
+    /// The [`OpKind::CURVED`] kinds' timings beyond the call: `[work,
+    /// seconds]` by growing size, the work on [`OpKind::curve_axis`].
+    /// A line through them cannot follow the caches: NumPy's matrix-vector
+    /// product ran 2-3x faster than XLA's on an 8 MB matrix and as fast on
+    /// 33 MB ones, and PolyBench's LARGE matrix-vector kernels sit between;
+    /// a product's rate grows with its size. Priced by [`MeasuredCurve`]
+    /// where they have points, by the fitted coefficients below them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub curves: BTreeMap<OpKind, Vec<[f64; 2]>>,
 }
 
 /// What this machine can do at all: memory bandwidth from a STREAM-like
@@ -357,7 +481,7 @@ impl CostTable {
                 path: shown.clone(),
                 source,
             })?;
-        table.price_pow_from_exp();
+        table.fill_later_kinds();
         if let Some(kind) = OpKind::ALL.iter().find(|k| !table.ops.contains_key(k)) {
             return Err(CostTableError::Missing {
                 path: shown,
@@ -367,21 +491,59 @@ impl CostTable {
         Ok(table)
     }
 
-    /// Tables measured before `pow` was timed lack it: each set of
-    /// coefficients (NumPy's, every target's) gets `exp`'s, which
-    /// [`node_work`] charges [`POW_FLOPS`] flops per element, so a general
-    /// power still costs many exponentials and a product chain wins.
-    fn price_pow_from_exp(&mut self) {
+    /// Tables measured before a kind was timed lack it (`pow`; `matvec`,
+    /// `gram` and `trisolve`): each set of coefficients (NumPy's, every
+    /// target's) gets its stand-in's ([`OpKind::stand_in`]), so an older
+    /// table prices as it did when it was measured. A general power stays
+    /// costlier than a product chain: [`node_work`] charges it
+    /// [`POW_FLOPS`] exponentials' flops per element.
+    fn fill_later_kinds(&mut self) {
         let fill = |ops: &mut BTreeMap<OpKind, Coefficients>| {
-            if let (false, Some(exp)) = (ops.contains_key(&OpKind::Pow), ops.get(&OpKind::Exp)) {
-                let exp = *exp;
-                ops.insert(OpKind::Pow, exp);
+            for kind in OpKind::ALL {
+                let Some(stand_in) = kind.stand_in() else {
+                    continue;
+                };
+                if let (false, Some(c)) = (ops.contains_key(&kind), ops.get(&stand_in)) {
+                    let c = *c;
+                    ops.insert(kind, c);
+                }
             }
         };
         fill(&mut self.ops);
         for target in self.targets.values_mut() {
             fill(&mut target.ops);
         }
+    }
+}
+
+/// Seconds measured at growing byte counts, read between its points on a
+/// log-log line and past the last at the last one's seconds per byte;
+/// below the first it prices nothing (`None`: the fitted coefficients,
+/// whose per-call cost a small operation pays, take over).
+pub struct MeasuredCurve<'a>(pub &'a [[f64; 2]]);
+
+impl MeasuredCurve<'_> {
+    pub fn seconds(&self, bytes: f64) -> Option<f64> {
+        let points: Vec<[f64; 2]> = self
+            .0
+            .iter()
+            .copied()
+            .filter(|[b, t]| *b > 0.0 && *t > 0.0)
+            .collect();
+        let first = points.first()?;
+        if bytes < first[0] {
+            return None;
+        }
+        let Some(i) = points.iter().position(|p| p[0] >= bytes) else {
+            let [b, t] = points[points.len() - 1];
+            return Some(t * bytes / b);
+        };
+        if i == 0 {
+            return Some(first[1]);
+        }
+        let ([b0, t0], [b1, t1]) = (points[i - 1], points[i]);
+        let at = (bytes.ln() - b0.ln()) / (b1.ln() - b0.ln());
+        Some((t0.ln() + at * (t1.ln() - t0.ln())).exp())
     }
 }
 
@@ -402,18 +564,30 @@ impl CostModel {
     fn price(&self, kind: OpKind, work: Work) -> f64 {
         match self {
             CostModel::Analytic => work.flops + work.bytes / 4.0,
-            CostModel::Calibrated(table) => table
-                .ops
-                .get(&kind)
-                .map_or(work.flops + work.bytes / 4.0, |c| c.seconds(work)),
+            CostModel::Calibrated(table) => {
+                let measured = table
+                    .curves
+                    .get(&kind)
+                    .and_then(|c| MeasuredCurve(c).seconds(kind.curve_axis(work)));
+                match measured {
+                    Some(s) => s,
+                    None => table
+                        .ops
+                        .get(&kind)
+                        .map_or(work.flops + work.bytes / 4.0, |c| c.seconds(work)),
+                }
+            }
         }
     }
 
     /// The cost of one node, not counting its operands.
     pub fn node_cost(&self, expr: &Expr, sizes: &Sizes) -> f64 {
-        match kind_of(expr) {
-            Some(kind) => self.price(kind, node_work(expr, sizes)),
-            None => 0.0,
+        let Some(kind) = kind_of(expr) else {
+            return 0.0;
+        };
+        match self {
+            CostModel::Analytic => self.price(kind, node_work(expr, sizes)),
+            CostModel::Calibrated(_) => self.price(kind, timed_work(expr, sizes)),
         }
     }
 
@@ -615,5 +789,74 @@ mod tests {
         assert!(e > 4.0 * a, "exp {e} add {a}");
         // 10 000 elements: 1e-6 + 1e-8 * 1e4 + 1e-10 * 16e4.
         assert!((e - (1e-6 + 1e-4 + 1.6e-5)).abs() < 1e-12, "{e}");
+    }
+    #[test]
+    fn products_are_told_apart_by_their_operands() {
+        let a = square("A");
+        let x = build::var("x", DType::F64, vec![Dim::sym("n")]);
+        let at = build::transpose(a.clone(), &[1, 0]).unwrap();
+        let kind = |e: Result<Expr, _>| kind_of(&e.unwrap());
+        assert_eq!(
+            kind(build::matmul(a.clone(), square("B"))),
+            Some(OpKind::Matmul)
+        );
+        assert_eq!(
+            kind(build::matmul(a.clone(), x.clone())),
+            Some(OpKind::Matvec)
+        );
+        assert_eq!(kind(build::matmul(x, a.clone())), Some(OpKind::Matvec));
+        assert_eq!(
+            kind(build::matmul(a.clone(), at.clone())),
+            Some(OpKind::Gram)
+        );
+        assert_eq!(kind(build::matmul(at, a)), Some(OpKind::Gram));
+    }
+
+    #[test]
+    fn every_kind_is_written_under_its_calibration_name() {
+        for kind in OpKind::ALL {
+            let written = serde_json::to_string(&kind).unwrap();
+            assert_eq!(written, format!("\"{}\"", kind.name()));
+            assert_eq!(OpKind::from_name(kind.name()), Some(kind));
+        }
+    }
+
+    #[test]
+    fn an_older_table_prices_later_kinds_as_their_stand_ins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.json");
+        let c = |s: f64| Coefficients {
+            overhead_s: 0.0,
+            s_per_flop: s,
+            s_per_byte: 0.0,
+        };
+        let old: BTreeMap<OpKind, Coefficients> = OpKind::ALL
+            .into_iter()
+            .filter(|k| k.stand_in().is_none())
+            .map(|k| (k, c(if k == OpKind::Matmul { 2.0 } else { 1.0 })))
+            .collect();
+        let json = serde_json::json!({"host": "h", "numpy_version": "2", "date": "d", "ops": old});
+        std::fs::write(&path, json.to_string()).unwrap();
+        let table = CostTable::load(&path).unwrap();
+        for kind in [
+            OpKind::Matvec,
+            OpKind::Gram,
+            OpKind::TriSolve,
+            OpKind::Cholesky,
+            OpKind::Lu,
+        ] {
+            assert_eq!(table.ops[&kind], c(2.0), "{kind:?}");
+        }
+        assert_eq!(table.ops[&OpKind::Pow], c(1.0));
+    }
+    #[test]
+    fn a_measured_curve_reads_between_and_past_its_points() {
+        let points = [[1e3, 1e-6], [1e5, 1e-5], [1e7, 4e-3]];
+        let curve = MeasuredCurve(&points);
+        assert_eq!(curve.seconds(10.0), None);
+        assert!((curve.seconds(1e3).unwrap() - 1e-6).abs() < 1e-15);
+        // Half-way in log between 1e3 and 1e5: the geometric mean.
+        assert!((curve.seconds(1e4).unwrap() - (1e-6f64 * 1e-5).sqrt()).abs() < 1e-12);
+        assert!((curve.seconds(2e7).unwrap() - 8e-3).abs() < 1e-12);
     }
 }

@@ -128,13 +128,21 @@ pub fn predict_target(
     sizes: &Sizes,
 ) -> Option<f64> {
     let costs = target_costs(table, target)?;
-    let compiled = FUSING_TARGETS.contains(&target) && xla_compiles_whole(&program.body);
+    let whole = xla_compiles_whole(&program.body);
+    if target == "jax" && !whole {
+        // JAX traces such a loop trip by trip: its compile time grows with
+        // the trip count (gramschmidt, floyd-warshall, durbin ran past
+        // 120 s at LARGE), which no per-operation rate prices.
+        return None;
+    }
+    let compiled = FUSING_TARGETS.contains(&target) && whole;
     let model = CostModel::Calibrated(CostTable {
         ops: if compiled {
             costs.ops.clone()
         } else {
             with_dispatch_floor(costs)
         },
+        curves: costs.curves.clone(),
         ..CostTable::default()
     });
     let ops = if compiled {
@@ -483,6 +491,7 @@ pub fn builtin_table() -> CostTable {
     let target = |call: f64, per_op: f64, element: f64| TargetCosts {
         call_overhead_s: call,
         ops: kinds(per_op, element, 5e-10),
+        curves: BTreeMap::new(),
     };
     CostTable {
         schema: COST_TABLE_SCHEMA,
@@ -512,6 +521,7 @@ pub fn builtin_table() -> CostTable {
             reduce_s_per_flop: 1e-9,
             matmul_s_per_flop: 1e-9,
         }),
+        curves: BTreeMap::new(),
     }
 }
 

@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use tenslift_targets::Program;
+use tenslift_targets::{emit, EmitOptions, Program, Target};
 
 use super::csv::Table;
 use super::stats::{geomean, Times, BASELINE};
@@ -55,9 +55,15 @@ pub fn lift_columns(
     sizes: &Sizes,
     targets: &[String],
 ) -> Vec<String> {
+    // As `lift --target auto` chooses: among the run's targets whose
+    // emitter takes the program (StableHLO has no LU, for one).
+    let options = EmitOptions {
+        sizes: sizes.clone(),
+    };
     let candidates: Vec<&str> = AUTO_TARGETS
         .into_iter()
         .filter(|t| targets.iter().any(|r| r == t))
+        .filter(|t| Target::from_name(t).is_some_and(|t| emit(program, t, &options).is_ok()))
         .collect();
     let (auto, predicted) = choose(table, program, sizes, &candidates).unwrap_or_default();
     let predicted: Vec<String> = predicted

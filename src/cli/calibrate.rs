@@ -11,7 +11,11 @@
 //! so their timings give seconds per byte; every other kind's seconds per
 //! call and per flop are fitted to what its timings leave after the bytes
 //! it moves are paid at that rate. Fits are weighted by 1/t², so a small
-//! size counts as much as a large one (relative error).
+//! size counts as much as a large one (relative error). The matrix-product,
+//! matrix-vector and factorisation kinds also keep their timings as
+//! `curves`, which price them between and past the timed sizes (a line
+//! cannot follow the caches); `lu` times each target's own `_lu_nopivot`
+//! (the emitters' source, handed to the script in a temporary file).
 //!
 //! Exit codes: 0 written; 2 usage, Python or I/O failure.
 
@@ -21,7 +25,8 @@ use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::json;
-use tenslift_targets::{build, DType, Dim, Expr};
+use tenslift_targets::emit::lu_nopivot_helper;
+use tenslift_targets::{build, DType, Dim, Expr, Op, Target};
 
 use super::{print_err, EXIT_OK, EXIT_USAGE};
 use crate::spec::Sizes;
@@ -146,7 +151,8 @@ fn today() -> String {
 const POW_EXPONENT: f64 = 2.5;
 
 /// The expression scripts/calibrate.py times for `kind` at `n`
-/// (vectors of n elements, or n × n matrices), for its flops and bytes.
+/// (vectors of n elements, n × n matrices, an n × n matrix with a vector
+/// for `matvec` and `trisolve`), for its flops and bytes.
 fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
     let vector = |name: &str| build::var(name, DType::F64, vec![Dim::constant(n)]);
     let matrix = |name: &str| build::var(name, DType::F64, vec![Dim::constant(n); 2]);
@@ -163,6 +169,20 @@ fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
         OpKind::Where => build::select(build::gt(x.clone(), y.clone()).ok()?, x, y).ok(),
         OpKind::Sum => build::sum(matrix("A"), &[1]).ok(),
         OpKind::Matmul => build::matmul(matrix("A"), matrix("B")).ok(),
+        OpKind::Matvec => build::matmul(matrix("A"), x).ok(),
+        OpKind::Gram => {
+            build::matmul(matrix("A"), build::transpose(matrix("A"), &[1, 0]).ok()?).ok()
+        }
+        OpKind::TriSolve => Expr::new(
+            Op::TriSolve {
+                lower: true,
+                unit: false,
+            },
+            vec![matrix("A"), x],
+        )
+        .ok(),
+        OpKind::Cholesky => Expr::new(Op::Cholesky, vec![matrix("A")]).ok(),
+        OpKind::Lu => Expr::new(Op::LuNoPivot, vec![matrix("A")]).ok(),
         OpKind::Einsum => build::einsum("ij,jk->ik", vec![matrix("A"), matrix("B")]).ok(),
         OpKind::TransposeCopy | OpKind::SliceCopy => None,
     }
@@ -253,31 +273,57 @@ fn fit(measurements: &[&Measurement]) -> Result<Vec<(OpKind, Coefficients)>, Str
             continue;
         }
         let p = points(kind);
+        if p.is_empty() && kind == OpKind::Lu {
+            // A target without the operation (StableHLO has no LU); on
+            // loading, the table prices it by its stand-in.
+            continue;
+        }
         if p.len() < 2 {
             return Err(format!("fewer than two timings of `{}`", kind.name()));
         }
-        // What the bytes do not explain is arithmetic (and per-call cost).
-        let residual: Vec<(f64, f64)> = p
-            .iter()
-            .map(|(w, t)| (w.flops, (t - s_per_byte * w.bytes).max(t * 0.05)))
-            .collect();
-        let (overhead, s_per_flop) = fit_line(&residual);
-        out.push((
-            kind,
-            Coefficients {
-                overhead_s: overhead,
-                s_per_flop,
-                s_per_byte,
-            },
-        ));
+        out.push((kind, fit_kind(&p, s_per_byte)));
     }
     Ok(out)
 }
 
+/// One kind's coefficients: what the copies' rate per byte does not
+/// explain is arithmetic (and per-call cost). (A kind's own rate per byte,
+/// chosen where it fitted its timings better, was tried on 2026-11-29:
+/// PyTorch's element-wise kinds, which run on both cores, then priced its
+/// kept-loop stencils 2-3x under XLA's where they run 2-3x slower, and
+/// `auto` chose worse on PolyBench: 17 of 29 within 10 % instead of 22.)
+fn fit_kind(points: &[(Work, f64)], s_per_byte: f64) -> Coefficients {
+    let residual: Vec<(f64, f64)> = points
+        .iter()
+        .map(|(w, t)| (w.flops, (t - s_per_byte * w.bytes).max(t * 0.05)))
+        .collect();
+    let (overhead, s_per_flop) = fit_line(&residual);
+    Coefficients {
+        overhead_s: overhead,
+        s_per_flop,
+        s_per_byte,
+    }
+}
+
+/// Writes each target's `_lu_nopivot` source (the emitters' own) for
+/// scripts/calibrate.py to time as `lu`.
+fn write_lu_helpers(dir: &Path) -> Result<PathBuf, String> {
+    let helpers: BTreeMap<&str, &str> = Target::ALL
+        .into_iter()
+        .filter_map(|t| Some((t.name(), lu_nopivot_helper(t)?)))
+        .collect();
+    let path = dir.join("lu_helpers.json");
+    std::fs::write(&path, json!(helpers).to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 fn run_python(python: &Path, quick: bool, targets: &str) -> Result<Timings, String> {
     let script = workspace_root().join("scripts/calibrate.py");
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut cmd = Command::new(python);
     cmd.arg(&script).arg("--targets").arg(targets);
+    cmd.arg("--lu-helpers").arg(write_lu_helpers(dir.path())?);
     if quick {
         cmd.arg("--quick");
     }
@@ -323,10 +369,32 @@ fn target_costs(timings: &Timings) -> Result<BTreeMap<String, TargetCosts>, Stri
             TargetCosts {
                 call_overhead_s: *call,
                 ops,
+                curves: curves(&rows, *call),
             },
         );
     }
     Ok(out)
+}
+
+/// A target's timings of the [`OpKind::CURVED`] kinds as `[work, seconds
+/// beyond the call]`, by growing size.
+fn curves(rows: &[&Measurement], call: f64) -> BTreeMap<OpKind, Vec<[f64; 2]>> {
+    let mut out: BTreeMap<OpKind, Vec<[f64; 2]>> = BTreeMap::new();
+    for m in rows {
+        let Some(kind) = OpKind::from_name(&m.op).filter(|k| OpKind::CURVED.contains(k)) else {
+            continue;
+        };
+        if let Some(work) = timed_work(kind, m.n) {
+            let seconds = (m.seconds - call).max(m.seconds * 0.05);
+            out.entry(kind)
+                .or_default()
+                .push([kind.curve_axis(work), seconds]);
+        }
+    }
+    for points in out.values_mut() {
+        points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    }
+    out
 }
 
 /// The machine's state while it was measured: load and cores, and the
@@ -365,6 +433,7 @@ fn build_table(args: &CalibrateArgs, timings: &Timings, host: String) -> Result<
         targets: target_costs(timings)?,
         machine: Some(timings.machine.clone()),
         c: Some(timings.c.rates()),
+        curves: BTreeMap::new(),
     })
 }
 
@@ -452,5 +521,11 @@ mod tests {
         let d = today();
         assert_eq!(d.len(), 10, "{d}");
         assert!(d.starts_with("20"), "{d}");
+    }
+    #[test]
+    fn every_kind_has_a_timed_expression_or_a_copy_work() {
+        for kind in OpKind::ALL {
+            assert!(timed_work(kind, 8).is_some(), "{kind:?}");
+        }
     }
 }

@@ -125,6 +125,7 @@ fn table(targets: &[(&str, f64, f64)]) -> CostTable {
             TargetCosts {
                 call_overhead_s: call,
                 ops: OpKind::ALL.into_iter().map(|k| (k, c)).collect(),
+                curves: BTreeMap::new(),
             },
         );
     }
@@ -254,11 +255,36 @@ fn xla_fuses_element_wise_chains_of_a_loop_that_keeps_its_shapes() {
 }
 
 #[test]
-fn a_loop_whose_shapes_change_is_not_priced_as_fused() {
-    let t = table(&[("numpy", 1e-6, 1e-9), ("jax", 1e-6, 1e-9)]);
+fn a_loop_whose_shapes_change_is_not_a_jax_candidate() {
+    // JAX would unroll it while tracing: not priced, never chosen; NumPy
+    // still is.
+    let t = table(&[("numpy", 1e-6, 1e-9), ("jax", 1e-9, 1e-12)]);
     let at = sizes(&[("n", 1000)]);
     let program = parsed(GROWING);
-    let numpy = predict_target(&t, "numpy", &program, &at).expect("numpy priced");
-    let jax = predict_target(&t, "jax", &program, &at).expect("jax priced");
-    assert_eq!(jax, numpy);
+    assert!(predict_target(&t, "numpy", &program, &at).is_some());
+    assert_eq!(predict_target(&t, "jax", &program, &at), None);
+    let (best, predicted) = choose(&t, &program, &at, &AUTO_TARGETS).expect("a choice");
+    assert_eq!(best, "numpy");
+    assert!(!predicted.contains_key("jax"));
+}
+
+#[test]
+fn a_measured_curve_prices_its_kind_past_the_fitted_line() {
+    // Both targets' fitted coefficients agree; numpy's timed products ran
+    // at half the seconds: the curve decides.
+    let mut t = table(&[("numpy", 1e-6, 1e-9), ("jax", 1e-6, 1e-9)]);
+    let flops = |n: f64| 2.0 * n * n * n;
+    let fast: Vec<[f64; 2]> = [100.0, 1000.0]
+        .iter()
+        .map(|&n| [flops(n), 0.5e-9 * flops(n)])
+        .collect();
+    if let Some(numpy) = t.targets.get_mut("numpy") {
+        numpy.curves.insert(OpKind::Matmul, fast);
+    }
+    let at = sizes(&[("n", 500), ("m", 500), ("k", 500)]);
+    let numpy = predict_target(&t, "numpy", &gemm(), &at).expect("numpy priced");
+    let jax = predict_target(&t, "jax", &gemm(), &at).expect("jax priced");
+    assert!(numpy < 0.6 * jax, "numpy {numpy} jax {jax}");
+    let (best, _) = choose(&t, &gemm(), &at, &AUTO_TARGETS).expect("a choice");
+    assert_eq!(best, "numpy");
 }

@@ -70,6 +70,20 @@ pub struct EinsumSpec {
 }
 
 impl EinsumSpec {
+    /// Whether a two-operand einsum is a matrix product BLAS can run: some
+    /// label is summed and some operand has a label of its own in the
+    /// result (`ij,jk->ik`, `abcd,d->abc`); not a product summed element
+    /// by element (`ab,ba->a`, `ab,ab->`), where BLAS has nothing to do.
+    pub fn is_blas_contraction(&self) -> bool {
+        let [a, b] = self.inputs.as_slice() else {
+            return false;
+        };
+        let summed = a.iter().chain(b).any(|l| !self.output.contains(l));
+        let own =
+            |x: &[char], y: &[char]| x.iter().any(|l| !y.contains(l) && self.output.contains(l));
+        summed && (own(a, b) || own(b, a))
+    }
+
     /// Parses `ij,jk->ik`.
     pub fn parse(text: &str) -> Option<EinsumSpec> {
         let (lhs, rhs) = text.split_once("->")?;

@@ -22,6 +22,18 @@ use crate::syntax::quote_string;
 pub use names::NameMap;
 pub use python::mentions_in_shapes;
 
+/// The source of `target`'s `_lu_nopivot` helper, the function its
+/// programs call for TensIR's `lu_nopivot` (`None` for StableHLO, which
+/// has none): `tenslift calibrate` times this very code.
+pub fn lu_nopivot_helper(target: Target) -> Option<&'static str> {
+    match target {
+        Target::Numpy => Some(solvers::NUMPY_LU_NOPIVOT),
+        Target::Pytorch => Some(solvers::TORCH_LU_NOPIVOT),
+        Target::Jax => Some(solvers::JAX_LU_NOPIVOT),
+        Target::Hlo => None,
+    }
+}
+
 /// A code generation target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {

@@ -213,7 +213,9 @@ impl PyTable for NumpyTable {
             // NumPy's einsum runs its own loops unless asked for a path:
             // a matrix product in einsum form is many times slower than
             // BLAS without `optimize=True`, which costs a few microseconds.
-            return blas_shaped(spec).then_some("np.einsum({spec}, {args}, optimize=True)");
+            return spec
+                .is_blas_contraction()
+                .then_some("np.einsum({spec}, {args}, optimize=True)");
         }
         if !matches!(e.op(), Op::Binary(B::TruncDiv)) {
             return None;
@@ -305,10 +307,6 @@ fn outer_into(spec: &crate::ops::EinsumSpec) -> Option<&'static str> {
     }
 }
 
-/// Whether a two-operand einsum is a matrix product BLAS can run: some
-/// label is summed and some operand has a label of its own in the result
-/// (`ij,jk->ik`, `abcd,d->abc`); not a product summed element by element
-/// (`ab,ba->a`, `ab,ab->`), where a path only adds overhead.
 /// A two-operand einsum that is one matrix product of possibly transposed
 /// operands (`bc,ca->ab` is `Aᵀ·Xᵀ`): `np.matmul` hands the transposed
 /// views to BLAS as they are, where einsum's path ends with a transposed
@@ -378,15 +376,6 @@ impl MatmulForm {
             }
         }
     }
-}
-
-fn blas_shaped(spec: &crate::ops::EinsumSpec) -> bool {
-    let [a, b] = spec.inputs.as_slice() else {
-        return false;
-    };
-    let summed = a.iter().chain(b).any(|l| !spec.output.contains(l));
-    let own = |x: &[char], y: &[char]| x.iter().any(|l| !y.contains(l) && spec.output.contains(l));
-    summed && (own(a, b) || own(b, a))
 }
 
 #[cfg(test)]
