@@ -225,3 +225,36 @@ pub fn render(md: &mut String, roofline: &Table) {
 pub fn empty_columns() -> Vec<String> {
     vec![String::new(); LIFT_EXTRA.len()]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program StableHLO cannot emit (no LU without pivoting there).
+    const LU: &str = "func lu(n: size, A: inout f64[n, n]) {
+  A[0:n, 0:n] = lu_nopivot(A[0:n, 0:n]);
+}";
+
+    #[test]
+    fn auto_chooses_only_among_targets_that_emit_the_program() {
+        let program = tenslift_targets::parse_program("lu.tensir", LU).expect("valid");
+        let mut table = crate::predict::builtin_table();
+        // StableHLO priced far below the others: chosen if it were a candidate.
+        if let Some(hlo) = table.targets.get_mut("hlo") {
+            hlo.call_overhead_s = 0.0;
+            for c in hlo.ops.values_mut() {
+                *c = crate::synth::cost::Coefficients {
+                    overhead_s: 0.0,
+                    s_per_flop: 0.0,
+                    s_per_byte: 0.0,
+                };
+            }
+        }
+        let sizes: Sizes = [("n".to_string(), 500)].into_iter().collect();
+        let targets: Vec<String> = AUTO_TARGETS.iter().map(|t| t.to_string()).collect();
+        let cells = lift_columns(&table, &program, &sizes, &targets);
+        assert_ne!(cells[0], "hlo", "{cells:?}");
+        assert!(!cells[1].contains("hlo="), "{cells:?}");
+        assert!(AUTO_TARGETS.contains(&cells[0].as_str()), "{cells:?}");
+    }
+}
