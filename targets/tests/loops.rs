@@ -342,3 +342,30 @@ fn a_var_is_declared_at_the_top_level_and_written_before_it_is_read() {
     );
     assert!(e.contains("`y` is already bound"), "{e}");
 }
+
+#[test]
+fn jax_writes_a_stencil_interior_in_a_compiled_loop_as_one_select() {
+    let text = "func smooth(tsteps: size, n: size, A: inout f64[n, n], B: inout f64[n, n]) {
+  for t in 0..tsteps {
+    B[1:n - 1, 1:n - 1] = mul(0.5, add(A[0:n - 2, 1:n - 1], A[2:n, 1:n - 1]));
+    A[0:n - 1, 1:n - 1] = B[1:n, 1:n - 1];
+  }
+}
+";
+    let jax = emit_at(text, Target::Jax, &[]).expect("emits");
+    // The interior (every axis past a border) by the select helper ...
+    assert!(
+        jax.contains("B = _pad_store(B, ") && jax.contains("((1, n - 1), (1, n - 1)))"),
+        "{jax}"
+    );
+    assert!(jax.contains("def _pad_store(a, v, box):"), "{jax}");
+    // ... a box reaching an edge of the array by the update.
+    assert!(jax.contains("A = A.at[0:n - 1, 1:n - 1].set("), "{jax}");
+    // Outside a compiled loop nothing changes.
+    let flat = "func f(n: size, A: inout f64[n, n]) {
+  A[1:n - 1, 1:n - 1] = mul(2.0, A[1:n - 1, 1:n - 1]);
+}
+";
+    let jax = emit_at(flat, Target::Jax, &[]).expect("emits");
+    assert!(!jax.contains("_pad_store"), "{jax}");
+}

@@ -284,6 +284,7 @@ impl InPlaceLowering<'_> {
             target: dest_name.clone(),
             region: region.map(|items| py_slice(items, self.names)),
             value,
+            boxed: None,
         };
         self.free_dest =
             (self.scratch.is_none() && holds_temporary(target, value)).then(|| FreeDest {

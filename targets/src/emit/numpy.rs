@@ -267,6 +267,7 @@ fn numpy_line(s: &PyStmt) -> String {
             target,
             region,
             value,
+            ..
         } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
         PyStmt::Return(v) => format!("return {v}"),
         PyStmt::Call(c) => c.clone(),

@@ -311,6 +311,7 @@ fn torch_line(s: &PyStmt) -> String {
             target,
             region,
             value,
+            ..
         } => format!("{target}[{}] = {value}", region.as_deref().unwrap_or("...")),
         PyStmt::Return(v) => format!("return {v}"),
         PyStmt::Call(c) => c.clone(),
