@@ -133,7 +133,7 @@ impl OpKind {
 
     /// The kind whose coefficients stand in for this one in a calibration
     /// file measured before it was timed (`None`: timed from the start).
-    fn stand_in(self) -> Option<OpKind> {
+    pub(crate) fn stand_in(self) -> Option<OpKind> {
         match self {
             // A general power is priced as exponentials ([`POW_FLOPS`] each).
             OpKind::Pow => Some(OpKind::Exp),
@@ -524,26 +524,25 @@ pub struct MeasuredCurve<'a>(pub &'a [[f64; 2]]);
 
 impl MeasuredCurve<'_> {
     pub fn seconds(&self, bytes: f64) -> Option<f64> {
-        let points: Vec<[f64; 2]> = self
-            .0
-            .iter()
-            .copied()
-            .filter(|[b, t]| *b > 0.0 && *t > 0.0)
-            .collect();
-        let first = points.first()?;
-        if bytes < first[0] {
+        // Points a log cannot read (a hand-edited file's zeros) are skipped.
+        let mut points = self.0.iter().filter(|[b, t]| *b > 0.0 && *t > 0.0);
+        let mut below = *points.next()?;
+        if bytes < below[0] {
             return None;
         }
-        let Some(i) = points.iter().position(|p| p[0] >= bytes) else {
-            let [b, t] = points[points.len() - 1];
-            return Some(t * bytes / b);
-        };
-        if i == 0 {
-            return Some(first[1]);
+        for &[b1, t1] in points {
+            if b1 <= below[0] {
+                continue; // not growing: no line between the two
+            }
+            if b1 >= bytes {
+                let [b0, t0] = below;
+                let at = (bytes.ln() - b0.ln()) / (b1.ln() - b0.ln());
+                return Some((t0.ln() + at * (t1.ln() - t0.ln())).exp());
+            }
+            below = [b1, t1];
         }
-        let ([b0, t0], [b1, t1]) = (points[i - 1], points[i]);
-        let at = (bytes.ln() - b0.ln()) / (b1.ln() - b0.ln());
-        Some((t0.ln() + at * (t1.ln() - t0.ln())).exp())
+        let [b, t] = below;
+        Some(t * bytes / b)
     }
 }
 

@@ -263,10 +263,17 @@ fn lift_all(
             match parse(&kernel.name, text) {
                 Ok(program) => {
                     ops = program_ops(&program).to_string();
-                    let sizes = dataset_sizes(&program, kernel, &config.dataset);
-                    extra = roofline::lift_columns(&costs.table, &program, &sizes, &config.targets);
                     write_text(&dir.join("program.tensir"), text)?;
                     let failed = write_modules(&program, kernel, &config.dataset, &targets, &dir)?;
+                    let sizes = dataset_sizes(&program, kernel, &config.dataset);
+                    let refused: Vec<Target> = failed.iter().map(|(t, _)| *t).collect();
+                    extra = roofline::lift_columns(
+                        &costs.table,
+                        &program,
+                        &sizes,
+                        &config.targets,
+                        &refused,
+                    );
                     if !failed.is_empty() {
                         let names: Vec<String> = failed
                             .iter()

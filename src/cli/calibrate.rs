@@ -273,9 +273,10 @@ fn fit(measurements: &[&Measurement]) -> Result<Vec<(OpKind, Coefficients)>, Str
             continue;
         }
         let p = points(kind);
-        if p.is_empty() && kind == OpKind::Lu {
-            // A target without the operation (StableHLO has no LU); on
-            // loading, the table prices it by its stand-in.
+        if p.is_empty() && kind.stand_in().is_some() {
+            // A target without the operation (StableHLO has no LU): on
+            // loading, the table prices it by its stand-in, as it does a
+            // table measured before the kind was timed.
             continue;
         }
         if p.len() < 2 {
