@@ -369,3 +369,34 @@ fn jax_writes_a_stencil_interior_in_a_compiled_loop_as_one_select() {
     let jax = emit_at(flat, Target::Jax, &[]).expect("emits");
     assert!(!jax.contains("_pad_store"), "{jax}");
 }
+
+#[test]
+fn stablehlo_updates_in_place_in_a_while_loop_except_a_stencil_interior() {
+    let text = "func smooth(tsteps: size, n: size, A: inout f64[n, n], B: inout f64[n, n], x: inout f64[n]) {
+  for t in 0..tsteps {
+    B[1:n - 1, 1:n - 1] = mul(0.5, add(A[0:n - 2, 1:n - 1], A[2:n, 1:n - 1]));
+    A[0:n - 1, 1:n - 1] = B[1:n, 1:n - 1];
+    x[1:n - 1] = mul(0.5, add(x[0:n - 2], x[2:n]));
+  }
+}
+";
+    let hlo = emit_at(text, Target::Hlo, &[("tsteps", 3), ("n", 6)]).expect("emits");
+    let (outside, body) = hlo.split_once("stablehlo.while").expect("a while loop");
+    // The interior of B: one select over the array; the edge-reaching box
+    // of A and the rank-1 interior of x: in-place updates.
+    assert_eq!(body.matches("stablehlo.select").count(), 1, "{hlo}");
+    assert_eq!(
+        body.matches("stablehlo.dynamic_update_slice").count(),
+        2,
+        "{hlo}"
+    );
+    assert!(!outside.contains("dynamic_update_slice"), "{hlo}");
+    // Outside a loop a store runs once and keeps its select.
+    let flat = "func f(n: size, x: inout f64[n]) {
+  x[1:n - 1] = mul(2.0, x[1:n - 1]);
+}
+";
+    let hlo = emit_at(flat, Target::Hlo, &[("n", 6)]).expect("emits");
+    assert!(hlo.contains("stablehlo.select"), "{hlo}");
+    assert!(!hlo.contains("dynamic_update_slice"), "{hlo}");
+}

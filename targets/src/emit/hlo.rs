@@ -908,7 +908,10 @@ impl Lowering {
                     })?;
                     let new = match region {
                         None => v,
-                        Some(items) if self.has_dynamic_index(items) => {
+                        Some(items)
+                            if self.has_dynamic_index(items)
+                                || self.updates_in_place(items, value.shape().len()) =>
+                        {
                             self.dynamic_store(&old, items, &v)?
                         }
                         Some(items) => self.store_region(&old, items, &v)?,
@@ -1238,8 +1241,22 @@ impl Lowering {
         Ok(self.reshape(&strided, out_shape))
     }
 
-    /// A region write at offsets that depend on while loop counters (unit
-    /// steps only; see [`needs_unrolling`]).
+    /// Whether a store at constant offsets inside a `stablehlo.while` is
+    /// written as an in-place `dynamic_update_slice` rather than a select
+    /// over the whole array: unit steps, and not a stencil's interior
+    /// (where the select is faster, [`super::is_interior_box`]). Outside
+    /// loops a store runs once and keeps its select.
+    fn updates_in_place(&self, items: &[SliceItem], value_rank: usize) -> bool {
+        !self.dynamic.is_empty()
+            && items
+                .iter()
+                .all(|it| !matches!(it, SliceItem::Range { step, .. } if *step != 1))
+            && !super::is_interior_box(items, value_rank)
+    }
+
+    /// A region write at offsets that depend on while loop counters, or at
+    /// constant offsets where it updates in place (unit steps only; see
+    /// [`needs_unrolling`] and [`Self::updates_in_place`]).
     fn dynamic_store(&mut self, target: &Val, items: &[SliceItem], value: &Val) -> LResult<Val> {
         let (starts, extents, steps) = self.dynamic_window(&target.shape, items)?;
         if steps.iter().any(|s| *s != 1) {

@@ -20,7 +20,7 @@ use crate::program::{Program, ProgramError};
 use crate::syntax::quote_string;
 
 pub use names::NameMap;
-pub use python::mentions_in_shapes;
+pub use python::{is_interior_box, mentions_in_shapes};
 
 /// The source of `target`'s `_lu_nopivot` helper, the function its
 /// programs call for TensIR's `lu_nopivot` (`None` for StableHLO, which
