@@ -400,3 +400,22 @@ fn stablehlo_updates_in_place_in_a_while_loop_except_a_stencil_interior() {
     assert!(hlo.contains("stablehlo.select"), "{hlo}");
     assert!(!hlo.contains("dynamic_update_slice"), "{hlo}");
 }
+
+#[test]
+fn jax_sums_a_stored_array_over_its_leading_axis_as_a_product_with_ones() {
+    let text = "func f(n: size, m: size, A: f64[n, m], B: f64[n, m], C: i64[n, m], x: f64[m], s: out f64[m], r: out f64[n], t: out f64[m], c: out i64[m]) {
+  s[0:m] = sum(A[0:n, 0:m], axes=[0]);
+  r[0:n] = sum(A, axes=[1]);
+  t[0:m] = sum(mul(B, x), axes=[0]);
+  c[0:m] = sum(C, axes=[0]);
+}
+";
+    let jax = emit_at(text, Target::Jax, &[]).expect("emits");
+    assert!(jax.contains("_sum_lead(A[0:n, 0:m])"), "{jax}");
+    assert!(jax.contains("def _sum_lead(a):"), "{jax}");
+    // The last axis, a computed operand (which XLA fuses with its
+    // reduction), and integers keep the reduction.
+    assert!(jax.contains("jnp.sum(A, axis=(1,)"), "{jax}");
+    assert!(jax.contains("jnp.sum((B * x), axis=(0,)"), "{jax}");
+    assert!(jax.contains("jnp.sum(C, axis=(0,)"), "{jax}");
+}
