@@ -280,9 +280,12 @@ def write(rows, opts, started):
     for target in opts.targets:
         sel = [r for r in rows if r["target"] == target]
         counted = [r["speedup"] for r in sel if not r["note"] and r["outputs_agree"]]
+        # A program that timed out has no speedup (NaN): it is left out of
+        # the "over all" figure too, and said so.
+        timed = [r["speedup"] for r in sel if math.isfinite(r["speedup"])]
         lines += [f"## {target}", "",
                   f"Geometric mean speedup: **{geomean(counted):.2f}x** over {len(counted)} programs "
-                  f"({geomean([r['speedup'] for r in sel]):.2f}x over all {len(sel)}).", "",
+                  f"({geomean(timed):.2f}x over all {len(timed)} that ran, of {len(sel)}).", "",
                   "| kernel | size | input ms | output ms | speedup | outputs agree | note |",
                   "|---|---:|---:|---:|---:|---|---|"]
         lines += [f"| {r['kernel']} | {r['size']} | {r['input_ms']:.3f} | {r['output_ms']:.3f} | "
