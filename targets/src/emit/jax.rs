@@ -302,11 +302,10 @@ const PAD_STORE: &str = r#"def _pad_store(a, v, box):
 
 /// Renders statements of the jitted function at `indent`. Stores become
 /// functional updates; `loops` numbers the loop body functions. In a
-/// compiled loop (`compiled`), a store of a box of rank >= 2 is a select
-/// over the whole array (`_pad_store`): XLA fuses it with the value's
-/// computation, where its dynamic-update-slice in a while loop ran 1.7x
-/// (jacobi-2d) and 2.2x (heat-3d) slower; at rank 1 the update was faster
-/// (jacobi-1d 0.49 ms against 0.63 ms), so it stays there.
+/// compiled loop (`compiled`), a store into a stencil's interior
+/// ([`super::is_interior_box`], the rule the StableHLO emitter shares) is
+/// a select over the whole array (`_pad_store`); any other store is an
+/// in-place `.at[].set`.
 fn jax_block(
     body: &[PyStmt],
     indent: &str,
