@@ -18,7 +18,9 @@ const LIFTED: &[(&str, &str)] = &[
     ("int_mean_var", "astype(np.float32)"),
     // u8 converts to f32 exactly inside the ufunc: no separate copy.
     ("u8_normalize", "np.float32(255.0)"),
-    ("quantize_trunc", "q[...] ="),
+    // Assigning into the i32 destination truncates like C's conversion
+    // (block by block: the product and its conversion are two passes).
+    ("quantize_trunc", "q[_lo:_hi] = _t0"),
     ("gemv_dacc", "np.matmul"),
     ("dot_dacc", "astype(np.float64)"),
 ];

@@ -165,9 +165,30 @@ impl Ranges {
                 Interval::new(lo, m)
             }),
             Op::Binary(op) => Interval::binary(*op, arg(self, 0)?, arg(self, 1)?),
-            Op::Where => Some(arg(self, 1)?.hull(arg(self, 2)?)),
+            Op::Where => Some(self.selected(e)?.hull(arg(self, 2)?)),
             _ => None,
         }
+    }
+
+    /// The range of `where(c, x, y)`'s first branch `x` where the
+    /// condition excludes zero from it: `where(x != 0, x, 1)`, the guard C
+    /// code puts on a divisor (`a == 0 ? 255 : b / a`), and `x > 0`.
+    fn selected(&mut self, e: &Expr) -> Option<Interval> {
+        let (c, x) = (&e.args()[0], &e.args()[1]);
+        let r = self.interval(x)?;
+        let Op::Binary(op) = c.op() else {
+            return Some(r);
+        };
+        let is_zero = |z: &Expr| matches!(z.op(), Op::Lit(Lit::Int(0, _)));
+        let (l, rhs) = (&c.args()[0], &c.args()[1]);
+        let tests_x = |a: &Expr, b: &Expr| a == x && is_zero(b);
+        let positive = (*op == B::Gt && tests_x(l, rhs)) || (*op == B::Lt && tests_x(rhs, l));
+        let nonzero = *op == B::Ne && (tests_x(l, rhs) || tests_x(rhs, l));
+        Some(match () {
+            _ if positive || (nonzero && r.lo == 0) => Interval::new(r.lo.max(1), r.hi.max(1)),
+            _ if nonzero && r.hi == 0 => Interval::new(r.lo, -1),
+            _ => r,
+        })
     }
 
     fn compute(&mut self, e: &Expr) -> Option<Interval> {
@@ -198,13 +219,14 @@ pub fn shift_amount(e: &Expr) -> Option<u32> {
 }
 
 /// Whether `e` is an integer division whose dividend is proven non-negative
-/// and whose divisor is a positive constant: floor and truncation agree.
+/// and whose divisor is proven positive (a constant, or a guarded value
+/// such as `where(a != 0, a, 1)` of an unsigned `a`): floor and truncation
+/// agree.
 pub fn nonneg_by_positive(e: &Expr) -> bool {
+    let mut ranges = Ranges::new();
     matches!(e.op(), Op::Binary(B::TruncDiv))
-        && matches!(e.args()[1].op(), Op::Lit(Lit::Int(c, _)) if *c > 0)
-        && Ranges::new()
-            .interval(&e.args()[0])
-            .is_some_and(|r| r.lo >= 0)
+        && ranges.interval(&e.args()[1]).is_some_and(|r| r.lo >= 1)
+        && ranges.interval(&e.args()[0]).is_some_and(|r| r.lo >= 0)
 }
 
 /// The largest dividend for which [`div_magic`] checks every value instead

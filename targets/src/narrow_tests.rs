@@ -139,6 +139,47 @@ fn shifts_only_for_proven_non_negative_dividends() {
     assert_eq!(shift_amount(value), None);
 }
 
+/// The divisor of `x / (a == 0 ? 1 : a)` is positive where the guard
+/// excludes zero, so truncation and floor agree; unguarded, or guarded on
+/// another value, it is not.
+#[test]
+fn a_divisor_guarded_against_zero_is_positive() {
+    let value_of = |body: &str| {
+        let text = format!(
+            "func f(n: size, a: u8[n], b: u8[n], x: i32[n], y: out i32[n]) {{\n  y = {body};\n}}\n"
+        );
+        let p = parse_program("t.tensir", &text).unwrap();
+        let Stmt::Store { value, .. } = &p.body[0] else {
+            panic!("store expected")
+        };
+        value.clone()
+    };
+    let guarded = "where(ne(a, 0u8), a, 1u8)";
+    let cases = [
+        (
+            format!("trunc_div(cast(b, i32), cast({guarded}, i32))"),
+            true,
+        ),
+        (
+            "trunc_div(cast(b, i32), cast(where(gt(a, 0u8), a, 3u8), i32))".to_string(),
+            true,
+        ),
+        ("trunc_div(cast(b, i32), cast(a, i32))".to_string(), false),
+        (format!("trunc_div(x, cast({guarded}, i32))"), false),
+        (
+            "trunc_div(cast(b, i32), cast(where(ne(b, 0u8), a, 1u8), i32))".to_string(),
+            false,
+        ),
+        (
+            "trunc_div(cast(b, i32), cast(where(ne(a, 0u8), a, 0u8), i32))".to_string(),
+            false,
+        ),
+    ];
+    for (body, positive) in cases {
+        assert_eq!(nonneg_by_positive(&value_of(&body)), positive, "{body}");
+    }
+}
+
 /// A random integer expression over two `u8` images promoted to `i32`,
 /// the shape of the 8-bit blends.
 fn blend_expr() -> impl Strategy<Value = String> {

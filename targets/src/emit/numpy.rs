@@ -234,6 +234,13 @@ impl PyTable for NumpyTable {
         }
     }
 
+    /// 256 KiB per operand: level with 512 KiB and 2-3x faster than whole
+    /// arrays on 2048 × 2048 chains (results/numpy-blocked-2026-11-29.md);
+    /// a chain's few operands and temporaries stay in the L2/L3 caches.
+    fn block_bytes(&self) -> Option<usize> {
+        Some(1 << 18)
+    }
+
     fn function(&self, f: &PyFunction) -> String {
         let mut out = format!(
             "def {}({}):\n    \"\"\"{}\n\n    Arrays are NumPy arrays; out and inout arrays are updated in place.\n    \"\"\"\n",

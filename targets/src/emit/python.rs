@@ -74,6 +74,12 @@ pub trait PyTable {
     fn converts_operand(&self, _from: DType, _to: DType, _other_rank: usize) -> bool {
         false
     }
+    /// Bytes of one operand's block when whole-array element-wise stores
+    /// run in blocks of rows ([`super::chunk`]); `None` (the default):
+    /// whole arrays, one library call per operation.
+    fn block_bytes(&self) -> Option<usize> {
+        None
+    }
     /// Assembles the function(s) from the rendered pieces.
     fn function(&self, f: &PyFunction) -> String;
 }
@@ -116,6 +122,9 @@ pub struct PyLoop {
     pub var: String,
     pub start: String,
     pub stop: String,
+    /// `range`'s step where it is not 1 (only blocked stores,
+    /// [`super::chunk`], which no compiled loop meets).
+    pub step: Option<String>,
     pub body: Vec<PyStmt>,
     /// Whether the loop variable appears in no shape, slice range or loop
     /// bound of the body (only as a scalar or a single index), so every
@@ -465,6 +474,7 @@ pub fn emit_python(program: &Program, t: &dyn PyTable) -> String {
         table: t,
         names: &names,
         temps: 0,
+        depth: 0,
     };
     let body = lower.block(&program.body, &mut sizes);
     let f = PyFunction {
@@ -536,6 +546,8 @@ struct BlockLowering<'a> {
     names: &'a NameMap,
     /// Temporaries made so far (`_t0`, `_t1`, ...).
     temps: usize,
+    /// Loops around the statements being lowered.
+    depth: usize,
 }
 
 impl<'a> BlockLowering<'a> {
@@ -586,6 +598,60 @@ impl<'a> BlockLowering<'a> {
         (hoisted, scratch.map(|(x, _)| x))
     }
 
+    /// Whole-array element-wise store `s` at the top level as a loop over
+    /// blocks of rows ([`super::chunk`]), for a target with a block size.
+    /// Statements inside loops stay whole: a loop step's arrays are rarely
+    /// large, and the block loop would add its overhead every step.
+    fn blocked_store(&mut self, s: &Stmt, sizes: &[&str]) -> Option<Vec<PyStmt>> {
+        use super::chunk::{blocked_store, BLOCK_END, BLOCK_START, ROWS_VAR};
+        let bytes = self.table.block_bytes().filter(|_| self.depth == 0)?;
+        let Stmt::Store {
+            target,
+            region: None,
+            value,
+        } = s
+        else {
+            return None;
+        };
+        // Whether the whole-array code makes a temporary (lowered and
+        // dropped: only its shape is wanted).
+        let temps = self.temps;
+        let mut whole = Vec::new();
+        self.value_stmt(s, value, sizes, &mut whole);
+        self.temps = temps;
+        let makes_temporary = whole.iter().any(|w| matches!(w, PyStmt::Let { .. }));
+        let plan = blocked_store(value, bytes, makes_temporary)?;
+        let names = self.names;
+        let shape = value.shape();
+        let blocked = Stmt::Store {
+            target: target.clone(),
+            region: Some(plan.region.clone()),
+            value: plan.value.clone(),
+        };
+        let mut out = vec![PyStmt::Let {
+            name: ROWS_VAR.to_string(),
+            value: plan.rows_text(&shape[1..], names),
+        }];
+        let extent = py_dim(&shape[0], names);
+        let mut block_sizes = sizes.to_vec();
+        block_sizes.extend([BLOCK_START, BLOCK_END, ROWS_VAR]);
+        let mut inner = vec![PyStmt::Let {
+            name: BLOCK_END.to_string(),
+            value: format!("{BLOCK_START} + {ROWS_VAR}"),
+        }];
+        self.value_stmt(&blocked, &plan.value, &block_sizes, &mut inner);
+        out.push(PyStmt::Loop(PyLoop {
+            var: BLOCK_START.to_string(),
+            start: "0".to_string(),
+            stop: extent,
+            step: Some(ROWS_VAR.to_string()),
+            body: inner,
+            shapes_invariant: false,
+            written: vec![names.get(target)],
+        }));
+        Some(out)
+    }
+
     /// `sizes` holds the size parameters and enclosing loop variables:
     /// names that are `i64` scalars in expressions.
     fn block(&mut self, stmts: &'a [Stmt], sizes: &mut Vec<&'a str>) -> Vec<PyStmt> {
@@ -620,7 +686,9 @@ impl<'a> BlockLowering<'a> {
                     body: inner,
                 } => {
                     sizes.push(var);
+                    self.depth += 1;
                     let lowered = self.block(inner, sizes);
+                    self.depth -= 1;
                     sizes.pop();
                     let mut written = Vec::new();
                     stored_arrays(inner, &mut written);
@@ -637,6 +705,7 @@ impl<'a> BlockLowering<'a> {
                         var: names.get(var),
                         start: py_dim(start, names),
                         stop: py_dim(stop, names),
+                        step: None,
                         body: lowered,
                         shapes_invariant: !mentions_in_shapes(inner, var),
                         written,
@@ -644,57 +713,69 @@ impl<'a> BlockLowering<'a> {
                     continue;
                 }
             };
-            let (hoisted, scratch) = self.hoist(s, value, sizes, &mut body);
-            if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() {
-                let mut lowering = InPlaceLowering {
-                    table: t,
-                    names,
-                    sizes,
-                    hoisted: &hoisted,
-                    uses: super::inplace::hoisted_uses(value, &hoisted),
-                    scratch,
-                    free_dest: None,
-                    temps: &mut self.temps,
-                    out: Vec::new(),
-                };
-                let lowered = match s {
-                    Stmt::Store { target, region, .. } => {
-                        lowering.store(target, region.as_deref(), value);
-                        true
-                    }
-                    Stmt::Let { name, .. } => {
-                        lowering.bind(&names.get(name), value);
-                        true
-                    }
-                    _ => false,
-                };
-                if lowered {
-                    body.append(&mut lowering.out);
-                    continue;
-                }
+            if let Some(blocked) = self.blocked_store(s, sizes) {
+                body.extend(blocked);
+                continue;
             }
-            let text = render_expr(value, t, names, sizes, &hoisted);
-            let text = match t.copy_rule() {
-                Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
-                _ => text,
-            };
-            body.push(match s {
-                Stmt::Let { name, .. } => PyStmt::Let {
-                    name: names.get(name),
-                    value: text,
-                },
-                Stmt::Store { target, region, .. } => PyStmt::Store {
-                    target: names.get(target),
-                    region: region.as_deref().map(|items| py_slice(items, names)),
-                    value: text,
-                    boxed: region
-                        .as_deref()
-                        .and_then(|items| py_box(items, value.shape().len(), names)),
-                },
-                Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => PyStmt::Return(text),
-            });
+            self.value_stmt(s, value, sizes, &mut body);
         }
         body
+    }
+
+    /// Lowers statement `s` of value `value` (a let, store or return)
+    /// onto `body`: shared subtrees first, then in place where the target
+    /// writes into arrays, else one assignment.
+    fn value_stmt(&mut self, s: &Stmt, value: &Expr, sizes: &[&str], body: &mut Vec<PyStmt>) {
+        let (t, names) = (self.table, self.names);
+        let (hoisted, scratch) = self.hoist(s, value, sizes, body);
+        if t.out_rule(&Op::Binary(BinaryOp::Add)).is_some() {
+            let mut lowering = InPlaceLowering {
+                table: t,
+                names,
+                sizes,
+                hoisted: &hoisted,
+                uses: super::inplace::hoisted_uses(value, &hoisted),
+                scratch,
+                free_dest: None,
+                temps: &mut self.temps,
+                out: Vec::new(),
+            };
+            let lowered = match s {
+                Stmt::Store { target, region, .. } => {
+                    lowering.store(target, region.as_deref(), value);
+                    true
+                }
+                Stmt::Let { name, .. } => {
+                    lowering.bind(&names.get(name), value);
+                    true
+                }
+                _ => false,
+            };
+            if lowered {
+                body.append(&mut lowering.out);
+                return;
+            }
+        }
+        let text = render_expr(value, t, names, sizes, &hoisted);
+        let text = match t.copy_rule() {
+            Some(rule) if may_be_view(value) => rule.replace("{0}", &text),
+            _ => text,
+        };
+        body.push(match s {
+            Stmt::Let { name, .. } => PyStmt::Let {
+                name: names.get(name),
+                value: text,
+            },
+            Stmt::Store { target, region, .. } => PyStmt::Store {
+                target: names.get(target),
+                region: region.as_deref().map(|items| py_slice(items, names)),
+                value: text,
+                boxed: region
+                    .as_deref()
+                    .and_then(|items| py_box(items, value.shape().len(), names)),
+            },
+            Stmt::Return(_) | Stmt::Loop { .. } | Stmt::Var { .. } => PyStmt::Return(text),
+        });
     }
 }
 
@@ -760,9 +841,13 @@ pub fn render_python_block(
     for s in body {
         match s {
             PyStmt::Loop(l) => {
+                let step = l.step.as_ref().map(|s| format!(", {s}"));
                 out.push_str(&format!(
-                    "{indent}for {} in range({}, {}):\n",
-                    l.var, l.start, l.stop
+                    "{indent}for {} in range({}, {}{}):\n",
+                    l.var,
+                    l.start,
+                    l.stop,
+                    step.unwrap_or_default()
                 ));
                 render_python_block(&l.body, &format!("{indent}    "), line, out);
             }

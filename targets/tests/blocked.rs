@@ -1,0 +1,87 @@
+//! NumPy computes whole-array element-wise stores in blocks of rows
+//! (`emit::chunk`): which stores are blocked, and the shape of the loop.
+//! That the blocks compute the same values is checked by running the
+//! `blocked_*` fixtures (execute.rs), whose sizes make a ragged last block.
+
+use tenslift_targets::{emit, parse_program, EmitOptions, Target};
+
+fn numpy(text: &str) -> String {
+    let p = parse_program("t.tensir", text).expect("parses");
+    emit(&p, Target::Numpy, &EmitOptions::default()).expect("emits")
+}
+
+#[test]
+fn an_elementwise_chain_runs_in_blocks_of_rows() {
+    let code = numpy(
+        "func f(n: size, m: size, a: f64, A: f64[n, m], row: f64[m], col: f64[n, 1], B: inout f64[n, m]) {
+  B = add(mul(sqrt(A), row), sub(mul(B, a), col));
+}
+",
+    );
+    assert!(
+        code.contains("_r = max(1, 262144 // max(1, 8 * (m)))"),
+        "{code}"
+    );
+    assert!(code.contains("for _lo in range(0, n, _r):"), "{code}");
+    // Leaves of the leading extent are sliced, the row vector and the
+    // scalar are read whole, the destination is written block by block.
+    assert!(code.contains("np.sqrt(A[_lo:_hi]"), "{code}");
+    assert!(code.contains("col[_lo:_hi]"), "{code}");
+    assert!(code.contains("* row") || code.contains("row,"), "{code}");
+    assert!(!code.contains("row[_lo"), "{code}");
+    assert!(code.contains("out=B[_lo:_hi])"), "{code}");
+}
+
+#[test]
+fn rows_per_block_are_a_number_for_constant_rows() {
+    let code = numpy(
+        "func f(n: size, x: f32[n, 256], y: f32[n, 256], z: out f32[n, 256]) {
+  z = add(mul(x, y), exp(x));
+}
+",
+    );
+    assert!(code.contains("_r = 256\n"), "{code}");
+}
+
+#[test]
+fn what_is_not_blocked() {
+    let cases = [
+        // One operation: no temporary to keep in cache.
+        "func f(n: size, x: f64[n], y: out f64[n]) {\n  y = mul(x, 2.0);\n}\n",
+        // Two operations in the destination (`np.multiply(x, z, out=y)`,
+        // `np.add(w, y, out=y)`): no temporary, and 6 passes whole against
+        // 4 blocked, not enough to pay.
+        "func f(n: size, x: f64[n], z: f64[n], w: f64[n], y: out f64[n]) {\n  y = add(mul(x, z), w);\n}\n",
+        // A reduction.
+        "func f(n: size, x: f64[n, n], y: out f64[n]) {\n  y = add(sum(mul(x, x), axes=[1]), 1.0);\n}\n",
+        // A region of the destination.
+        "func f(n: size, x: f64[n], y: inout f64[n]) {\n  y[1:n] = add(mul(x[1:n], 2.0), 1.0);\n}\n",
+        // A constant shape the caches hold whole (4 KiB).
+        "func f(x: f64[16, 32], y: out f64[16, 32]) {\n  y = add(mul(x, 2.0), 1.0);\n}\n",
+        // Inside a loop.
+        "func f(t: size, n: size, x: inout f64[n]) {\n  for k in 0..t {\n    x = add(mul(x, 0.5), 1.0);\n  }\n}\n",
+        // A leaf whose leading axis is neither the destination's nor 1.
+        "func f(n: size, x: f64[n, n], y: out f64[n, n]) {\n  y = add(mul(transpose(x, perm=[1, 0]), 2.0), 1.0);\n}\n",
+    ];
+    for text in cases {
+        let code = numpy(text);
+        assert!(!code.contains("_lo"), "blocked:\n{text}\n{code}");
+    }
+}
+
+#[test]
+fn only_numpy_blocks() {
+    let text = "func f(n: size, x: f64[n], y: out f64[n]) {\n  y = add(mul(x, 2.0), exp(x));\n}\n";
+    let p = parse_program("t.tensir", text).expect("parses");
+    let opts = EmitOptions {
+        sizes: [("n".to_string(), 100_000)].into_iter().collect(),
+    };
+    for target in Target::ALL {
+        let code = emit(&p, target, &opts).expect("emits");
+        assert_eq!(
+            code.contains("_lo"),
+            target == Target::Numpy,
+            "{target}:\n{code}"
+        );
+    }
+}
