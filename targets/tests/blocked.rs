@@ -33,6 +33,22 @@ fn an_elementwise_chain_runs_in_blocks_of_rows() {
 }
 
 #[test]
+fn scalar_arithmetic_is_recomputed_in_each_block() {
+    let code = numpy(
+        "func f(n: size, a: f64, x: f64[n], y: out f64[n]) {
+  y = add(mul(x, cast(n, f64)), exp(mul(x, sub(1.0, a))));
+}
+",
+    );
+    assert!(code.contains("for _lo in range(0, n, _r):"), "{code}");
+    assert!(code.contains("(1.0 - a)"), "{code}");
+    assert!(
+        code.contains("np.asarray(np.int64(n)).astype(np.float64)"),
+        "{code}"
+    );
+}
+
+#[test]
 fn rows_per_block_are_a_number_for_constant_rows() {
     let code = numpy(
         "func f(n: size, x: f32[n, 256], y: f32[n, 256], z: out f32[n, 256]) {
@@ -52,6 +68,8 @@ fn what_is_not_blocked() {
         // `np.add(w, y, out=y)`): no temporary, and 6 passes whole against
         // 4 blocked, not enough to pay.
         "func f(n: size, x: f64[n], z: f64[n], w: f64[n], y: out f64[n]) {\n  y = add(mul(x, z), w);\n}\n",
+        // A scalar reduced from an array: each block would recompute it.
+        "func f(n: size, x: f64[n], y: out f64[n]) {\n  y = add(div(x, sum(x, axes=[0])), exp(x));\n}\n",
         // A reduction.
         "func f(n: size, x: f64[n, n], y: out f64[n]) {\n  y = add(sum(mul(x, x), axes=[1]), 1.0);\n}\n",
         // A region of the destination.

@@ -8,7 +8,8 @@
 //!
 //! A store is blocked only where blocking cannot change a value: it stores
 //! a whole array, every operation of its value is element-wise at the
-//! destination's shape, and every leaf is a literal, a scalar, or an array
+//! destination's shape, and every leaf is a literal, a scalar (or scalar
+//! arithmetic, recomputed per block), or an array
 //! that either has the destination's leading extent (sliced like the
 //! destination) or broadcasts along the leading axis (read whole). Row `i`
 //! of the result then depends only on row `i` of the sliced operands, so
@@ -51,7 +52,9 @@ impl BlockedStore {
     pub fn rows_text(&self, trailing: &[Dim], names: &super::NameMap) -> String {
         let consts: Option<Vec<i64>> = trailing.iter().map(Dim::as_const).collect();
         if let Some(consts) = consts {
-            let row = consts.iter().product::<i64>().max(1) as u128 * self.widest_bytes as u128;
+            let row = consts.iter().fold(self.widest_bytes as u128, |r, &c| {
+                r.saturating_mul(c.max(1) as u128)
+            });
             let rows = (self.block_bytes as u128 / row).max(1);
             return rows.to_string();
         }
@@ -139,6 +142,7 @@ fn traffic(e: &Expr, shape: &[Dim]) -> Option<Traffic> {
         }
         match n.op() {
             Op::Lit(_) => {}
+            _ if is_scalar_arithmetic(&n) => {}
             Op::Var(_) => {
                 leaf_kind(&n, shape)?;
                 t.blocked += usize::from(is_array(&n));
@@ -153,6 +157,15 @@ fn traffic(e: &Expr, shape: &[Dim]) -> Option<Traffic> {
         }
     }
     Some(t)
+}
+
+/// Whether `e` is a scalar computed from scalars only (`cast(n, f64)`,
+/// `1.0 - alpha`): each block recomputes it, which costs nothing; a scalar
+/// reduced from an array (`sum(x)`) would cost a pass per block.
+fn is_scalar_arithmetic(e: &Expr) -> bool {
+    let mut scalar = true;
+    e.walk_unique(&mut |n| scalar &= n.shape().is_empty());
+    scalar
 }
 
 /// How a leaf array of a blocked store is read: sliced like the destination,
@@ -189,6 +202,7 @@ fn sliced(e: &Expr, shape: &[Dim], done: &mut HashMap<Expr, Expr>) -> Option<Exp
     }
     let s = match e.op() {
         Op::Lit(_) => e.clone(),
+        _ if is_scalar_arithmetic(e) => e.clone(),
         Op::Var(_) if leaf_kind(e, shape)? => {
             Expr::new(Op::Slice(block_rows()), vec![e.clone()]).ok()?
         }
