@@ -54,6 +54,7 @@ fn load(path: &Path) -> Fixture {
     let program = parse_program(&path.display().to_string(), &text)
         .unwrap_or_else(|d| panic!("fixture does not parse:\n{d}"));
     let mut sizes = BTreeMap::new();
+    let mut spec_sizes = BTreeMap::new();
     let (mut positive, mut nonzero) = (false, false);
     for line in text.lines() {
         let Some(directive) = line.trim().strip_prefix("# test:") else {
@@ -67,11 +68,19 @@ fn load(path: &Path) -> Fixture {
                     sizes.insert(k.to_string(), v.parse().expect("integer size"));
                 }
             }
+            // Sizes chosen for the targets' tests (NumPy's blocks of rows
+            // need large arrays) give way to small ones here: every element
+            // is an exact expression.
+            Some("spec-sizes") => spec_sizes.extend(words.map(|kv| {
+                let (k, v) = kv.split_once('=').expect("size directive k=v");
+                (k.to_string(), v.parse::<i64>().expect("integer size"))
+            })),
             Some("positive") => positive = true,
             Some("nonzero") => nonzero = true,
             _ => {}
         }
     }
+    sizes.extend(spec_sizes);
     let defaults = [5, 4, 6, 3];
     let mut k = 0;
     for p in &program.params {

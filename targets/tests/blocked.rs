@@ -49,6 +49,47 @@ fn scalar_arithmetic_is_recomputed_in_each_block() {
 }
 
 #[test]
+fn row_invariant_subtrees_are_computed_once_before_the_loop() {
+    // A scalar reduced from the array and a vector broadcast over the rows.
+    let code = numpy(
+        "func f(n: size, m: size, x: f64[n, m], u: f64[m], v: f64[m], y: out f64[n, m]) {
+  y = add(div(x, sum(x, axes=[0, 1])), exp(mul(x, sub(u, v))));
+}
+",
+    );
+    let (before, inside) = code
+        .split_once("for _lo in range(0, n, _r):")
+        .expect("blocked");
+    assert!(before.contains("np.sum(x, axis=(0, 1)"), "{code}");
+    assert!(before.contains("(u - v)"), "{code}");
+    assert!(!inside.contains("np.sum"), "{code}");
+    assert!(!inside.contains("(u - v)"), "{code}");
+}
+
+#[test]
+fn an_outer_product_is_blocked_by_its_row_vector() {
+    // vec_lerp after factoring: `A ⊗ (x - y) + y`.
+    let code = numpy(
+        "func l(k: size, m: size, A: f64[k], x: f64[m], y: f64[m], r: out f64[k, m]) {
+  r = add(y, einsum(\"b,a->ab\", sub(x, y), A));
+}
+",
+    );
+    let (before, inside) = code
+        .split_once("for _lo in range(0, k, _r):")
+        .expect("blocked");
+    assert!(before.contains("(x - y)"), "{code}");
+    assert!(
+        inside.contains("np.multiply.outer(A[_lo:_hi], _t0, out=r[_lo:_hi])"),
+        "{code}"
+    );
+    assert!(
+        inside.contains("np.add(y, r[_lo:_hi], out=r[_lo:_hi])"),
+        "{code}"
+    );
+}
+
+#[test]
 fn rows_per_block_are_a_number_for_constant_rows() {
     let code = numpy(
         "func f(n: size, x: f32[n, 256], y: f32[n, 256], z: out f32[n, 256]) {
@@ -68,8 +109,6 @@ fn what_is_not_blocked() {
         // `np.add(w, y, out=y)`): no temporary, and 6 passes whole against
         // 4 blocked, not enough to pay.
         "func f(n: size, x: f64[n], z: f64[n], w: f64[n], y: out f64[n]) {\n  y = add(mul(x, z), w);\n}\n",
-        // A scalar reduced from an array: each block would recompute it.
-        "func f(n: size, x: f64[n], y: out f64[n]) {\n  y = add(div(x, sum(x, axes=[0])), exp(x));\n}\n",
         // A reduction.
         "func f(n: size, x: f64[n, n], y: out f64[n]) {\n  y = add(sum(mul(x, x), axes=[1]), 1.0);\n}\n",
         // A region of the destination.

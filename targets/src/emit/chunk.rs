@@ -14,6 +14,12 @@
 //! destination) or broadcasts along the leading axis (read whole). Row `i`
 //! of the result then depends only on row `i` of the sliced operands, so
 //! the blocks compute exactly the whole-array values, element by element.
+//! An outer product whose rows come from a vector leaf (`a ⊗ v`, vec_lerp)
+//! is blocked like an element-wise operation, its row vector sliced. A
+//! computed subtree that does not vary along the rows (`x - y` broadcast
+//! over them, a scalar reduced from an array) is computed once before the
+//! loop: all its reads precede the loop's writes, as in the whole-array
+//! statement.
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,6 +44,9 @@ const SMALL_BLOCKS: usize = 4;
 pub(super) struct BlockedStore {
     pub value: Expr,
     pub region: Vec<SliceItem>,
+    /// Row-invariant subtrees, computed once before the loop, each with the
+    /// variable the blocked value reads it by.
+    pub hoisted: Vec<(Expr, Expr)>,
     /// Bytes of the widest element type the value computes (the block's
     /// rows are sized by it).
     widest_bytes: usize,
@@ -86,6 +95,7 @@ pub(super) fn blocked_store(
     value: &Expr,
     block_bytes: usize,
     makes_temporary: bool,
+    fresh: &mut dyn FnMut() -> String,
 ) -> Option<BlockedStore> {
     let shape = value.shape();
     if shape.is_empty() {
@@ -104,9 +114,19 @@ pub(super) fn blocked_store(
             return None;
         }
     }
+    let hoisted: Vec<(Expr, Expr)> = t
+        .invariant
+        .into_iter()
+        .map(|sub| {
+            let var = Expr::var(&fresh(), sub.ty().clone());
+            (sub, var)
+        })
+        .collect();
+    let mut done: HashMap<Expr, Expr> = hoisted.iter().cloned().collect();
     Some(BlockedStore {
-        value: sliced(value, shape, &mut HashMap::new())?,
+        value: sliced(value, shape, &mut done)?,
         region: block_rows(),
+        hoisted,
         widest_bytes,
         block_bytes,
     })
@@ -120,6 +140,8 @@ struct Traffic {
     ops: usize,
     whole: usize,
     blocked: usize,
+    /// Computed subtrees that do not vary along the rows (hoisted).
+    invariant: Vec<Expr>,
 }
 
 /// The traffic of `e` when every operation is element-wise at `shape` and
@@ -132,6 +154,7 @@ fn traffic(e: &Expr, shape: &[Dim]) -> Option<Traffic> {
         ops: 0,
         whole: 0,
         blocked: 1,
+        invariant: Vec::new(),
     };
     let mut seen = HashSet::new();
     let mut stack = vec![e.clone()];
@@ -153,6 +176,20 @@ fn traffic(e: &Expr, shape: &[Dim]) -> Option<Traffic> {
                 t.whole += operands.len() + 1;
                 stack.extend(n.args().iter().cloned());
             }
+            _ if row_invariant(&n, shape) => t.invariant.push(n.clone()),
+            Op::Einsum(_) if n.shape() == shape => {
+                let j = row_operand(&n, shape)?;
+                t.ops += 1;
+                t.whole += 1;
+                t.blocked += 1;
+                stack.extend(
+                    n.args()
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != j)
+                        .map(|(_, a)| a.clone()),
+                );
+            }
             _ => return None,
         }
     }
@@ -166,6 +203,35 @@ fn is_scalar_arithmetic(e: &Expr) -> bool {
     let mut scalar = true;
     e.walk_unique(&mut |n| scalar &= n.shape().is_empty());
     scalar
+}
+
+/// Whether computed `e` is the same for every row of a value of `shape`:
+/// fewer axes (broadcast over the rows), or a leading extent of 1 where the
+/// value's is not.
+fn row_invariant(e: &Expr, shape: &[Dim]) -> bool {
+    let s = e.shape();
+    let one = |d: &Dim| d.as_const() == Some(1);
+    !matches!(e.op(), Op::Var(_) | Op::Lit(_))
+        && (s.len() < shape.len() || (s.len() == shape.len() && one(&s[0]) && !one(&shape[0])))
+}
+
+/// The operand of outer product `e` (`b,a->ab`: two vectors, no label
+/// summed) that gives its rows, when it is a vector leaf of the rows'
+/// extent: slicing it slices the product's rows.
+fn row_operand(e: &Expr, shape: &[Dim]) -> Option<usize> {
+    let Op::Einsum(spec) = e.op() else {
+        return None;
+    };
+    let ([a, b], [o0, o1]) = (spec.inputs.as_slice(), spec.output.as_slice()) else {
+        return None;
+    };
+    if o0 == o1 || a.len() != 1 || b.len() != 1 {
+        return None;
+    }
+    let j = [a[0], b[0]].iter().position(|l| l == o0)?;
+    let other = [a[0], b[0]][1 - j];
+    let leaf = &e.args()[j];
+    (other == *o1 && matches!(leaf.op(), Op::Var(_)) && leaf.shape()[0] == shape[0]).then_some(j)
 }
 
 /// How a leaf array of a blocked store is read: sliced like the destination,
@@ -207,6 +273,17 @@ fn sliced(e: &Expr, shape: &[Dim], done: &mut HashMap<Expr, Expr>) -> Option<Exp
             Expr::new(Op::Slice(block_rows()), vec![e.clone()]).ok()?
         }
         Op::Var(_) => e.clone(),
+        Op::Einsum(_) if e.shape() == shape => {
+            let j = row_operand(e, shape)?;
+            let mut args = Vec::new();
+            for (i, a) in e.args().iter().enumerate() {
+                args.push(match i == j {
+                    true => Expr::new(Op::Slice(block_rows()), vec![a.clone()]).ok()?,
+                    false => sliced(a, shape, done)?,
+                });
+            }
+            Expr::new(e.op().clone(), args).ok()?
+        }
         op => {
             let args: Option<Vec<Expr>> = e.args().iter().map(|a| sliced(a, shape, done)).collect();
             Expr::new(op.clone(), args?).ok()?

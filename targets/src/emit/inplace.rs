@@ -730,7 +730,7 @@ mod tests {
         // vec_lerp after factoring: the outer product lands in `r`, the
         // broadcast add then runs in place.
         let (np, _) = numpy_and_torch(
-            "func l(k: size, m: size, a: f64[k], x: f64[m], y: f64[m], r: out f64[k, m]) {\n  r = add(y, einsum(\"b,a->ab\", sub(x, y), a));\n}\n",
+            "func l(a: f64[8], x: f64[6], y: f64[6], r: out f64[8, 6]) {\n  r = add(y, einsum(\"b,a->ab\", sub(x, y), a));\n}\n",
         );
         assert!(np.contains("np.multiply.outer(a, _t0, out=r)"), "{np}");
         assert!(np.contains("np.add(y, r, out=r)"), "{np}");

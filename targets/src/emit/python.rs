@@ -620,7 +620,11 @@ impl<'a> BlockLowering<'a> {
         self.value_stmt(s, value, sizes, &mut whole);
         self.temps = temps;
         let makes_temporary = whole.iter().any(|w| matches!(w, PyStmt::Let { .. }));
-        let plan = blocked_store(value, bytes, makes_temporary)?;
+        let mut fresh = || {
+            self.temps += 1;
+            format!("_t{}", self.temps - 1)
+        };
+        let plan = blocked_store(value, bytes, makes_temporary, &mut fresh)?;
         let names = self.names;
         let shape = value.shape();
         let blocked = Stmt::Store {
@@ -628,10 +632,21 @@ impl<'a> BlockLowering<'a> {
             region: Some(plan.region.clone()),
             value: plan.value.clone(),
         };
-        let mut out = vec![PyStmt::Let {
+        let mut out = Vec::new();
+        for (sub, var) in &plan.hoisted {
+            let Op::Var(name) = var.op() else {
+                continue;
+            };
+            let once = Stmt::Let {
+                name: name.clone(),
+                value: sub.clone(),
+            };
+            self.value_stmt(&once, sub, sizes, &mut out);
+        }
+        out.push(PyStmt::Let {
             name: ROWS_VAR.to_string(),
             value: plan.rows_text(&shape[1..], names),
-        }];
+        });
         let extent = py_dim(&shape[0], names);
         let mut block_sizes = sizes.to_vec();
         block_sizes.extend([BLOCK_START, BLOCK_END, ROWS_VAR]);

@@ -59,6 +59,8 @@ pub fn load_fixture(path: &Path) -> Fixture {
             }
             Some("positive") => positive = true,
             Some("nonzero") => nonzero = true,
+            // Sizes for the symbolic execution test (tests/tensir_spec_fixtures.rs).
+            Some("spec-sizes") => {}
             other => panic!("unknown test directive {other:?} in {name}"),
         }
     }
