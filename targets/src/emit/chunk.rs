@@ -200,6 +200,11 @@ fn traffic(e: &Expr, shape: &[Dim]) -> Option<Traffic> {
 /// `1.0 - alpha`): each block recomputes it, which costs nothing; a scalar
 /// reduced from an array (`sum(x)`) would cost a pass per block.
 fn is_scalar_arithmetic(e: &Expr) -> bool {
+    // Checked at every node of a value: an array node answers at once,
+    // only scalar subtrees are walked.
+    if !e.shape().is_empty() {
+        return false;
+    }
     let mut scalar = true;
     e.walk_unique(&mut |n| scalar &= n.shape().is_empty());
     scalar

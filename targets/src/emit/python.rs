@@ -598,11 +598,13 @@ impl<'a> BlockLowering<'a> {
         (hoisted, scratch.map(|(x, _)| x))
     }
 
-    /// Whole-array element-wise store `s` at the top level as a loop over
-    /// blocks of rows ([`super::chunk`]), for a target with a block size.
-    /// Statements inside loops stay whole: a loop step's arrays are rarely
-    /// large, and the block loop would add its overhead every step.
-    fn blocked_store(&mut self, s: &Stmt, sizes: &[&str]) -> Option<Vec<PyStmt>> {
+    /// A whole-array store `s` at the top level, for a target with a block
+    /// size: as a loop over blocks of rows where [`super::chunk`] blocks it,
+    /// else its whole-array statements (lowered once, also to see whether
+    /// they make a temporary). `None`: not such a store; the caller lowers
+    /// it. Statements inside loops stay whole: a loop step's arrays are
+    /// rarely large, and the block loop would add its overhead every step.
+    fn top_level_store(&mut self, s: &Stmt, sizes: &[&str]) -> Option<Vec<PyStmt>> {
         use super::chunk::{blocked_store, BLOCK_END, BLOCK_START, ROWS_VAR};
         let bytes = self.table.block_bytes().filter(|_| self.depth == 0)?;
         let Stmt::Store {
@@ -613,18 +615,24 @@ impl<'a> BlockLowering<'a> {
         else {
             return None;
         };
-        // Whether the whole-array code makes a temporary (lowered and
-        // dropped: only its shape is wanted).
         let temps = self.temps;
         let mut whole = Vec::new();
         self.value_stmt(s, value, sizes, &mut whole);
+        let (temps_after_whole, makes_temporary) = (
+            self.temps,
+            whole.iter().any(|w| matches!(w, PyStmt::Let { .. })),
+        );
+        // The blocked statements number their temporaries as the whole
+        // ones would have.
         self.temps = temps;
-        let makes_temporary = whole.iter().any(|w| matches!(w, PyStmt::Let { .. }));
         let mut fresh = || {
             self.temps += 1;
             format!("_t{}", self.temps - 1)
         };
-        let plan = blocked_store(value, bytes, makes_temporary, &mut fresh)?;
+        let Some(plan) = blocked_store(value, bytes, makes_temporary, &mut fresh) else {
+            self.temps = temps_after_whole;
+            return Some(whole);
+        };
         let names = self.names;
         let shape = value.shape();
         let blocked = Stmt::Store {
@@ -728,8 +736,8 @@ impl<'a> BlockLowering<'a> {
                     continue;
                 }
             };
-            if let Some(blocked) = self.blocked_store(s, sizes) {
-                body.extend(blocked);
+            if let Some(lowered) = self.top_level_store(s, sizes) {
+                body.extend(lowered);
                 continue;
             }
             self.value_stmt(s, value, sizes, &mut body);
