@@ -17,8 +17,9 @@ Prints one JSON object on stdout:
 
 Each operation runs on float64 operands whose shapes are a function of n (vectors of n
 elements for element-wise kinds, an n x n matrix and a vector for `matvec` and
-`trisolve`, n x n matrices for the others: the shapes src/cli/calibrate.rs prices
-with its analytic model); `seconds` is the median of
+`trisolve`, an n x n block of an n x 2n array added to in place for `region` (NumPy and
+PyTorch only: XLA's fused loops are not priced by it), n x n matrices for the others: the
+shapes src/cli/calibrate.rs prices with its analytic model); `seconds` is the median of
 repeated timed calls. JAX runs each operation as one jitted call; `hlo` lowers the same
 jitted function to StableHLO text and times the compiled executable the way
 scripts/bench_runner.py does, but for `cholesky`, whose text is `stablehlo.cholesky` as
@@ -57,6 +58,10 @@ PRODUCT_SIZES = MATRIX_SIZES + [1024]
 # Matrix-vector work is bound by reading the matrix: timed from a cache's size
 # up to one well past the last cache.
 MATVEC_SIZES = [256, 512, 1024, 1536, 2048, 3072]
+# A block of half of each row of an n x 2n array: the strided 2-D updates of
+# kept loops (floyd-warshall's quadrants, gramschmidt's trailing columns).
+REGION_SIZES = [256, 512, 1024, 2048]
+QUICK_REGION_SIZES = [128, 256]
 QUICK_VECTOR_SIZES = [1_000, 300_000]
 QUICK_MATRIX_SIZES = [16, 128]
 QUICK_MATVEC_SIZES = [256, 1024]
@@ -71,6 +76,7 @@ KIND_CLASS = {
     **{k: "product" for k in ("matmul", "einsum", "gram")},
     **{k: "matvec" for k in ("matvec", "trisolve")},
     **{k: "factor" for k in ("cholesky", "lu")},
+    "region": "region",
 }
 ALL_TARGETS = ("numpy", "jax", "pytorch", "hlo")
 # A general exponent: 2, 0.5 and -1 take NumPy's fast paths, which the
@@ -102,6 +108,9 @@ def numpy_ops(x, y, n):
         "einsum": (lambda: np.einsum("ij,jk->ik", a, b)),
         "transpose_copy": (lambda: np.ascontiguousarray(a.T)),
         "slice_copy": (lambda: a[:, : n // 2].copy()),
+        # As the NumPy target writes an in-place update of a block: fresh
+        # views of the block as operand and destination.
+        "region": (lambda: np.add(a[:, :n], b, out=a[:, :n])),
     })
     return ops
 
@@ -170,6 +179,8 @@ def operands(n: int, cls: str):
     if cls == "matvec":
         # A dominant diagonal keeps the triangular solve's values finite.
         return rng.random((n, n)) + n * np.eye(n), rng.random(n) + 0.5
+    if cls == "region":
+        return rng.random((n, 2 * n)) + 0.5, rng.random((n, n)) + 0.5
     if cls == "factor":
         # Symmetric with a dominant diagonal: positive definite (Cholesky),
         # and stable without pivoting (LU).
@@ -270,6 +281,7 @@ class Torch:
         fns["trisolve"] = lambda a, x: torch.linalg.solve_triangular(
             a, x.unsqueeze(-1), upper=False).squeeze(-1)
         fns["cholesky"] = lambda a, b: torch.linalg.cholesky(a)
+        fns["region"] = lambda a, b: torch.add(a[:, :n], b, out=a[:, :n])
         if "pytorch" in LU_HELPERS:
             fns["lu"] = lambda a, b, f=lu_helper("pytorch", torch=torch): f(a)
         fns = of_class(fns, cls)
@@ -379,6 +391,7 @@ def main() -> None:
         "product": QUICK_MATRIX_SIZES if args.quick else PRODUCT_SIZES,
         "matvec": QUICK_MATVEC_SIZES if args.quick else MATVEC_SIZES,
         "factor": QUICK_FACTOR_SIZES if args.quick else FACTOR_SIZES,
+        "region": QUICK_REGION_SIZES if args.quick else REGION_SIZES,
     }
     versions = {"numpy": np.__version__}
     backends, skipped = {}, {}

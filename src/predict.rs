@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use tenslift_frontend::ir as loop_ir;
-use tenslift_targets::{DType, Expr, ParamKind, Program, Stmt};
+use tenslift_targets::{DType, Expr, Op, ParamKind, Program, SliceItem, Stmt};
 
 use crate::spec::Sizes;
 use crate::synth::cost::{
@@ -148,7 +148,7 @@ pub fn predict_target(
     let ops = if compiled {
         program_sum(program, sizes, &|e, s| fused_cost(&model, costs, e, s))
     } else {
-        program_sum(program, sizes, &|e, s| model.cost_of(&[e], s))
+        program_sum(program, sizes, &|e, s| eager_cost(&model, e, s))
     };
     Some(costs.call_overhead_s + ops)
 }
@@ -174,6 +174,73 @@ fn with_dispatch_floor(costs: &TargetCosts) -> BTreeMap<OpKind, Coefficients> {
             )
         })
         .collect()
+}
+
+/// One statement's expression run an operation at a time (NumPy, PyTorch):
+/// each node at its kind's cost, but an element-wise node that updates a
+/// strided block of a wider array ([`reads_strided_block`]) at least at
+/// the measured cost of such an update ([`OpKind::Region`]).
+fn eager_cost(model: &CostModel, expr: &Expr, sizes: &Sizes) -> f64 {
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0.0;
+    expr.walk(&mut |node| {
+        if !seen.insert(node.clone()) {
+            return;
+        }
+        let own = model.node_cost(node, sizes);
+        let block = kind_of(node).is_some_and(is_elementwise) && reads_strided_block(node, sizes);
+        total += if block {
+            own.max(model.node_cost_as(OpKind::Region, node, sizes))
+        } else {
+            own
+        };
+    });
+    total
+}
+
+/// Whether an operand of `node` as large as its result is a strided block
+/// (a broadcast column or row beside a block does not make the node one).
+fn reads_strided_block(node: &Expr, sizes: &Sizes) -> bool {
+    let out = elements(node, sizes);
+    node.args()
+        .iter()
+        .any(|a| elements(a, sizes) >= out && is_strided_block(a, sizes))
+}
+
+/// Whether `view` is a slice whose rows are not contiguous in memory at
+/// `sizes`: it keeps more than one row of an axis before one it trims
+/// (`P[0:k, 0:k]` of an n x n `P`, `A[0:m, k + 1:n]`). A row (`P[k, 0:k]`)
+/// and whole trailing rows (`A[1:n, :]`) are contiguous.
+fn is_strided_block(view: &Expr, sizes: &Sizes) -> bool {
+    let Op::Slice(items) = view.op() else {
+        return false;
+    };
+    let Some(base) = view.args().first() else {
+        return false;
+    };
+    let lookup = |n: &str| sizes.get(n).copied();
+    let mut rows = 1i64;
+    for (item, dim) in items.iter().zip(base.shape()) {
+        let Ok(full) = dim.eval(&lookup) else {
+            return false;
+        };
+        let kept = match item {
+            SliceItem::Full => full,
+            SliceItem::Index(_) => 1,
+            SliceItem::Range { start, stop, step } => {
+                let (Ok(lo), Ok(hi)) = (start.eval(&lookup), stop.eval(&lookup)) else {
+                    return false;
+                };
+                let extent = (hi - lo).max(0);
+                if rows >= 2 && (extent < full || *step != 1) {
+                    return true;
+                }
+                extent
+            }
+        };
+        rows = rows.saturating_mul(kept.max(0));
+    }
+    false
 }
 
 /// Targets that compile the whole program with XLA: a kept loop runs

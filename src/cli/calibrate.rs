@@ -184,6 +184,9 @@ fn timed_expr(kind: OpKind, n: i64) -> Option<Expr> {
         OpKind::Cholesky => Expr::new(Op::Cholesky, vec![matrix("A")]).ok(),
         OpKind::Lu => Expr::new(Op::LuNoPivot, vec![matrix("A")]).ok(),
         OpKind::Einsum => build::einsum("ij,jk->ik", vec![matrix("A"), matrix("B")]).ok(),
+        // An n x n block of an n x 2n array updated in place: the work of
+        // the addition it is.
+        OpKind::Region => build::add(matrix("A"), matrix("B")).ok(),
         OpKind::TransposeCopy | OpKind::SliceCopy => None,
     }
 }

@@ -288,3 +288,82 @@ fn a_measured_curve_prices_its_kind_past_the_fitted_line() {
     let (best, _) = choose(&t, &gemm(), &at, &AUTO_TARGETS).expect("a choice");
     assert_eq!(best, "numpy");
 }
+
+/// floyd-warshall's shape: each trip updates a block of the matrix in place
+/// (`P[0:k, 0:k]` of an n x n `P`), reading a column and a row beside it.
+const QUADRANT: &str = "func quad(n: size, P: inout f64[n, n]) {
+  for k in 1..n {
+    P[0:k, 0:k] = minimum(P[0:k, 0:k], add(P[0:k, k:k + 1], P[k, 0:k]));
+  }
+}";
+
+#[test]
+fn a_block_of_a_wider_array_is_strided_and_a_row_or_whole_rows_are_not() {
+    let program = parsed(QUADRANT);
+    let at = sizes(&[("n", 100), ("k", 50)]);
+    let mut views = Vec::new();
+    for s in program.statements() {
+        if let Stmt::Store { value, .. } = s {
+            value.walk(&mut |node| {
+                if matches!(node.op(), Op::Slice(_)) {
+                    views.push((
+                        tenslift_targets::print_expr(node),
+                        is_strided_block(node, &at),
+                    ));
+                }
+            });
+        }
+    }
+    let strided: Vec<&str> = views.iter().filter(|v| v.1).map(|v| &*v.0).collect();
+    // The block and the column beside it; the row `P[k, 0:k]` is contiguous.
+    assert_eq!(views.len(), 3, "{views:?}");
+    assert_eq!(strided.len(), 2, "{views:?}");
+    assert!(strided.iter().all(|v| v.contains("0:k, ")), "{views:?}");
+    let whole_rows = parsed(
+        "func rows(n: size, A: inout f64[n, n]) {\n  A[1:n, 0:n] = mul(2.0, A[1:n, 0:n]);\n}",
+    );
+    let at = sizes(&[("n", 100)]);
+    for s in whole_rows.statements() {
+        if let Stmt::Store { value, .. } = s {
+            value.walk(&mut |node| {
+                assert!(
+                    !is_strided_block(node, &at),
+                    "{}",
+                    tenslift_targets::print_expr(node)
+                )
+            });
+        }
+    }
+}
+
+#[test]
+fn a_block_update_costs_what_its_measured_curve_says_in_numpy_only() {
+    // Block updates measured 4x dearer per byte than contiguous ones in
+    // NumPy; PyTorch's measured as its contiguous kinds price them.
+    let mut t = table(&[("numpy", 1e-6, 1e-9), ("pytorch", 1e-6, 1e-9)]);
+    let bytes = |n: f64| 24.0 * n * n;
+    let slow: Vec<[f64; 2]> = [100.0, 1000.0]
+        .iter()
+        .map(|&n| [bytes(n), 4e-9 * bytes(n)])
+        .collect();
+    if let Some(numpy) = t.targets.get_mut("numpy") {
+        numpy.curves.insert(OpKind::Region, slow);
+    }
+    let program = parsed(QUADRANT);
+    let at = sizes(&[("n", 1000)]);
+    let numpy = predict_target(&t, "numpy", &program, &at).expect("numpy priced");
+    let torch = predict_target(&t, "pytorch", &program, &at).expect("pytorch priced");
+    // The `minimum` reads the block; the `add` of a column and a row writes
+    // a fresh contiguous temporary and stays at its own kind's cost.
+    assert!(numpy > 2.0 * torch, "numpy {numpy} pytorch {torch}");
+    assert_eq!(
+        choose(&t, &program, &at, &["numpy", "pytorch"])
+            .expect("a choice")
+            .0,
+        "pytorch"
+    );
+    // Without the curve the two price alike and the tie goes to NumPy.
+    let plain = table(&[("numpy", 1e-6, 1e-9), ("pytorch", 1e-6, 1e-9)]);
+    let (best, _) = choose(&plain, &program, &at, &["numpy", "pytorch"]).expect("a choice");
+    assert_eq!(best, "numpy");
+}
