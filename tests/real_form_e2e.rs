@@ -109,6 +109,10 @@ const KERNELS: &[(&str, &str)] = &[
     // A strictly lower triangular product (`k < i`): `tril` of the
     // `n x (n-1)` rectangle it reads.
     ("probe/trmv_lower", "lifted"),
+    // llm.c's linear layer: `x @ w.T + bias` over (batch, time) rows, the
+    // bias pointer tested against NULL or not.
+    ("probe/matmul_bias", "lifted"),
+    ("probe/matmul_bias2", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {

@@ -119,3 +119,39 @@ fn an_exhausted_deadline_is_a_timeout_not_a_hang() {
         outcome.error()
     );
 }
+
+/// llm.c's linear layer, `y = x @ w.T + bias` over rows of a size other
+/// than the product's: the bias repeats along the rows, so it is its own
+/// row broadcast (it was no program at all, or `x - (x - bias)` for a
+/// square product, which rounds a small bias away).
+#[test]
+fn a_bias_added_to_every_row_of_a_product_is_broadcast_from_its_row() {
+    let path = format!(
+        "{}/tests/fixtures/probe/matmul_bias2.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let unit = tenslift_frontend::extract(&path, &tenslift_frontend::Options::default())
+        .expect("extracts");
+    let kernel = unit.kernels.into_iter().next().expect("one kernel");
+    let outcome = lift_kernel(&kernel, &SynthOptions::default());
+    let lifted = whole(&outcome);
+    assert!(lifted.error.is_none(), "{:?}", lifted.error);
+    let text = print_program(lifted.program.as_ref().expect("a program"));
+    assert!(text.contains("bias") && !text.contains("sub("), "{text}");
+}
+
+#[test]
+fn a_target_repeated_along_leading_axes_offers_each_trailing_block() {
+    use crate::algebra::Tensor;
+    let b = Tensor::of_symbols("b", &[8], false);
+    let row = |i: usize| b.elems()[i].clone();
+    // [2, 3, 4]: every (i, j) holds the same row of 4; the [3, 4] block
+    // repeats along the first axis too.
+    let t = Tensor::from_fn(&[2, 3, 4], |ix| row(ix[2]));
+    let blocks = super::search::repeated_blocks(&t);
+    let shapes: Vec<Vec<usize>> = blocks.iter().map(|b| b.shape().to_vec()).collect();
+    assert_eq!(shapes, vec![vec![3, 4], vec![4]]);
+    // A target whose rows differ repeats nothing.
+    let varied = Tensor::from_fn(&[2, 4], |ix| row(ix[0] * 4 + ix[1]));
+    assert!(super::search::repeated_blocks(&varied).is_empty());
+}

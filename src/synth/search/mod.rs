@@ -211,6 +211,14 @@ impl Search<'_> {
                 }));
             }
         }
+        for block in repeated_blocks(target) {
+            if let Some(stub) = self.library.lookup(dtype, &block) {
+                best.consider(Some(Found {
+                    expr: stub.expr.clone(),
+                    cost: stub.cost,
+                }));
+            }
+        }
         if let Some(expr) = self.reductions.lookup(self.library, dtype, target) {
             let cost = self.model.cost_of(&[&expr], self.sizes);
             best.consider(Some(Found { expr, cost }));
@@ -239,6 +247,32 @@ impl Search<'_> {
 pub(crate) fn work_of(t: &Tensor) -> u64 {
     let terms: usize = t.elems().iter().map(|e| e.len()).sum();
     1 + terms as u64 / 16
+}
+
+/// The trailing blocks `t` repeats along its leading axes, widest first:
+/// for each `k` from 1 below its rank, `t[0, .., 0, ...]` (its last
+/// `rank - k` axes) when every index of the first `k` axes holds the same
+/// block. A stub of such a block is a solution as it is, as a uniform
+/// target's scalar is: operations and stores broadcast trailing axes. A
+/// bias added to every row of a product (`x @ w.T + bias`, llm.c's
+/// linear layer) is the row `bias` (without this it was found only for
+/// square products, as `x - (x - bias)`, which rounds away small biases).
+pub(crate) fn repeated_blocks(t: &Tensor) -> Vec<Tensor> {
+    let shape = t.shape();
+    let mut out = Vec::new();
+    for k in 1..shape.len() {
+        let block: usize = shape[k..].iter().product();
+        if block == 0 || t.len() <= block {
+            continue;
+        }
+        let first = &t.elems()[..block];
+        if t.elems().chunks(block).all(|c| c == first) {
+            if let Ok(b) = Tensor::new(shape[k..].to_vec(), first.to_vec()) {
+                out.push(b);
+            }
+        }
+    }
+    out
 }
 
 /// Whether every element of `t` is the same expression.
