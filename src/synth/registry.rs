@@ -14,7 +14,9 @@ use super::direct::Direct;
 use super::enumerative::{AfterStores, Enumerative};
 use super::moments::{ScaledGram, StoredMoments};
 use super::outputs::PerOutput;
-use super::partial::restructure::{Distribute, Guards, Interchange, Restructuring, Reverse, Split};
+use super::partial::restructure::{
+    Distribute, Guards, Interchange, Restructuring, Reverse, Split, Substitute,
+};
 use super::partial::KeptLoops;
 use super::scatter::Histogram;
 use super::search::SketchFamily;
@@ -45,8 +47,14 @@ pub static KERNEL_TACTICS: &[&dyn KernelTactic] = &[
 
 /// Loop restructurings of `kept-loops`, in the order tried on a loop that
 /// does not lift as one statement.
-pub static RESTRUCTURINGS: &[&dyn Restructuring] =
-    &[&Reverse, &Guards, &Distribute, &Split, &Interchange];
+pub static RESTRUCTURINGS: &[&dyn Restructuring] = &[
+    &Reverse,
+    &Guards,
+    &Substitute,
+    &Distribute,
+    &Split,
+    &Interchange,
+];
 
 /// Tactics for one output, in order.
 pub static OUTPUT_TACTICS: &[&dyn OutputTactic] = &[

@@ -309,6 +309,34 @@ impl Driver<'_> {
     ) -> Result<Stmt, PartialError> {
         let goal = self.statement_goal(stmt, scope, at)?;
         let value = self.statement_value(stmt, scope, &goal)?;
+        let store = match self.checked_store(value.clone(), &goal, scope) {
+            Ok(store) => store,
+            // A linear stencil or the search fit their values at one size
+            // tuple, where two sizes may be the same number (`m / N` read
+            // as `m / C` where N = C): a pointwise statement's own
+            // expression, vectorised, is then checked instead.
+            Err(e) => match vectorise::vectorise(stmt, &goal.params, scope)
+                .filter(|v| vectorise::is_pointwise(stmt) && *v != value)
+            {
+                Some(own) => self.checked_store(own, &goal, scope).map_err(|_| e)?,
+                None => return Err(e),
+            },
+        };
+        self.cost += crate::synth::cost::cost_of(&[&store_value(&store)], &goal.sizes);
+        if is_vectorised(&store_value(&store)) {
+            self.vectorised = true;
+        }
+        Ok(store)
+    }
+
+    /// `value` stored into the statement's region, checked against the
+    /// statement's kernel at several bindings of the kept variables.
+    fn checked_store(
+        &mut self,
+        value: Expr,
+        goal: &StatementGoal,
+        scope: &Scope,
+    ) -> Result<Stmt, PartialError> {
         let value = stencil::broadcast_to(value, &goal.region_shape).ok_or_else(|| {
             PartialError::Statement {
                 array: goal.array.clone(),
@@ -321,11 +349,12 @@ impl Driver<'_> {
             region: (!full).then_some(goal.region.clone()),
             value,
         };
-        self.check_statement(vec![store.clone()], &goal.skernel, goal.params, scope)?;
-        self.cost += crate::synth::cost::cost_of(&[&store_value(&store)], &goal.sizes);
-        if is_vectorised(&store_value(&store)) {
-            self.vectorised = true;
-        }
+        self.check_statement(
+            vec![store.clone()],
+            &goal.skernel,
+            goal.params.clone(),
+            scope,
+        )?;
         Ok(store)
     }
 

@@ -265,3 +265,53 @@ fn a_statement_before_a_recurrence_sees_the_arrays_at_their_extent() {
         Ok(lifted) => panic!("expected a refusal, got {:?}", lifted.kept_loops),
     }
 }
+
+/// A two-pass variance per row through a temporary (`xshift = x - m;
+/// v += xshift * xshift`): the temporary is substituted where it is read,
+/// so the row loop keeps nothing; the mean's division by a size is the
+/// statement's own expression where the search, at a tuple where two sizes
+/// are equal, divided by the other.
+#[test]
+fn a_temporary_read_after_it_is_set_is_substituted_and_the_rows_vectorise() {
+    let kernel = from_source(
+        "void f(float *var, const float *x, int n, int c) {\n  \
+         for (int r = 0; r < n; r++) {\n    float m = 0.0f;\n    \
+         for (int i = 0; i < c; i++) m += x[r * c + i];\n    m = m / n;\n    \
+         float v = 0.0f;\n    for (int i = 0; i < c; i++) {\n      \
+         float xshift = x[r * c + i] - m;\n      v += xshift * xshift;\n    }\n    \
+         var[r] = v;\n  }\n}\n",
+    );
+    let lifted = kept(&kernel).expect("lifts with the temporary substituted");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let text = print_program(&lifted.program);
+    assert!(!text.contains("xshift"), "{text}");
+    assert!(!text.contains("for "), "{text}");
+    assert!(text.contains("cast(n, i32)"), "{text}");
+}
+
+/// A temporary whose value reads an array written after it in the same
+/// iteration is not substituted (the later read would see the new value);
+/// one whose inputs stay as they were is.
+#[test]
+fn a_temporary_whose_inputs_change_after_it_is_set_stays() {
+    use super::locals::scalars_as_arrays;
+    use super::restructure::{LoopSite, Restructuring, Substitute};
+    let substitutes = |source: &str| {
+        let (kernel, scalars) = scalars_as_arrays(&from_source(source));
+        let site = LoopSite {
+            l: top_loop(&kernel),
+            scope: &vec![],
+            kernel: &kernel,
+            scalars: &scalars,
+        };
+        Substitute.apply(&site).is_some()
+    };
+    let head = "void f(float *y, float *z, int n) {\n  for (int i = 0; i < n; i++) {\n    \
+                float t = y[i] * 2.0f;\n";
+    assert!(!substitutes(&format!(
+        "{head}    y[i] = 0.0f;\n    z[i] = t;\n  }}\n}}\n"
+    )));
+    assert!(substitutes(&format!(
+        "{head}    z[i] = t;\n    z[i] += t;\n  }}\n}}\n"
+    )));
+}

@@ -18,6 +18,10 @@
 //! * `split`: a loop that reads at a point what it writes elsewhere is cut
 //!   at that point (floyd-warshall's `i < k`, `i = k`, `i > k`), so each
 //!   piece reads what no piece of itself writes;
+//! * `substitute`: a float temporary set once in an iteration and read only
+//!   after that in it is replaced by its value where it is read (llm.c's
+//!   `xshift = x[i] - m; v += xshift * xshift`), so the loop reads no
+//!   scalar it writes;
 //! * `interchange`: a loop whose iterations are independent, around one
 //!   loop that carries a dependency, moves inside it (a scan keeps its
 //!   carried loop and vectorises the other).
@@ -27,12 +31,14 @@ mod guards;
 mod interchange;
 mod reverse;
 mod split;
+mod substitute;
 
 pub use distribute::Distribute;
 pub use guards::Guards;
 pub use interchange::Interchange;
 pub use reverse::Reverse;
 pub use split::Split;
+pub use substitute::Substitute;
 
 use tenslift_frontend::ir::{self as loop_ir, Kernel, Local, Loop};
 
