@@ -315,3 +315,22 @@ fn a_temporary_whose_inputs_change_after_it_is_set_stays() {
         "{head}    z[i] = t;\n    z[i] += t;\n  }}\n}}\n"
     )));
 }
+
+/// Softmax over rows: `p[i] = exp(l[i] - max); sum += p[i]` inside the row
+/// loop distributes inside it, then the row loop distributes, and every
+/// statement vectorises over rows and columns (the inner loop was kept,
+/// around vectorised rows).
+#[test]
+fn an_inner_loop_of_two_statements_distributes_inside_its_row_loop() {
+    let path = format!(
+        "{}/tests/fixtures/probe/softmax_rows.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
+    let kernel = unit.kernels.into_iter().next().expect("one kernel");
+    let lifted = kept(&kernel).expect("lifts with its loops distributed");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let text = print_program(&lifted.program);
+    assert!(!text.contains("for "), "{text}");
+    assert!(text.contains("exp("), "{text}");
+}

@@ -1,5 +1,6 @@
 //! `distribute`: `for i { S1; S2; … }` becomes `for i { S1 }; for i { S2 };
-//! …` when every pair of accesses in two different statements touches one
+//! …` (inside a loop around it alone, too: `for r { for i { S1; S2 } }`)
+//! when every pair of accesses in two different statements touches one
 //! element only within one iteration (or never), so running all of S1
 //! before all of S2 reads and writes what the C does.
 //!
@@ -27,13 +28,13 @@ impl Restructuring for Distribute {
     }
 
     fn summary(&self) -> &'static str {
-        "a loop whose statements depend on one another only within an iteration becomes one loop per statement, the scalars it privatises expanded along it"
+        "a loop whose statements depend on one another only within an iteration becomes one loop per statement, the scalars it privatises expanded along it (a loop around one such loop alone distributes that loop inside it)"
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
         let l = site.l;
         if l.body.len() < 2 {
-            return None;
+            return distribute_inner(site);
         }
         let mut l = l.clone();
         let mut locals = Vec::new();
@@ -66,6 +67,25 @@ impl Restructuring for Distribute {
             .collect();
         Some(Restructured { stmts, locals })
     }
+}
+
+/// `for r { for i { S1; S2 } }` with the inner loop distributed inside the
+/// outer one: `for r { for i { S1 }; for i { S2 } }`, which then
+/// distributes in turn (llm.c's softmax rows: `p[i] = exp(l[i] - max);
+/// sum += p[i]`, the exponentials of every row, then their sums, where
+/// the inner loop alone would be kept around vectorised rows).
+fn distribute_inner(site: &LoopSite<'_>) -> Option<Restructured> {
+    let [loop_ir::Stmt::Loop(inner)] = site.l.body.as_slice() else {
+        return None;
+    };
+    let done = Distribute.apply(&LoopSite { l: inner, ..*site })?;
+    Some(Restructured {
+        stmts: vec![loop_ir::Stmt::Loop(Loop {
+            body: done.stmts,
+            ..site.l.clone()
+        })],
+        locals: done.locals,
+    })
 }
 
 /// Whether any two accesses of different statements of `l` that share an
