@@ -600,13 +600,7 @@ impl CostModel {
 
     /// The cost of one node, not counting its operands.
     pub fn node_cost(&self, expr: &Expr, sizes: &Sizes) -> f64 {
-        let Some(kind) = kind_of(expr) else {
-            return 0.0;
-        };
-        match self {
-            CostModel::Analytic => self.price(kind, node_work(expr, sizes)),
-            CostModel::Calibrated(_) => self.price(kind, timed_work(expr, sizes)),
-        }
+        kind_of(expr).map_or(0.0, |kind| self.node_cost_as(kind, expr, sizes))
     }
 
     /// The cost of `expr`'s node as an operation of `kind` rather than its

@@ -266,10 +266,14 @@ pub(crate) fn repeated_blocks(t: &Tensor) -> Vec<Tensor> {
             continue;
         }
         let first = &t.elems()[..block];
-        if t.elems().chunks(block).all(|c| c == first) {
-            if let Ok(b) = Tensor::new(shape[k..].to_vec(), first.to_vec()) {
-                out.push(b);
-            }
+        // A target that does not repeat along its first `k` axes repeats
+        // along no more of them: asked at every node of the search, the
+        // check stops at the first axis that differs.
+        if !t.elems().chunks(block).all(|c| c == first) {
+            break;
+        }
+        if let Ok(b) = Tensor::new(shape[k..].to_vec(), first.to_vec()) {
+            out.push(b);
         }
     }
     out

@@ -109,8 +109,10 @@ pub(super) fn blocked_store(
     value.walk_unique(&mut |n| widest_bytes = widest_bytes.max(n.dtype().byte_size()));
     let consts: Option<Vec<i64>> = shape.iter().map(Dim::as_const).collect();
     if let Some(consts) = consts {
-        let total = consts.iter().map(|&c| c.max(0) as u128).product::<u128>();
-        if total * widest_bytes as u128 <= (SMALL_BLOCKS * block_bytes) as u128 {
+        let bytes = consts.iter().fold(widest_bytes as u128, |b, &c| {
+            b.saturating_mul(c.max(0) as u128)
+        });
+        if bytes <= (SMALL_BLOCKS * block_bytes) as u128 {
             return None;
         }
     }

@@ -263,7 +263,8 @@ fn classify_one(stmt: &loop_ir::Stmt, s: &str) -> Use {
     }
 }
 
-fn reads(e: &loop_ir::Expr, s: &str) -> bool {
+/// Whether `e` loads `s` (an array or a former scalar).
+pub(super) fn reads(e: &loop_ir::Expr, s: &str) -> bool {
     match &e.kind {
         ExprKind::Load { array, .. } => array == s,
         ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => reads(arg, s),
@@ -311,7 +312,9 @@ fn reads_anywhere(stmt: &loop_ir::Stmt, s: &str) -> bool {
     }
 }
 
-fn writes(stmts: &[loop_ir::Stmt], s: &str) -> bool {
+/// Whether any of the statements stores into `s` (an array or a former
+/// scalar: the driver's locals are arrays).
+pub(super) fn writes(stmts: &[loop_ir::Stmt], s: &str) -> bool {
     stmts.iter().any(|stmt| match stmt {
         loop_ir::Stmt::Assign { target, .. } => {
             matches!(target, LValue::Element { array, .. } if array == s)

@@ -17,6 +17,7 @@
 use tenslift_frontend::ir::{self as loop_ir, Expr, ExprKind, LValue, Loop};
 use tenslift_frontend::ir_rewrite::{rewrite_stmt, Rewrite};
 
+use super::distribute::{reads, writes};
 use super::{LoopSite, Restructured, Restructuring};
 
 pub struct Substitute;
@@ -126,38 +127,17 @@ impl Rewrite for ByValue<'_> {
 
 /// The arrays (and former scalars) `e` loads from.
 fn loaded(e: &Expr) -> Vec<String> {
-    let mut out = Vec::new();
-    walk(e, &mut |x| {
-        if let ExprKind::Load { array, .. } = &x.kind {
-            out.push(array.clone());
-        }
-    });
-    out
-}
-
-fn reads(e: &Expr, t: &str) -> bool {
-    loaded(e).iter().any(|a| a == t)
-}
-
-fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
     match &e.kind {
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => walk(arg, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk(lhs, f);
-            walk(rhs, f);
-        }
+        ExprKind::Load { array, .. } => vec![array.clone()],
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => loaded(arg),
+        ExprKind::Binary { lhs, rhs, .. } => [loaded(lhs), loaded(rhs)].concat(),
         ExprKind::Select {
             cond,
             then_value,
             else_value,
-        } => {
-            walk(cond, f);
-            walk(then_value, f);
-            walk(else_value, f);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk(a, f)),
-        _ => {}
+        } => [loaded(cond), loaded(then_value), loaded(else_value)].concat(),
+        ExprKind::Call { args, .. } => args.iter().flat_map(loaded).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -188,23 +168,6 @@ fn reads_in(stmts: &[loop_ir::Stmt], t: &str) -> usize {
             loop_ir::Stmt::Return { value, .. } => in_expr(value),
         })
         .sum()
-}
-
-/// Whether any of the statements writes `a` (an array or a former scalar).
-fn writes(stmts: &[loop_ir::Stmt], a: &str) -> bool {
-    stmts.iter().any(|s| match s {
-        loop_ir::Stmt::Assign { target, .. } => match target {
-            LValue::Element { array, .. } => array == a,
-            LValue::Scalar { name, .. } => name == a,
-        },
-        loop_ir::Stmt::Loop(l) => writes(&l.body, a),
-        loop_ir::Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => writes(then_body, a) || writes(else_body, a),
-        loop_ir::Stmt::Return { .. } => false,
-    })
 }
 
 /// The statements without their assignments to `t` (a dead temporary).
