@@ -243,6 +243,19 @@ pub fn kernel(k: &Kernel) -> String {
     if let Some(r) = k.returns {
         let _ = writeln!(out, "  returns {r}");
     }
+    for g in &k.guards {
+        let mut line = format!("  guard if {}:", expr(&g.cond));
+        for (array, value) in &g.stores {
+            let _ = write!(line, " {array}[0] = {};", expr(value));
+        }
+        match g.value {
+            Some(v) => {
+                let _ = write!(line, " return {v}");
+            }
+            None => line.push_str(" return"),
+        }
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "  body");
     stmts(&mut out, &k.body, 2);
     out

@@ -60,6 +60,30 @@ pub struct Kernel {
     /// `nonnull`), with where each is first tested.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumed_set: Vec<(String, Loc)>,
+    /// Leading `if (cond) return …;` guards that change what the kernel
+    /// does, in order: the body is the rest of the kernel, and a program
+    /// for it runs only when no guard's condition holds (see
+    /// `lower::guards`). Empty when the C has none or they change nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<KernelGuard>,
+    /// Pointer parameters to an array of structs read as the flat array of
+    /// their fields' type (see `lower::aos`): `(parameter, struct type,
+    /// elements a record)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub struct_arrays: Vec<(String, String, i64)>,
+}
+
+/// `if (cond) { p[0] = v; …; return value; }` at the start of the kernel:
+/// `cond` reads scalar parameters and literals only, each store writes a
+/// literal into the first element of a pointer parameter, `value` is the
+/// literal returned (`None` for a bare `return;`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelGuard {
+    pub cond: Expr,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stores: Vec<(String, Expr)>,
+    pub value: Option<f64>,
+    pub loc: Loc,
 }
 
 /// A histogram write `h[x[i]] += v` (or `h[x[i]]++`): its subscript is read
@@ -204,6 +228,11 @@ impl Kernel {
             out.push(format!(
                 "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the NumPy, JAX and PyTorch code checks it and raises ValueError, StableHLO does not (its scatter drops an update outside the bins)",
                 h.index, h.target, h.bins, h.target
+            ));
+        }
+        for (name, record, per_record) in &self.struct_arrays {
+            out.push(format!(
+                "`{name}` is the memory of the C's `{record}` array, passed as the flat array of the fields it uses ({per_record} elements a record; from NumPy, a structured array's `.view()` of that type)"
             ));
         }
         for (name, at) in &self.assumed_set {

@@ -16,7 +16,8 @@
 //! Pipeline inside: [`includes`] refuses devices and oversized files
 //! before anything is read; `libclang` (a thin safe layer over clang-sys)
 //! parses, under a deadline;
-//! `reader` copies cursors into the owned `syntax` tree (depth-bounded);
+//! `reader` copies cursors into the owned `syntax` tree (depth-bounded),
+//! rolling loops unrolled by hand back into one (`reroll`);
 //! `lower` builds the IR, using [`affine`] and [`delinearize`] for
 //! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
 //! [`diagnostics`] holds every rejection code; [`types`] has C's arithmetic
@@ -48,6 +49,7 @@ pub(crate) mod nonnull;
 pub mod options;
 pub(crate) mod pointer_for;
 pub(crate) mod reader;
+pub(crate) mod reroll;
 pub mod roles;
 pub(crate) mod syntax;
 #[cfg(test)]

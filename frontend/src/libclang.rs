@@ -243,6 +243,12 @@ impl<'tu> Cursor<'tu> {
         }
     }
 
+    /// `raw` as a cursor, `None` when it is libclang's null cursor.
+    fn non_null(&self, raw: sys::CXCursor) -> Option<Cursor<'tu>> {
+        // SAFETY: reading a cursor of a live TU.
+        (unsafe { sys::clang_Cursor_isNull(raw) } == 0).then(|| self.wrap(raw))
+    }
+
     pub fn kind(&self) -> sys::CXCursorKind {
         // SAFETY: reading a cursor of a live TU.
         unsafe { sys::clang_getCursorKind(self.raw) }
@@ -306,28 +312,28 @@ impl<'tu> Cursor<'tu> {
 
     /// The declaration a reference or call names.
     pub fn referenced(&self) -> Option<Cursor<'tu>> {
-        // SAFETY: as above; a null cursor means "none".
-        unsafe {
-            let r = sys::clang_getCursorReferenced(self.raw);
-            if sys::clang_Cursor_isNull(r) != 0 {
-                None
-            } else {
-                Some(self.wrap(r))
-            }
-        }
+        // SAFETY: as above.
+        self.non_null(unsafe { sys::clang_getCursorReferenced(self.raw) })
+    }
+
+    /// A field declaration's offset in its record, in bytes (`None` for
+    /// a bit-field off a byte boundary, or when libclang cannot say).
+    pub fn field_offset_bytes(&self) -> Option<i64> {
+        // SAFETY: as above; a negative result is libclang's error code.
+        let bits = unsafe { sys::clang_Cursor_getOffsetOfField(self.raw) };
+        (bits >= 0 && bits % 8 == 0).then_some(bits / 8)
+    }
+
+    /// The entity that declares this one (a field's record).
+    pub fn semantic_parent(&self) -> Option<Cursor<'tu>> {
+        // SAFETY: as above.
+        self.non_null(unsafe { sys::clang_getCursorSemanticParent(self.raw) })
     }
 
     /// The definition of a declared entity (a function's body), if any.
     pub fn definition(&self) -> Option<Cursor<'tu>> {
-        // SAFETY: as above; a null cursor means "none".
-        unsafe {
-            let r = sys::clang_getCursorDefinition(self.raw);
-            if sys::clang_Cursor_isNull(r) != 0 {
-                None
-            } else {
-                Some(self.wrap(r))
-            }
-        }
+        // SAFETY: as above.
+        self.non_null(unsafe { sys::clang_getCursorDefinition(self.raw) })
     }
 
     /// The initialiser of a variable declaration.
@@ -497,6 +503,13 @@ impl<'tu> Type<'tu> {
     pub fn array_size(&self) -> Option<i64> {
         // SAFETY: as above.
         let n = unsafe { sys::clang_getArraySize(self.raw) };
+        (n >= 0).then_some(n)
+    }
+
+    /// `sizeof` the type in bytes (`None` for an incomplete type).
+    pub fn size_of(&self) -> Option<i64> {
+        // SAFETY: as above; a negative result is libclang's error code.
+        let n = unsafe { sys::clang_Type_getSizeOf(self.raw) };
         (n >= 0).then_some(n)
     }
 

@@ -48,6 +48,11 @@ pub struct Reader {
     source_lines: HashMap<String, Option<Vec<String>>>,
     /// Declaration keys of the parameters of the function being read.
     param_keys: HashSet<String>,
+    /// Where the `for` loops written without an initialiser are (they are
+    /// read like a counted `while`, and refused with their own message).
+    initless_fors: Vec<Loc>,
+    /// Layouts of the struct fields the function being read names.
+    field_layouts: BTreeMap<(String, String), FieldLayout>,
 }
 
 fn loc_of(c: &Cursor<'_>) -> Loc {
@@ -281,7 +286,7 @@ fn movable_init(stmts: &[CStmt], key: &str) -> Option<usize> {
 
 /// Whether `e` reads nothing but variables (collected into `reads`),
 /// literals and arithmetic: no memory, call or side effect.
-fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
+pub(crate) fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
     match &e.kind {
         CExprKind::Ref(r) => {
             reads.push(r.key.clone());
@@ -326,6 +331,8 @@ impl Reader {
             size_macros: HashMap::new(),
             source_lines: HashMap::new(),
             param_keys: HashSet::new(),
+            initless_fors: Vec::new(),
+            field_layouts: BTreeMap::new(),
         }
     }
 
@@ -404,6 +411,7 @@ impl Reader {
     /// `while` loops settled.
     fn finish_block(&mut self, stmts: Vec<CStmt>, loc: Loc, function_body: bool) -> CStmt {
         let stmts = crate::hoist_helpers::hoist_helper_calls(stmts);
+        let stmts = crate::reroll::reroll(stmts, function_body);
         let stmts = self.fold_while_inits(stmts);
         let stmts = self.settle_count_downs(stmts, function_body);
         let stmts = crate::flat_product::split_product_bounds(stmts);
@@ -450,6 +458,15 @@ impl Reader {
                         loc,
                     });
                 }
+                None if self.initless_fors.contains(&loc) => {
+                    self.reject(
+                        codes::FOR_SHAPE,
+                        &loc,
+                        "`for` loop without an initialiser, and no statement before it sets its \
+                         counter where it could move into the loop; give the loop its initialiser",
+                    );
+                    out.push(CStmt::Rejected(loc));
+                }
                 None => out.push(self.reject_while(&loc, "`while`")),
             }
         }
@@ -477,6 +494,7 @@ impl Reader {
         self.globals.clear();
         self.inline_expansions = 0;
         self.param_keys.clear();
+        self.field_layouts.clear();
         let mut params = Vec::new();
         let mut body = Vec::new();
         for child in f.children() {
@@ -507,6 +525,29 @@ impl Reader {
             start_line,
             end_line,
             globals: std::mem::take(&mut self.globals).into_values().collect(),
+            field_layouts: std::mem::take(&mut self.field_layouts),
+        }
+    }
+
+    /// Records where the field a member expression names lies (for arrays
+    /// of structs, `lower::aos`).
+    fn note_field_layout(&mut self, member: &Cursor<'_>) {
+        let Some(field) = member.referenced() else {
+            return;
+        };
+        let Some(record) = field.semantic_parent() else {
+            return;
+        };
+        let (Some(offset), Some(record_size)) = (field.field_offset_bytes(), record.ty().size_of())
+        else {
+            return;
+        };
+        if let CType::Struct(name) = read_type(record.ty()) {
+            let layout = FieldLayout {
+                offset,
+                record_size,
+            };
+            self.field_layouts.insert((name, field.spelling()), layout);
         }
     }
 
@@ -584,6 +625,20 @@ impl Reader {
                     else_branch: children
                         .get(2)
                         .map(|e| Box::new(self.read_stmt(e, depth + 2))),
+                    loc,
+                }
+            }
+            sys::CXCursor_ForStmt
+                if children.len() == 3 && c.tokens().get(2).is_some_and(|t| t == ";") =>
+            {
+                // `for (; i < n; i++)`: the counter set before the loop
+                // (taken from there by `fold_while_inits`, as for a `while`).
+                self.initless_fors.push(loc.clone());
+                CStmt::For {
+                    init: Box::new(CStmt::Null(loc.clone())),
+                    cond: self.read_expr(&children[0], depth + 1),
+                    inc: self.read_expr(&children[1], depth + 1),
+                    body: Box::new(self.read_loop_body(&children[2], depth + 2)),
                     loc,
                 }
             }
@@ -923,10 +978,13 @@ impl Reader {
                 }
             }
             sys::CXCursor_MemberRefExpr => match children.first() {
-                Some(_) => CExprKind::Member {
-                    base: sub(self, 0),
-                    field: c.spelling(),
-                },
+                Some(_) => {
+                    self.note_field_layout(c);
+                    CExprKind::Member {
+                        base: sub(self, 0),
+                        field: c.spelling(),
+                    }
+                }
                 None => CExprKind::Unsupported("member access without a base".into()),
             },
             sys::CXCursor_UnaryExpr => CExprKind::Unsupported("sizeof".into()),

@@ -581,6 +581,13 @@ impl CStmt {
     }
 }
 
+/// Where a struct field lies: its offset and its record's size, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLayout {
+    pub offset: i64,
+    pub record_size: i64,
+}
+
 /// A function definition, read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CFunction {
@@ -594,4 +601,7 @@ pub struct CFunction {
     pub end_line: u32,
     /// Globals the body references, by key, in declaration order.
     pub globals: Vec<CVarDecl>,
+    /// The layout of each struct field the body names, by (struct type as
+    /// [`CType::Struct`] spells it, field name).
+    pub field_layouts: std::collections::BTreeMap<(String, String), FieldLayout>,
 }

@@ -714,15 +714,21 @@ fn generated_references(
 }
 
 /// A valid tuple a few times larger than `small` (each size scaled by 4,
-/// else 2), else any other valid tuple.
+/// else 2, plus one where that is valid), else any other valid tuple.
+/// The one more makes sizes that small unroll factors do not divide
+/// (`4 * 3 + 1 = 13`), so that C unrolled by hand runs both its main and
+/// its clean-up loop against the program.
 pub(crate) fn moderate_sizes(kernel: &Kernel, small: &Sizes, pinned: &Sizes) -> Option<Sizes> {
     if small.len() <= pinned.len() {
         return None;
     }
-    for factor in [4, 2] {
+    for (factor, extra) in [(4, 1), (4, 0), (2, 1), (2, 0)] {
         let scaled: Sizes = small
             .iter()
-            .map(|(k, v)| (k.clone(), pinned.get(k).copied().unwrap_or(v * factor)))
+            .map(|(k, v)| {
+                let size = pinned.get(k).copied().unwrap_or(v * factor + extra);
+                (k.clone(), size)
+            })
             .collect();
         if let Ok(sizes) = choose_sizes(kernel, &scaled) {
             return Some(sizes);

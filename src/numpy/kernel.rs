@@ -239,6 +239,8 @@ fn assemble(
         returns,
         histograms: Vec::new(),
         assumed_set: Vec::new(),
+        guards: Vec::new(),
+        struct_arrays: Vec::new(),
     };
     Lowered {
         kernel,

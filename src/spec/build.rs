@@ -101,6 +101,8 @@ impl KernelBuilder {
                 returns: None,
                 histograms: Vec::new(),
                 assumed_set: Vec::new(),
+                guards: Vec::new(),
+                struct_arrays: Vec::new(),
             },
         }
     }

@@ -88,7 +88,27 @@ pub fn lift_kernel(kernel: &Kernel, options: &SynthOptions) -> Outcome {
         settled = found || tactic.decides() || timed_out(&outcome);
     }
     rewrite(kernel, options, &mut outcome);
+    attach_guards(kernel, &mut outcome);
     outcome
+}
+
+/// The kernel's leading guards stated on the programs found: a program
+/// computes the kernel past its guards, and they run first.
+fn attach_guards(kernel: &Kernel, outcome: &mut Outcome) {
+    if kernel.guards.is_empty() {
+        return;
+    }
+    let guards: Vec<_> = kernel
+        .guards
+        .iter()
+        .map(super::guard::program_guard)
+        .collect();
+    if let Some(w) = outcome.whole.as_mut().and_then(|w| w.program.as_mut()) {
+        w.meta.guards = guards.clone();
+    }
+    if let Ok(p) = outcome.partial.as_mut() {
+        p.program.meta.guards = guards;
+    }
 }
 
 /// Equality saturation over the accepted program (`crate::eqsat`): the

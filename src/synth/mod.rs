@@ -23,6 +23,10 @@
 //! a program fitted to one size tuple is never returned. Costs come from
 //! [`cost`]: the analytic model, or a table calibrated on this machine.
 //!
+//! The kernel's leading guards that change what it does (the C's `if
+//! (cond) return …;`, kept by the frontend) are attached to the program
+//! last ([`guard`]): the search only ever sees the rest of the kernel.
+//!
 //! Every search limit is counted in work ([`budget`]), never in seconds:
 //! the same input gives the same program, statistics and trace on any
 //! machine. The user's `--timeout` is only an outer safety net.
@@ -34,6 +38,7 @@ pub mod driver;
 pub mod enumerative;
 pub mod extraction;
 pub mod fold;
+pub mod guard;
 pub mod library;
 pub mod moments;
 pub mod options;

@@ -336,6 +336,7 @@ fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
             requires: signature::requirements(kernel).map_err(fail)?,
             preconditions: kernel.preconditions(),
             extents: signature::declared_extents(kernel),
+            guards: Vec::new(),
         },
         name: Arc::from(kernel.name.as_str()),
         params: problem.declared_params.clone(),

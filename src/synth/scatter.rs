@@ -90,6 +90,7 @@ fn program_of(kernel: &Kernel) -> Result<(Program, f64), SynthError> {
             requires: signature::requirements(kernel)?,
             preconditions: kernel.preconditions(),
             extents: signature::declared_extents(kernel),
+            guards: Vec::new(),
         },
         name: Arc::from(kernel.name.as_str()),
         params,

@@ -82,6 +82,7 @@ fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted> {
                 requires: requirements(kernel).ok()?,
                 preconditions: kernel.preconditions(),
                 extents: super::signature::declared_extents(kernel),
+                guards: Vec::new(),
             },
             name: Arc::from(kernel.name.as_str()),
             params: declared.clone(),

@@ -31,6 +31,23 @@ pub struct Meta {
     /// the array axis it came from, so that drivers pass the right value
     /// without reading it back out of the size's name.
     pub extents: Vec<DeclaredExtent>,
+    /// The C's leading guards that change what it does, in order: the
+    /// program computes the rest of the kernel, and runs only when no
+    /// guard's condition holds (each target checks them first).
+    pub guards: Vec<Guard>,
+}
+
+/// `guard "{n} <= 1" store "out" "0" return "0"`: when `cond` holds the
+/// function stores each literal into its array's first element and
+/// returns the literal `value` (nothing when `None`) instead of running
+/// the program. `cond` is a Python expression over scalar parameters and
+/// literals, each parameter written `{name}` (its program name, which a
+/// target may rename).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Guard {
+    pub cond: String,
+    pub stores: Vec<(String, String)>,
+    pub value: Option<String>,
 }
 
 /// `extent ext_1000 = 1000 of C[0]`: the size `name` is the declared
@@ -63,6 +80,7 @@ impl Default for Meta {
             requires: Vec::new(),
             preconditions: Vec::new(),
             extents: Vec::new(),
+            guards: Vec::new(),
         }
     }
 }
@@ -716,6 +734,38 @@ mod tests {
         let again =
             parse_program("t.tensir", &print_program(&p)).unwrap_or_else(|d| panic!("{d:?}"));
         assert_eq!(again.meta, p.meta);
+    }
+
+    /// A guard (condition, stores, returned literal) survives printing and
+    /// parsing; every Python target checks it first, StableHLO refuses it.
+    #[test]
+    fn guards_round_trip_and_run_first() {
+        let text = "status \"unverified\"\n\
+            guard \"{n} <= 1\" store \"out\" \"0.0\" return \"-1.0\"\n\
+            guard \"({a} == 0.0)\"\n\
+            func f(n: size, a: f64, x: f64[n], out: out f64[1]) -> f64 {\n  \
+            out[0] = sum(mul(x, a), axes=[0]);\n  return out[0];\n}\n";
+        let p = parse_program("t.tensir", text).unwrap_or_else(|d| panic!("{d:?}"));
+        assert_eq!(p.meta.guards.len(), 2);
+        assert_eq!(
+            p.meta.guards[0].stores,
+            [("out".to_string(), "0.0".to_string())]
+        );
+        assert_eq!(p.meta.guards[1].value, None);
+        assert_eq!(print_program(&p), text);
+        let opts = crate::emit::EmitOptions::default();
+        let numpy = crate::emit::emit(&p, crate::emit::Target::Numpy, &opts).expect("numpy");
+        assert!(
+            numpy.contains(
+                "    if n <= 1:\n        out[0] = 0.0\n        return np.float64(-1.0)\n"
+            ),
+            "{numpy}"
+        );
+        let hlo = crate::emit::emit(&p, crate::emit::Target::Hlo, &opts);
+        assert!(
+            matches!(hlo, Err(crate::emit::EmitError::Unsupported(_))),
+            "{hlo:?}"
+        );
     }
 
     /// `map_values` visits a loop's statements after the loop's own

@@ -1,74 +1,125 @@
-//! A leading size guard, `if (n <= 0) return;` (or `return 0.0f;`), as
-//! BLAS-style code opens with. The loop IR has no early exit; the guard is
-//! dropped when it changes nothing: every disjunct of its condition says
-//! that some integer parameter `v` is at most 0, and under each of them
-//! every assignment of the rest of the kernel sits in a loop that then runs
-//! no iteration, and what the kernel returns is the guard's value (a local
-//! set to that literal before the loops, or nothing).
+//! Leading guards, `if (n <= 0) return;` (or `return 0.0f;`), as
+//! BLAS-style code opens with, and the guards that change what the kernel
+//! does (`if (da == 0.0) return;`, `if (blockSize <= 1U) { *pResult = 0;
+//! return; }`). The loop IR has no early exit, so every leading guard is
+//! taken off the C before lowering ([`strip`]). A guard is then dropped
+//! when it changes nothing: every disjunct of its condition says that some
+//! integer parameter `v` is at most 0, and under each of them every
+//! assignment of the rest of the kernel sits in a loop that then runs no
+//! iteration, and what the kernel returns is the guard's value (a local set
+//! to that literal before the loops, or nothing) ([`redundant`]).
 //!
-//! [`strip`] takes the guard off the C before lowering; [`redundant`]
-//! checks the lowered kernel and says why not when the guard matters (then
-//! the kernel is refused as before, with that reason).
+//! When one guard matters, all of them are kept, in order, ahead of the
+//! lifted program ([`kept`], `Kernel::guards`): the program computes the
+//! rest of the kernel, and each target checks the conditions first and
+//! does what the C does then (stores literals into outputs, returns a
+//! literal or nothing). That is the C exactly: the guards are its own
+//! statements, over its scalar parameters only, and the rest is verified
+//! like any kernel. A guard reading anything else (an array, a call, a
+//! local) keeps the kernel refused, with the reason.
 
 use crate::affine::Poly;
-use crate::ir::{Affine, Expr, ExprKind, Kernel, LValue, Loc, Loop, Stmt};
+use crate::ir::{Affine, Expr, ExprKind, Kernel, KernelGuard, LValue, Loc, Loop, Stmt, VarClass};
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CFunction, CStmt, CType, CUnOp, IntValue, RefTarget,
 };
 
-/// A stripped guard: the parameters one of which is at most 0 when it
-/// holds, the value it returns, and where it is.
+/// A stripped guard: its condition, the parameters one of which is at
+/// most 0 when it holds (`None` when the condition says something else),
+/// the literals it stores into outputs, the value it returns, and where it is.
 pub(super) struct Guard {
-    pub vars: Vec<String>,
+    pub cond: CExpr,
+    pub vars: Option<Vec<String>>,
+    pub stores: Vec<(CExpr, CExpr)>,
     pub value: Option<f64>,
     pub loc: Loc,
 }
 
-/// The function without its leading guard, and the guard; `None` when the
-/// body does not open with one of the accepted form (declarations may come
-/// first).
-pub(super) fn strip(func: &CFunction) -> Option<(CFunction, Guard)> {
-    let at = func
-        .body
-        .iter()
-        .position(|s| !matches!(s, CStmt::Decl(..) | CStmt::Null(_)))?;
-    let CStmt::If {
-        cond,
-        then_branch,
-        else_branch: None,
-        loc,
-    } = &func.body[at]
-    else {
-        return None;
-    };
-    let returned = match &**then_branch {
-        CStmt::Return(value, _) => value.as_ref(),
-        CStmt::Compound(inner, _) => match inner.as_slice() {
-            [CStmt::Return(value, _)] => value.as_ref(),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let value = match returned {
-        None => None,
-        Some(e) => Some(literal(e)?),
-    };
-    let mut vars = Vec::new();
-    at_most_zero(cond, &mut vars)?;
+/// The function without its leading guards, and the guards in order;
+/// `None` when the body does not open with one (declarations may come
+/// first and between them).
+pub(super) fn strip(func: &CFunction) -> Option<(CFunction, Vec<Guard>)> {
     let mut body = func.body.clone();
-    body.remove(at);
-    let guard = Guard {
-        vars,
-        value,
-        loc: loc.clone(),
-    };
+    let mut guards = Vec::new();
+    let mut from = 0;
+    while let Some(at) = body[from..]
+        .iter()
+        .position(|s| !matches!(s, CStmt::Decl(..) | CStmt::Null(_)))
+        .map(|at| at + from)
+    {
+        let Some(guard) = guard_of(&body[at]) else {
+            break;
+        };
+        guards.push(guard);
+        body.remove(at);
+        from = at;
+    }
+    if guards.is_empty() {
+        return None;
+    }
     Some((
         CFunction {
             body,
             ..func.clone()
         },
-        guard,
+        guards,
     ))
+}
+
+/// `s` as a guard: `if (cond) return [literal];`, or a block storing
+/// literals through pointers (`*p = 0;`, `p[0] = 0;`) before that return.
+fn guard_of(s: &CStmt) -> Option<Guard> {
+    let CStmt::If {
+        cond,
+        then_branch,
+        else_branch: None,
+        loc,
+    } = s
+    else {
+        return None;
+    };
+    let items: Vec<&CStmt> = match &**then_branch {
+        CStmt::Compound(inner, _) => inner.iter().collect(),
+        other => vec![other],
+    };
+    let (CStmt::Return(returned, _), before) = items.split_last()? else {
+        return None;
+    };
+    let stores = before
+        .iter()
+        .map(|s| literal_store(s))
+        .collect::<Option<Vec<_>>>()?;
+    let value = match returned {
+        None => None,
+        Some(e) => Some(literal(e)?),
+    };
+    let mut vars = Vec::new();
+    let vars = at_most_zero(cond, &mut vars).map(|()| vars);
+    let plain = vars.is_some() && stores.is_empty();
+    Some(Guard {
+        cond: cond.clone(),
+        vars: if plain { vars } else { None },
+        stores,
+        value,
+        loc: loc.clone(),
+    })
+}
+
+/// `(target, value)` of `*p = literal;` or `p[0] = literal;`.
+fn literal_store(s: &CStmt) -> Option<(CExpr, CExpr)> {
+    let CStmt::Expr(e) = s else {
+        return None;
+    };
+    let CExprKind::Binary {
+        op: CBinOp::Assign,
+        lhs,
+        rhs,
+    } = &strip_c(e).kind
+    else {
+        return None;
+    };
+    literal(rhs)?;
+    Some(((**lhs).clone(), (**rhs).clone()))
 }
 
 fn strip_c(e: &CExpr) -> &CExpr {
@@ -156,7 +207,10 @@ fn flipped(op: CBinOp) -> Option<CBinOp> {
 /// Why dropping `guard` would change what `kernel` does; `None` when it
 /// would not (see the module documentation).
 pub(super) fn redundant(kernel: &Kernel, guard: &Guard) -> Option<String> {
-    for v in &guard.vars {
+    let Some(vars) = &guard.vars else {
+        return Some("its condition is not a size at most 0 with nothing stored".into());
+    };
+    for v in vars {
         if let Some(why) = assignments_skipped(&kernel.body, v, false) {
             return Some(format!("when `{v} <= 0`, {why}"));
         }
@@ -274,4 +328,133 @@ fn assigns(body: &[Stmt], name: &str) -> bool {
         } => assigns(then_body, name) || assigns(else_body, name),
         _ => false,
     })
+}
+
+/// The guards as the lowered kernel keeps them ahead of its program, or
+/// where and why one cannot be: its condition must read only scalar
+/// parameters and literals (comparisons, `&&`, `||`, `!`, `+`, `-`, `*`),
+/// and it may store literals only into pointer parameters' first element.
+pub(super) fn kept(
+    l: &mut super::Lowerer<'_>,
+    guards: &[Guard],
+) -> Result<Vec<KernelGuard>, (Loc, String)> {
+    guards.iter().map(|g| kept_one(l, g)).collect()
+}
+
+fn kept_one(l: &mut super::Lowerer<'_>, g: &Guard) -> Result<KernelGuard, (Loc, String)> {
+    let fail = |why: &str| (g.loc.clone(), why.to_string());
+    let cond = l
+        .expr(&g.cond)
+        .ok_or_else(|| fail("its condition does not lower"))?;
+    if !scalar_params_only(&cond) {
+        return Err(fail(
+            "its condition reads more than scalar parameters and literals",
+        ));
+    }
+    let mut stores = Vec::new();
+    for (target, value) in &g.stores {
+        let array = first_element_of_param(target)
+            .ok_or_else(|| fail("it stores other than into a pointer parameter's first element"))?;
+        let value = l
+            .expr(value)
+            .ok_or_else(|| fail("its stored value does not lower"))?;
+        stores.push((array, value));
+    }
+    Ok(KernelGuard {
+        cond,
+        stores,
+        value: g.value,
+        loc: g.loc.clone(),
+    })
+}
+
+/// Whether `e` reads only scalar parameters and literals, through
+/// comparisons, logic, `+`, `-`, `*`, negation and conversions.
+fn scalar_params_only(e: &Expr) -> bool {
+    use crate::ir::{BinaryOp as B, UnaryOp};
+    match &e.kind {
+        ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } => true,
+        ExprKind::Var { class, .. } => *class == VarClass::Param,
+        ExprKind::Unary { op, arg } => {
+            matches!(op, UnaryOp::Neg | UnaryOp::Not) && scalar_params_only(arg)
+        }
+        ExprKind::Cast { arg } => scalar_params_only(arg),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let allowed = !matches!(op, B::Div | B::Rem)
+                && (op.is_comparison() || matches!(op, B::Add | B::Sub | B::Mul | B::And | B::Or));
+            allowed && scalar_params_only(lhs) && scalar_params_only(rhs)
+        }
+        ExprKind::Load { .. } | ExprKind::Select { .. } | ExprKind::Call { .. } => false,
+    }
+}
+
+/// The parameter `p` of `*p` or `p[0]`.
+fn first_element_of_param(target: &CExpr) -> Option<String> {
+    let (base, at_zero) = match &strip_c(target).kind {
+        CExprKind::Unary {
+            op: CUnOp::Unsupported("*"),
+            arg,
+        } => (arg, true),
+        CExprKind::Subscript { base, index } => (
+            base,
+            matches!(strip_c(index).kind, CExprKind::Int(IntValue::Fits(0))),
+        ),
+        _ => return None,
+    };
+    match (&strip_c(base).kind, &strip_c(base).ty) {
+        (CExprKind::Ref(r), CType::Pointer { .. }) if at_zero && r.target == RefTarget::Param => {
+            Some(r.name.clone())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::{dumped_body, extracted};
+    use crate::Options;
+
+    fn dumped(source: &str) -> String {
+        let tu = extracted(source, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        crate::dump::kernel(&tu.kernels[0])
+    }
+
+    #[test]
+    fn guards_that_change_nothing_are_dropped() {
+        let k = dumped(
+            "void f(int n, float *y) { if (n <= 0) return; for (int i = 0; i < n; i++) y[i] = 0; }",
+        );
+        assert!(!k.contains("guard"), "{k}");
+    }
+
+    #[test]
+    fn one_guard_that_matters_keeps_every_guard_in_order() {
+        let k = dumped(
+            "void f(int n, float a, float *y, float *r) {\n\
+               if (n <= 0) return;\n\
+               if (a == 0.0f) { *r = 0; return; }\n\
+               for (int i = 0; i < n; i++) y[i] *= a;\n\
+               r[0] = 1;\n\
+             }",
+        );
+        let guards: Vec<&str> = k.lines().filter(|l| l.contains("guard")).collect();
+        assert_eq!(guards.len(), 2, "{k}");
+        assert!(
+            guards[0].contains("n") && guards[0].ends_with("return"),
+            "{k}"
+        );
+        assert!(
+            guards[1].contains("r[0] = ") && guards[1].contains("a"),
+            "{k}"
+        );
+    }
+
+    #[test]
+    fn a_guard_reading_memory_keeps_the_kernel_refused() {
+        let codes = dumped_body(
+            "void f(int n, const float *x, float *y) { if (x[0] > 0) return; for (int i = 0; i < n; i++) y[i] = x[i]; }",
+        )
+        .expect_err("refused");
+        assert_eq!(codes, ["TL037"]);
+    }
 }

@@ -8,6 +8,7 @@
 //! first keeps `i`, the next becomes `i_1`). Renaming is deterministic:
 //! declaration order in the source.
 
+mod aos;
 mod expr;
 mod fields;
 mod finish;
@@ -116,6 +117,10 @@ pub fn lower_function(
     let func = guarded.as_ref().map_or(func, |(f, _)| f);
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
+    // An array of structs is the flat array of its fields' type (before
+    // struct parameters, which it then no longer is).
+    let unpacked = aos::flatten_arrays(func);
+    let func = unpacked.as_ref().map_or(func, |(f, _)| f);
     // Struct fields become parameters of their own first, so a pointer
     // walked out of a field is an ordinary walking pointer below.
     let flattened = fields::flatten(func);
@@ -194,15 +199,29 @@ pub fn lower_function(
             .as_ref()
             .map(|n| n.assumed.clone())
             .unwrap_or_default(),
+        guards: Vec::new(),
+        struct_arrays: unpacked
+            .as_ref()
+            .map(|(_, u)| u.clone())
+            .unwrap_or_default(),
     };
     l.finish(&mut kernel);
-    if let Some((_, guard)) = &guarded {
-        if let Some(why) = guards::redundant(&kernel, guard) {
-            l.error(
-                codes::BAD_RETURN,
-                &guard.loc,
-                format!("`return` before the end of the kernel: this guard matters ({why})"),
-            );
+    if let Some((_, stripped)) = &guarded {
+        // One guard that matters keeps them all, in order, ahead of the
+        // program; guards that all change nothing are dropped.
+        let matters = stripped.iter().find_map(|g| guards::redundant(&kernel, g));
+        if let Some(why) = matters {
+            match guards::kept(&mut l, stripped) {
+                Ok(kept) => kernel.guards = kept,
+                Err((loc, cannot)) => l.error(
+                    codes::BAD_RETURN,
+                    &loc,
+                    format!(
+                        "`return` before the end of the kernel: this guard matters ({why}), \
+                         and it cannot run ahead of the program: {cannot}"
+                    ),
+                ),
+            }
         }
     }
     if l.diagnostics.is_empty() {
@@ -665,6 +684,7 @@ mod tests {
             start_line: 1,
             end_line: 9,
             globals: Vec::new(),
+            field_layouts: Default::default(),
         }
     }
     #[test]

@@ -413,6 +413,7 @@ fn assemble(
             requires: crate::synth::signature::requirements(kernel)?,
             preconditions: kernel.preconditions(),
             extents: crate::synth::signature::declared_extents(kernel),
+            guards: Vec::new(),
         },
         name: Arc::from(kernel.name.as_str()),
         params,

@@ -155,6 +155,8 @@ pub(super) fn statement_kernel(
         returns: None,
         histograms: kernel.histograms.clone(),
         assumed_set: kernel.assumed_set.clone(),
+        guards: Vec::new(),
+        struct_arrays: kernel.struct_arrays.clone(),
     }
 }
 

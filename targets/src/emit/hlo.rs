@@ -1436,6 +1436,14 @@ fn mentions_in_any_dim(stmts: &[Stmt], var: &str) -> bool {
 }
 
 pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, EmitError> {
+    // A module has no early exit, and one that left its outputs as they
+    // were would need their old values as inputs: not done yet.
+    if let Some(g) = p.meta.guards.first() {
+        return Err(EmitError::Unsupported(format!(
+            "the C returns early when `{}`; a StableHLO module cannot (lift to numpy, jax or pytorch)",
+            g.cond.replace(['{', '}'], "")
+        )));
+    }
     let mut bound = BTreeMap::new();
     for prm in &p.params {
         if prm.kind == ParamKind::Size {

@@ -3,7 +3,8 @@
 
 use super::numpy::numpy_name;
 use super::python::{
-    doc_params, precondition_checks, py_tuple, py_value, PyFunction, PyLoop, PyStmt, PyTable,
+    doc_params, guard_prologue, precondition_checks, py_tuple, py_value, PyFunction, PyLoop,
+    PyStmt, PyTable,
 };
 use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
@@ -212,8 +213,14 @@ impl PyTable for JaxTable {
                 }
             )
         };
+        // The C's guards are Python `if`s on concrete values: the wrapper
+        // below checks them, this traced function does not.
+        let guarded = match f.program.meta.guards.is_empty() {
+            true => "",
+            false => "\n    It computes the C past its leading guards, which only the wrapper\n    below checks.",
+        };
         let mut out = format!(
-            "{decorator}def {fname}_jit({}):\n    \"\"\"{}\n\n    Pure: returns (new values of the out/inout arrays, returned scalar).\n    \"\"\"\n",
+            "{decorator}def {fname}_jit({}):\n    \"\"\"{}\n\n    Pure: returns (new values of the out/inout arrays, returned scalar).{guarded}\n    \"\"\"\n",
             names.join(", "),
             doc_params(f)
         );
@@ -241,7 +248,9 @@ impl PyTable for JaxTable {
             super::python::signature(f)
         ));
         out.push_str(&super::python::extent_defaults(f, "    "));
-        // Checked on the concrete sizes, before anything is traced.
+        // Checked on the concrete values, before anything is traced.
+        let returned = |v: &str, d: DType| format!("np.{}({v})", numpy_name(d));
+        out.push_str(&guard_prologue(f, "    ", &returned));
         out.push_str(&precondition_checks(f, "    "));
         out.push_str(&format!(
             "    _outputs, _result = {fname}_jit({})\n",

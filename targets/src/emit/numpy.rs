@@ -1,7 +1,8 @@
 //! NumPy: one readable function; arrays updated in place.
 
 use super::python::{
-    doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
+    doc_params, guard_prologue, precondition_checks, py_value, render_python_block, PyFunction,
+    PyStmt, PyTable,
 };
 use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
@@ -258,6 +259,8 @@ impl PyTable for NumpyTable {
                 ParamKind::Array { .. } => {}
             }
         }
+        let returned = |v: &str, d: DType| format!("np.{}({v})", numpy_name(d));
+        out.push_str(&guard_prologue(f, "    ", &returned));
         out.push_str(&precondition_checks(f, "    "));
         // C wraps integers and divides by zero silently; so do we.
         out.push_str("    with np.errstate(all=\"ignore\"):\n");

@@ -976,6 +976,51 @@ pub fn doc_params(f: &PyFunction) -> String {
     text
 }
 
+/// The C's leading guards ([`crate::program::Guard`]), checked before
+/// anything else: when one holds, its stores and its return. `returned`
+/// spells a returned literal in the target's scalar type.
+pub fn guard_prologue(
+    f: &PyFunction,
+    indent: &str,
+    returned: &dyn Fn(&str, DType) -> String,
+) -> String {
+    let mut out = String::new();
+    for g in &f.program.meta.guards {
+        out.push_str(&format!(
+            "{indent}if {}:\n",
+            guard_condition(&g.cond, f.names)
+        ));
+        for (array, value) in &g.stores {
+            out.push_str(&format!(
+                "{indent}    {}[0] = {value}\n",
+                f.names.get(array)
+            ));
+        }
+        let value = match (&g.value, f.program.ret) {
+            (Some(v), Some(d)) => returned(v, d),
+            _ => "None".to_string(),
+        };
+        out.push_str(&format!("{indent}    return {value}\n"));
+    }
+    out
+}
+
+/// A guard's condition with each `{param}` replaced by its generated name.
+fn guard_condition(cond: &str, names: &NameMap) -> String {
+    let mut out = String::new();
+    let mut rest = cond;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push_str(&names.get(&rest[open + 1..open + close]));
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Python statements at `indent` that raise `ValueError` naming the first
 /// violated precondition; `value` spells a size's value (`int(n)`).
 pub fn precondition_checks(f: &PyFunction, indent: &str) -> String {

@@ -3,7 +3,8 @@
 //! entry.
 
 use super::python::{
-    doc_params, precondition_checks, py_value, render_python_block, PyFunction, PyStmt, PyTable,
+    doc_params, guard_prologue, precondition_checks, py_value, render_python_block, PyFunction,
+    PyStmt, PyTable,
 };
 use super::{solvers, symmetric, Target};
 use crate::dtype::{DType, Lit};
@@ -285,6 +286,9 @@ impl PyTable for TorchTable {
                 ParamKind::Array { .. } => {}
             }
         }
+        let returned =
+            |v: &str, d: DType| format!("torch.tensor({v}, dtype={}, device=_dev)", self.dtype(d));
+        out.push_str(&guard_prologue(f, "    ", &returned));
         out.push_str(&precondition_checks(f, "    "));
         if !f.body.is_empty() {
             render_python_block(&f.body, "    ", &torch_line, &mut out);

@@ -9,7 +9,9 @@ use crate::dim::Dim;
 use crate::dtype::{DType, Lit};
 use crate::expr::{Expr, Ty};
 use crate::ops::{BinaryOp, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
-use crate::program::{Access, DeclaredExtent, Meta, Param, ParamKind, Program, Requirement, Stmt};
+use crate::program::{
+    Access, DeclaredExtent, Guard, Meta, Param, ParamKind, Program, Requirement, Stmt,
+};
 
 /// Stack for the parsing thread: recursion is bounded by `MAX_NESTING`, and
 /// unoptimized builds use large frames.
@@ -179,6 +181,28 @@ impl Parser {
         })
     }
 
+    /// `"cond" store "a" "v" … return "v"` after the keyword `guard`.
+    fn guard(&mut self) -> PResult<Guard> {
+        let cond = self.string("a guard condition")?;
+        let mut stores = Vec::new();
+        while self.is_keyword("store") {
+            self.bump();
+            let array = self.string("the array a guard stores into")?;
+            stores.push((array, self.string("the literal a guard stores")?));
+        }
+        let value = if self.is_keyword("return") {
+            self.bump();
+            Some(self.string("the literal a guard returns")?)
+        } else {
+            None
+        };
+        Ok(Guard {
+            cond,
+            stores,
+            value,
+        })
+    }
+
     fn program(&mut self) -> PResult<(Program, Vec<Pos>)> {
         let mut meta = Meta::default();
         loop {
@@ -207,6 +231,9 @@ impl Parser {
             } else if self.is_keyword("extent") {
                 self.bump();
                 meta.extents.push(self.declared_extent()?);
+            } else if self.is_keyword("guard") {
+                self.bump();
+                meta.guards.push(self.guard()?);
             } else {
                 break;
             }

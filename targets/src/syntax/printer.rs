@@ -127,6 +127,20 @@ pub fn print_program(p: &Program) -> String {
     for e in &p.meta.extents {
         out.push_str(&format!("extent {e}\n"));
     }
+    for g in &p.meta.guards {
+        out.push_str(&format!("guard {}", quote_string(&g.cond)));
+        for (array, value) in &g.stores {
+            out.push_str(&format!(
+                " store {} {}",
+                quote_string(array),
+                quote_string(value)
+            ));
+        }
+        if let Some(v) = &g.value {
+            out.push_str(&format!(" return {}", quote_string(v)));
+        }
+        out.push('\n');
+    }
     let params: Vec<String> = p
         .params
         .iter()

@@ -849,6 +849,8 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         returns: if returns { kernel.returns } else { None },
         histograms: kernel.histograms.clone(),
         assumed_set: kernel.assumed_set.clone(),
+        guards: Vec::new(),
+        struct_arrays: kernel.struct_arrays.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),
