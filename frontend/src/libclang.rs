@@ -324,6 +324,12 @@ impl<'tu> Cursor<'tu> {
         (bits >= 0 && bits % 8 == 0).then_some(bits / 8)
     }
 
+    /// Whether this field declaration is a bit-field.
+    pub fn is_bit_field(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { sys::clang_Cursor_isBitField(self.raw) != 0 }
+    }
+
     /// The entity that declares this one (a field's record).
     pub fn semantic_parent(&self) -> Option<Cursor<'tu>> {
         // SAFETY: as above.

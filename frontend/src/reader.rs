@@ -532,7 +532,8 @@ impl Reader {
     /// Records where the field a member expression names lies (for arrays
     /// of structs, `lower::aos`).
     fn note_field_layout(&mut self, member: &Cursor<'_>) {
-        let Some(field) = member.referenced() else {
+        // A bit-field is no element of any array (`lower::aos` needs one).
+        let Some(field) = member.referenced().filter(|f| !f.is_bit_field()) else {
             return;
         };
         let Some(record) = field.semantic_parent() else {

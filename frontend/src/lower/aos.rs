@@ -244,6 +244,16 @@ mod tests {
     }
 
     #[test]
+    fn bit_fields_stay_refused() {
+        // `lo` is the low 4 bits of the record's first int, not that int.
+        let packed = "typedef struct { int lo : 4; int pad : 28; int v; } nib;
+            void f(const nib *a, int *y, int n) {
+                for (int i = 0; i < n; i++) y[i] = a[i].lo + a[i].v;
+            }";
+        assert!(lowered(packed).is_err());
+    }
+
+    #[test]
     fn unnamed_fields_of_another_type_are_skipped_over() {
         // `idx` is never read: the floats sit at 0 and 8 in a 16-byte record.
         let aos = "typedef struct { float x; int idx; float y; float pad; } pt;
