@@ -145,7 +145,8 @@ fn member_of<'e>(e: &'e CExpr, key: &str) -> Option<(&'e CExpr, &'e CExpr, &'e s
     (array.ref_key() == Some(key)).then_some((array, index, field))
 }
 
-fn count_refs(e: &CExpr, key: &str) -> usize {
+/// How many times `e` names the variable `key`.
+pub(super) fn count_refs(e: &CExpr, key: &str) -> usize {
     let own = usize::from(matches!(&e.kind, CExprKind::Ref(r) if r.key == key));
     own + e
         .children()

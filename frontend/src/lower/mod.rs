@@ -19,6 +19,7 @@ mod macro_sizes;
 mod pointers;
 mod size_locals;
 mod stmt;
+mod strided;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -129,6 +130,14 @@ pub fn lower_function(
     // parameters by now).
     let sized = size_locals::substitute(func);
     let func = sized.func.as_ref().unwrap_or(func);
+    // A loop stepping by a parameter that a leading guard makes positive
+    // is counted by one (the guard then runs ahead of the program).
+    let positive: Vec<String> = guarded
+        .iter()
+        .flat_map(|(_, gs)| gs.iter().filter_map(|g| g.vars.clone()).flatten())
+        .collect();
+    let unstrided = strided::unstride(func, &positive);
+    let func = unstrided.as_ref().unwrap_or(func);
     // Walking pointers become subscripts of the arrays they point into.
     let walked = pointers::normalise(func, region)?;
     let func = walked.as_ref().unwrap_or(func);
