@@ -110,7 +110,7 @@ fn quotient(e: &CExpr) -> Option<(&CExpr, i64)> {
     let CExprKind::Binary { op, lhs, rhs } = &e.stripped().kind else {
         return None;
     };
-    let c = constant(rhs)?;
+    let c = rhs.int_constant()?;
     match op {
         CBinOp::Shr if (1..=8).contains(&c) => Some((lhs, 1 << c)),
         CBinOp::Div => Some((lhs, c)),
@@ -123,7 +123,7 @@ fn remainder(e: &CExpr) -> Option<(&CExpr, i64)> {
     let CExprKind::Binary { op, lhs, rhs } = &e.stripped().kind else {
         return None;
     };
-    let c = constant(rhs)?;
+    let c = rhs.int_constant()?;
     match op {
         CBinOp::Rem => Some((lhs, c)),
         CBinOp::Unsupported("&") if c > 0 && (c + 1) & c == 0 => Some((lhs, c + 1)),
@@ -150,7 +150,7 @@ fn pending_countdown<'a>(s: &'a CStmt, counter: &str) -> Option<&'a CStmt> {
     };
     let tests_positive = matches!(op, CBinOp::Gt | CBinOp::Ne)
         && lhs.ref_key() == Some(counter)
-        && constant(rhs) == Some(0);
+        && rhs.int_constant() == Some(0);
     let decrements = matches!(&inc.stripped().kind, CExprKind::Unary {
             op: CUnOp::PostDec | CUnOp::PreDec,
             arg,
@@ -191,7 +191,7 @@ fn cleanup_first(
     let (cleanup, returns_early) = cleanup_of(&stmts[from], bound, k)?;
     let rest = stepped_loop(cleanup).filter(|c| c.k == 1)?;
     let citer = rest.iter.as_str();
-    if plain_bound(rest.cond, citer)?.ref_key() != Some(m) || constant(&rest.start) != Some(0) {
+    if plain_bound(rest.cond, citer)?.ref_key() != Some(m) || rest.start.int_constant() != Some(0) {
         return None;
     }
     if let Some(value) = returns_early {
@@ -244,7 +244,7 @@ fn cleanup_of<'a>(s: &'a CStmt, n: &CExpr, k: i64) -> Option<(&'a CStmt, Early<'
         CExprKind::Binary { op, lhs, rhs } => {
             matches!(op, CBinOp::Ne | CBinOp::Gt)
                 && lhs.ref_key() == Some(m)
-                && constant(rhs) == Some(0)
+                && rhs.int_constant() == Some(0)
         }
         _ => false,
     };
@@ -276,7 +276,7 @@ fn returns_below<'a>(s: &'a CStmt, n: &CExpr, k: i64) -> Option<Option<&'a CExpr
     let [CStmt::Return(value, _)] = body_items(then_branch).as_slice() else {
         return None;
     };
-    let below = same_expr(lhs, n, &Shift::NONE) && constant(rhs) == Some(k);
+    let below = same_expr(lhs, n, &Shift::NONE) && rhs.int_constant() == Some(k);
     below.then_some(value.as_ref())
 }
 
@@ -470,7 +470,7 @@ fn step(inc: &CExpr, iter: &str) -> Option<i64> {
             op: CBinOp::CompoundAssign(ArithOp::Add),
             lhs,
             rhs,
-        } if lhs.ref_key() == Some(iter) => constant(rhs).filter(|k| *k >= 1),
+        } if lhs.ref_key() == Some(iter) => rhs.int_constant().filter(|k| *k >= 1),
         _ => None,
     }
 }
@@ -621,21 +621,21 @@ fn is_chain(one: &CExpr, chain: &CExpr, k: i64, shift: &Shift) -> bool {
     let Some((acc, term)) = accumulation(one) else {
         return false;
     };
-    let Some((lhs, rhs)) = compared(chain, CBinOp::Assign) else {
+    let Some((target, value)) = compared(chain, CBinOp::Assign) else {
         return false;
     };
-    if lhs.ref_key() != Some(acc) {
+    if target.ref_key() != Some(acc) {
         return false;
     }
     let mut terms = Vec::new();
-    let mut cur = rhs.stripped();
+    let mut cur = value.stripped();
     while let CExprKind::Binary {
         op: CBinOp::Add,
         lhs,
         rhs,
     } = &cur.kind
     {
-        if cur.ty != lhs_type(chain) {
+        if cur.ty != target.ty {
             return false;
         }
         terms.push(&**rhs);
@@ -669,13 +669,6 @@ fn accumulation(e: &CExpr) -> Option<(&str, &CExpr)> {
         _ => return None,
     };
     (term.stripped().ty == lhs.ty).then_some((acc, term))
-}
-
-fn lhs_type(assign: &CExpr) -> crate::syntax::CType {
-    match &assign.stripped().kind {
-        CExprKind::Binary { lhs, .. } => lhs.ty.clone(),
-        _ => assign.ty.clone(),
-    }
 }
 
 /// How a copy's iterator relates to the clean-up's: the clean-up's `from`
@@ -830,15 +823,6 @@ fn same_head(a: &CExpr, b: &CExpr) -> bool {
         | (K::Paren(_), K::Paren(_))
         | (K::Conditional { .. }, K::Conditional { .. }) => true,
         _ => false,
-    }
-}
-
-/// An integer literal's value (through parentheses and conversions).
-fn constant(e: &CExpr) -> Option<i64> {
-    match &e.stripped().kind {
-        CExprKind::Int(IntValue::Fits(v)) => Some(*v),
-        CExprKind::Cast(inner) => constant(inner),
-        _ => None,
     }
 }
 

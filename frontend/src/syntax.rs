@@ -231,6 +231,26 @@ impl CExpr {
         }
     }
 
+    /// The value of an integer literal (through parentheses, implicit and
+    /// explicit conversions).
+    pub fn int_constant(&self) -> Option<i64> {
+        match &self.stripped().kind {
+            CExprKind::Int(IntValue::Fits(v)) => Some(*v),
+            CExprKind::Cast(inner) => inner.int_constant(),
+            _ => None,
+        }
+    }
+
+    /// How many times the expression names the variable `key`.
+    pub fn count_refs(&self, key: &str) -> usize {
+        let own = usize::from(matches!(&self.kind, CExprKind::Ref(r) if r.key == key));
+        own + self
+            .children()
+            .into_iter()
+            .map(|c| c.count_refs(key))
+            .sum::<usize>()
+    }
+
     /// Whether the variable `key` is referred to anywhere in the expression.
     pub fn refers_to(&self, key: &str) -> bool {
         matches!(&self.kind, CExprKind::Ref(r) if r.key == key)

@@ -75,7 +75,7 @@ fn plan(func: &CFunction, key: &str, record: &str) -> Option<Plan> {
     for s in &func.body {
         s.any_expr(&mut |e| {
             uses.visit(e, key);
-            total += count_refs(e, key);
+            total += e.count_refs(key);
             false
         });
     }
@@ -118,7 +118,7 @@ impl Uses {
     fn visit(&mut self, e: &CExpr, key: &str) {
         if let Some((_, index, field)) = member_of(e, key) {
             self.accesses += 1;
-            self.varying |= constant(index).is_none();
+            self.varying |= index.int_constant().is_none();
             match (e.ty.scalar(), self.elem) {
                 (Some(t), None) => self.elem = Some(t),
                 (Some(t), Some(u)) if t == u => {}
@@ -143,23 +143,6 @@ fn member_of<'e>(e: &'e CExpr, key: &str) -> Option<(&'e CExpr, &'e CExpr, &'e s
         return None;
     };
     (array.ref_key() == Some(key)).then_some((array, index, field))
-}
-
-/// How many times `e` names the variable `key`.
-pub(super) fn count_refs(e: &CExpr, key: &str) -> usize {
-    let own = usize::from(matches!(&e.kind, CExprKind::Ref(r) if r.key == key));
-    own + e
-        .children()
-        .into_iter()
-        .map(|c| count_refs(c, key))
-        .sum::<usize>()
-}
-
-fn constant(e: &CExpr) -> Option<i64> {
-    match &e.stripped().kind {
-        CExprKind::Int(IntValue::Fits(v)) => Some(*v),
-        _ => None,
-    }
 }
 
 /// `e` with every `key[index].field` as the flat element `key[(index) *

@@ -15,9 +15,7 @@
 //! runs no trip at all for `incx <= 0`, so the loop is left as it is. The
 //! guard, which then matters, runs ahead of the program (`super::guards`).
 
-use crate::syntax::{
-    ArithOp, CBinOp, CExpr, CExprKind, CFunction, CStmt, CUnOp, CVarDecl, IntValue,
-};
+use crate::syntax::{ArithOp, CBinOp, CExpr, CExprKind, CFunction, CStmt, CUnOp, CVarDecl};
 
 /// `func` with each such loop counted by one; `positive` are the
 /// parameters a leading guard returns on when at most 0. `None` when
@@ -48,7 +46,7 @@ fn uses(stmts: &[CStmt], key: &str) -> usize {
     let mut n = 0;
     for s in stmts {
         s.any_expr(&mut |e| {
-            n += super::aos::count_refs(e, key);
+            n += e.count_refs(key);
             false
         });
     }
@@ -69,7 +67,7 @@ fn counted(s: &CStmt, func: &CFunction, positive: &[String]) -> Option<CStmt> {
         header.body,
     );
     let key = header.iter.ref_key()?.to_string();
-    if !matches!(start.stripped().kind, CExprKind::Int(IntValue::Fits(0))) {
+    if start.int_constant() != Some(0) {
         return None;
     }
     let CExprKind::Binary {
