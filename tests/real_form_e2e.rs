@@ -137,6 +137,16 @@ const KERNELS: &[(&str, &str)] = &[
     // `for (i = 0; i < n*incx; i += incx)` behind `if (n <= 0 || incx <=
     // 0) return;`: counted by one, the guard ahead of the program.
     ("probe/dscal_inc", "lifted"),
+    // Running searches for the position of the largest (smallest)
+    // element: darknet's `max_index`, a DSP library's max/min with index
+    // (a descending `while` counter, the candidate read into a temporary),
+    // BLAS's `idamax` on magnitudes, unsigned bytes with ties.
+    ("probe/argmax", "lifted"),
+    ("probe/max_index", "lifted"),
+    ("probe/cm_max", "lifted"),
+    ("probe/cm_min_q15", "lifted"),
+    ("probe/idamax_unit", "lifted"),
+    ("probe/argmax_u8", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {

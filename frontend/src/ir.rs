@@ -682,6 +682,50 @@ pub struct Expr {
     pub kind: ExprKind,
 }
 
+impl Expr {
+    /// Whether the expression reads the scalar `name` (a parameter, local
+    /// or iterator), as a value or in a subscript.
+    pub fn mentions(&self, name: &str) -> bool {
+        match &self.kind {
+            ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } => false,
+            ExprKind::Var { name: v, .. } => v == name,
+            ExprKind::Load { index, .. } => index.iter().any(|a| a.terms.contains_key(name)),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => arg.mentions(name),
+            ExprKind::Binary { lhs, rhs, .. } => lhs.mentions(name) || rhs.mentions(name),
+            ExprKind::Select {
+                cond,
+                then_value,
+                else_value,
+            } => cond.mentions(name) || then_value.mentions(name) || else_value.mentions(name),
+            ExprKind::Call { args, .. } => args.iter().any(|a| a.mentions(name)),
+        }
+    }
+}
+
+impl Stmt {
+    /// Whether the statement reads the scalar `name` anywhere: values,
+    /// conditions, subscripts, loop bounds.
+    pub fn mentions(&self, name: &str) -> bool {
+        let in_affine = |a: &Affine| a.terms.contains_key(name);
+        match self {
+            Stmt::Loop(l) => {
+                in_affine(&l.start) || in_affine(&l.end) || l.body.iter().any(|s| s.mentions(name))
+            }
+            Stmt::Assign { target, value, .. } => {
+                value.mentions(name)
+                    || matches!(target, LValue::Element { index, .. } if index.iter().any(in_affine))
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => cond.mentions(name) || then_body.iter().chain(else_body).any(|s| s.mentions(name)),
+            Stmt::Return { value, .. } => value.mentions(name),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "expr", rename_all = "snake_case")]
 pub enum ExprKind {

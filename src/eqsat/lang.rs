@@ -55,6 +55,7 @@ pub enum Head {
     Syrk,
     Syr2k,
     MirrorLower,
+    ArgExtreme { largest: bool },
 }
 
 /// An operation's attribute, held by a leaf e-node.
@@ -76,6 +77,8 @@ pub enum Attr {
     Spec(EinsumSpec),
     /// A tensordot's contracted axis pairs.
     Pairs(Vec<usize>, Vec<usize>),
+    /// An `argmax`/`argmin`'s axis and result type.
+    ArgAxis(usize, DType),
 }
 
 /// What a leaf e-node holds.
@@ -150,6 +153,7 @@ fn attr_key(attr: &Attr) -> String {
         Attr::DType(d) => format!("dtype:{d}"),
         Attr::Spec(spec) => format!("spec:{}", spec_text(spec)),
         Attr::Pairs(l, r) => format!("pairs:{};{}", joined(l), joined(r)),
+        Attr::ArgAxis(axis, d) => format!("argaxis:{axis}:{d}"),
     }
 }
 
@@ -307,6 +311,7 @@ impl Head {
             .map(Head::Unary)
             .chain(BinaryOp::ALL.into_iter().map(Head::Binary))
             .chain(ReduceKind::ALL.into_iter().map(Head::Reduce))
+            .chain([true, false].map(|largest| Head::ArgExtreme { largest }))
             .chain(fixed)
             .chain(solves)
     }
@@ -321,6 +326,8 @@ impl Head {
             Head::Unary(u) => u.name(),
             Head::Binary(b) => b.name(),
             Head::Reduce(k) => k.name(),
+            Head::ArgExtreme { largest: true } => "argmax",
+            Head::ArgExtreme { largest: false } => "argmin",
             Head::TriSolve { lower, unit } => trisolve_name(lower, unit),
             Head::Where => "where",
             Head::Matmul => "matmul",
@@ -351,6 +358,7 @@ impl Head {
     pub fn attrs(self) -> usize {
         match self {
             Head::Reduce(_)
+            | Head::ArgExtreme { .. }
             | Head::Tensordot
             | Head::Einsum
             | Head::Transpose
@@ -378,6 +386,14 @@ impl Head {
             Op::Binary(b) => (Head::Binary(*b), None),
             Op::Where => (Head::Where, None),
             Op::Reduce { kind, axes } => (Head::Reduce(*kind), Some(Attr::Axes(axes.clone()))),
+            Op::ArgExtreme {
+                largest,
+                axis,
+                dtype,
+            } => (
+                Head::ArgExtreme { largest: *largest },
+                Some(Attr::ArgAxis(*axis, *dtype)),
+            ),
             Op::Matmul => (Head::Matmul, None),
             Op::Tensordot { lhs_axes, rhs_axes } => (
                 Head::Tensordot,
@@ -423,6 +439,11 @@ impl Head {
             (Head::Reduce(kind), Some(Attr::Axes(axes))) => Op::Reduce {
                 kind,
                 axes: axes.clone(),
+            },
+            (Head::ArgExtreme { largest }, Some(Attr::ArgAxis(axis, dtype))) => Op::ArgExtreme {
+                largest,
+                axis: *axis,
+                dtype: *dtype,
             },
             (Head::Matmul, None) => Op::Matmul,
             (Head::Tensordot, Some(Attr::Pairs(l, r))) => Op::Tensordot {

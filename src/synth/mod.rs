@@ -31,6 +31,7 @@
 //! the same input gives the same program, statistics and trace on any
 //! machine. The user's `--timeout` is only an outer safety net.
 
+pub mod argsearch;
 pub mod budget;
 pub mod convert;
 pub mod direct;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, Kernel};
 use tenslift_targets::ops::SliceItem;
-use tenslift_targets::{Expr, Meta, Param, Program, Stmt};
+use tenslift_targets::{Expr, Param, Program, Stmt};
 
 use super::convert::{self, Peeled};
 use super::fold;
@@ -329,15 +329,7 @@ fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
         pass.body.push(Stmt::Return(e));
     }
     let program = Program {
-        meta: Meta {
-            source_file: Some(kernel.range.file.clone()),
-            lines: Some((kernel.range.start_line, kernel.range.end_line)),
-            status: "unverified".to_string(),
-            requires: signature::requirements(kernel).map_err(fail)?,
-            preconditions: kernel.preconditions(),
-            extents: signature::declared_extents(kernel),
-            guards: Vec::new(),
-        },
+        meta: signature::program_meta(kernel).map_err(fail)?,
         name: Arc::from(kernel.name.as_str()),
         params: problem.declared_params.clone(),
         ret,

@@ -10,6 +10,7 @@
 //! * [`SKETCH_FAMILIES`] are tried by the enumerative search at every level,
 //!   before its arithmetic sketches `op(stub, ?h)`.
 
+use super::argsearch::RunningSearch;
 use super::direct::Direct;
 use super::enumerative::{AfterStores, Enumerative};
 use super::moments::{ScaledGram, StoredMoments};
@@ -38,6 +39,7 @@ use super::tactic::{KernelTactic, OutputTactic};
 /// Whole-kernel tactics, in order.
 pub static KERNEL_TACTICS: &[&dyn KernelTactic] = &[
     &Histogram,
+    &RunningSearch,
     &Solver,
     &PerOutput,
     &KeptLoops {

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, Affine, ExprKind, IfKind, Kernel, LValue, Loop};
-use tenslift_targets::{Dim, Expr, Lit, Meta, Op, Param, ParamKind, Program, Stmt, Ty};
+use tenslift_targets::{Dim, Expr, Lit, Op, Param, ParamKind, Program, Stmt, Ty};
 
 use super::cost;
 use super::options::{Lifted, SynthError};
@@ -83,15 +83,7 @@ fn program_of(kernel: &Kernel) -> Result<(Program, f64), SynthError> {
         })
         .collect();
     let program = Program {
-        meta: Meta {
-            source_file: Some(kernel.range.file.clone()),
-            lines: Some((kernel.range.start_line, kernel.range.end_line)),
-            status: "unverified".to_string(),
-            requires: signature::requirements(kernel)?,
-            preconditions: kernel.preconditions(),
-            extents: signature::declared_extents(kernel),
-            guards: Vec::new(),
-        },
+        meta: signature::program_meta(kernel)?,
         name: Arc::from(kernel.name.as_str()),
         params,
         ret: None,

@@ -401,6 +401,21 @@ pub fn params_of(kernel: &Kernel, inferred: &InferredExtents) -> Result<Vec<Para
 
 /// The relations between sizes the kernel relies on for its regions to
 /// fit its arrays ([`crate::spec::region::relations`]), as TensIR dims.
+/// The header of a program for `kernel` before verification: where it
+/// comes from, what its C requires and states, its declared extents (the
+/// driver attaches the kernel's guards to the final program).
+pub fn program_meta(kernel: &Kernel) -> Result<tenslift_targets::Meta, SynthError> {
+    Ok(tenslift_targets::Meta {
+        source_file: Some(kernel.range.file.clone()),
+        lines: Some((kernel.range.start_line, kernel.range.end_line)),
+        status: "unverified".to_string(),
+        requires: requirements(kernel)?,
+        preconditions: kernel.preconditions(),
+        extents: declared_extents(kernel),
+        guards: Vec::new(),
+    })
+}
+
 pub fn requirements(kernel: &Kernel) -> Result<Vec<Requirement>, SynthError> {
     crate::spec::region::relations(kernel)
         .iter()

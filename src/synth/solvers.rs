@@ -18,12 +18,11 @@
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, ExprKind, Kernel};
-use tenslift_targets::{DType, Dim, Expr, Meta, Op, Param, ParamKind, Program, Stmt};
+use tenslift_targets::{DType, Dim, Expr, Op, Param, ParamKind, Program, Stmt};
 
 use super::options::{Lifted, SynthOptions};
 use super::signature::{
-    infer_unknown_extents, params_of, rebase_onto_regions, region_views, requirements,
-    search_params,
+    infer_unknown_extents, params_of, rebase_onto_regions, region_views, search_params,
 };
 use super::tactic::{KernelContext, KernelResult, KernelTactic};
 use super::trace::Trace;
@@ -75,15 +74,7 @@ fn lift_as_solver(kernel: &Kernel, options: &SynthOptions) -> Option<Lifted> {
             }
         }
         let program = Program {
-            meta: Meta {
-                source_file: Some(kernel.range.file.clone()),
-                lines: Some((kernel.range.start_line, kernel.range.end_line)),
-                status: "unverified".to_string(),
-                requires: requirements(kernel).ok()?,
-                preconditions: kernel.preconditions(),
-                extents: super::signature::declared_extents(kernel),
-                guards: Vec::new(),
-            },
+            meta: super::signature::program_meta(kernel).ok()?,
             name: Arc::from(kernel.name.as_str()),
             params: declared.clone(),
             ret: None,

@@ -370,6 +370,19 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 .collect();
             Ok(Ty::tensor(a.dtype, shape))
         }
+        Op::ArgExtreme { axis, dtype, .. } => {
+            let a = args[0];
+            if !a.dtype.is_numeric() {
+                return err(format!("{} needs a numeric operand, got bool", op.name()));
+            }
+            if !dtype.is_int() {
+                return err(format!("{} gives an integer, not {dtype}", op.name()));
+            }
+            check_axes(op.name(), std::slice::from_ref(axis), a.rank())?;
+            let mut shape = a.shape.clone();
+            shape.remove(*axis);
+            Ok(Ty::tensor(*dtype, shape))
+        }
         Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
             infer_contraction(op, args)
         }

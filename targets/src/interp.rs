@@ -527,6 +527,11 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             Ok(Array { dtype, shape, data })
         }
         Op::Reduce { kind, axes } => reduce(*kind, axes, &args[0]),
+        Op::ArgExtreme {
+            largest,
+            axis,
+            dtype,
+        } => arg_extreme(*largest, *axis, *dtype, &args[0]),
         Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
             let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
             let spec = e
@@ -924,6 +929,45 @@ fn binary(op: BinaryOp, a: &Array, b: &Array, out: DType) -> IResult<Array> {
         dtype: out,
         shape,
         data,
+    })
+}
+
+/// `argmax`/`argmin` along `axis`: C's running search from the first
+/// element, a later one taken only when strictly greater (less), so the
+/// first extreme wins and a NaN after the first element is never taken.
+fn arg_extreme(largest: bool, axis: usize, dtype: DType, a: &Array) -> IResult<Array> {
+    let len = a.shape[axis];
+    if len == 0 {
+        return Err(InterpError::EmptyReduction(if largest {
+            "argmax"
+        } else {
+            "argmin"
+        }));
+    }
+    let outer: usize = a.shape[..axis].iter().product();
+    let inner: usize = a.shape[axis + 1..].iter().product();
+    let at = |k: usize| a.get_f64(k);
+    let beats = |x: f64, m: f64| if largest { x > m } else { x < m };
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * len * inner + i;
+            let (mut best, mut m) = (0usize, at(base));
+            for k in 1..len {
+                let x = at(base + k * inner);
+                if beats(x, m) {
+                    (best, m) = (k, x);
+                }
+            }
+            out.push(best as i64);
+        }
+    }
+    let mut shape = a.shape.clone();
+    shape.remove(axis);
+    Ok(Array {
+        dtype,
+        shape,
+        data: Data::Int(out),
     })
 }
 

@@ -197,6 +197,18 @@ pub enum Op {
     /// `mirror_lower(x)`: the symmetric matrix whose lower triangle (with
     /// the diagonal) is `x`'s; definition in [`crate::symmetry::blas`].
     MirrorLower,
+    /// `argmax(x, axis=a, dtype=d)` (`largest`) or `argmin`: along axis `a`,
+    /// the position of the first greatest (least) element, as an integer of
+    /// type `d`. "First" is C's running search `if (x[k] > m) { m = x[k];
+    /// best = k; }` from `best = 0, m = x[0]`, which NumPy's, PyTorch's and
+    /// JAX's `argmax` agree with on numbers (on NaN they differ: C never
+    /// picks a NaN after the first element, the libraries pick the first
+    /// NaN). An empty axis has no position (an error, as for `max`).
+    ArgExtreme {
+        largest: bool,
+        axis: usize,
+        dtype: DType,
+    },
 }
 
 /// The TensIR name of a triangular solve with these attributes.
@@ -325,6 +337,8 @@ impl Op {
             Op::Binary(b) => b.name(),
             Op::Where => "where",
             Op::Reduce { kind, .. } => kind.name(),
+            Op::ArgExtreme { largest: true, .. } => "argmax",
+            Op::ArgExtreme { largest: false, .. } => "argmin",
             Op::Matmul => "matmul",
             Op::Tensordot { .. } => "tensordot",
             Op::Outer => "outer",

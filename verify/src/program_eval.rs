@@ -405,6 +405,7 @@ impl<D: Domain> Interp<'_, D> {
                 Ok(Tensor { shape, data })
             }
             Op::Reduce { kind, axes } => self.reduce(*kind, axes, &args[0], dtype),
+            Op::ArgExtreme { largest, axis, .. } => self.arg_extreme(*largest, *axis, &args[0]),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
@@ -744,26 +745,8 @@ impl<D: Domain> Interp<'_, D> {
         a: &Tensor<D::V>,
         dtype: DType,
     ) -> Result<Tensor<D::V>, Abort> {
-        let out_shape: Vec<usize> = (0..a.shape.len())
-            .filter(|i| !axes.contains(i))
-            .map(|i| a.shape[i])
-            .collect();
-        let n_out: usize = out_shape.iter().product();
-        let mut groups: Vec<Vec<&D::V>> = vec![Vec::new(); n_out];
-        let out_strides = strides(&out_shape);
-        for (flat, x) in a.data.iter().enumerate() {
-            let idx = unravel(flat, &a.shape);
-            let out: usize = idx
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !axes.contains(i))
-                .map(|(_, v)| *v)
-                .zip(&out_strides)
-                .map(|(v, s)| v * s)
-                .sum();
-            groups[out].push(x);
-        }
-        let mut data = Vec::with_capacity(n_out);
+        let (out_shape, groups) = reduction_groups(axes, a);
+        let mut data = Vec::with_capacity(groups.len());
         for group in groups {
             let mut items = group.into_iter();
             let acc = match kind {
@@ -804,6 +787,37 @@ impl<D: Domain> Interp<'_, D> {
             };
             // Wrapping once at the end equals wrapping every step.
             data.push(self.finish(acc, dtype));
+        }
+        Ok(Tensor {
+            shape: out_shape,
+            data,
+        })
+    }
+
+    /// `argmax`/`argmin` along `axis` as C's running search: a later
+    /// element replaces the best so far only when strictly greater (less).
+    fn arg_extreme(
+        &mut self,
+        largest: bool,
+        axis: usize,
+        a: &Tensor<D::V>,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let (out_shape, groups) = reduction_groups(&[axis], a);
+        let op = if largest { Cmp::Gt } else { Cmp::Lt };
+        let mut data = Vec::with_capacity(groups.len());
+        for group in groups {
+            let mut items = group.into_iter();
+            let first = items
+                .next()
+                .ok_or_else(|| program_error(InterpError::EmptyReduction("argmax").to_string()))?;
+            let (mut acc, mut best) = (first.clone(), self.dom.int(0));
+            for (k, x) in items.enumerate() {
+                let better = self.dom.cmp(op, x, &acc);
+                acc = self.dom.select(&better, x, &acc);
+                let here = self.dom.int(k as i128 + 1);
+                best = self.dom.select(&better, &here, &best);
+            }
+            data.push(best);
         }
         Ok(Tensor {
             shape: out_shape,
@@ -890,4 +904,29 @@ impl<D: Domain> Interp<'_, D> {
         }
         Ok(positions)
     }
+}
+
+/// The shape left after reducing `axes` of `a`, and each output position's
+/// elements in row-major order (so along a reduced axis, in its order).
+fn reduction_groups<'a, V>(axes: &[usize], a: &'a Tensor<V>) -> (Vec<usize>, Vec<Vec<&'a V>>) {
+    let out_shape: Vec<usize> = (0..a.shape.len())
+        .filter(|i| !axes.contains(i))
+        .map(|i| a.shape[i])
+        .collect();
+    let n_out: usize = out_shape.iter().product();
+    let mut groups: Vec<Vec<&V>> = vec![Vec::new(); n_out];
+    let out_strides = strides(&out_shape);
+    for (flat, x) in a.data.iter().enumerate() {
+        let idx = unravel(flat, &a.shape);
+        let out: usize = idx
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !axes.contains(i))
+            .map(|(_, v)| *v)
+            .zip(&out_strides)
+            .map(|(v, s)| v * s)
+            .sum();
+        groups[out].push(x);
+    }
+    (out_shape, groups)
 }

@@ -16,7 +16,7 @@ use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, flip, row_major_strides, slice_offsets,
     tensor, window,
 };
-use super::semantics::{binary, einsum, literal, reduce, scalar_type, unary};
+use super::semantics::{arg_extreme, binary, einsum, literal, reduce, scalar_type, unary};
 use super::{Result, TensirSpecError};
 use crate::algebra::{Tensor, Value};
 use crate::spec::exec::convert;
@@ -204,6 +204,7 @@ impl<'p> Machine<'p> {
                 tensor(shape, elems)
             }
             Op::Reduce { kind, axes } => reduce(*kind, dtype, &args[0], axes),
+            Op::ArgExtreme { largest, axis, .. } => arg_extreme(*largest, &args[0], *axis),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape().len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {

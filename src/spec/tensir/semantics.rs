@@ -174,6 +174,42 @@ pub(super) fn binary(op: BinaryOp, operand: DType, a: &Tensor, b: &Tensor) -> Re
     tensor(shape, elems)
 }
 
+/// `argmax`/`argmin` along `axis` as the C search it stands for: from
+/// position 0, a later element is taken when strictly greater (less) than
+/// the best so far, so the position is the same chain of selects the C
+/// spec holds (`select(x[k] > m, k, best)`), the running value included.
+pub(super) fn arg_extreme(largest: bool, a: &Tensor, axis: usize) -> Result<Tensor> {
+    let src = a.shape();
+    let len = src[axis];
+    if len == 0 {
+        let op = if largest { "argmax" } else { "argmin" };
+        return Err(TensirSpecError::EmptyReduction { op: op.to_string() });
+    }
+    let mut out_shape = src.to_vec();
+    out_shape.remove(axis);
+    let outer: usize = src[..axis].iter().product();
+    let inner: usize = src[axis + 1..].iter().product();
+    let mut elems = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| &a.elems()[(o * len + k) * inner + i];
+            let (mut m, mut best) = (at(0).clone(), Value::int(0));
+            for k in 1..len {
+                let x = at(k);
+                let better = if largest {
+                    Value::gt(x, &m)
+                } else {
+                    Value::lt(x, &m)
+                };
+                m = Value::select(&better, x, &m);
+                best = Value::select(&better, &Value::int(k as i64), &best);
+            }
+            elems.push(best);
+        }
+    }
+    tensor(out_shape, elems)
+}
+
 pub(super) fn reduce(kind: ReduceKind, dtype: DType, a: &Tensor, axes: &[usize]) -> Result<Tensor> {
     let src = a.shape();
     let keep: Vec<usize> = (0..src.len()).filter(|i| !axes.contains(i)).collect();

@@ -27,10 +27,12 @@ mod statement;
 mod tests;
 mod vectorise;
 
+pub(crate) use vectorise::expression_over;
+
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, Kernel, Loop};
-use tenslift_targets::{self as tensir, Meta, Param, ParamKind, Program, Stmt};
+use tenslift_targets::{self as tensir, Param, ParamKind, Program, Stmt};
 
 use dependence::Scope;
 pub use dependence::{any_loop_carries, carries_dependency};
@@ -406,15 +408,7 @@ fn assemble(
         return Err(PartialError::NothingVectorised(driver.kept.join(", ")));
     }
     let program = Program {
-        meta: Meta {
-            source_file: Some(kernel.range.file.clone()),
-            lines: Some((kernel.range.start_line, kernel.range.end_line)),
-            status: "unverified".to_string(),
-            requires: crate::synth::signature::requirements(kernel)?,
-            preconditions: kernel.preconditions(),
-            extents: crate::synth::signature::declared_extents(kernel),
-            guards: Vec::new(),
-        },
+        meta: crate::synth::signature::program_meta(kernel)?,
         name: Arc::from(kernel.name.as_str()),
         params,
         ret: returns.map(dtype_of),

@@ -259,6 +259,23 @@ fn full_shape(order: &[String], nest: &[NestLoop]) -> Option<Vec<Dim>> {
     order.iter().map(|v| extent_of(v, nest)).collect()
 }
 
+/// The value of the loop-IR expression `e` at every point of `nest`, one
+/// axis per nest loop in order: what [`vectorise`] does to an assignment's
+/// right-hand side, for a tactic that has the expression alone.
+pub(crate) fn expression_over(
+    e: &loop_ir::Expr,
+    nest: &[NestLoop],
+    params: &[Param],
+) -> Option<Expr> {
+    let order: Vec<String> = nest.iter().map(|l| l.iter.clone()).collect();
+    Translator {
+        nest,
+        order: &order,
+        params,
+    }
+    .expr(e)
+}
+
 /// Translates loop-IR expressions over one nest.
 struct Translator<'a> {
     nest: &'a [NestLoop],

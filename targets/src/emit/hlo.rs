@@ -304,6 +304,69 @@ impl Lowering {
         self.reduce(v, axes, op, init)
     }
 
+    /// `argmax`/`argmin` along `axis`: one `stablehlo.reduce` over the
+    /// values and their positions (an iota), the body keeping the greater
+    /// (lesser) value and, on a tie, the smaller position, so the order in
+    /// which the reduction combines elements does not matter. The initial
+    /// pair (the type's extreme, position 0) only ever wins where every
+    /// element equals that extreme, and 0 is then C's answer too.
+    fn arg_extreme(&mut self, v: &Val, axis: usize, largest: bool, to: DType) -> Val {
+        let pos = self.push(
+            format!(
+                "stablehlo.iota dim = {axis} : {}",
+                tensor(DType::I64, &v.shape)
+            ),
+            DType::I64,
+            v.shape.clone(),
+        );
+        let init_v = self.constant(Lit::extreme(v.dtype, !largest), &[]);
+        let init_i = self.constant(Lit::int(0, DType::I64), &[]);
+        let mut shape = v.shape.clone();
+        shape.remove(axis);
+        let (scalar, index, truth) = (
+            tensor(v.dtype, &[]),
+            tensor(DType::I64, &[]),
+            tensor(DType::Bool, &[]),
+        );
+        let [a, ai, b, bi, wins, tie, first, both, take, rv, ri] = [(); 11].map(|_| self.fresh());
+        let dir = if largest { "GT" } else { "LT" };
+        let kind = compare_type(v.dtype);
+        let body = [
+            format!("^bb0({a}: {scalar}, {ai}: {index}, {b}: {scalar}, {bi}: {index}):"),
+            format!("  {wins} = stablehlo.compare {dir}, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
+            format!("  {tie} = stablehlo.compare EQ, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
+            format!("  {first} = stablehlo.compare LT, {ai}, {bi}, SIGNED : ({index}, {index}) -> {truth}"),
+            format!("  {both} = stablehlo.and {tie}, {first} : {truth}"),
+            format!("  {take} = stablehlo.or {wins}, {both} : {truth}"),
+            format!("  {rv} = stablehlo.select {take}, {a}, {b} : {truth}, {scalar}"),
+            format!("  {ri} = stablehlo.select {take}, {ai}, {bi} : {truth}, {index}"),
+            format!("  \"stablehlo.return\"({rv}, {ri}) : ({scalar}, {index}) -> ()"),
+        ]
+        .map(|l| format!("      {l}"))
+        .join("\n");
+        let ssa = self.fresh();
+        self.lines.push(format!(
+            "    {ssa}:2 = \"stablehlo.reduce\"({}, {}, {}, {}) ({{\n{body}\n    }}) {{dimensions = array<i64: {axis}>}} : ({}, {}, {scalar}, {index}) -> ({}, {})",
+            v.ssa,
+            pos.ssa,
+            init_v.ssa,
+            init_i.ssa,
+            ty(v),
+            ty(&pos),
+            tensor(v.dtype, &shape),
+            tensor(DType::I64, &shape),
+        ));
+        let found = Val {
+            ssa: format!("{ssa}#1"),
+            dtype: DType::I64,
+            shape,
+        };
+        if to == DType::I64 {
+            return found;
+        }
+        self.convert(&found, to)
+    }
+
     fn slice_raw(&mut self, v: &Val, start: &[i64], limit: &[i64], step: &[i64]) -> Val {
         let shape: Vec<i64> = (0..start.len())
             .map(|i| {
@@ -457,6 +520,11 @@ impl Lowering {
                 self.select(&c, &t, &f)
             }
             Op::Reduce { kind, axes } => self.reduce_kind(&args[0], axes, *kind),
+            Op::ArgExtreme {
+                largest,
+                axis,
+                dtype,
+            } => self.arg_extreme(&args[0], *axis, *largest, *dtype),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {

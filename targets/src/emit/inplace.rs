@@ -431,6 +431,7 @@ impl InPlaceLowering<'_> {
             | Op::Full { .. }
             | Op::Triu(_)
             | Op::Tril(_)
+            | Op::ArgExtreme { .. }
             | Op::ScatterAdd => true,
             Op::Cast(_) => Self::is_fresh_cast(e),
             _ => false,
@@ -443,7 +444,7 @@ impl InPlaceLowering<'_> {
     fn is_fresh(a: &Expr) -> bool {
         match a.op() {
             Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
-            Op::Reduce { .. } => true,
+            Op::Reduce { .. } | Op::ArgExtreme { .. } => true,
             Op::Transpose(_)
             | Op::Broadcast(_)
             | Op::Slice(_)

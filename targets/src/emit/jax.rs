@@ -130,6 +130,8 @@ impl PyTable for JaxTable {
             Op::Reduce { kind: R::Prod, .. } => "jnp.prod({0}, axis={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Max, .. } => "jnp.max({0}, axis={axes}, initial={init})",
             Op::Reduce { kind: R::Min, .. } => "jnp.min({0}, axis={axes}, initial={init})",
+            Op::ArgExtreme { largest: true, .. } => "jnp.argmax({0}, axis={axis}).astype({dtype})",
+            Op::ArgExtreme { largest: false, .. } => "jnp.argmin({0}, axis={axis}).astype({dtype})",
             Op::Matmul => "jnp.matmul({0}, {1})",
             Op::Tensordot { .. } => "jnp.tensordot({0}, {1}, axes=({lhs_axes}, {rhs_axes}))",
             Op::Outer => "jnp.outer({0}, {1})",

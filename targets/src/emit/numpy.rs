@@ -116,6 +116,8 @@ impl PyTable for NumpyTable {
             Op::Reduce { kind: R::Prod, .. } => "np.prod({0}, axis={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Max, .. } => "np.max({0}, axis={axes}, initial={init})",
             Op::Reduce { kind: R::Min, .. } => "np.min({0}, axis={axes}, initial={init})",
+            Op::ArgExtreme { largest: true, .. } => "np.argmax({0}, axis={axis}).astype({dtype})",
+            Op::ArgExtreme { largest: false, .. } => "np.argmin({0}, axis={axis}).astype({dtype})",
             Op::Matmul => "np.matmul({0}, {1})",
             Op::Tensordot { .. } => "np.tensordot({0}, {1}, axes=({lhs_axes}, {rhs_axes}))",
             Op::Outer => "np.outer({0}, {1})",

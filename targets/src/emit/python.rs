@@ -315,6 +315,8 @@ pub fn render_expr(
             | Op::Window(_)
             | Op::Concat { .. }
             | Op::Cast(_)
+            // Comparisons are exact in every type: nothing to widen.
+            | Op::ArgExtreme { .. }
     );
     let widened = t.compute_dtype(operand).filter(|_| computes);
     let convert = |text: &str, to: DType| {
@@ -375,7 +377,7 @@ pub fn render_expr(
         Op::Slice(items) => {
             vars.insert("slice", py_slice(items, names));
         }
-        Op::Concat { axis } => {
+        Op::Concat { axis } | Op::ArgExtreme { axis, .. } => {
             vars.insert("axis", axis.to_string());
         }
         Op::Triu(k) | Op::Tril(k) => {

@@ -179,6 +179,8 @@ impl PyTable for TorchTable {
             Op::Reduce { kind: R::Prod, .. } => "_prod({0}, {axes}, {dtype})",
             Op::Reduce { kind: R::Max, .. } => "_extreme({0}, {axes}, True, {init})",
             Op::Reduce { kind: R::Min, .. } => "_extreme({0}, {axes}, False, {init})",
+            Op::ArgExtreme { largest: true, .. } => "torch.argmax({0}, dim={axis}).to({dtype})",
+            Op::ArgExtreme { largest: false, .. } => "torch.argmin({0}, dim={axis}).to({dtype})",
             Op::Matmul => "torch.matmul({0}, {1})",
             Op::Tensordot { .. } => "torch.tensordot({0}, {1}, dims=({lhs_axes}, {rhs_axes}))",
             Op::Outer => "torch.outer({0}, {1})",

@@ -45,6 +45,12 @@ pub fn transfer(
             let kept: Vec<usize> = (0..args[0].rank()).filter(|a| !axes.contains(a)).collect();
             args[0].restrict(&kept)
         }
+        // The position along `axis` of each line: the other axes keep
+        // what they shared.
+        Op::ArgExtreme { axis, .. } => {
+            let kept: Vec<usize> = (0..args[0].rank()).filter(|a| a != axis).collect();
+            args[0].restrict(&kept)
+        }
         Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => contraction(e, facts),
         Op::Transpose(perm) => args[0].restrict(perm),
         Op::Broadcast(_) => elementwise(e, args),

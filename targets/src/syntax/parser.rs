@@ -862,6 +862,26 @@ impl Parser {
                 };
                 (Op::Full { shape, value }, Vec::new())
             }
+            "argmax" | "argmin" => {
+                let args = vec![self.expr()?];
+                self.expect(",")?;
+                self.keyword("axis")?;
+                let apos = self.pos();
+                let axis = usize::try_from(self.integer()?)
+                    .map_err(|_| (apos, "axis must not be negative".to_string()))?;
+                self.expect(",")?;
+                self.keyword("dtype")?;
+                let dtype = self.dtype()?;
+                let largest = name == "argmax";
+                (
+                    Op::ArgExtreme {
+                        largest,
+                        axis,
+                        dtype,
+                    },
+                    args,
+                )
+            }
             "cast" => {
                 let args = vec![self.expr()?];
                 self.expect(",")?;

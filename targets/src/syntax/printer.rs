@@ -84,6 +84,9 @@ pub fn print_expr(e: &Expr) -> String {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),
+        Op::ArgExtreme { axis, dtype, .. } => {
+            format!("{name}({joined}, axis={axis}, dtype={dtype})")
+        }
         Op::Tensordot { lhs_axes, rhs_axes } => format!(
             "tensordot({joined}, axes=[{}, {}])",
             list(lhs_axes),

@@ -627,6 +627,14 @@ impl<'a> Lifted<'a> {
                 }
             }
             Op::ScatterAdd => self.scatter_add(e, idx, cut, env)?,
+            // A position found by a search over a symbolic length has no
+            // closed form the invariants could state.
+            Op::ArgExtreme { .. } => {
+                return Err(Unsupported(format!(
+                    "{} over a symbolic length (a running search; proved at bounded sizes only)",
+                    e.op().name()
+                )))
+            }
             // `syrk`, `syr2k`, `mirror_lower`: the element of their
             // definition (masks, transposes and a contraction, all encoded
             // above).

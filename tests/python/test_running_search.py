@@ -1,0 +1,109 @@
+"""Running searches (`if (x[i] > m) { m = x[i]; best = i; }`) lift to
+`argmax`/`argmin` (src/synth/argsearch.rs). The C keeps the *first*
+extreme; the libraries' argmax must too. Random floats almost never tie,
+so the differential check of `tenslift verify` says little about ties:
+here the C, compiled by gcc, and the lifted NumPy, JAX and PyTorch
+functions run on data drawn from three values, at every size up to 13,
+and must agree exactly."""
+
+import ctypes
+import importlib.util
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT, tenslift_binary
+
+PROBE = REPO_ROOT / "tests" / "fixtures" / "probe"
+TARGETS = ["numpy", "jax", "pytorch"]
+
+
+def _lift(stem, target, tmp_path):
+    binary = tenslift_binary()
+    if not binary.is_file():
+        pytest.skip("no tenslift binary built")
+    out = tmp_path / f"{stem}_{target}.py"
+    done = subprocess.run([str(binary), "lift", str(PROBE / f"{stem}.c"), "--target", target,
+                           "-o", str(out), "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    spec = importlib.util.spec_from_file_location(f"{stem}_{target}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compile(stem, tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    lib = tmp_path / f"lib{stem}.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(PROBE / f"{stem}.c"),
+                    "-lm"], check=True, capture_output=True, timeout=120)
+    return ctypes.CDLL(str(lib))
+
+
+def _module(stem, target, tmp_path):
+    if target == "jax":
+        pytest.importorskip("jax")
+    if target == "pytorch":
+        pytest.importorskip("torch")
+    return _lift(stem, target, tmp_path)
+
+
+def _as_target(x, target):
+    if target == "pytorch":
+        import torch
+        return torch.from_numpy(x.copy())
+    return x.copy()
+
+
+def _tied(rng, n, dtype):
+    return rng.integers(0, 3, size=max(n, 1)).astype(dtype)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_first_brightest_byte_among_ties(tmp_path, target):
+    module = _module("argmax_u8", target, tmp_path)
+    lib = _compile("argmax_u8", tmp_path)
+    lib.brightest.restype = ctypes.c_int
+    rng = np.random.default_rng(7)
+    for n in range(1, 14):
+        for _ in range(8):
+            px = _tied(rng, n, np.uint8)
+            want = lib.brightest(px.ctypes.data_as(ctypes.c_void_p), n)
+            got = int(module.brightest(_as_target(px, target), n))
+            assert got == want, (n, px, got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dsp_max_and_min_with_index_among_ties(tmp_path, target):
+    for stem, func, dtype in [("cm_max", "block_max_f32", np.float32),
+                              ("cm_min_q15", "block_min_q15", np.int16)]:
+        module = _module(stem, target, tmp_path)
+        c_func = getattr(_compile(stem, tmp_path), func)
+        rng = np.random.default_rng(11)
+        for n in range(1, 14):
+            for _ in range(6):
+                x = _tied(rng, n, dtype) - 1
+                res, idx = np.zeros(1, dtype), np.zeros(1, np.uint32)
+                c_func(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_uint32(n),
+                       res.ctypes.data_as(ctypes.c_void_p), idx.ctypes.data_as(ctypes.c_void_p))
+                got_res, got_idx = _as_target(np.zeros(1, dtype), target), \
+                    _as_target(np.zeros(1, np.uint32), target)
+                getattr(module, func)(_as_target(x, target), n, got_res, got_idx)
+                assert int(np.asarray(got_idx)[0]) == int(idx[0]), (stem, n, x)
+                assert np.asarray(got_res)[0] == res[0], (stem, n, x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_max_index_guard_and_ties(tmp_path, target):
+    module = _module("max_index", target, tmp_path)
+    lib = _compile("max_index", tmp_path)
+    lib.max_index.restype = ctypes.c_int
+    rng = np.random.default_rng(3)
+    for n in range(0, 14):
+        a = _tied(rng, n, np.float32)
+        want = lib.max_index(a.ctypes.data_as(ctypes.c_void_p), n)
+        got = int(module.max_index(_as_target(a[:n], target), n))
+        assert got == want, (n, a, got, want)
