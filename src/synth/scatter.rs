@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, Affine, ExprKind, IfKind, Kernel, LValue, Loop};
+use tenslift_frontend::ir_rewrite;
 use tenslift_targets::{Dim, Expr, Lit, Op, Param, ParamKind, Program, Stmt, Ty};
 
 use super::cost;
@@ -65,8 +66,13 @@ fn program_of(kernel: &Kernel) -> Result<(Program, f64), SynthError> {
     let spec = spec_at_chosen_sizes(kernel, &Sizes::new())?;
     let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
     let mut values: Vec<(String, Expr)> = Vec::new();
+    let mut iterators = Vec::new();
+    ir_rewrite::iterators(&kernel.body, &mut iterators);
     for s in &kernel.body {
-        let (target, value) = statement(s, kernel, &params, &values)?;
+        // A pixel loop counting down (`while (n-- > 0) h[*p++]++;`) walks
+        // the same pixels in the same order ascending.
+        let (s, _) = ir_rewrite::ascend(s, &iterators);
+        let (target, value) = statement(&s, kernel, &params, &values)?;
         match values.iter_mut().find(|(t, _)| *t == target) {
             Some(slot) => slot.1 = value,
             None => values.push((target, value)),
