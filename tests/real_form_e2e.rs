@@ -147,6 +147,11 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/cm_min_q15", "lifted"),
     ("probe/idamax_unit", "lifted"),
     ("probe/argmax_u8", "lifted"),
+    // darknet's `matrix_add_matrix` as distributed, opening with
+    // `assert(from.rows == to.rows && from.cols == to.cols);`.
+    ("probe/dn_matrix_add_assert", "lifted"),
+    // A histogram counting its pixels down (`while (n-- > 0) h[*p++]++;`).
+    ("probe/hist_ptr", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -383,4 +388,25 @@ fn global_arrays_of_a_literal_size_lift_and_are_proved() {
     assert_eq!(v["unbounded"], "proved", "{v}");
     let why = v["reason"].as_str().unwrap_or_default();
     assert!(why.contains("declared extents"), "{v}");
+}
+
+/// `assert(cond)` computes nothing when `cond` holds and aborts the C
+/// otherwise: the program assumes it, and says so in its header; with
+/// `-DNDEBUG` the C asserts nothing and neither does the header.
+#[test]
+fn assertions_are_stated_preconditions() {
+    let file = format!("{FIXTURES}/probe/dn_matrix_add_assert.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (defines, stated) in [(&[][..], true), (&["-D", "NDEBUG"][..], false)] {
+        let out = dir.path().join("m.py");
+        let out_s = out.display().to_string();
+        let mut args = vec!["lift", file.as_str(), "-o", out_s.as_str(), "-q"];
+        args.extend_from_slice(defines);
+        let lift = tenslift(&args);
+        assert_eq!(lift.status.code(), Some(0), "{lift:?}");
+        let text = std::fs::read_to_string(&out).expect("module written");
+        let says =
+            text.contains("`from.rows == to.rows && from.cols == to.cols` holds: the C asserts it");
+        assert_eq!(says, stated, "{text}");
+    }
 }

@@ -71,6 +71,12 @@ pub struct Kernel {
     /// elements a record)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub struct_arrays: Vec<(String, String, i64)>,
+    /// The C's `assert(…)` conditions, as written, with where each is:
+    /// an assertion computes nothing when it holds and aborts the C when
+    /// it does not, so the program assumes each (a stated precondition)
+    /// and the differential check compiles the C with `-DNDEBUG`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asserted: Vec<(String, Loc)>,
 }
 
 /// `if (cond) { p[0] = v; …; return value; }` at the start of the kernel:
@@ -233,6 +239,12 @@ impl Kernel {
         for (name, record, per_record) in &self.struct_arrays {
             out.push(format!(
                 "`{name}` is the memory of the C's `{record}` array, passed as the flat array of the fields it uses ({per_record} elements a record; from NumPy, a structured array's `.view()` of that type)"
+            ));
+        }
+        for (cond, at) in &self.asserted {
+            out.push(format!(
+                "`{cond}` holds: the C asserts it ({}:{}:{}) and aborts otherwise; the program assumes it and checks nothing",
+                at.file, at.line, at.col
             ));
         }
         for (name, at) in &self.assumed_set {

@@ -53,6 +53,20 @@ pub struct Reader {
     initless_fors: Vec<Loc>,
     /// Layouts of the struct fields the function being read names.
     field_layouts: BTreeMap<(String, String), FieldLayout>,
+    /// The `assert(…)`s of the function being read, as written.
+    asserted: Vec<(String, Loc)>,
+}
+
+/// Whether `c` holds a condition (`?:` or `if`) within a few levels: an
+/// `assert` expansion does unless `NDEBUG` emptied it.
+fn tests_anything(c: &Cursor<'_>, depth: usize) -> bool {
+    depth < 8
+        && c.children().iter().any(|k| {
+            matches!(
+                k.kind(),
+                sys::CXCursor_ConditionalOperator | sys::CXCursor_IfStmt
+            ) || tests_anything(k, depth + 1)
+        })
 }
 
 fn loc_of(c: &Cursor<'_>) -> Loc {
@@ -333,6 +347,7 @@ impl Reader {
             param_keys: HashSet::new(),
             initless_fors: Vec::new(),
             field_layouts: BTreeMap::new(),
+            asserted: Vec::new(),
         }
     }
 
@@ -350,8 +365,20 @@ impl Reader {
         if self.size_macros.is_empty() {
             return None;
         }
+        let name: String = self
+            .source_at(c, 1)?
+            .chars()
+            .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+            .collect();
+        (self.size_macros.get(&name) == Some(&value)).then_some(name)
+    }
+
+    /// The source text from where `c` was written (a macro's expansion
+    /// point for a cursor a macro made) to the end of that line and up to
+    /// `lines - 1` more.
+    fn source_at(&mut self, c: &Cursor<'_>, lines: usize) -> Option<String> {
         let at = c.position()?;
-        let lines = self
+        let text = self
             .source_lines
             .entry(at.file.clone())
             .or_insert_with(|| {
@@ -360,13 +387,46 @@ impl Reader {
                     .map(|t| t.lines().map(str::to_string).collect())
             })
             .as_ref()?;
-        let line = lines.get((at.line as usize).checked_sub(1)?)?;
-        let rest = line.get((at.col as usize).checked_sub(1)?..)?;
-        let name: String = rest
-            .chars()
-            .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
-            .collect();
-        (self.size_macros.get(&name) == Some(&value)).then_some(name)
+        let first = (at.line as usize).checked_sub(1)?;
+        let mut out = text
+            .get(first)?
+            .get((at.col as usize).checked_sub(1)?..)?
+            .to_string();
+        for line in text.iter().skip(first + 1).take(lines.saturating_sub(1)) {
+            out.push('\n');
+            out.push_str(line);
+        }
+        Some(out)
+    }
+
+    /// The condition of an expression statement that is the expansion of
+    /// the standard `assert` macro (`assert(from.rows == to.rows)`), as
+    /// written (whitespace collapsed); `None` for anything else, a function
+    /// the program itself calls `assert` included (that is a call, not the
+    /// macro's conditional or comma expression).
+    fn assertion(&mut self, c: &Cursor<'_>) -> Option<String> {
+        if c.kind() == sys::CXCursor_CallExpr {
+            return None;
+        }
+        let text = self.source_at(c, 16)?;
+        if text.starts_with("assert") && !tests_anything(c, 0) {
+            // `-DNDEBUG`: the macro is `((void) 0)`, nothing is asserted.
+            return Some(String::new());
+        }
+        let rest = text
+            .strip_prefix("assert")?
+            .trim_start()
+            .strip_prefix('(')?;
+        let mut depth = 1;
+        let end = rest.char_indices().find_map(|(i, ch)| {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        })?;
+        Some(rest[..end].split_whitespace().collect::<Vec<_>>().join(" "))
     }
 
     fn reject_while(&mut self, loc: &Loc, what: &str) -> CStmt {
@@ -495,6 +555,7 @@ impl Reader {
         self.inline_expansions = 0;
         self.param_keys.clear();
         self.field_layouts.clear();
+        self.asserted.clear();
         let mut params = Vec::new();
         let mut body = Vec::new();
         for child in f.children() {
@@ -526,6 +587,7 @@ impl Reader {
             end_line,
             globals: std::mem::take(&mut self.globals).into_values().collect(),
             field_layouts: std::mem::take(&mut self.field_layouts),
+            asserted: std::mem::take(&mut self.asserted),
         }
     }
 
@@ -709,7 +771,17 @@ impl Reader {
                 Some(the_loop) => the_loop,
                 None => CStmt::Expr(self.read_expr(c, depth + 1)),
             },
-            _ if c.is_expression() => CStmt::Expr(self.read_expr(c, depth + 1)),
+            _ if c.is_expression() => match self.assertion(c) {
+                // An assertion computes nothing when it holds: the lifted
+                // program assumes it (a stated precondition).
+                Some(text) => {
+                    if !text.is_empty() {
+                        self.asserted.push((text, loc.clone()));
+                    }
+                    CStmt::Null(loc)
+                }
+                None => CStmt::Expr(self.read_expr(c, depth + 1)),
+            },
             _ => {
                 self.reject(
                     codes::UNSUPPORTED_STATEMENT,

@@ -624,4 +624,7 @@ pub struct CFunction {
     /// The layout of each struct field the body names, by (struct type as
     /// [`CType::Struct`] spells it, field name).
     pub field_layouts: std::collections::BTreeMap<(String, String), FieldLayout>,
+    /// The conditions of its `assert(…)` statements, as written, and where
+    /// each is (the reader drops the statements: see `Kernel::asserted`).
+    pub asserted: Vec<(String, Loc)>,
 }

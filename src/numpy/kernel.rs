@@ -241,6 +241,7 @@ fn assemble(
         assumed_set: Vec::new(),
         guards: Vec::new(),
         struct_arrays: Vec::new(),
+        asserted: Vec::new(),
     };
     Lowered {
         kernel,

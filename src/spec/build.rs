@@ -103,6 +103,7 @@ impl KernelBuilder {
                 assumed_set: Vec::new(),
                 guards: Vec::new(),
                 struct_arrays: Vec::new(),
+                asserted: Vec::new(),
             },
         }
     }

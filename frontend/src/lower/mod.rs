@@ -209,6 +209,7 @@ pub fn lower_function(
             .map(|n| n.assumed.clone())
             .unwrap_or_default(),
         guards: Vec::new(),
+        asserted: func.asserted.clone(),
         struct_arrays: unpacked
             .as_ref()
             .map(|(_, u)| u.clone())
@@ -694,6 +695,7 @@ mod tests {
             end_line: 9,
             globals: Vec::new(),
             field_layouts: Default::default(),
+            asserted: Vec::new(),
         }
     }
     #[test]

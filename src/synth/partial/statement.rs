@@ -157,6 +157,7 @@ pub(super) fn statement_kernel(
         assumed_set: kernel.assumed_set.clone(),
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
+        asserted: kernel.asserted.clone(),
     }
 }
 

@@ -851,6 +851,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         assumed_set: kernel.assumed_set.clone(),
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
+        asserted: kernel.asserted.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),
