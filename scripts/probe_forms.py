@@ -8,6 +8,7 @@ public code uses (tests/fixtures/probe/).
 
 import argparse
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,17 +16,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def status(binary, path, timeout):
-    """The last kernel's status (a probe file defines its helpers first),
-    run from the file's directory."""
+    """The status of the file's last kernel (a probe file defines its
+    helpers first), run from the file's directory."""
     try:
         done = subprocess.run([binary, "lift", path.name, "--json", "-q", "--timeout", str(timeout)],
                               cwd=path.parent, capture_output=True, text=True, timeout=timeout * 2)
     except subprocess.TimeoutExpired:
         return "timeout"
-    found = "no output"
+    # Refused kernels are reported before lifted ones: the status is the
+    # one of the function defined last in the file.
+    text = path.read_text(errors="replace")
+    found, last = "no output", -1
     for line in done.stdout.splitlines():
         if line.startswith("{"):
-            found = json.loads(line).get("status", "?")
+            report = json.loads(line)
+            name = re.escape(report.get("function") or "")
+            definition = re.search(rf"\b{name}\s*\([^;{{}}]*\)\s*\{{", text)
+            at = definition.start() if definition else -1
+            if at >= last:
+                found, last = report.get("status", "?"), at
     return found
 
 

@@ -147,11 +147,24 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/cm_min_q15", "lifted"),
     ("probe/idamax_unit", "lifted"),
     ("probe/argmax_u8", "lifted"),
+    // A search per row (and per column) of a matrix.
+    ("probe/argmax_rows", "lifted"),
+    ("probe/col_min_index", "lifted"),
     // darknet's `matrix_add_matrix` as distributed, opening with
     // `assert(from.rows == to.rows && from.cols == to.cols);`.
     ("probe/dn_matrix_add_assert", "lifted"),
     // A histogram counting its pixels down (`while (n-- > 0) h[*p++]++;`).
     ("probe/hist_ptr", "lifted"),
+    // A `void` helper called per row (`scale(m + r*cols, cols, a)`): its
+    // statements are hoisted in place of the call.
+    ("probe/void_helper_rows", "lifted"),
+    // DSP max of magnitudes with its index.
+    ("probe/cm_absmax", "lifted"),
+    // `do … while` loops read as the `while` they equal from a first test
+    // that holds (a stated precondition): a pre-decrement in the test, a
+    // count-down with a second index counting up, declared together.
+    ("probe/do_scale", "lifted"),
+    ("probe/do_count_index", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {

@@ -15,7 +15,9 @@
 //! hoisted. Anything else keeps today's refusal of the call (TL030).
 
 use crate::ir::Loc;
-use crate::syntax::{CBinOp, CExpr, CExprKind, CStmt, CVarDecl, DeclRef, InlineBody, RefTarget};
+use crate::syntax::{
+    CBinOp, CExpr, CExprKind, CStmt, CType, CVarDecl, DeclRef, InlineBody, RefTarget,
+};
 
 /// Whether the statement holds a `return` (at any depth).
 pub(crate) fn returns_early(s: &CStmt) -> bool {
@@ -39,7 +41,13 @@ pub(crate) fn hoist_helper_calls(stmts: Vec<CStmt>) -> Vec<CStmt> {
     for s in stmts {
         let mut prelude = Vec::new();
         let rewritten = match &s {
-            CStmt::Expr(e) => CStmt::Expr(hoist_in(e, s.loc(), &mut prelude)),
+            CStmt::Expr(e) => match void_call(e) {
+                Some((body, args)) => {
+                    expand_statements(body, args, e, s.loc(), &mut prelude);
+                    CStmt::Null(s.loc().clone())
+                }
+                None => CStmt::Expr(hoist_in(e, s.loc(), &mut prelude)),
+            },
             CStmt::Decl(vars, loc) => CStmt::Decl(
                 vars.iter()
                     .map(|v| CVarDecl {
@@ -113,6 +121,28 @@ fn hoist_in(e: &CExpr, site: &Loc, prelude: &mut Vec<CStmt>) -> CExpr {
     out
 }
 
+/// `e` as a statement calling a `void` helper with side-effect-free
+/// arguments: the helper and the arguments.
+fn void_call(e: &CExpr) -> Option<(&InlineBody, &[CExpr])> {
+    let mut e = e;
+    while let CExprKind::Paren(inner) | CExprKind::Implicit(inner) = &e.kind {
+        e = inner;
+    }
+    match &e.kind {
+        CExprKind::Call {
+            args,
+            inline: Some(body),
+            ..
+        } if matches!(body.result, CType::Void)
+            && body.params.len() == args.len()
+            && args.iter().all(CExpr::is_pure) =>
+        {
+            Some((body, args))
+        }
+        _ => None,
+    }
+}
+
 /// The hoisted statements of one call, and the read of its result.
 fn expand(
     body: &InlineBody,
@@ -121,6 +151,20 @@ fn expand(
     site: &Loc,
     prelude: &mut Vec<CStmt>,
 ) -> CExpr {
+    let (declared, suffix) = expand_statements(body, args, call, site, prelude);
+    let rename = |e: &CExpr| renamed(e, &declared, &suffix);
+    result_local(body, call, prelude, &rename, &suffix)
+}
+
+/// A local for each parameter set to its argument, then the helper's
+/// statements, renamed apart: the keys it declares and their suffix.
+fn expand_statements(
+    body: &InlineBody,
+    args: &[CExpr],
+    call: &CExpr,
+    site: &Loc,
+    prelude: &mut Vec<CStmt>,
+) -> (Vec<String>, String) {
     // Keys from where the statement and the call stand and how much was
     // hoisted before it: distinct per call, and the same on every run.
     let at = |l: &Loc| format!("{}:{}:{}", l.file, l.line, l.col);
@@ -147,6 +191,17 @@ fn expand(
     for s in &body.stmts {
         prelude.push(rename_stmt(s, &declared, &suffix, &rename));
     }
+    (declared, suffix)
+}
+
+/// The rest of [`expand`]: the local holding the call's result.
+fn result_local(
+    body: &InlineBody,
+    call: &CExpr,
+    prelude: &mut Vec<CStmt>,
+    rename: &dyn Fn(&CExpr) -> CExpr,
+    suffix: &str,
+) -> CExpr {
     let result = DeclRef {
         name: format!("{}_result", body.name),
         key: format!("{}{suffix}\u{1}result", body.name),
@@ -277,6 +332,38 @@ mod tests {
             "{body}"
         );
         assert!(body.contains("for i_1 in 0..size step 1"), "{body}");
+    }
+
+    /// A `void` helper called as a statement: its statements take the
+    /// call's place, the row pointer a walking pointer.
+    #[test]
+    fn a_void_helper_called_as_a_statement_is_hoisted() {
+        let source = "static void scale(float *x, int n, float a) {
+                for (int i = 0; i < n; i++) x[i] *= a;
+            }
+            void scale_rows(float *m, int rows, int cols, float a) {
+                for (int r = 0; r < rows; r++) scale(m + r * cols, cols, a);
+            }";
+        let body = kernel_body(source, "scale_rows");
+        assert!(body.contains("for i in 0..cols step 1"), "{body}");
+        assert!(body.contains("m[r][i] = (m[r][i] * a_1):f32"), "{body}");
+    }
+
+    /// A helper that returns from the middle of its statements is not.
+    #[test]
+    fn a_void_helper_returning_early_keeps_the_refusal() {
+        let source = "static void clear(float *x, int n) {
+                if (n > 8) return;
+                for (int i = 0; i < n; i++) x[i] = 0.0f;
+            }
+            void clear_rows(float *m, int rows, int cols) {
+                for (int r = 0; r < rows; r++) clear(m + r * cols, cols);
+            }";
+        let options = crate::Options {
+            functions: vec!["clear_rows".to_string()],
+            ..crate::Options::default()
+        };
+        assert!(crate::test_util::extracted(source, &options).is_err());
     }
 
     #[test]

@@ -71,7 +71,12 @@ fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
         body,
         loc,
     } = counted_for(stmt)?;
-    if !steps_by_one(inc, iter.ref_key()?) || init.refers_to(key) {
+    let iter_key = iter.ref_key()?;
+    // A loop counting down (a DSP `while (blkCnt > 0U) { …; blkCnt--; }`
+    // read as a `for`) makes trip `a - i` where one counting up makes
+    // `i - a`.
+    let down = unit_step(inc, iter_key)? < 0;
+    if init.refers_to(key) {
         return None;
     }
     if cond.refers_to(key) || inc.refers_to(key) {
@@ -92,7 +97,14 @@ fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
     if others.clone().any(|(_, s)| s.writes(key)) || !invariant(step, stmt) {
         return None;
     }
-    let offset = |extra: i64| closed_form(local, step, &iter, &start, extra, &step.loc);
+    let offset = |extra: i64| {
+        let (from, to) = if down {
+            (&iter, &start)
+        } else {
+            (&start, &iter)
+        };
+        closed_form(local, step, to, from, extra, &step.loc)
+    };
     let rewritten: Vec<CStmt> = others
         .map(|(p, s)| {
             let value = offset(i64::from(p > *at));
@@ -108,16 +120,17 @@ fn close_induction(stmt: &CStmt, local: &CVarDecl) -> Option<CStmt> {
     })
 }
 
-/// `v + s*(i - a + extra)`, in the iterator's type.
+/// `v + s*(to - from + extra)` (the trips so far: `i - a` counting up,
+/// `a - i` counting down), in the iterator's type.
 fn closed_form(
     local: &CVarDecl,
     step: &CExpr,
-    iter: &CExpr,
-    start: &CExpr,
+    to: &CExpr,
+    from: &CExpr,
     extra: i64,
     loc: &Loc,
 ) -> CExpr {
-    let ty = iter.ty.clone();
+    let ty = to.ty.clone();
     let node = |kind| CExpr {
         kind,
         ty: ty.clone(),
@@ -130,7 +143,7 @@ fn closed_form(
             rhs: Box::new(rhs),
         })
     };
-    let mut trips = binary(CBinOp::Sub, iter.clone(), paren(start.clone()));
+    let mut trips = binary(CBinOp::Sub, paren(to.clone()), paren(from.clone()));
     if extra != 0 {
         trips = binary(
             CBinOp::Add,
@@ -227,21 +240,34 @@ pub(crate) fn iterator_start(init: &CStmt) -> Option<(CExpr, CExpr)> {
 
 /// Whether `inc` is `i++`, `++i` or `i += 1`.
 pub(crate) fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
-    match &inc.stripped().kind {
+    unit_step(inc, iter) == Some(1)
+}
+
+/// `Some(1)` for `i++`, `++i`, `i += 1`; `Some(-1)` for `i--`, `--i`,
+/// `i -= 1`; `None` for any other step.
+fn unit_step(inc: &CExpr, iter: &str) -> Option<i64> {
+    let (sign, target) = match &inc.stripped().kind {
         CExprKind::Unary {
-            op: CUnOp::PostInc | CUnOp::PreInc,
+            op: op @ (CUnOp::PostInc | CUnOp::PreInc | CUnOp::PostDec | CUnOp::PreDec),
             arg,
-        } => arg.ref_key() == Some(iter),
+        } => (
+            if matches!(op, CUnOp::PostInc | CUnOp::PreInc) {
+                1
+            } else {
+                -1
+            },
+            arg,
+        ),
         CExprKind::Binary {
-            op: CBinOp::CompoundAssign(ArithOp::Add),
+            op: CBinOp::CompoundAssign(op @ (ArithOp::Add | ArithOp::Sub)),
             lhs,
             rhs,
-        } => {
-            lhs.ref_key() == Some(iter)
-                && matches!(rhs.stripped().kind, CExprKind::Int(IntValue::Fits(1)))
+        } if matches!(rhs.stripped().kind, CExprKind::Int(IntValue::Fits(1))) => {
+            (if *op == ArithOp::Add { 1 } else { -1 }, lhs)
         }
-        _ => false,
-    }
+        _ => return None,
+    };
+    (target.ref_key() == Some(iter)).then_some(sign)
 }
 
 /// The signed step when `s` is a step statement of `key`.

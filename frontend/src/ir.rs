@@ -77,6 +77,11 @@ pub struct Kernel {
     /// and the differential check compiles the C with `-DNDEBUG`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asserted: Vec<(String, Loc)>,
+    /// The conditions of the C's `do … while` loops, which the program runs
+    /// as `while` loops: they agree when the condition holds on entry (a
+    /// stated precondition).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entered: Vec<(String, Loc)>,
 }
 
 /// `if (cond) { p[0] = v; …; return value; }` at the start of the kernel:
@@ -244,6 +249,12 @@ impl Kernel {
         for (cond, at) in &self.asserted {
             out.push(format!(
                 "`{cond}` holds: the C asserts it ({}:{}:{}) and aborts otherwise; the program assumes it and checks nothing",
+                at.file, at.line, at.col
+            ));
+        }
+        for (cond, at) in &self.entered {
+            out.push(format!(
+                "`{cond}` holds when the `do … while` loop at {}:{}:{} is reached: the C runs its body once before testing it, the program as a `while` (it tests first)",
                 at.file, at.line, at.col
             ));
         }

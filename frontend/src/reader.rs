@@ -15,6 +15,7 @@ use crate::ir::{Loc, ScalarType};
 use crate::libclang::{Cursor, EvaluatedInt, Type};
 use crate::syntax::*;
 
+mod do_while;
 mod mem_calls;
 mod skip_continue;
 mod switch;
@@ -55,6 +56,9 @@ pub struct Reader {
     field_layouts: BTreeMap<(String, String), FieldLayout>,
     /// The `assert(…)`s of the function being read, as written.
     asserted: Vec<(String, Loc)>,
+    /// The conditions of the `do … while` loops read as `while` loops, as
+    /// written, with where each loop is.
+    entered: Vec<(String, Loc)>,
 }
 
 /// Whether `c` holds a condition (`?:` or `if`) within a few levels: an
@@ -272,6 +276,24 @@ fn sets_counter(s: &CStmt, key: &str) -> bool {
     }
 }
 
+/// The declaration of `key` among others (`uint32_t col, row = nRows, i
+/// = 0U;`) as one declaration a variable, in order: C initialises the
+/// declarators one after another, so that is the same program, and the
+/// counter's own declaration can then move down to its loop.
+fn split_declaration(stmts: &mut Vec<CStmt>, key: &str) {
+    let Some(at) = stmts.iter().rposition(
+        |s| matches!(s, CStmt::Decl(vars, _) if vars.len() > 1 && vars.iter().any(|v| v.key == key)),
+    ) else {
+        return;
+    };
+    let CStmt::Decl(vars, loc) = stmts.remove(at) else {
+        return;
+    };
+    for (k, v) in vars.into_iter().enumerate() {
+        stmts.insert(at + k, CStmt::Decl(vec![v], loc.clone()));
+    }
+}
+
 /// Where in `stmts` the statement setting the counter `key` of a counted
 /// `while` that follows them is, when it can move down to the `while`:
 /// it is the last one that sets it, its value reads only variables, and
@@ -348,6 +370,7 @@ impl Reader {
             initless_fors: Vec::new(),
             field_layouts: BTreeMap::new(),
             asserted: Vec::new(),
+            entered: Vec::new(),
         }
     }
 
@@ -507,6 +530,9 @@ impl Reader {
                 continue;
             }
             let counter = step_counter(&inc).map(|r| r.key.clone());
+            if let Some(k) = &counter {
+                split_declaration(&mut out, k);
+            }
             match counter.and_then(|k| movable_init(&out, &k)) {
                 Some(at) => {
                     let init = out.remove(at);
@@ -556,6 +582,7 @@ impl Reader {
         self.param_keys.clear();
         self.field_layouts.clear();
         self.asserted.clear();
+        self.entered.clear();
         let mut params = Vec::new();
         let mut body = Vec::new();
         for child in f.children() {
@@ -588,6 +615,7 @@ impl Reader {
             globals: std::mem::take(&mut self.globals).into_values().collect(),
             field_layouts: std::mem::take(&mut self.field_layouts),
             asserted: std::mem::take(&mut self.asserted),
+            entered: std::mem::take(&mut self.entered),
         }
     }
 
@@ -737,19 +765,11 @@ impl Reader {
                     None => self.reject_while(&loc, "`while`"),
                 }
             }
-            sys::CXCursor_WhileStmt | sys::CXCursor_DoStmt => {
-                let what = if c.kind() == sys::CXCursor_WhileStmt {
-                    "`while`"
-                } else {
-                    "`do`"
-                };
-                self.reject(
-                    codes::WHILE_LOOP,
-                    &loc,
-                    format!("{what} loop has no affine trip count; write it as a counted `for`"),
-                );
-                CStmt::Rejected(loc)
-            }
+            sys::CXCursor_DoStmt => match self.read_do_while(c, depth) {
+                Some(read) => read,
+                None => self.reject_while(&loc, "`do`"),
+            },
+            sys::CXCursor_WhileStmt => self.reject_while(&loc, "`while`"),
             sys::CXCursor_GotoStmt | sys::CXCursor_IndirectGotoStmt => {
                 self.reject(codes::GOTO, &loc, "`goto` is not supported");
                 CStmt::Rejected(loc)
@@ -810,7 +830,10 @@ impl Reader {
             .filter(|c| c.kind() == sys::CXCursor_ParmDecl)
             .collect();
         let result = read_type(def.result_type());
-        if result.scalar().is_none() {
+        // A `void` helper (darknet's `softmax`, called per group by
+        // `softmax_cpu`) is hoisted out of the statement calling it.
+        let void = matches!(result, CType::Void);
+        if result.scalar().is_none() && !void {
             return Ok(None);
         }
         // A `return expr;` helper takes scalars (a pointer would need
@@ -837,15 +860,26 @@ impl Reader {
             return Ok(None);
         };
         // The last statement is the `return`, or (returns from several
-        // places) an `if` every path of which returns.
-        let (ret, before) = if ret.kind() == sys::CXCursor_ReturnStmt {
+        // places) an `if` every path of which returns; a `void` helper's
+        // statements run to their end (a trailing bare `return;` too).
+        let (ret, before) = if void {
+            let bare_return = ret.kind() == sys::CXCursor_ReturnStmt && ret.children().is_empty();
+            (
+                None,
+                if bare_return {
+                    &stmts[..stmts.len() - 1]
+                } else {
+                    &stmts[..]
+                },
+            )
+        } else if ret.kind() == sys::CXCursor_ReturnStmt {
             (Some(ret), &stmts[..stmts.len() - 1])
         } else if ret.kind() == sys::CXCursor_IfStmt {
             (None, &stmts[..])
         } else {
             return Ok(None);
         };
-        if before.is_empty() && !all_scalar {
+        if before.is_empty() && (!all_scalar || void) {
             return Ok(None);
         }
         if before.len() > MAX_HELPER_STATEMENTS {
@@ -879,8 +913,19 @@ impl Reader {
         let value = value.map(|v| self.read_expr(&v, depth + 1));
         self.helpers_open.pop();
         // Returns from several places: one conditional value.
+        let early = read.iter().any(crate::hoist_helpers::returns_early);
         let (read, value) = match value {
-            Some(value) if !read.iter().any(crate::hoist_helpers::returns_early) => (read, value),
+            // A `void` helper has no value: the hoisting drops its call.
+            None if void && !early => {
+                let nothing = CExpr {
+                    kind: CExprKind::Int(IntValue::Fits(0)),
+                    ty: CType::Void,
+                    loc: loc_of(def),
+                };
+                (read, nothing)
+            }
+            None if void => return Ok(None),
+            Some(value) if !early => (read, value),
             value => match crate::early_returns::fold_early_returns(read, value) {
                 Some(folded) => folded,
                 None => return Ok(None),

@@ -627,4 +627,7 @@ pub struct CFunction {
     /// The conditions of its `assert(…)` statements, as written, and where
     /// each is (the reader drops the statements: see `Kernel::asserted`).
     pub asserted: Vec<(String, Loc)>,
+    /// The conditions of its `do … while` loops, read as `while` loops
+    /// (see `reader::do_while`), and where each loop is.
+    pub entered: Vec<(String, Loc)>,
 }

@@ -242,6 +242,7 @@ fn assemble(
         guards: Vec::new(),
         struct_arrays: Vec::new(),
         asserted: Vec::new(),
+        entered: Vec::new(),
     };
     Lowered {
         kernel,

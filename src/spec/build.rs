@@ -104,6 +104,7 @@ impl KernelBuilder {
                 guards: Vec::new(),
                 struct_arrays: Vec::new(),
                 asserted: Vec::new(),
+                entered: Vec::new(),
             },
         }
     }

@@ -22,13 +22,15 @@ use std::sync::Arc;
 
 use tenslift_frontend::ir::{self as loop_ir, Affine, BinaryOp, ExprKind, IfKind, Kernel, LValue};
 use tenslift_frontend::ir_rewrite;
-use tenslift_targets::{build, DType, Dim, Expr, Op, Param, ParamKind, Program, ReduceKind, Stmt};
+use tenslift_targets::{
+    build, DType, Dim, Expr, Op, Param, ParamKind, Program, ReduceKind, SliceItem, Stmt,
+};
 
 use super::cost;
 use super::options::{Lifted, SynthError};
 use super::partial::expression_over;
 use super::signature::{self, dtype_of, infer_unknown_extents, params_of};
-use super::stencil::NestLoop;
+use super::stencil::{dim_of, NestLoop};
 use super::tactic::{KernelContext, KernelResult, KernelTactic};
 use super::trace::Trace;
 use crate::spec::tensir::{check_program_at_both_sizes, Comparison};
@@ -68,12 +70,16 @@ impl KernelTactic for RunningSearch {
 enum Output {
     /// `return v;` (`v` the index or the running value, maybe converted).
     Return { of_index: bool, dtype: DType },
-    /// `p[0] = v;`.
+    /// `p[0] = v;` after a search at the top, `p[b] = v;` after one in a
+    /// loop over `b` (the subscripts are the enclosing loops' iterators).
     Store { array: String, of_index: bool },
 }
 
 /// The parts of a running search in the loop IR.
 struct Search {
+    /// Loops around the search (from 0 by 1, one search per point): a
+    /// search per row of a matrix.
+    outer: Vec<NestLoop>,
     /// The candidates' positions: the loop's, from the first candidate.
     walk: NestLoop,
     /// The compared value at the loop's iterator.
@@ -87,16 +93,39 @@ struct Search {
 /// The kernel as a running search: two initialising assignments, the loop,
 /// then only stores and a return of its results.
 fn search_of(kernel: &Kernel) -> Result<Search, String> {
+    let mut outer = Vec::new();
+    let mut block = kernel.body.as_slice();
+    // A search per point of a nest of loops from 0 by 1 (`for (b = 0; b <
+    // batch; b++) { best = 0; … out[b] = best; }`).
+    while let [loop_ir::Stmt::Loop(l)] = block {
+        let searches = matches!(l.body.first(), Some(loop_ir::Stmt::Assign { .. }));
+        if !searches || l.start != Affine::constant(0) || l.step != 1 {
+            break;
+        }
+        outer.push(NestLoop {
+            iter: l.iter.clone(),
+            start: l.start.clone(),
+            end: l.end.clone(),
+        });
+        block = &l.body;
+    }
+    if !outer.is_empty() && kernel.returns.is_some() {
+        return Err("not a running search: a search per row, and a returned value".into());
+    }
+    search_in(block, outer)
+}
+
+/// The running search making up `block`, inside the loops `outer`.
+fn search_in(block: &[loop_ir::Stmt], outer: Vec<NestLoop>) -> Result<Search, String> {
     let not = |why: &str| Err(format!("not a running search: {why}"));
-    let loop_at = kernel
-        .body
+    let loop_at = block
         .iter()
         .position(|s| matches!(s, loop_ir::Stmt::Loop(_)))
         .ok_or("not a running search: no loop")?;
-    let loop_ir::Stmt::Loop(l) = &kernel.body[loop_at] else {
+    let loop_ir::Stmt::Loop(l) = &block[loop_at] else {
         return not("no loop");
     };
-    let l = &candidates_loop(l, &kernel.body[loop_at + 1..])?;
+    let l = &candidates_loop(l, &block[loop_at + 1..])?;
     let [loop_ir::Stmt::If {
         cond,
         kind: IfKind::Data,
@@ -119,10 +148,10 @@ fn search_of(kernel: &Kernel) -> Result<Search, String> {
         .ok_or("not a running search: a variable start")?;
     // `argmax` counts positions from the first candidate: the index must
     // start at 0 on element 0 (a later start would shift every position).
-    if start != 1 || index_init(&kernel.body[..loop_at], &index_var) != Some(0) {
+    if start != 1 || index_init(&block[..loop_at], &index_var) != Some(0) {
         return not("the index does not start at position 0 with the loop at the next element");
     }
-    let inits_only = kernel.body[..loop_at].iter().all(|s| {
+    let inits_only = block[..loop_at].iter().all(|s| {
         matches!(s, loop_ir::Stmt::Assign { target: LValue::Scalar { name, .. }, .. }
             if *name == value_var || *name == index_var)
     });
@@ -131,15 +160,17 @@ fn search_of(kernel: &Kernel) -> Result<Search, String> {
             "statements other than the index's and the value's initialisation before the loop",
         );
     }
-    let outputs = kernel.body[loop_at + 1..]
+    let at: Vec<Affine> = outer.iter().map(|l| Affine::var(l.iter.clone())).collect();
+    let outputs = block[loop_at + 1..]
         .iter()
-        .map(|s| output(s, &value_var, &index_var))
+        .map(|s| output(s, &value_var, &index_var, &at))
         .collect::<Option<Vec<_>>>()
         .ok_or("not a running search: the loop is followed by more than stores and a return of its results")?;
     if outputs.is_empty() {
         return not("no result leaves the kernel");
     }
     Ok(Search {
+        outer,
         walk: NestLoop {
             iter: l.iter.clone(),
             start: Affine::constant(start - 1),
@@ -313,8 +344,9 @@ fn strip_int_casts(e: &loop_ir::Expr) -> &loop_ir::Expr {
     }
 }
 
-/// `return v;` or `p[0] = v;` of the index or the value (maybe converted).
-fn output(s: &loop_ir::Stmt, value_var: &str, index_var: &str) -> Option<Output> {
+/// `return v;` or `p[0] = v;` (`p[b] = v;` at the outer loops' point
+/// `at`) of the index or the value (maybe converted).
+fn output(s: &loop_ir::Stmt, value_var: &str, index_var: &str, at: &[Affine]) -> Option<Output> {
     let of = |e: &loop_ir::Expr| -> Option<bool> {
         let inner = match &e.kind {
             ExprKind::Cast { arg } => arg,
@@ -327,7 +359,7 @@ fn output(s: &loop_ir::Stmt, value_var: &str, index_var: &str) -> Option<Output>
         }
     };
     match s {
-        loop_ir::Stmt::Return { value, .. } => Some(Output::Return {
+        loop_ir::Stmt::Return { value, .. } if at.is_empty() => Some(Output::Return {
             of_index: of(value)?,
             dtype: dtype_of(value.ty),
         }),
@@ -335,10 +367,14 @@ fn output(s: &loop_ir::Stmt, value_var: &str, index_var: &str) -> Option<Output>
             target: LValue::Element { array, index, .. },
             value,
             ..
-        } if index.iter().all(|a| a.as_constant() == Some(0)) => Some(Output::Store {
-            array: array.clone(),
-            of_index: of(value)?,
-        }),
+        } if index.as_slice() == at
+            || at.is_empty() && index.iter().all(|a| a.as_constant() == Some(0)) =>
+        {
+            Some(Output::Store {
+                array: array.clone(),
+                of_index: of(value)?,
+            })
+        }
         _ => None,
     }
 }
@@ -348,12 +384,15 @@ fn program_of(kernel: &Kernel, search: &Search) -> Result<(Program, f64), SynthE
     let refuse = |why: String| SynthError::Rejected(why);
     let spec = spec_at_chosen_sizes(kernel, &Sizes::new())?;
     let params = params_of(kernel, &infer_unknown_extents(kernel, &spec.sizes)?)?;
-    let keys = expression_over(&search.key, std::slice::from_ref(&search.walk), &params)
-        .ok_or_else(|| refuse("the compared value is not a vector of the loop".into()))?;
+    let mut nest = search.outer.clone();
+    nest.push(search.walk.clone());
+    let axis = search.outer.len();
+    let keys = expression_over(&search.key, &nest, &params)
+        .ok_or_else(|| refuse("the compared value is not a tensor of the loops".into()))?;
     let at = Expr::new(
         Op::ArgExtreme {
             largest: search.largest,
-            axis: 0,
+            axis,
             dtype: search.index_type,
         },
         vec![keys.clone()],
@@ -364,7 +403,7 @@ fn program_of(kernel: &Kernel, search: &Search) -> Result<(Program, f64), SynthE
     } else {
         ReduceKind::Min
     };
-    let value = Expr::reduce(kind, keys, vec![0]).map_err(|e| refuse(e.message))?;
+    let value = Expr::reduce(kind, keys, vec![axis]).map_err(|e| refuse(e.message))?;
     let mut body = Vec::new();
     let mut ret = None;
     for out in &search.outputs {
@@ -376,7 +415,7 @@ fn program_of(kernel: &Kernel, search: &Search) -> Result<(Program, f64), SynthE
             }
             Output::Store { array, of_index } => {
                 let v = if *of_index { at.clone() } else { value.clone() };
-                body.insert(0, store_first(array, v, &params)?);
+                body.insert(0, store_results(array, v, &search.outer, &params)?);
             }
         }
     }
@@ -413,9 +452,16 @@ fn converted(v: Expr, to: DType) -> Result<Expr, SynthError> {
     build::cast(v, to).map_err(|e| SynthError::Rejected(e.message))
 }
 
-/// `array[0] = v` as a store of the whole one-element array.
-fn store_first(array: &str, v: Expr, params: &[Param]) -> Result<Stmt, SynthError> {
-    let refuse = |why: &str| SynthError::Rejected(format!("`{array}[0]`: {why}"));
+/// `array[0] = v` as a store of the whole one-element array, or
+/// `array[b…] = v` at every point of the loops `outer` as the store of
+/// the region they cover.
+fn store_results(
+    array: &str,
+    v: Expr,
+    outer: &[NestLoop],
+    params: &[Param],
+) -> Result<Stmt, SynthError> {
+    let refuse = |why: &str| SynthError::Rejected(format!("`{array}`: {why}"));
     let p = params
         .iter()
         .find(|p| &*p.name == array)
@@ -423,17 +469,39 @@ fn store_first(array: &str, v: Expr, params: &[Param]) -> Result<Stmt, SynthErro
     let ParamKind::Array { shape, dtype, .. } = &p.kind else {
         return Err(refuse("not an array"));
     };
-    if shape.as_slice() != [Dim::constant(1)] {
-        return Err(refuse(
-            "written as a one-element output, but its extent is not 1",
-        ));
-    }
     let v = converted(v, *dtype)?;
-    let value = build::reshape(v, shape.clone()).map_err(|e| refuse(&e.message))?;
+    if outer.is_empty() {
+        if shape.as_slice() != [Dim::constant(1)] {
+            return Err(refuse(
+                "written as a one-element output, but its extent is not 1",
+            ));
+        }
+        let value = build::reshape(v, shape.clone()).map_err(|e| refuse(&e.message))?;
+        return Ok(Stmt::Store {
+            target: Arc::from(array),
+            region: None,
+            value,
+        });
+    }
+    let ends: Vec<Dim> = outer
+        .iter()
+        .map(|l| dim_of(&l.end))
+        .collect::<Option<_>>()
+        .ok_or_else(|| refuse("a loop bound that is no extent"))?;
+    let whole = ends.as_slice() == shape.as_slice();
+    let region = (!whole).then(|| {
+        ends.into_iter()
+            .map(|stop| SliceItem::Range {
+                start: Dim::constant(0),
+                stop,
+                step: 1,
+            })
+            .collect()
+    });
     Ok(Stmt::Store {
         target: Arc::from(array),
-        region: None,
-        value,
+        region,
+        value: v,
     })
 }
 
@@ -490,6 +558,22 @@ mod tests {
     fn magnitudes_are_searched_as_a_vector_of_keys() {
         let text = lifted(&probe("idamax_unit"));
         assert!(text.contains("argmax(abs(dx[0:n])"), "{text}");
+    }
+
+    /// One search per row, or per column: the walked axis is the last of
+    /// the keys, the outer loops' the others.
+    #[test]
+    fn a_search_per_row_is_argmax_along_the_rows() {
+        let text = lifted(&probe("argmax_rows"));
+        assert!(
+            text.contains("argmax(scores[0:batch, 0:n], axis=1, dtype=i32)"),
+            "{text}"
+        );
+        let text = lifted(&probe("col_min_index"));
+        assert!(
+            text.contains("argmin(transpose(a[0:rows, 0:cols], perm=[1, 0]), axis=1"),
+            "{text}"
+        );
     }
 
     /// `>=` keeps the last extreme: read as a search, but its program

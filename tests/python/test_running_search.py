@@ -107,3 +107,29 @@ def test_max_index_guard_and_ties(tmp_path, target):
         want = lib.max_index(a.ctypes.data_as(ctypes.c_void_p), n)
         got = int(module.max_index(_as_target(a[:n], target), n))
         assert got == want, (n, a, got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_search_per_row_and_per_column_among_ties(tmp_path, target):
+    rows_module = _module("argmax_rows", target, tmp_path)
+    rows_c = _compile("argmax_rows", tmp_path)
+    cols_module = _module("col_min_index", target, tmp_path)
+    cols_c = _compile("col_min_index", tmp_path)
+    rng = np.random.default_rng(5)
+    for batch, n in [(1, 1), (3, 5), (4, 13)]:
+        scores = _tied(rng, batch * n, np.float32)
+        want = np.zeros(batch, np.int32)
+        rows_c.predict_classes(scores.ctypes.data_as(ctypes.c_void_p),
+                               want.ctypes.data_as(ctypes.c_void_p), batch, n)
+        got = _as_target(np.zeros(batch, np.int32), target)
+        rows_module.predict_classes(_as_target(scores.reshape(batch, n), target), got, batch, n)
+        assert np.array_equal(np.asarray(got), want), (batch, n, scores)
+        a = _tied(rng, batch * n, np.float64)
+        where, least = np.zeros(n, np.int32), np.zeros(n, np.float64)
+        cols_c.col_min(a.ctypes.data_as(ctypes.c_void_p), batch, n,
+                       where.ctypes.data_as(ctypes.c_void_p), least.ctypes.data_as(ctypes.c_void_p))
+        got_w, got_l = _as_target(np.zeros(n, np.int32), target), \
+            _as_target(np.zeros(n, np.float64), target)
+        cols_module.col_min(_as_target(a.reshape(batch, n), target), batch, n, got_w, got_l)
+        assert np.array_equal(np.asarray(got_w), where), (batch, n, a)
+        assert np.array_equal(np.asarray(got_l), least), (batch, n, a)

@@ -210,6 +210,7 @@ pub fn lower_function(
             .unwrap_or_default(),
         guards: Vec::new(),
         asserted: func.asserted.clone(),
+        entered: func.entered.clone(),
         struct_arrays: unpacked
             .as_ref()
             .map(|(_, u)| u.clone())
@@ -298,19 +299,27 @@ fn collect_keys(
             CStmt::For {
                 init, cond, body, ..
             } => {
+                // A loop's start is iteration space too (a DSP count-down
+                // loop starts at the `uint16_t` size it counts).
                 refs_in(cond, bounds);
                 match &**init {
-                    CStmt::Decl(vars, _) => keys.extend(vars.iter().map(|v| v.key.clone())),
+                    CStmt::Decl(vars, _) => {
+                        keys.extend(vars.iter().map(|v| v.key.clone()));
+                        vars.iter()
+                            .filter_map(|v| v.init.as_ref())
+                            .for_each(|e| refs_in(e, bounds));
+                    }
                     CStmt::Expr(e) => {
                         if let CExprKind::Binary {
                             op: CBinOp::Assign,
                             lhs,
-                            ..
+                            rhs,
                         } = &strip(e).kind
                         {
                             if let CExprKind::Ref(r) = &strip(lhs).kind {
                                 keys.insert(r.key.clone());
                             }
+                            refs_in(rhs, bounds);
                         }
                     }
                     _ => {}
@@ -696,6 +705,7 @@ mod tests {
             globals: Vec::new(),
             field_layouts: Default::default(),
             asserted: Vec::new(),
+            entered: Vec::new(),
         }
     }
     #[test]

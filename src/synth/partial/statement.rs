@@ -158,6 +158,7 @@ pub(super) fn statement_kernel(
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),
+        entered: kernel.entered.clone(),
     }
 }
 

@@ -852,6 +852,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),
+        entered: kernel.entered.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),
