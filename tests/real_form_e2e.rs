@@ -149,6 +149,8 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/argmax_u8", "lifted"),
     // A search per row (and per column) of a matrix.
     ("probe/argmax_rows", "lifted"),
+    // `>=` keeps the last extreme: argmax with `last=true`.
+    ("probe/argmax_ge", "lifted"),
     ("probe/col_min_index", "lifted"),
     // darknet's `matrix_add_matrix` as distributed, opening with
     // `assert(from.rows == to.rows && from.cols == to.cols);`.

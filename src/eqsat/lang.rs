@@ -78,7 +78,7 @@ pub enum Attr {
     /// A tensordot's contracted axis pairs.
     Pairs(Vec<usize>, Vec<usize>),
     /// An `argmax`/`argmin`'s axis and result type.
-    ArgAxis(usize, DType),
+    ArgAxis(usize, DType, bool),
 }
 
 /// What a leaf e-node holds.
@@ -153,7 +153,7 @@ fn attr_key(attr: &Attr) -> String {
         Attr::DType(d) => format!("dtype:{d}"),
         Attr::Spec(spec) => format!("spec:{}", spec_text(spec)),
         Attr::Pairs(l, r) => format!("pairs:{};{}", joined(l), joined(r)),
-        Attr::ArgAxis(axis, d) => format!("argaxis:{axis}:{d}"),
+        Attr::ArgAxis(axis, d, last) => format!("argaxis:{axis}:{d}:{last}"),
     }
 }
 
@@ -390,9 +390,10 @@ impl Head {
                 largest,
                 axis,
                 dtype,
+                last,
             } => (
                 Head::ArgExtreme { largest: *largest },
-                Some(Attr::ArgAxis(*axis, *dtype)),
+                Some(Attr::ArgAxis(*axis, *dtype, *last)),
             ),
             Op::Matmul => (Head::Matmul, None),
             Op::Tensordot { lhs_axes, rhs_axes } => (
@@ -440,11 +441,14 @@ impl Head {
                 kind,
                 axes: axes.clone(),
             },
-            (Head::ArgExtreme { largest }, Some(Attr::ArgAxis(axis, dtype))) => Op::ArgExtreme {
-                largest,
-                axis: *axis,
-                dtype: *dtype,
-            },
+            (Head::ArgExtreme { largest }, Some(Attr::ArgAxis(axis, dtype, last))) => {
+                Op::ArgExtreme {
+                    largest,
+                    axis: *axis,
+                    dtype: *dtype,
+                    last: *last,
+                }
+            }
             (Head::Matmul, None) => Op::Matmul,
             (Head::Tensordot, Some(Attr::Pairs(l, r))) => Op::Tensordot {
                 lhs_axes: l.clone(),

@@ -15,8 +15,8 @@
 //! program is read off the loop IR instead and accepted like every other,
 //! by equality with the C spec at two size tuples (TensIR's `argmax` is
 //! defined as that same chain). The first extreme wins, as in the C with a
-//! strict comparison; `>=` keeps the last one and is not this form (the
-//! check refuses it).
+//! strict comparison; with `>=` (`<=`) the last one does, `argmax(…,
+//! last=true)`.
 
 use std::sync::Arc;
 
@@ -85,6 +85,8 @@ struct Search {
     /// The compared value at the loop's iterator.
     key: loop_ir::Expr,
     largest: bool,
+    /// The last extreme (`>=`, `<=`) rather than the first.
+    last: bool,
     /// The C type of the index variable.
     index_type: DType,
     outputs: Vec<Output>,
@@ -140,7 +142,7 @@ fn search_in(block: &[loop_ir::Stmt], outer: Vec<NestLoop>) -> Result<Search, St
         return not("an `else` branch or a step other than 1");
     }
     let (value_var, index_var, key, index_type) = updates(then_body, &l.iter)?;
-    let largest = comparison(cond, key, &value_var)?;
+    let (largest, last) = comparison(cond, key, &value_var)?;
     let key = key.clone();
     let start = l
         .start
@@ -178,6 +180,7 @@ fn search_in(block: &[loop_ir::Stmt], outer: Vec<NestLoop>) -> Result<Search, St
         },
         key,
         largest,
+        last,
         index_type,
         outputs,
     })
@@ -276,19 +279,26 @@ fn updates<'k>(
     }
 }
 
-/// Whether `cond` is `key > m` (`true`) or `key < m` (`false`), either way
-/// round.
-fn comparison(cond: &loop_ir::Expr, key: &loop_ir::Expr, m: &str) -> Result<bool, String> {
+/// `(largest, last)` when `cond` compares the key with the best so far,
+/// either way round: `key > m` (the first greatest), `key >= m` (the
+/// last), `key < m` and `key <= m` (the first or last least).
+fn comparison(cond: &loop_ir::Expr, key: &loop_ir::Expr, m: &str) -> Result<(bool, bool), String> {
     let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
         return Err("not a running search: the `if` is not a comparison".into());
     };
     let is_m =
         |e: &loop_ir::Expr| matches!(&exact(e).kind, ExprKind::Var { name, .. } if name == m);
     let is_key = |e: &loop_ir::Expr| exact(e) == exact(key);
-    match op {
-        BinaryOp::Gt | BinaryOp::Lt if is_key(lhs) && is_m(rhs) => Ok(*op == BinaryOp::Gt),
-        BinaryOp::Gt | BinaryOp::Lt if is_m(lhs) && is_key(rhs) => Ok(*op == BinaryOp::Lt),
-        _ => Err("not a running search: the `if` does not compare the value taken with the best so far by `>` or `<`".into()),
+    let compared = matches!(
+        op,
+        BinaryOp::Gt | BinaryOp::Lt | BinaryOp::Ge | BinaryOp::Le
+    );
+    let last = matches!(op, BinaryOp::Ge | BinaryOp::Le);
+    let greater = matches!(op, BinaryOp::Gt | BinaryOp::Ge);
+    match () {
+        _ if compared && is_key(lhs) && is_m(rhs) => Ok((greater, last)),
+        _ if compared && is_m(lhs) && is_key(rhs) => Ok((!greater, last)),
+        _ => Err("not a running search: the `if` does not compare the value taken with the best so far (`>`, `>=`, `<`, `<=`)".into()),
     }
 }
 
@@ -392,6 +402,7 @@ fn program_of(kernel: &Kernel, search: &Search) -> Result<(Program, f64), SynthE
     let at = Expr::new(
         Op::ArgExtreme {
             largest: search.largest,
+            last: search.last,
             axis,
             dtype: search.index_type,
         },
@@ -576,16 +587,25 @@ mod tests {
         );
     }
 
-    /// `>=` keeps the last extreme: read as a search, but its program
-    /// differs from the C (the spec's chain of selects picks later ties).
+    /// `>=` keeps the last extreme: `argmax(…, last=true)`, whose
+    /// definition is the same chain of selects with `>=`.
     #[test]
-    fn the_last_largest_element_is_not_argmax() {
+    fn the_last_largest_element_is_argmax_from_the_end() {
+        let text = lifted(&probe("argmax_ge"));
+        assert!(
+            text.contains("argmax(v[0:n], axis=0, dtype=i32, last=true)"),
+            "{text}"
+        );
+    }
+
+    /// A search whose `>=` program were read as the first extreme would
+    /// differ from the C on ties: the check at two sizes refuses it.
+    #[test]
+    fn first_and_last_extremes_are_different_programs() {
         let kernel = probe("argmax_ge");
-        let search = search_of(&kernel);
-        match search {
-            Err(why) => assert!(why.contains("`>` or `<`"), "{why}"),
-            Ok(s) => assert!(program_of(&kernel, &s).is_err()),
-        }
+        let mut search = search_of(&kernel).expect("a running search");
+        search.last = false;
+        assert!(program_of(&kernel, &search).is_err());
     }
 
     #[test]

@@ -531,7 +531,8 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             largest,
             axis,
             dtype,
-        } => arg_extreme(*largest, *axis, *dtype, &args[0]),
+            last,
+        } => arg_extreme((*largest, *last), *axis, *dtype, &args[0]),
         Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
             let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
             let spec = e
@@ -935,7 +936,12 @@ fn binary(op: BinaryOp, a: &Array, b: &Array, out: DType) -> IResult<Array> {
 /// `argmax`/`argmin` along `axis`: C's running search from the first
 /// element, a later one taken only when strictly greater (less), so the
 /// first extreme wins and a NaN after the first element is never taken.
-fn arg_extreme(largest: bool, axis: usize, dtype: DType, a: &Array) -> IResult<Array> {
+fn arg_extreme(
+    (largest, last): (bool, bool),
+    axis: usize,
+    dtype: DType,
+    a: &Array,
+) -> IResult<Array> {
     let len = a.shape[axis];
     if len == 0 {
         return Err(InterpError::EmptyReduction(if largest {
@@ -947,7 +953,12 @@ fn arg_extreme(largest: bool, axis: usize, dtype: DType, a: &Array) -> IResult<A
     let outer: usize = a.shape[..axis].iter().product();
     let inner: usize = a.shape[axis + 1..].iter().product();
     let at = |k: usize| a.get_f64(k);
-    let beats = |x: f64, m: f64| if largest { x > m } else { x < m };
+    let beats = |x: f64, m: f64| match (largest, last) {
+        (true, false) => x > m,
+        (true, true) => x >= m,
+        (false, false) => x < m,
+        (false, true) => x <= m,
+    };
     let mut out = Vec::with_capacity(outer * inner);
     for o in 0..outer {
         for i in 0..inner {

@@ -204,10 +204,13 @@ pub enum Op {
     /// JAX's `argmax` agree with on numbers (on NaN they differ: C never
     /// picks a NaN after the first element, the libraries pick the first
     /// NaN). An empty axis has no position (an error, as for `max`).
+    /// `last`: the last extreme instead (`if (x[k] >= m)`), a later element
+    /// taken when at least as great.
     ArgExtreme {
         largest: bool,
         axis: usize,
         dtype: DType,
+        last: bool,
     },
 }
 

@@ -63,16 +63,18 @@ def _tied(rng, n, dtype):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_first_brightest_byte_among_ties(tmp_path, target):
-    module = _module("argmax_u8", target, tmp_path)
-    lib = _compile("argmax_u8", tmp_path)
-    lib.brightest.restype = ctypes.c_int
+@pytest.mark.parametrize("stem, func", [("argmax_u8", "brightest"),      # `>`: the first
+                                        ("argmax_ge", "argmax_last")])  # `>=`: the last
+def test_brightest_byte_among_ties(tmp_path, target, stem, func):
+    module = _module(stem, target, tmp_path)
+    c_func = getattr(_compile(stem, tmp_path), func)
+    c_func.restype = ctypes.c_int
     rng = np.random.default_rng(7)
     for n in range(1, 14):
         for _ in range(8):
             px = _tied(rng, n, np.uint8)
-            want = lib.brightest(px.ctypes.data_as(ctypes.c_void_p), n)
-            got = int(module.brightest(_as_target(px, target), n))
+            want = c_func(px.ctypes.data_as(ctypes.c_void_p), n)
+            got = int(getattr(module, func)(_as_target(px, target), n))
             assert got == want, (n, px, got, want)
 
 
@@ -133,3 +135,4 @@ def test_a_search_per_row_and_per_column_among_ties(tmp_path, target):
         cols_module.col_min(_as_target(a.reshape(batch, n), target), batch, n, got_w, got_l)
         assert np.array_equal(np.asarray(got_w), where), (batch, n, a)
         assert np.array_equal(np.asarray(got_l), least), (batch, n, a)
+

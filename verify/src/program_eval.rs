@@ -405,7 +405,12 @@ impl<D: Domain> Interp<'_, D> {
                 Ok(Tensor { shape, data })
             }
             Op::Reduce { kind, axes } => self.reduce(*kind, axes, &args[0], dtype),
-            Op::ArgExtreme { largest, axis, .. } => self.arg_extreme(*largest, *axis, &args[0]),
+            Op::ArgExtreme {
+                largest,
+                axis,
+                last,
+                ..
+            } => self.arg_extreme((*largest, *last), *axis, &args[0]),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {
@@ -798,12 +803,17 @@ impl<D: Domain> Interp<'_, D> {
     /// element replaces the best so far only when strictly greater (less).
     fn arg_extreme(
         &mut self,
-        largest: bool,
+        (largest, last): (bool, bool),
         axis: usize,
         a: &Tensor<D::V>,
     ) -> Result<Tensor<D::V>, Abort> {
         let (out_shape, groups) = reduction_groups(&[axis], a);
-        let op = if largest { Cmp::Gt } else { Cmp::Lt };
+        let op = match (largest, last) {
+            (true, false) => Cmp::Gt,
+            (true, true) => Cmp::Ge,
+            (false, false) => Cmp::Lt,
+            (false, true) => Cmp::Le,
+        };
         let mut data = Vec::with_capacity(groups.len());
         for group in groups {
             let mut items = group.into_iter();

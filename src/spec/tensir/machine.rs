@@ -204,7 +204,12 @@ impl<'p> Machine<'p> {
                 tensor(shape, elems)
             }
             Op::Reduce { kind, axes } => reduce(*kind, dtype, &args[0], axes),
-            Op::ArgExtreme { largest, axis, .. } => arg_extreme(*largest, &args[0], *axis),
+            Op::ArgExtreme {
+                largest,
+                axis,
+                last,
+                ..
+            } => arg_extreme((*largest, *last), &args[0], *axis),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape().len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {

@@ -178,7 +178,11 @@ pub(super) fn binary(op: BinaryOp, operand: DType, a: &Tensor, b: &Tensor) -> Re
 /// position 0, a later element is taken when strictly greater (less) than
 /// the best so far, so the position is the same chain of selects the C
 /// spec holds (`select(x[k] > m, k, best)`), the running value included.
-pub(super) fn arg_extreme(largest: bool, a: &Tensor, axis: usize) -> Result<Tensor> {
+pub(super) fn arg_extreme(
+    (largest, last): (bool, bool),
+    a: &Tensor,
+    axis: usize,
+) -> Result<Tensor> {
     let src = a.shape();
     let len = src[axis];
     if len == 0 {
@@ -196,10 +200,11 @@ pub(super) fn arg_extreme(largest: bool, a: &Tensor, axis: usize) -> Result<Tens
             let (mut m, mut best) = (at(0).clone(), Value::int(0));
             for k in 1..len {
                 let x = at(k);
-                let better = if largest {
-                    Value::gt(x, &m)
-                } else {
-                    Value::lt(x, &m)
+                let better = match (largest, last) {
+                    (true, false) => Value::gt(x, &m),
+                    (true, true) => Value::ge(x, &m),
+                    (false, false) => Value::lt(x, &m),
+                    (false, true) => Value::le(x, &m),
                 };
                 m = Value::select(&better, x, &m);
                 best = Value::select(&better, &Value::int(k as i64), &best);

@@ -310,7 +310,13 @@ impl Lowering {
     /// which the reduction combines elements does not matter. The initial
     /// pair (the type's extreme, position 0) only ever wins where every
     /// element equals that extreme, and 0 is then C's answer too.
-    fn arg_extreme(&mut self, v: &Val, axis: usize, largest: bool, to: DType) -> Val {
+    fn arg_extreme(
+        &mut self,
+        v: &Val,
+        axis: usize,
+        (largest, last): (bool, bool),
+        to: DType,
+    ) -> Val {
         let pos = self.push(
             format!(
                 "stablehlo.iota dim = {axis} : {}",
@@ -330,12 +336,14 @@ impl Lowering {
         );
         let [a, ai, b, bi, wins, tie, first, both, take, rv, ri] = [(); 11].map(|_| self.fresh());
         let dir = if largest { "GT" } else { "LT" };
+        // A tie goes to the position the C keeps: the first, or the last.
+        let tie_dir = if last { "GT" } else { "LT" };
         let kind = compare_type(v.dtype);
         let body = [
             format!("^bb0({a}: {scalar}, {ai}: {index}, {b}: {scalar}, {bi}: {index}):"),
             format!("  {wins} = stablehlo.compare {dir}, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
             format!("  {tie} = stablehlo.compare EQ, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
-            format!("  {first} = stablehlo.compare LT, {ai}, {bi}, SIGNED : ({index}, {index}) -> {truth}"),
+            format!("  {first} = stablehlo.compare {tie_dir}, {ai}, {bi}, SIGNED : ({index}, {index}) -> {truth}"),
             format!("  {both} = stablehlo.and {tie}, {first} : {truth}"),
             format!("  {take} = stablehlo.or {wins}, {both} : {truth}"),
             format!("  {rv} = stablehlo.select {take}, {a}, {b} : {truth}, {scalar}"),
@@ -524,7 +532,8 @@ impl Lowering {
                 largest,
                 axis,
                 dtype,
-            } => self.arg_extreme(&args[0], *axis, *largest, *dtype),
+                last,
+            } => self.arg_extreme(&args[0], *axis, (*largest, *last), *dtype),
             Op::Matmul | Op::Tensordot { .. } | Op::Outer | Op::Einsum(_) => {
                 let ranks: Vec<usize> = args.iter().map(|a| a.shape.len()).collect();
                 let spec = e.op().as_contraction(&ranks).ok_or_else(|| {

@@ -35,6 +35,13 @@ const C_REM: &str = r#"def _c_rem(a, b):
     return jax.lax.rem(a, b)
 "#;
 
+const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
+    # The position of the last greatest (least) element along axis: the
+    # first one of the reversed axis, counted from the end.
+    find = jnp.argmax if largest else jnp.argmin
+    return x.shape[axis] - 1 - find(jnp.flip(x, axis), axis=axis)
+"#;
+
 const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     """h with vals[k] added to bin idx[k] (an XLA scatter with an add:
     repeated bins accumulate, in an order XLA chooses)."""
@@ -72,6 +79,7 @@ impl PyTable for JaxTable {
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_arg_last", ARG_LAST),
             ("_window", WINDOW),
             ("_syrk", symmetric::JAX_SYRK),
             ("_syrk0", symmetric::JAX_SYRK0),
@@ -130,6 +138,9 @@ impl PyTable for JaxTable {
             Op::Reduce { kind: R::Prod, .. } => "jnp.prod({0}, axis={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Max, .. } => "jnp.max({0}, axis={axes}, initial={init})",
             Op::Reduce { kind: R::Min, .. } => "jnp.min({0}, axis={axes}, initial={init})",
+            Op::ArgExtreme { last: true, .. } => {
+                "_arg_last({0}, {axis}, {largest}).astype({dtype})"
+            }
             Op::ArgExtreme { largest: true, .. } => "jnp.argmax({0}, axis={axis}).astype({dtype})",
             Op::ArgExtreme { largest: false, .. } => "jnp.argmin({0}, axis={axis}).astype({dtype})",
             Op::Matmul => "jnp.matmul({0}, {1})",

@@ -40,6 +40,13 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return out
 "#;
 
+const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
+    # The position of the last greatest (least) element along axis: the
+    # first one of the reversed axis, counted from the end.
+    find = np.argmax if largest else np.argmin
+    return x.shape[axis] - 1 - find(np.flip(x, axis), axis=axis)
+"#;
+
 impl PyTable for NumpyTable {
     fn target(&self) -> Target {
         Target::Numpy
@@ -56,6 +63,7 @@ impl PyTable for NumpyTable {
             ("_trisolve", solvers::NUMPY_TRISOLVE),
             ("_lu_nopivot", solvers::NUMPY_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_arg_last", ARG_LAST),
             ("_syrk", symmetric::NUMPY_SYRK),
             ("_syrk0", symmetric::NUMPY_SYRK0),
             ("_syr2k", symmetric::NUMPY_SYR2K),
@@ -116,6 +124,9 @@ impl PyTable for NumpyTable {
             Op::Reduce { kind: R::Prod, .. } => "np.prod({0}, axis={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Max, .. } => "np.max({0}, axis={axes}, initial={init})",
             Op::Reduce { kind: R::Min, .. } => "np.min({0}, axis={axes}, initial={init})",
+            Op::ArgExtreme { last: true, .. } => {
+                "_arg_last({0}, {axis}, {largest}).astype({dtype})"
+            }
             Op::ArgExtreme { largest: true, .. } => "np.argmax({0}, axis={axis}).astype({dtype})",
             Op::ArgExtreme { largest: false, .. } => "np.argmin({0}, axis={axis}).astype({dtype})",
             Op::Matmul => "np.matmul({0}, {1})",

@@ -377,8 +377,15 @@ pub fn render_expr(
         Op::Slice(items) => {
             vars.insert("slice", py_slice(items, names));
         }
-        Op::Concat { axis } | Op::ArgExtreme { axis, .. } => {
+        Op::Concat { axis } => {
             vars.insert("axis", axis.to_string());
+        }
+        Op::ArgExtreme { axis, largest, .. } => {
+            vars.insert("axis", axis.to_string());
+            vars.insert(
+                "largest",
+                if *largest { "True" } else { "False" }.to_string(),
+            );
         }
         Op::Triu(k) | Op::Tril(k) => {
             vars.insert("k", k.to_string());

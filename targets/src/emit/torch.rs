@@ -32,6 +32,13 @@ const EXTREME: &str = r#"def _extreme(x, dims, is_max, init):
     return torch.amax(x, dim=dims) if is_max else torch.amin(x, dim=dims)
 "#;
 
+const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
+    # The position of the last greatest (least) element along axis: the
+    # first one of the reversed axis, counted from the end.
+    find = torch.argmax if largest else torch.argmin
+    return x.shape[axis] - 1 - find(torch.flip(x, (axis,)), dim=axis)
+"#;
+
 const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     """h with vals[k] added to bin idx[k] (index_add: repeated bins
     accumulate; sequentially on the CPU, by atomics on CUDA)."""
@@ -105,6 +112,7 @@ impl PyTable for TorchTable {
             ("_trisolve", solvers::TORCH_TRISOLVE),
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
+            ("_arg_last", ARG_LAST),
             ("_int_tensordot", INT_TENSORDOT),
             ("_int_matmul", INT_MATMUL),
             ("_blocked_int_matmul", BLOCKED_INT_MATMUL),
@@ -179,6 +187,7 @@ impl PyTable for TorchTable {
             Op::Reduce { kind: R::Prod, .. } => "_prod({0}, {axes}, {dtype})",
             Op::Reduce { kind: R::Max, .. } => "_extreme({0}, {axes}, True, {init})",
             Op::Reduce { kind: R::Min, .. } => "_extreme({0}, {axes}, False, {init})",
+            Op::ArgExtreme { last: true, .. } => "_arg_last({0}, {axis}, {largest}).to({dtype})",
             Op::ArgExtreme { largest: true, .. } => "torch.argmax({0}, dim={axis}).to({dtype})",
             Op::ArgExtreme { largest: false, .. } => "torch.argmin({0}, dim={axis}).to({dtype})",
             Op::Matmul => "torch.matmul({0}, {1})",

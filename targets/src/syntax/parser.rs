@@ -873,11 +873,28 @@ impl Parser {
                 self.keyword("dtype")?;
                 let dtype = self.dtype()?;
                 let largest = name == "argmax";
+                let last = if matches!(self.peek(), Tok::Punct(")")) {
+                    false
+                } else {
+                    self.keyword("last")?;
+                    let lpos = self.pos();
+                    match self.ident("`true` or `false`")?.as_str() {
+                        "true" => true,
+                        "false" => false,
+                        other => {
+                            return Err((
+                                lpos,
+                                format!("expected `true` or `false`, found `{other}`"),
+                            ))
+                        }
+                    }
+                };
                 (
                     Op::ArgExtreme {
                         largest,
                         axis,
                         dtype,
+                        last,
                     },
                     args,
                 )

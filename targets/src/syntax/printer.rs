@@ -84,8 +84,11 @@ pub fn print_expr(e: &Expr) -> String {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),
-        Op::ArgExtreme { axis, dtype, .. } => {
-            format!("{name}({joined}, axis={axis}, dtype={dtype})")
+        Op::ArgExtreme {
+            axis, dtype, last, ..
+        } => {
+            let last = if *last { ", last=true" } else { "" };
+            format!("{name}({joined}, axis={axis}, dtype={dtype}{last})")
         }
         Op::Tensordot { lhs_axes, rhs_axes } => format!(
             "tensordot({joined}, axes=[{}, {}])",
