@@ -329,29 +329,8 @@ impl Lowering {
         let init_i = self.constant(Lit::int(0, DType::I64), &[]);
         let mut shape = v.shape.clone();
         shape.remove(axis);
-        let (scalar, index, truth) = (
-            tensor(v.dtype, &[]),
-            tensor(DType::I64, &[]),
-            tensor(DType::Bool, &[]),
-        );
-        let [a, ai, b, bi, wins, tie, first, both, take, rv, ri] = [(); 11].map(|_| self.fresh());
-        let dir = if largest { "GT" } else { "LT" };
-        // A tie goes to the position the C keeps: the first, or the last.
-        let tie_dir = if last { "GT" } else { "LT" };
-        let kind = compare_type(v.dtype);
-        let body = [
-            format!("^bb0({a}: {scalar}, {ai}: {index}, {b}: {scalar}, {bi}: {index}):"),
-            format!("  {wins} = stablehlo.compare {dir}, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
-            format!("  {tie} = stablehlo.compare EQ, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
-            format!("  {first} = stablehlo.compare {tie_dir}, {ai}, {bi}, SIGNED : ({index}, {index}) -> {truth}"),
-            format!("  {both} = stablehlo.and {tie}, {first} : {truth}"),
-            format!("  {take} = stablehlo.or {wins}, {both} : {truth}"),
-            format!("  {rv} = stablehlo.select {take}, {a}, {b} : {truth}, {scalar}"),
-            format!("  {ri} = stablehlo.select {take}, {ai}, {bi} : {truth}, {index}"),
-            format!("  \"stablehlo.return\"({rv}, {ri}) : ({scalar}, {index}) -> ()"),
-        ]
-        .map(|l| format!("      {l}"))
-        .join("\n");
+        let (scalar, index) = (tensor(v.dtype, &[]), tensor(DType::I64, &[]));
+        let body = self.arg_extreme_body(v.dtype, largest, last);
         let ssa = self.fresh();
         self.lines.push(format!(
             "    {ssa}:2 = \"stablehlo.reduce\"({}, {}, {}, {}) ({{\n{body}\n    }}) {{dimensions = array<i64: {axis}>}} : ({}, {}, {scalar}, {index}) -> ({}, {})",
@@ -373,6 +352,34 @@ impl Lowering {
             return found;
         }
         self.convert(&found, to)
+    }
+
+    /// The region of [`Self::arg_extreme`]'s reduce: of two (value,
+    /// position) pairs, the greater (lesser) value, on a tie the position
+    /// the C keeps (the first, or with `last` the last).
+    fn arg_extreme_body(&mut self, d: DType, largest: bool, last: bool) -> String {
+        let (scalar, index, truth) = (
+            tensor(d, &[]),
+            tensor(DType::I64, &[]),
+            tensor(DType::Bool, &[]),
+        );
+        let [a, ai, b, bi, wins, tie, first, both, take, rv, ri] = [(); 11].map(|_| self.fresh());
+        let dir = if largest { "GT" } else { "LT" };
+        let tie_dir = if last { "GT" } else { "LT" };
+        let kind = compare_type(d);
+        [
+            format!("^bb0({a}: {scalar}, {ai}: {index}, {b}: {scalar}, {bi}: {index}):"),
+            format!("  {wins} = stablehlo.compare {dir}, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
+            format!("  {tie} = stablehlo.compare EQ, {a}, {b}, {kind} : ({scalar}, {scalar}) -> {truth}"),
+            format!("  {first} = stablehlo.compare {tie_dir}, {ai}, {bi}, SIGNED : ({index}, {index}) -> {truth}"),
+            format!("  {both} = stablehlo.and {tie}, {first} : {truth}"),
+            format!("  {take} = stablehlo.or {wins}, {both} : {truth}"),
+            format!("  {rv} = stablehlo.select {take}, {a}, {b} : {truth}, {scalar}"),
+            format!("  {ri} = stablehlo.select {take}, {ai}, {bi} : {truth}, {index}"),
+            format!("  \"stablehlo.return\"({rv}, {ri}) : ({scalar}, {index}) -> ()"),
+        ]
+        .map(|l| format!("      {l}"))
+        .join("\n")
     }
 
     fn slice_raw(&mut self, v: &Val, start: &[i64], limit: &[i64], step: &[i64]) -> Val {
