@@ -124,11 +124,7 @@ fn hoist_in(e: &CExpr, site: &Loc, prelude: &mut Vec<CStmt>) -> CExpr {
 /// `e` as a statement calling a `void` helper with side-effect-free
 /// arguments: the helper and the arguments.
 fn void_call(e: &CExpr) -> Option<(&InlineBody, &[CExpr])> {
-    let mut e = e;
-    while let CExprKind::Paren(inner) | CExprKind::Implicit(inner) = &e.kind {
-        e = inner;
-    }
-    match &e.kind {
+    match &e.stripped().kind {
         CExprKind::Call {
             args,
             inline: Some(body),

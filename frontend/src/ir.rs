@@ -330,6 +330,19 @@ impl ScalarType {
         ) || self.is_float()
     }
 
+    /// Whether every value of the integer (or `bool`) type `from` is a
+    /// value of this integer type: a conversion to it changes nothing.
+    pub fn holds_every_value_of(self, from: ScalarType) -> bool {
+        if from == ScalarType::Bool {
+            return true;
+        }
+        match (from.is_signed(), self.is_signed()) {
+            (true, true) | (false, false) => self.bits() >= from.bits(),
+            (false, true) => self.bits() > from.bits(),
+            (true, false) => false,
+        }
+    }
+
     /// Width in bits (`Bool` counts as 1).
     pub fn bits(self) -> u32 {
         match self {

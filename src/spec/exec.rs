@@ -85,18 +85,6 @@ struct Machine<'k> {
     steps: u64,
 }
 
-/// Whether every value of `from` is representable in `to`.
-fn int_fits(from: ScalarType, to: ScalarType) -> bool {
-    if from == ScalarType::Bool {
-        return true;
-    }
-    match (from.is_signed(), to.is_signed()) {
-        (true, true) | (false, false) => to.bits() >= from.bits(),
-        (false, true) => to.bits() > from.bits(),
-        (true, false) => false,
-    }
-}
-
 /// The value of C's conversion of `value` from type `from` to type `to`.
 /// Conversions to floating types are the identity (f32 rounding is not
 /// modelled: results are equal over the reals).
@@ -111,7 +99,7 @@ pub fn convert(value: &Value, from: ScalarType, to: ScalarType) -> Value {
         // Out-of-range float-to-int conversion is undefined in C.
         return value.trunc();
     }
-    if int_fits(from, to) {
+    if to.holds_every_value_of(from) {
         value.clone()
     } else {
         value.wrap(to.bits() as u8, to.is_signed())

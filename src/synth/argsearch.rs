@@ -339,8 +339,7 @@ fn keeps_values(from: loop_ir::ScalarType, to: loop_ir::ScalarType) -> bool {
     if from.is_float() || to.is_float() {
         return from.is_float() && to.is_float() && from.bits() <= to.bits();
     }
-    let widens = from.bits() < to.bits() && (to.is_signed() || !from.is_signed());
-    is_int(from) && is_int(to) && (from == to || widens)
+    is_int(from) && is_int(to) && to.holds_every_value_of(from)
 }
 
 fn is_int(t: loop_ir::ScalarType) -> bool {

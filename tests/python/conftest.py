@@ -3,6 +3,7 @@ C reference driver (scripts/cref.py) imported as a module."""
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,3 +44,19 @@ def tenslift_binary() -> Path:
         if candidate.is_file():
             return candidate
     return REPO_ROOT / "target" / "release" / "tenslift"
+
+
+def lifted_module(source, target, out, *extra):
+    """`tenslift lift SOURCE --target TARGET -o OUT [EXTRA...]` run with the
+    real binary (the test is skipped when none is built), then OUT imported
+    as a module."""
+    binary = tenslift_binary()
+    if not binary.is_file():
+        pytest.skip("no tenslift binary built")
+    done = subprocess.run([str(binary), "lift", str(source), "--target", target, "-o", str(out),
+                           *extra], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    spec = importlib.util.spec_from_file_location(Path(out).stem, out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,28 +5,17 @@ max_val) ...`) lifts to `maximum(max(x[1:size]), x[0])`, which must run at
 size 1 as the C does instead of raising on the empty slice. The modules
 are the real binary's emissions of tests/fixtures/wild/softmax.c."""
 
-import importlib.util
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, tenslift_binary
+from conftest import REPO_ROOT, lifted_module
 
 SOFTMAX = REPO_ROOT / "tests" / "fixtures" / "wild" / "softmax.c"
 
 
 def _lift(target, out):
-    binary = tenslift_binary()
-    if not binary.is_file():
-        pytest.skip("no tenslift binary built")
-    done = subprocess.run([str(binary), "lift", str(SOFTMAX), "--target", target, "-o", str(out)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    spec = importlib.util.spec_from_file_location(f"softmax_{target}", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return lifted_module(SOFTMAX, target, out)
 
 
 def _c_softmax(x, size):

@@ -5,13 +5,11 @@ be the textbook in-place LU of PolyBench's lu (Doolittle, no pivoting), as
 the C computes it, to round-off. The module is the real binary's emission of
 benchmarks/polybench/lu.c."""
 
-import importlib.util
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, tenslift_binary
+from conftest import REPO_ROOT, lifted_module
 
 jax = pytest.importorskip("jax")
 
@@ -27,18 +25,10 @@ def _doolittle(a):
 
 @pytest.fixture(scope="module")
 def lu_module(tmp_path_factory):
-    binary = tenslift_binary()
-    if not binary.is_file():
-        pytest.skip("no tenslift binary built")
     out = tmp_path_factory.mktemp("emit") / "lu_jax.py"
-    done = subprocess.run([str(binary), "lift", str(REPO_ROOT / "benchmarks" / "polybench" / "lu.c"),
-                           "--function", "kernel_lu", "--target", "jax", "-o", str(out)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    module = lifted_module(REPO_ROOT / "benchmarks" / "polybench" / "lu.c", "jax", out,
+                           "--function", "kernel_lu")
     assert "fori_loop" in out.read_text()
-    spec = importlib.util.spec_from_file_location("lu_jax", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     return module
 
 

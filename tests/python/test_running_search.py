@@ -7,31 +7,16 @@ functions run on data drawn from three values, at every size up to 13,
 and must agree exactly."""
 
 import ctypes
-import importlib.util
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, tenslift_binary
+from conftest import REPO_ROOT, lifted_module
 
 PROBE = REPO_ROOT / "tests" / "fixtures" / "probe"
 TARGETS = ["numpy", "jax", "pytorch"]
-
-
-def _lift(stem, target, tmp_path):
-    binary = tenslift_binary()
-    if not binary.is_file():
-        pytest.skip("no tenslift binary built")
-    out = tmp_path / f"{stem}_{target}.py"
-    done = subprocess.run([str(binary), "lift", str(PROBE / f"{stem}.c"), "--target", target,
-                           "-o", str(out), "-q"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    spec = importlib.util.spec_from_file_location(f"{stem}_{target}", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _compile(stem, tmp_path):
@@ -48,7 +33,7 @@ def _module(stem, target, tmp_path):
         pytest.importorskip("jax")
     if target == "pytorch":
         pytest.importorskip("torch")
-    return _lift(stem, target, tmp_path)
+    return lifted_module(PROBE / f"{stem}.c", target, tmp_path / f"{stem}_{target}.py", "-q")
 
 
 def _as_target(x, target):

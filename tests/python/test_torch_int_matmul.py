@@ -5,37 +5,21 @@ wrapping int32 product NumPy computes for every operand rank, including
 sums that overflow. The helpers are taken from a module the real binary
 emits for an int kernel (DSPstone's fir2dim, pointer form)."""
 
-import importlib.util
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, tenslift_binary
+from conftest import REPO_ROOT, lifted_module
 
 torch = pytest.importorskip("torch")
 
 
-def _binary() -> Path:
-    binary = tenslift_binary()
-    if not binary.is_file():
-        pytest.skip("no tenslift binary built")
-    return binary
-
-
 @pytest.fixture(scope="module")
 def helpers(tmp_path_factory):
-    out = tmp_path_factory.mktemp("emit") / "fir2dim.py"
-    done = subprocess.run(
-        [str(_binary()), "lift", str(REPO_ROOT / "benchmarks" / "dspstone-ptr" / "fir2dim.c"),
-         "--function", "fir2dim", "--target", "pytorch", "-o", str(out)],
-        capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    out = tmp_path_factory.mktemp("emit") / "fir2dim_torch.py"
+    module = lifted_module(REPO_ROOT / "benchmarks" / "dspstone-ptr" / "fir2dim.c", "pytorch",
+                           out, "--function", "fir2dim")
     assert "_int_tensordot(" in out.read_text() or "_int_matmul(" in out.read_text()
-    spec = importlib.util.spec_from_file_location("fir2dim_torch", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     return module
 
 
