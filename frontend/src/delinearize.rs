@@ -140,7 +140,50 @@ pub fn delinearize(
 ) -> Result<Layout, DelinearizeError> {
     let (grouped, compounds) = group_compound_strides(accesses, is_iter)?;
     let layout = split(&grouped, is_iter, is_extent, constant_strides)?;
-    Ok(expand_compounds(layout, &compounds))
+    let mut layout = expand_compounds(layout, &compounds);
+    borrow_rows_for_reversed_positions(&mut layout, is_iter)?;
+    Ok(layout)
+}
+
+/// A walk that counts an iterator down, `pIn++` in `for (col = n; col > 0;
+/// col--)`, leaves `n - col` in a row: the split read the subscript
+/// `(r + 1)*n - col` as row `r + 1`, position `-col`, which is exact but
+/// puts every position below 0. A position whose iterators all count
+/// negatively and that has no constant of its own to stay at or above 0
+/// takes one row of its dimension from the row index when that has a
+/// positive constant: row `r`, position `n - col`, the same sum.
+fn borrow_rows_for_reversed_positions(
+    layout: &mut Layout,
+    is_iter: &dyn Fn(&str) -> bool,
+) -> Result<(), DelinearizeError> {
+    for index in &mut layout.indices {
+        for d in (1..index.len()).rev() {
+            let Some(Some(extent)) = layout.dims.get(d) else {
+                continue;
+            };
+            let iters: Vec<i64> = index[d]
+                .terms
+                .iter()
+                .filter(|(v, _)| is_iter(v))
+                .map(|(_, &c)| c)
+                .collect();
+            let reversed = !iters.is_empty() && iters.iter().all(|&c| c < 0);
+            if !reversed || index[d].constant > 0 || index[d - 1].constant < 1 {
+                continue;
+            }
+            index[d - 1].constant -= 1;
+            for (v, &c) in &extent.terms {
+                let e = index[d].terms.entry(v.clone()).or_insert(0);
+                *e = e.checked_add(c).ok_or(DelinearizeError::Overflow)?;
+            }
+            index[d].constant = index[d]
+                .constant
+                .checked_add(extent.constant)
+                .ok_or(DelinearizeError::Overflow)?;
+            index[d].terms.retain(|_, c| *c != 0);
+        }
+    }
+    Ok(())
 }
 
 /// Compound strides by stand-in name: `(name, sum)`.
@@ -507,6 +550,16 @@ mod tests {
         let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
+    }
+
+    #[test]
+    fn a_position_counted_down_takes_a_row_from_its_row_index() {
+        // A[i*lda + lda - k] (k counting lda..1) is row i, position lda - k;
+        // A[(i + 1)*lda + k] keeps row i + 1 (its position counts up).
+        let a = poly(&[(&["i", "lda"], 1), (&["lda"], 1), (&["k"], -1)]);
+        let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
+        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        assert_eq!(show(&l), "strides lda,1 | [i][-k + lda] [i + 1][k]");
     }
 
     #[test]

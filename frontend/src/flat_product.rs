@@ -5,7 +5,15 @@
 //! the same iterations in the same order for non-negative sizes. The nest
 //! replaces it, and the flat subscripts delinearize as any `b*n + j` does.
 //!
-//! Applied only where exact: the loop counts up by one from 0, each factor
+//! DSP code counts the same walk down, with the product in a local:
+//! `n = A->numRows * A->numCols; blkCnt = n; while (blkCnt > 0U) { *pOut++ =
+//! …; blkCnt--; }`. A count-down loop whose body never reads its counter
+//! only runs its count of trips, so it is the same nest (the pointer walks
+//! in the body then count the nest's trips); the local is read through its
+//! one assignment in the block.
+//!
+//! Applied only where exact: the loop counts up by one from 0 (or down by
+//! one to 1 with a body that does not read the counter), each factor
 //! is an integer parameter or a field of one (a size the kernel does not
 //! write), and the iterator is declared by the loop or in the block that
 //! holds it, with nothing after the loop reading the value it leaves (a
@@ -14,7 +22,7 @@
 //! negative.
 
 use crate::induction::{
-    counted_for, iterator_start, paren, replace_reads, steps_by_one, CountedFor,
+    counted_for, iterator_start, paren, replace_reads, steps_by_one, steps_down_by_one, CountedFor,
 };
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, IntValue, RefTarget,
@@ -35,11 +43,67 @@ pub(crate) fn split_product_bounds(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
         if !declared_here || read_after(&stmts[at + 1..], &iter) {
             continue;
         }
-        if let Some(nest) = nest_of(&stmts[at]) {
+        if let Some(nest) = nest_of(&stmts[at], &stmts) {
             stmts[at] = nest;
         }
     }
     stmts
+}
+
+/// The value of the local `key` where `block` sets it exactly once, by an
+/// initialiser or a plain assignment, and writes it nowhere else.
+fn set_once<'b>(block: &'b [CStmt], key: &str) -> Option<&'b CExpr> {
+    let mut value = None;
+    for s in block {
+        let set = match s {
+            CStmt::Decl(vars, _) => vars
+                .iter()
+                .find(|v| v.key == key)
+                .and_then(|v| v.init.as_ref()),
+            CStmt::Expr(e) => match &e.stripped().kind {
+                CExprKind::Binary {
+                    op: CBinOp::Assign,
+                    lhs,
+                    rhs,
+                } if lhs.ref_key() == Some(key) => Some(&**rhs),
+                _ => None,
+            },
+            _ => None,
+        };
+        match set {
+            Some(v) if value.is_none() && !v.refers_to(key) => value = Some(v),
+            Some(_) => return None,
+            None if s.any_expr(&mut |e| e.writes(key)) => return None,
+            None => {}
+        }
+    }
+    value
+}
+
+/// The trip count of a loop that only counts: `for (i = 0; i < E; i++)`,
+/// or `for (c = E; c > 0; c--)` (also `c != 0`, `c >= 1`) whose body does
+/// not read `c`.
+fn trip_count<'s>(f: &CountedFor<'s>, key: &str) -> Option<&'s CExpr> {
+    let CExprKind::Binary { op, lhs, rhs } = &f.cond.stripped().kind else {
+        return None;
+    };
+    if lhs.ref_key() != Some(key) {
+        return None;
+    }
+    let int = |e: &CExpr, v: i64| matches!(e.stripped().kind, CExprKind::Int(IntValue::Fits(x)) if x == v);
+    if *op == CBinOp::Lt && int(&f.start, 0) && steps_by_one(f.inc, key) {
+        return Some(&**rhs);
+    }
+    let to_one =
+        matches!(op, CBinOp::Gt | CBinOp::Ne) && int(rhs, 0) || *op == CBinOp::Ge && int(rhs, 1);
+    (to_one && steps_down_by_one(f.inc, key) && !f.body.refers_to(key)).then_some(match f.init {
+        CStmt::Expr(e) => match &e.stripped().kind {
+            CExprKind::Binary { rhs, .. } => &**rhs,
+            _ => return None,
+        },
+        CStmt::Decl(vars, _) => vars.first()?.init.as_ref()?,
+        _ => return None,
+    })
 }
 
 /// The iterator a `for` statement sets in its header.
@@ -74,36 +138,22 @@ fn read_after(rest: &[CStmt], key: &str) -> bool {
     false
 }
 
-/// The nest standing for `for (i = 0; i < E_0*…*E_k; i++) body`.
-fn nest_of(stmt: &CStmt) -> Option<CStmt> {
+/// The nest standing for `for (i = 0; i < E_0*…*E_k; i++) body` (or the
+/// count-down loop of [`trip_count`]) in `block`, which holds it.
+fn nest_of(stmt: &CStmt, block: &[CStmt]) -> Option<CStmt> {
+    let header = counted_for(stmt)?;
+    let key = header.iter.ref_key()?.to_string();
+    let mut count = trip_count(&header, &key)?;
     let CountedFor {
-        iter,
-        start,
-        cond,
-        inc,
-        body,
-        loc,
-        ..
-    } = counted_for(stmt)?;
-    let key = iter.ref_key()?.to_string();
-    if !matches!(start.stripped().kind, CExprKind::Int(IntValue::Fits(0)))
-        || !steps_by_one(inc, &key)
-    {
-        return None;
-    }
-    let CExprKind::Binary {
-        op: CBinOp::Lt,
-        lhs,
-        rhs,
-    } = &cond.stripped().kind
-    else {
-        return None;
-    };
-    if lhs.ref_key() != Some(key.as_str()) {
-        return None;
+        iter, body, loc, ..
+    } = header;
+    if let CExprKind::Ref(r) = &count.stripped().kind {
+        if r.target == RefTarget::Local {
+            count = set_once(block, &r.key)?;
+        }
     }
     let mut factors = Vec::new();
-    product_factors(rhs, &mut factors);
+    product_factors(count, &mut factors);
     if factors.len() < 2 || factors.len() > MAX_FACTORS || !factors.iter().all(is_size) {
         return None;
     }
@@ -259,6 +309,39 @@ mod tests {
             int i;
             for (i = 0; i < n * m; i++) c[i] = 0;
             return i;
+        }";
+        assert!(lowered(source).is_err());
+    }
+
+    #[test]
+    fn a_count_down_walk_over_a_local_product_is_the_nest() {
+        let source = "typedef struct { unsigned short numRows, numCols; float *pData; } mat;
+        void f(const mat *a, mat *d) {
+            float *pIn = a->pData; float *pOut = d->pData;
+            unsigned int numSamples, blkCnt;
+            numSamples = (unsigned int) a->numRows * a->numCols;
+            blkCnt = numSamples;
+            while (blkCnt > 0U) { *pOut++ = 2 * (*pIn++); blkCnt--; }
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(body.starts_with("for blkCnt_0 in 0..a_numRows"), "{body}");
+    }
+
+    #[test]
+    fn a_count_down_loop_whose_body_reads_its_counter_keeps_the_refusal() {
+        let source = "void f(float *y, const float *x, int r, int c) {
+            int n = r * c; int k;
+            for (k = n; k > 0; k--) y[k - 1] = x[n - k];
+        }";
+        assert!(lowered(source).is_err());
+    }
+
+    #[test]
+    fn a_product_local_set_twice_keeps_the_refusal() {
+        let source = "void f(float *y, const float *x, int r, int c) {
+            int n = r * c; int i;
+            for (i = 0; i < n; i++) y[i] = 2 * x[i];
+            n = 3;
         }";
         assert!(lowered(source).is_err());
     }

@@ -243,6 +243,11 @@ pub(crate) fn steps_by_one(inc: &CExpr, iter: &str) -> bool {
     unit_step(inc, iter) == Some(1)
 }
 
+/// Whether `inc` is `i--`, `--i` or `i -= 1`.
+pub(crate) fn steps_down_by_one(inc: &CExpr, iter: &str) -> bool {
+    unit_step(inc, iter) == Some(-1)
+}
+
 /// `Some(1)` for `i++`, `++i`, `i += 1`; `Some(-1)` for `i--`, `--i`,
 /// `i -= 1`; `None` for any other step.
 fn unit_step(inc: &CExpr, iter: &str) -> Option<i64> {

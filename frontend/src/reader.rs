@@ -216,6 +216,7 @@ fn counted_while(cond: CExpr, body: CStmt, loc: &Loc) -> Option<CStmt> {
     let CStmt::Compound(mut stmts, body_loc) = body else {
         return None;
     };
+    step_moved_last(&mut stmts, &cond);
     let CStmt::Expr(inc) = stmts.pop()? else {
         return None;
     };
@@ -233,6 +234,94 @@ fn counted_while(cond: CExpr, body: CStmt, loc: &Loc) -> Option<CStmt> {
         body: Box::new(CStmt::Compound(stmts, body_loc)),
         loc: loc.clone(),
     })
+}
+
+/// A unit step of the tested counter followed by statements that only read
+/// it (`col--; pIn2 = pInB + (numColsB - col);`, as DSP libraries write
+/// their `do … while` bodies) moved last, the reads after it rewritten to
+/// the value it left (`numColsB - (col - 1)`): the same body, in the form
+/// [`counted_while`] reads. Nothing moves when a later statement writes the
+/// counter or returns.
+fn step_moved_last(stmts: &mut Vec<CStmt>, cond: &CExpr) {
+    let tested = |key: &str| cond.refers_to(key);
+    let Some(at) = stmts.iter().rposition(
+        |s| matches!(s, CStmt::Expr(e) if step_counter(e).is_some_and(|r| tested(&r.key))),
+    ) else {
+        return;
+    };
+    let CStmt::Expr(step) = &stmts[at] else {
+        return;
+    };
+    let (Some(delta), Some(counter)) = (unit_delta(step), step_counter(step).cloned()) else {
+        return;
+    };
+    let rest = &stmts[at + 1..];
+    if rest.is_empty() || rest.iter().any(|s| s.writes(&counter.key) || returns(s)) {
+        return;
+    }
+    let stepped = CExpr {
+        kind: CExprKind::Binary {
+            op: if delta > 0 { CBinOp::Add } else { CBinOp::Sub },
+            lhs: Box::new(unwrap_expr(step_target(step)).clone()),
+            rhs: Box::new(CExpr {
+                kind: CExprKind::Int(IntValue::Fits(1)),
+                ty: step.ty.clone(),
+                loc: step.loc.clone(),
+            }),
+        },
+        ty: step.ty.clone(),
+        loc: step.loc.clone(),
+    };
+    let stepped = crate::induction::paren(stepped);
+    let step = stmts.remove(at);
+    for s in &mut stmts[at..] {
+        *s = s.map_exprs(&mut |e| crate::induction::replace_reads(e, &counter.key, &stepped));
+    }
+    stmts.push(step);
+}
+
+/// `+1` or `-1` for a unit step (`i++`, `--i`, `i += 1`, `i -= 1`).
+fn unit_delta(e: &CExpr) -> Option<i64> {
+    match &unwrap_expr(e).kind {
+        CExprKind::Unary { op, .. } => match op {
+            CUnOp::PostInc | CUnOp::PreInc => Some(1),
+            CUnOp::PostDec | CUnOp::PreDec => Some(-1),
+            _ => None,
+        },
+        CExprKind::Binary {
+            op: CBinOp::CompoundAssign(op),
+            rhs,
+            ..
+        } if matches!(unwrap_expr(rhs).kind, CExprKind::Int(IntValue::Fits(1))) => match op {
+            ArithOp::Add => Some(1),
+            ArithOp::Sub => Some(-1),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The variable expression a step statement writes.
+fn step_target(e: &CExpr) -> &CExpr {
+    match &unwrap_expr(e).kind {
+        CExprKind::Unary { arg, .. } => arg,
+        CExprKind::Binary { lhs, .. } => lhs,
+        _ => e,
+    }
+}
+
+fn returns(s: &CStmt) -> bool {
+    match s {
+        CStmt::Return(..) => true,
+        CStmt::Compound(items, _) => items.iter().any(returns),
+        CStmt::If {
+            then_branch,
+            else_branch,
+            ..
+        } => returns(then_branch) || else_branch.as_deref().is_some_and(returns),
+        CStmt::For { body, .. } => returns(body),
+        _ => false,
+    }
 }
 
 fn unwrap_expr(e: &CExpr) -> &CExpr {
@@ -329,6 +418,15 @@ pub(crate) fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
             true
         }
         CExprKind::Int(_) | CExprKind::MacroInt { .. } | CExprKind::Float { .. } => true,
+        // A size field of a struct parameter (`pSrc->numRows`): read as
+        // the parameter, which the statements between must not write.
+        CExprKind::Member { base, .. } if e.ty.is_integer() => match param_of(base) {
+            Some(key) => {
+                reads.push(key);
+                true
+            }
+            None => false,
+        },
         CExprKind::Binary {
             op: CBinOp::Assign | CBinOp::CompoundAssign(_),
             ..
@@ -342,6 +440,15 @@ pub(crate) fn variables_only(e: &CExpr, reads: &mut Vec<String>) -> bool {
         | CExprKind::Cast(_)
         | CExprKind::Paren(_) => e.children().into_iter().all(|c| variables_only(c, reads)),
         _ => false,
+    }
+}
+
+/// The key of the parameter a member chain starts from (`l.out`, `p->n`).
+fn param_of(e: &CExpr) -> Option<String> {
+    match &unwrap_expr(e).kind {
+        CExprKind::Ref(r) if r.target == RefTarget::Param => Some(r.key.clone()),
+        CExprKind::Member { base, .. } => param_of(base),
+        _ => None,
     }
 }
 

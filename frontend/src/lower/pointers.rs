@@ -200,6 +200,37 @@ fn subst(p: &Poly, var: &str, value: &Poly) -> Option<Poly> {
     Some(out)
 }
 
+/// A pointer used with its entry value and reassigned later in the body
+/// (`pIn2 = pInB + (numColsB - col)` after the column's walk, as DSP matrix
+/// products reset it): at a trip after the first it holds the value the
+/// previous trip set, the reassigned offset read at `iter - step`. When that
+/// same expression read at the first trip gives the entry value (same
+/// array, equal offset), it is the pointer's value at every trip.
+fn rotated(
+    e0: Option<&PtrVal>,
+    base: &DeclRef,
+    end: &Poly,
+    header: Option<&Header>,
+) -> Option<Poly> {
+    let (
+        Some(PtrVal::At {
+            base: b0,
+            offset: o0,
+        }),
+        Some(h),
+    ) = (e0, header)
+    else {
+        return None;
+    };
+    if b0 != base || end.vars().any(|v| v.starts_with("\u{1}S")) {
+        return None;
+    }
+    let previous = Poly::var(&h.iter).sub(&Poly::constant(h.step)).ok()?;
+    let inside = subst(end, &h.iter, &previous)?;
+    let at_start = subst(&inside, &h.iter, &h.start)?;
+    (at_start.sub(o0).ok()?.terms.is_empty()).then_some(inside)
+}
+
 fn mentions(p: &Poly, var: &str) -> bool {
     p.vars().any(|v| v == var)
 }
@@ -1141,9 +1172,14 @@ impl Normaliser {
         let tag = self.loops;
         let entry = self.state.clone();
         let symbol = |key: &str| format!("\u{1}S{tag}:{key}");
+        // A pointer the loop never writes keeps its entry value, spelled
+        // out rather than as a symbol, so that a pointer reassigned from it
+        // inside the loop (`pIn2 = pInB + …`) is compared by value.
         for (key, v) in self.state.iter_mut() {
             if let PtrVal::At { offset, .. } = v {
-                *offset = Poly::var(&symbol(key));
+                if body.writes(key) || inc.writes(key) {
+                    *offset = Poly::var(&symbol(key));
+                }
             }
         }
         let first = self.offsets.len();
@@ -1215,9 +1251,13 @@ impl Normaliser {
             PtrVal::Unknown { .. } => return Ok((None, e1.clone())),
         };
         if !mentions(offset, sym) {
-            // Reassigned in the body: its entry value must not be used.
+            // Reassigned in the body: its entry value must not be used,
+            // unless each reassignment sets what the next trip starts from.
             if self.offsets[..].iter().any(|o| mentions(o, sym)) {
-                return Err("it is reassigned inside the loop after being used, so its value is carried from one iteration to the next".into());
+                return match rotated(e0, base, offset, header) {
+                    Some(inside) => Ok((Some(inside), e1.clone())),
+                    None => Err("it is reassigned inside the loop after being used, so its value is carried from one iteration to the next".into()),
+                };
             }
             return Ok((None, e1.clone()));
         }
@@ -1592,5 +1632,40 @@ mod tests {
         let p = poly(&[(&["S", "n"], 1), (&["n"], 1)]);
         let s = subst(&p, "S", &poly(&[(&["i"], 2)])).expect("substitutes");
         assert_eq!(s, poly(&[(&["i", "n"], 2), (&["n"], 1)]));
+    }
+
+    /// A matrix product walking B's columns: `pIn2` runs down a column and
+    /// is reset after it to the next column's top, the value the next trip
+    /// starts from.
+    #[test]
+    fn a_pointer_reset_to_the_next_trips_start_keeps_an_affine_value() {
+        let source = "void f(const float *a, const float *b, float *c, int n, int m, int k) {
+            const float *pInB = b; const float *pIn2 = b; int col, t;
+            for (col = 0; col < m; col++) {
+                float sum = 0.0f;
+                for (t = 0; t < k; t++) { sum += a[t] * *pIn2; pIn2 += m; }
+                c[col] = sum;
+                pIn2 = pInB + (col + 1);
+            }
+        }";
+        let body = crate::test_util::lowered(source).expect("lowers");
+        assert!(body.contains("b[t][col]"), "{body}");
+    }
+
+    /// A reset that is not where the next trip would have started (one
+    /// column too far here) keeps the refusal.
+    #[test]
+    fn a_pointer_reset_elsewhere_keeps_the_refusal() {
+        let source = "void f(const float *a, const float *b, float *c, int n, int m, int k) {
+            const float *pInB = b; const float *pIn2 = b; int col, t;
+            for (col = 0; col < m; col++) {
+                float sum = 0.0f;
+                for (t = 0; t < k; t++) { sum += a[t] * *pIn2; pIn2 += m; }
+                c[col] = sum;
+                pIn2 = pInB + (col + 2);
+            }
+        }";
+        let codes = crate::test_util::lowered(source).expect_err("refused");
+        assert_eq!(codes, vec![codes::POINTER_NOT_AFFINE.id]);
     }
 }

@@ -135,4 +135,29 @@ mod tests {
             }";
         assert!(lowered(source).is_err());
     }
+
+    /// The counter stepped before statements that read it (`col--;
+    /// pIn2 = pInB + (n - col);`): the step moves last and the reads see
+    /// `col - 1`, the value C gives them.
+    #[test]
+    fn a_step_before_later_reads_moves_last() {
+        let source = "void f(float *y, const float *x, unsigned n) {
+                unsigned col = n;
+                do { col--; y[col] = 2.0f * x[col]; } while (col > 0U);
+            }";
+        let body = lowered(source).expect("lowers");
+        assert_eq!(
+            body,
+            "for col in n..0 step -1 y[col - 1] = (2.0f * x[col - 1]):f32"
+        );
+    }
+
+    #[test]
+    fn a_counter_written_after_its_step_keeps_the_refusal() {
+        let source = "void f(float *y, unsigned n) {
+                unsigned col = n;
+                do { col--; y[col] = 0.0f; col = col - 1U; col++; } while (col > 0U);
+            }";
+        assert!(lowered(source).is_err());
+    }
 }
