@@ -127,6 +127,11 @@ pub fn expr(e: &Expr) -> String {
                 MathFn::Max => "max",
                 MathFn::Min => "min",
                 MathFn::Tanh => "tanh",
+                MathFn::Round => "round",
+                MathFn::Floor => "floor",
+                MathFn::Ceil => "ceil",
+                MathFn::Sin => "sin",
+                MathFn::Cos => "cos",
             };
             let args: Vec<String> = args.iter().map(expr).collect();
             format!("{name}({}):{}", args.join(", "), e.ty)

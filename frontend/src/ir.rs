@@ -887,6 +887,12 @@ pub enum MathFn {
     Max,
     Min,
     Tanh,
+    /// `round`: to the nearest integer, halves away from zero.
+    Round,
+    Floor,
+    Ceil,
+    Sin,
+    Cos,
 }
 
 impl MathFn {

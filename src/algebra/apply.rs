@@ -79,6 +79,51 @@ impl Expr {
         app(Func::Tanh, vec![self.clone()])
     }
 
+    /// `round`, `floor` or `ceil` of the expression: folded on a constant,
+    /// the identity on a value that already is an integer (a truncation,
+    /// an integer division, another rounding), an atom otherwise.
+    pub fn integral(&self, func: Func) -> Expr {
+        if let Some(c) = self.as_constant() {
+            let rounded = match func {
+                Func::Round => c.round_half_away(),
+                Func::Floor => c.floor(),
+                _ => c.ceil(),
+            };
+            return Expr::constant(rounded);
+        }
+        let integral = matches!(
+            self.as_atom().and_then(Atom::as_app),
+            Some((
+                Func::Trunc
+                    | Func::TruncDiv
+                    | Func::Rem
+                    | Func::Wrap { .. }
+                    | Func::Round
+                    | Func::Floor
+                    | Func::Ceil,
+                _
+            ))
+        );
+        if integral {
+            return self.clone();
+        }
+        app(func, vec![self.clone()])
+    }
+
+    pub fn sin(&self) -> Expr {
+        if self.is_zero() {
+            return Expr::zero();
+        }
+        app(Func::Sin, vec![self.clone()])
+    }
+
+    pub fn cos(&self) -> Expr {
+        if self.is_zero() {
+            return Expr::constant(Rat::ONE);
+        }
+        app(Func::Cos, vec![self.clone()])
+    }
+
     pub fn abs(&self) -> Expr {
         if let Some(c) = self.as_constant() {
             return Expr::constant(c.abs());

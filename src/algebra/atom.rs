@@ -58,6 +58,12 @@ pub enum Func {
         bits: u8,
         signed: bool,
     },
+    /// C's `round`: the nearest integer, halves away from zero.
+    Round,
+    Floor,
+    Ceil,
+    Sin,
+    Cos,
 }
 
 impl Func {
@@ -78,6 +84,11 @@ impl Func {
             Func::Rem => "rem".into(),
             Func::Trunc => "trunc".into(),
             Func::Wrap { bits, signed } => format!("wrap_{}{bits}", if signed { "i" } else { "u" }),
+            Func::Round => "round".into(),
+            Func::Floor => "floor".into(),
+            Func::Ceil => "ceil".into(),
+            Func::Sin => "sin".into(),
+            Func::Cos => "cos".into(),
         }
     }
 

@@ -219,6 +219,21 @@ impl Rat {
         }
     }
 
+    /// The greatest integer at or below.
+    pub fn floor(&self) -> Rat {
+        Rat::from_big(self.to_big().floor())
+    }
+
+    /// The least integer at or above.
+    pub fn ceil(&self) -> Rat {
+        Rat::from_big(self.to_big().ceil())
+    }
+
+    /// The nearest integer, halves away from zero (C's `round`).
+    pub fn round_half_away(&self) -> Rat {
+        Rat::from_big(self.to_big().round())
+    }
+
     /// The exact square root when both numerator and denominator are perfect squares.
     pub fn exact_sqrt(&self) -> Option<Rat> {
         if self.is_negative() {

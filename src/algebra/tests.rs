@@ -151,6 +151,31 @@ fn c_integer_operations_fold_with_c_semantics_and_stay_distinct_from_real_divisi
 }
 
 #[test]
+fn rounding_folds_constants_as_c_does_and_keeps_integers() {
+    let f = |func, e: &Expr| Expr::integral(e, func);
+    // C's round: halves away from zero (2.5 -> 3, -2.5 -> -3), not to even.
+    assert_eq!(f(Func::Round, &q(5, 2)), Expr::int(3));
+    assert_eq!(f(Func::Round, &q(-5, 2)), Expr::int(-3));
+    assert_eq!(f(Func::Round, &q(7, 20)), Expr::int(0));
+    assert_eq!(f(Func::Floor, &q(-1, 4)), Expr::int(-1));
+    assert_eq!(f(Func::Ceil, &q(-1, 4)), Expr::int(0));
+    assert_eq!(f(Func::Ceil, &q(9, 4)), Expr::int(3));
+    // A value that already is an integer is its own rounding.
+    let t = s("x").trunc();
+    assert_eq!(f(Func::Floor, &t), t);
+    assert_eq!(
+        f(Func::Round, &f(Func::Ceil, &s("x"))),
+        f(Func::Ceil, &s("x"))
+    );
+    // Otherwise three distinct atoms.
+    let x = s("x");
+    assert_ne!(f(Func::Round, &x), f(Func::Floor, &x));
+    assert_ne!(f(Func::Floor, &x), f(Func::Ceil, &x));
+    assert_eq!(Expr::zero().sin(), Expr::zero());
+    assert_eq!(Expr::zero().cos(), Expr::one());
+}
+
+#[test]
 fn symbols_vars_and_holes_are_collected_through_applications() {
     let (a, h) = (el("A", &[0, 0]), Symbol::hole("v", &[]).to_expr());
     let e = (&a * &h).sqrt() + s("alpha");

@@ -17,7 +17,7 @@ use tenslift_frontend::ir::{
 
 use super::sizes::{check_sizes, eval_affine, loop_values, size_params, Layout, STEP_LIMIT};
 use super::{at, format_sizes, InputInfo, Output, Sizes, Spec, SpecError};
-use crate::algebra::{AlgebraError, AtomKind, Rat, Symbol, Tensor, Value};
+use crate::algebra::{AlgebraError, AtomKind, Func, Rat, Symbol, Tensor, Value};
 use crate::spec::tensir::float_literal_value;
 use tenslift_targets::DType;
 
@@ -362,6 +362,11 @@ impl<'k> Machine<'k> {
                     MathFn::Log => vs[0].log(),
                     MathFn::Abs => vs[0].abs(),
                     MathFn::Tanh => vs[0].tanh(),
+                    MathFn::Round => vs[0].integral(Func::Round),
+                    MathFn::Floor => vs[0].integral(Func::Floor),
+                    MathFn::Ceil => vs[0].integral(Func::Ceil),
+                    MathFn::Sin => vs[0].sin(),
+                    MathFn::Cos => vs[0].cos(),
                     MathFn::Pow => vs[0].pow_real(&vs[1]),
                     MathFn::Max => Value::max_of(&vs),
                     MathFn::Min => Value::min_of(&vs),

@@ -593,6 +593,11 @@ impl Writer<'_> {
                     Func::Log => unary(UnaryOp::Log),
                     Func::Tanh => unary(UnaryOp::Tanh),
                     Func::Abs => unary(UnaryOp::Abs),
+                    Func::Round => unary(UnaryOp::Round),
+                    Func::Floor => unary(UnaryOp::Floor),
+                    Func::Ceil => unary(UnaryOp::Ceil),
+                    Func::Sin => unary(UnaryOp::Sin),
+                    Func::Cos => unary(UnaryOp::Cos),
                     Func::Pow => match args.as_slice() {
                         [x, y] => build::pow(x.clone(), y.clone()).ok(),
                         _ => None,

@@ -835,6 +835,12 @@ fn unary(op: UnaryOp, a: &Array) -> Array {
             UnaryOp::Log => x.ln(),
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Not => x,
+            // Rust's `round` is C's: halves away from zero.
+            UnaryOp::Round => x.round(),
+            UnaryOp::Floor => x.floor(),
+            UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
         })
     } else {
         map_int(a, |x| {

@@ -17,6 +17,12 @@ pub enum UnaryOp {
     Log,
     Tanh,
     Not,
+    /// C's `round`: to the nearest integer, halves away from zero.
+    Round,
+    Floor,
+    Ceil,
+    Sin,
+    Cos,
 }
 
 /// Element-wise operations of two operands (NumPy broadcasting).
@@ -233,7 +239,7 @@ pub fn trisolve_of_name(name: &str) -> Option<Op> {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 7] = [
+    pub const ALL: [UnaryOp; 12] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,
@@ -241,6 +247,11 @@ impl UnaryOp {
         UnaryOp::Log,
         UnaryOp::Tanh,
         UnaryOp::Not,
+        UnaryOp::Round,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
     ];
 
     pub fn name(self) -> &'static str {
@@ -252,6 +263,11 @@ impl UnaryOp {
             UnaryOp::Log => "log",
             UnaryOp::Tanh => "tanh",
             UnaryOp::Not => "not",
+            UnaryOp::Round => "round",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
         }
     }
 }

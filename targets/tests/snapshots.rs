@@ -24,6 +24,7 @@ const REPRESENTATIVE: &[&str] = &[
     "reshape_interleave",
     "flip_vec",
     "loop_column_sweep",
+    "rounding",
 ];
 
 #[test]

@@ -2,7 +2,9 @@
 C reference driver (scripts/cref.py) imported as a module."""
 
 import importlib.util
+import ctypes
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +62,27 @@ def lifted_module(source, target, out, *extra):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+PROBE = REPO_ROOT / "tests" / "fixtures" / "probe"
+
+
+def compile_probe(stem, tmp_path):
+    """tests/fixtures/probe/STEM.c compiled by gcc -O2 as a shared library
+    (skipped without gcc), loaded with ctypes."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    lib = tmp_path / f"lib{stem}.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(PROBE / f"{stem}.c"),
+                    "-lm"], check=True, capture_output=True, timeout=120)
+    return ctypes.CDLL(str(lib))
+
+
+def probe_module(stem, target, tmp_path):
+    """tests/fixtures/probe/STEM.c lifted to TARGET and imported (skipped
+    where the target's library is missing)."""
+    if target == "jax":
+        pytest.importorskip("jax")
+    if target == "pytorch":
+        pytest.importorskip("torch")
+    return lifted_module(PROBE / f"{stem}.c", target, tmp_path / f"{stem}_{target}.py", "-q")

@@ -7,33 +7,13 @@ functions run on data drawn from three values, at every size up to 13,
 and must agree exactly."""
 
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT, lifted_module
+from conftest import compile_probe as _compile, probe_module as _module
 
-PROBE = REPO_ROOT / "tests" / "fixtures" / "probe"
 TARGETS = ["numpy", "jax", "pytorch"]
-
-
-def _compile(stem, tmp_path):
-    if shutil.which("gcc") is None:
-        pytest.skip("no gcc")
-    lib = tmp_path / f"lib{stem}.so"
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(PROBE / f"{stem}.c"),
-                    "-lm"], check=True, capture_output=True, timeout=120)
-    return ctypes.CDLL(str(lib))
-
-
-def _module(stem, target, tmp_path):
-    if target == "jax":
-        pytest.importorskip("jax")
-    if target == "pytorch":
-        pytest.importorskip("torch")
-    return lifted_module(PROBE / f"{stem}.c", target, tmp_path / f"{stem}_{target}.py", "-q")
 
 
 def _as_target(x, target):

@@ -5,7 +5,8 @@
 //! (`kernel_eval` with C semantics, `program_eval` with TensIR semantics).
 //! Floats are exact reals, integers exact with C's truncating division,
 //! wrap-around conversions and undefined behaviour as preconditions;
-//! `sqrt`/`exp`/`log`/`tanh`/`pow` are uninterpreted functions shared by
+//! `sqrt`/`exp`/`log`/`tanh`/`pow`/`sin`/`cos`/`round`/`floor`/`ceil` are
+//! uninterpreted functions shared by
 //! both sides (with `assume_in_domain`, the C's `log` and `sqrt` arguments
 //! are assumed positive and the real functions' facts there are given:
 //! `symbolic::SymDomain::domain_facts`). Then, element by element in
@@ -327,7 +328,7 @@ impl Checker<'_> {
         let (how, model) = if self.iface.uses_floats {
             (
                 "over the reals",
-                "floats as exact reals, sqrt/exp/log/tanh/pow uninterpreted, integers exact"
+                "floats as exact reals, sqrt/exp/log/tanh/pow/sin/cos/round/floor/ceil uninterpreted, integers exact"
                     .to_string(),
             )
         } else if let Some(width) = self.bitvec_width {
@@ -356,7 +357,7 @@ impl Checker<'_> {
     }
 
     fn opaque_names(&self) -> &'static str {
-        "sqrt, exp, log, tanh, pow"
+        "sqrt, exp, log, tanh, pow, sin, cos, round, floor, ceil"
     }
 
     fn place_text(&self, p: &Place) -> String {

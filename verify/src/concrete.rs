@@ -196,6 +196,12 @@ impl Domain for ConcreteDomain {
             Opaque::Log => x.ln(),
             Opaque::Tanh => x.tanh(),
             Opaque::Pow => x.powf(args.get(1).map_or(f64::NAN, |a| a.as_f64())),
+            // Rust's `round` is C's: halves away from zero.
+            Opaque::Round => x.round(),
+            Opaque::Floor => x.floor(),
+            Opaque::Ceil => x.ceil(),
+            Opaque::Sin => x.sin(),
+            Opaque::Cos => x.cos(),
         }))
     }
 

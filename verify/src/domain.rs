@@ -98,6 +98,11 @@ pub(crate) enum Opaque {
     Log,
     Tanh,
     Pow,
+    Round,
+    Floor,
+    Ceil,
+    Sin,
+    Cos,
 }
 
 impl Opaque {
@@ -108,6 +113,11 @@ impl Opaque {
             Opaque::Log => "log",
             Opaque::Tanh => "tanh",
             Opaque::Pow => "pow",
+            Opaque::Round => "round",
+            Opaque::Floor => "floor",
+            Opaque::Ceil => "ceil",
+            Opaque::Sin => "sin",
+            Opaque::Cos => "cos",
         }
     }
 }

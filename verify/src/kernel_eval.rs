@@ -647,6 +647,11 @@ impl<D: Domain> Interp<'_, D> {
             MathFn::Log => Some(Opaque::Log),
             MathFn::Tanh => Some(Opaque::Tanh),
             MathFn::Pow => Some(Opaque::Pow),
+            MathFn::Round => Some(Opaque::Round),
+            MathFn::Floor => Some(Opaque::Floor),
+            MathFn::Ceil => Some(Opaque::Ceil),
+            MathFn::Sin => Some(Opaque::Sin),
+            MathFn::Cos => Some(Opaque::Cos),
             _ => None,
         };
         if let Some(o) = opaque {

@@ -631,6 +631,11 @@ impl<D: Domain> Interp<'_, D> {
             UnaryOp::Exp => Some(Opaque::Exp),
             UnaryOp::Log => Some(Opaque::Log),
             UnaryOp::Tanh => Some(Opaque::Tanh),
+            UnaryOp::Round => Some(Opaque::Round),
+            UnaryOp::Floor => Some(Opaque::Floor),
+            UnaryOp::Ceil => Some(Opaque::Ceil),
+            UnaryOp::Sin => Some(Opaque::Sin),
+            UnaryOp::Cos => Some(Opaque::Cos),
             _ => None,
         };
         if let Some(f) = opaque {

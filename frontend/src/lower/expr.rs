@@ -49,7 +49,19 @@ fn math_function(name: &str) -> Option<MathFn> {
     let base = name.strip_suffix('f').filter(|b| {
         matches!(
             *b,
-            "sqrt" | "exp" | "log" | "fabs" | "pow" | "fmax" | "fmin" | "tanh"
+            "sqrt"
+                | "exp"
+                | "log"
+                | "fabs"
+                | "pow"
+                | "fmax"
+                | "fmin"
+                | "tanh"
+                | "round"
+                | "floor"
+                | "ceil"
+                | "sin"
+                | "cos"
         )
     });
     Some(match base.unwrap_or(name) {
@@ -61,6 +73,11 @@ fn math_function(name: &str) -> Option<MathFn> {
         "fmax" => MathFn::Max,
         "fmin" => MathFn::Min,
         "tanh" => MathFn::Tanh,
+        "round" => MathFn::Round,
+        "floor" => MathFn::Floor,
+        "ceil" => MathFn::Ceil,
+        "sin" => MathFn::Sin,
+        "cos" => MathFn::Cos,
         _ => return None,
     })
 }

@@ -1635,37 +1635,32 @@ mod tests {
     }
 
     /// A matrix product walking B's columns: `pIn2` runs down a column and
-    /// is reset after it to the next column's top, the value the next trip
-    /// starts from.
+    /// is reset after it to `pInB + (col + RESET)`.
+    fn column_walk(reset: i64) -> String {
+        format!(
+            "void f(const float *a, const float *b, float *c, int n, int m, int k) {{
+            const float *pInB = b; const float *pIn2 = b; int col, t;
+            for (col = 0; col < m; col++) {{
+                float sum = 0.0f;
+                for (t = 0; t < k; t++) {{ sum += a[t] * *pIn2; pIn2 += m; }}
+                c[col] = sum;
+                pIn2 = pInB + (col + {reset});
+            }}
+        }}"
+        )
+    }
+
+    /// Reset to the next column's top, the value the next trip starts from.
     #[test]
     fn a_pointer_reset_to_the_next_trips_start_keeps_an_affine_value() {
-        let source = "void f(const float *a, const float *b, float *c, int n, int m, int k) {
-            const float *pInB = b; const float *pIn2 = b; int col, t;
-            for (col = 0; col < m; col++) {
-                float sum = 0.0f;
-                for (t = 0; t < k; t++) { sum += a[t] * *pIn2; pIn2 += m; }
-                c[col] = sum;
-                pIn2 = pInB + (col + 1);
-            }
-        }";
-        let body = crate::test_util::lowered(source).expect("lowers");
+        let body = crate::test_util::lowered(&column_walk(1)).expect("lowers");
         assert!(body.contains("b[t][col]"), "{body}");
     }
 
-    /// A reset that is not where the next trip would have started (one
-    /// column too far here) keeps the refusal.
+    /// One column too far keeps the refusal.
     #[test]
     fn a_pointer_reset_elsewhere_keeps_the_refusal() {
-        let source = "void f(const float *a, const float *b, float *c, int n, int m, int k) {
-            const float *pInB = b; const float *pIn2 = b; int col, t;
-            for (col = 0; col < m; col++) {
-                float sum = 0.0f;
-                for (t = 0; t < k; t++) { sum += a[t] * *pIn2; pIn2 += m; }
-                c[col] = sum;
-                pIn2 = pInB + (col + 2);
-            }
-        }";
-        let codes = crate::test_util::lowered(source).expect_err("refused");
+        let codes = crate::test_util::lowered(&column_walk(2)).expect_err("refused");
         assert_eq!(codes, vec![codes::POINTER_NOT_AFFINE.id]);
     }
 }

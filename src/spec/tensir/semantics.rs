@@ -102,6 +102,11 @@ pub(super) fn unary(op: UnaryOp, dtype: DType, a: &Tensor) -> Tensor {
         UnaryOp::Log => v.log(),
         UnaryOp::Tanh => v.tanh(),
         UnaryOp::Not => v.logical_not(),
+        UnaryOp::Round => v.integral(Func::Round),
+        UnaryOp::Floor => v.integral(Func::Floor),
+        UnaryOp::Ceil => v.integral(Func::Ceil),
+        UnaryOp::Sin => v.sin(),
+        UnaryOp::Cos => v.cos(),
     })
 }
 

@@ -412,6 +412,11 @@ impl Translator<'_> {
             (MathFn::Exp, 1) => unary(UnaryOp::Exp),
             (MathFn::Log, 1) => unary(UnaryOp::Log),
             (MathFn::Tanh, 1) => unary(UnaryOp::Tanh),
+            (MathFn::Round, 1) => unary(UnaryOp::Round),
+            (MathFn::Floor, 1) => unary(UnaryOp::Floor),
+            (MathFn::Ceil, 1) => unary(UnaryOp::Ceil),
+            (MathFn::Sin, 1) => unary(UnaryOp::Sin),
+            (MathFn::Cos, 1) => unary(UnaryOp::Cos),
             (MathFn::Abs, 1) => unary(UnaryOp::Abs),
             (MathFn::Pow | MathFn::Max | MathFn::Min, 2) => {
                 let op = match func {

@@ -66,12 +66,28 @@ fn sketch(target: &Tensor, dtype: DType) -> Option<(Tensor, DType, Rebuild)> {
                 Box::new(move |e| build::cast(e, to).ok()),
             ))
         }
-        Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Abs if dtype.is_float() => {
+        Func::Sqrt
+        | Func::Exp
+        | Func::Log
+        | Func::Tanh
+        | Func::Abs
+        | Func::Round
+        | Func::Floor
+        | Func::Ceil
+        | Func::Sin
+        | Func::Cos
+            if dtype.is_float() =>
+        {
             let op = match func {
                 Func::Sqrt => UnaryOp::Sqrt,
                 Func::Exp => UnaryOp::Exp,
                 Func::Log => UnaryOp::Log,
                 Func::Tanh => UnaryOp::Tanh,
+                Func::Round => UnaryOp::Round,
+                Func::Floor => UnaryOp::Floor,
+                Func::Ceil => UnaryOp::Ceil,
+                Func::Sin => UnaryOp::Sin,
+                Func::Cos => UnaryOp::Cos,
                 _ => UnaryOp::Abs,
             };
             Some((arg(0)?, dtype, Box::new(move |e| Expr::unary(op, e).ok())))

@@ -474,6 +474,11 @@ impl Lowering {
                             U::Log => "log",
                             U::Tanh => "tanh",
                             U::Not => "not",
+                            U::Round => "round_nearest_afz",
+                            U::Floor => "floor",
+                            U::Ceil => "ceil",
+                            U::Sin => "sine",
+                            U::Cos => "cosine",
                         };
                         self.elementwise(name, &[a])
                     }

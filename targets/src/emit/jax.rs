@@ -116,6 +116,12 @@ impl PyTable for JaxTable {
             Op::Unary(U::Log) => "jnp.log({0})",
             Op::Unary(U::Tanh) => "jnp.tanh({0})",
             Op::Unary(U::Not) => "jnp.logical_not({0})",
+            // jnp.round rounds halves to even; C's round goes away from zero.
+            Op::Unary(U::Round) => "jax.lax.round({0}, jax.lax.RoundingMethod.AWAY_FROM_ZERO)",
+            Op::Unary(U::Floor) => "jnp.floor({0})",
+            Op::Unary(U::Ceil) => "jnp.ceil({0})",
+            Op::Unary(U::Sin) => "jnp.sin({0})",
+            Op::Unary(U::Cos) => "jnp.cos({0})",
             Op::Binary(B::Add) => "({0} + {1})",
             Op::Binary(B::Sub) => "({0} - {1})",
             Op::Binary(B::Mul) => "({0} * {1})",

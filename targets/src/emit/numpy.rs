@@ -40,6 +40,14 @@ const SCATTER_ADD: &str = r#"def _scatter_add(h, idx, vals):
     return out
 "#;
 
+/// C's `round` (halves away from zero); `np.round` rounds halves to even,
+/// and `floor(x + 0.5)` is off where `x + 0.5` itself rounds
+/// (0.49999997f). `x - trunc(x)` is exact for every float.
+const ROUND_AFZ: &str = r#"def _round_afz(x):
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+"#;
+
 const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
     # The position of the last greatest (least) element along axis: the
     # first one of the reversed axis, counted from the end.
@@ -64,6 +72,7 @@ impl PyTable for NumpyTable {
             ("_lu_nopivot", solvers::NUMPY_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
             ("_arg_last", ARG_LAST),
+            ("_round_afz", ROUND_AFZ),
             ("_syrk", symmetric::NUMPY_SYRK),
             ("_syrk0", symmetric::NUMPY_SYRK0),
             ("_syr2k", symmetric::NUMPY_SYR2K),
@@ -101,6 +110,11 @@ impl PyTable for NumpyTable {
             Op::Unary(U::Log) => "np.log({0})",
             Op::Unary(U::Tanh) => "np.tanh({0})",
             Op::Unary(U::Not) => "np.logical_not({0})",
+            Op::Unary(U::Round) => "_round_afz({0})",
+            Op::Unary(U::Floor) => "np.floor({0})",
+            Op::Unary(U::Ceil) => "np.ceil({0})",
+            Op::Unary(U::Sin) => "np.sin({0})",
+            Op::Unary(U::Cos) => "np.cos({0})",
             Op::Binary(B::Add) => "({0} + {1})",
             Op::Binary(B::Sub) => "({0} - {1})",
             Op::Binary(B::Mul) => "({0} * {1})",
@@ -170,6 +184,10 @@ impl PyTable for NumpyTable {
             Op::Unary(U::Exp) => "np.exp({0}, out={out})",
             Op::Unary(U::Log) => "np.log({0}, out={out})",
             Op::Unary(U::Tanh) => "np.tanh({0}, out={out})",
+            Op::Unary(U::Floor) => "np.floor({0}, out={out})",
+            Op::Unary(U::Ceil) => "np.ceil({0}, out={out})",
+            Op::Unary(U::Sin) => "np.sin({0}, out={out})",
+            Op::Unary(U::Cos) => "np.cos({0}, out={out})",
             Op::Binary(B::Add) => "np.add({0}, {1}, out={out})",
             Op::Binary(B::Sub) => "np.subtract({0}, {1}, out={out})",
             Op::Binary(B::Mul) => "np.multiply({0}, {1}, out={out})",

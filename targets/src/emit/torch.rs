@@ -32,6 +32,13 @@ const EXTREME: &str = r#"def _extreme(x, dims, is_max, init):
     return torch.amax(x, dim=dims) if is_max else torch.amin(x, dim=dims)
 "#;
 
+/// C's `round` (halves away from zero); `torch.round` rounds halves to
+/// even. `x - trunc(x)` is exact for every float.
+const ROUND_AFZ: &str = r#"def _round_afz(x):
+    t = torch.trunc(x)
+    return torch.where(torch.abs(x - t) >= 0.5, t + torch.sign(x), t)
+"#;
+
 const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
     # The position of the last greatest (least) element along axis: the
     # first one of the reversed axis, counted from the end.
@@ -113,6 +120,7 @@ impl PyTable for TorchTable {
             ("_lu_nopivot", solvers::TORCH_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
             ("_arg_last", ARG_LAST),
+            ("_round_afz", ROUND_AFZ),
             ("_int_tensordot", INT_TENSORDOT),
             ("_int_matmul", INT_MATMUL),
             ("_blocked_int_matmul", BLOCKED_INT_MATMUL),
@@ -165,6 +173,11 @@ impl PyTable for TorchTable {
             Op::Unary(U::Log) => "torch.log({0})",
             Op::Unary(U::Tanh) => "torch.tanh({0})",
             Op::Unary(U::Not) => "torch.logical_not({0})",
+            Op::Unary(U::Round) => "_round_afz({0})",
+            Op::Unary(U::Floor) => "torch.floor({0})",
+            Op::Unary(U::Ceil) => "torch.ceil({0})",
+            Op::Unary(U::Sin) => "torch.sin({0})",
+            Op::Unary(U::Cos) => "torch.cos({0})",
             Op::Binary(B::Add) => "({0} + {1})",
             Op::Binary(B::Sub) => "({0} - {1})",
             Op::Binary(B::Mul) => "({0} * {1})",
@@ -258,6 +271,10 @@ impl PyTable for TorchTable {
             Op::Unary(U::Exp) => "torch.exp({0}, out={out})",
             Op::Unary(U::Log) => "torch.log({0}, out={out})",
             Op::Unary(U::Tanh) => "torch.tanh({0}, out={out})",
+            Op::Unary(U::Floor) => "torch.floor({0}, out={out})",
+            Op::Unary(U::Ceil) => "torch.ceil({0}, out={out})",
+            Op::Unary(U::Sin) => "torch.sin({0}, out={out})",
+            Op::Unary(U::Cos) => "torch.cos({0}, out={out})",
             Op::Binary(B::Add) => "torch.add({0}, {1}, out={out})",
             Op::Binary(B::Sub) => "torch.sub({0}, {1}, out={out})",
             Op::Binary(B::Mul) => "torch.mul({0}, {1}, out={out})",

@@ -92,7 +92,7 @@ pub struct KernelVerification {
 pub const BOUNDED_ARITHMETIC: &str =
     "floats as exact reals (no rounding), integers exact with C's \
 truncating division, wrap-around conversions and undefined behaviour as preconditions; \
-sqrt/exp/log/tanh/pow uninterpreted functions shared by both sides";
+sqrt/exp/log/tanh/pow/sin/cos/round/floor/ceil uninterpreted functions shared by both sides";
 
 impl KernelVerification {
     /// The bounded verdict over all size tuples: a failure anywhere fails,

@@ -549,9 +549,15 @@ impl<'a> Lifted<'a> {
                         &a,
                     ),
                     UnaryOp::Not => V::B(a.as_bool().not()),
-                    UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Tanh => {
-                        math(op_name(*op), &[a])
-                    }
+                    UnaryOp::Sqrt
+                    | UnaryOp::Exp
+                    | UnaryOp::Log
+                    | UnaryOp::Tanh
+                    | UnaryOp::Round
+                    | UnaryOp::Floor
+                    | UnaryOp::Ceil
+                    | UnaryOp::Sin
+                    | UnaryOp::Cos => math(op_name(*op), &[a]),
                 }
             }
             Op::Binary(op) => {

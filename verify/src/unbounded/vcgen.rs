@@ -1765,6 +1765,11 @@ impl<'a> Exec<'a> {
                     MathFn::Exp => math("exp", &[arg(0)?]),
                     MathFn::Log => math("log", &[arg(0)?]),
                     MathFn::Tanh => math("tanh", &[arg(0)?]),
+                    MathFn::Round => math("round", &[arg(0)?]),
+                    MathFn::Floor => math("floor", &[arg(0)?]),
+                    MathFn::Ceil => math("ceil", &[arg(0)?]),
+                    MathFn::Sin => math("sin", &[arg(0)?]),
+                    MathFn::Cos => math("cos", &[arg(0)?]),
                     MathFn::Pow => super::libm::pow(&arg(0)?, &arg(1)?),
                     MathFn::Abs => {
                         let a = arg(0)?;
