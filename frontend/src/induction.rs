@@ -250,7 +250,7 @@ pub(crate) fn steps_down_by_one(inc: &CExpr, iter: &str) -> bool {
 
 /// `Some(1)` for `i++`, `++i`, `i += 1`; `Some(-1)` for `i--`, `--i`,
 /// `i -= 1`; `None` for any other step.
-fn unit_step(inc: &CExpr, iter: &str) -> Option<i64> {
+pub(crate) fn unit_step(inc: &CExpr, iter: &str) -> Option<i64> {
     let (sign, target) = match &inc.stripped().kind {
         CExprKind::Unary {
             op: op @ (CUnOp::PostInc | CUnOp::PreInc | CUnOp::PostDec | CUnOp::PreDec),

@@ -252,7 +252,10 @@ fn step_moved_last(stmts: &mut Vec<CStmt>, cond: &CExpr) {
     let CStmt::Expr(step) = &stmts[at] else {
         return;
     };
-    let (Some(delta), Some(counter)) = (unit_delta(step), step_counter(step).cloned()) else {
+    let Some(counter) = step_counter(step).cloned() else {
+        return;
+    };
+    let Some(delta) = crate::induction::unit_step(step, &counter.key) else {
         return;
     };
     let rest = &stmts[at + 1..];
@@ -278,27 +281,6 @@ fn step_moved_last(stmts: &mut Vec<CStmt>, cond: &CExpr) {
         *s = s.map_exprs(&mut |e| crate::induction::replace_reads(e, &counter.key, &stepped));
     }
     stmts.push(step);
-}
-
-/// `+1` or `-1` for a unit step (`i++`, `--i`, `i += 1`, `i -= 1`).
-fn unit_delta(e: &CExpr) -> Option<i64> {
-    match &unwrap_expr(e).kind {
-        CExprKind::Unary { op, .. } => match op {
-            CUnOp::PostInc | CUnOp::PreInc => Some(1),
-            CUnOp::PostDec | CUnOp::PreDec => Some(-1),
-            _ => None,
-        },
-        CExprKind::Binary {
-            op: CBinOp::CompoundAssign(op),
-            rhs,
-            ..
-        } if matches!(unwrap_expr(rhs).kind, CExprKind::Int(IntValue::Fits(1))) => match op {
-            ArithOp::Add => Some(1),
-            ArithOp::Sub => Some(-1),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// The variable expression a step statement writes.
