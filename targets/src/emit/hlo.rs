@@ -493,6 +493,17 @@ impl Lowering {
                     return Ok(self.elementwise("shift_right_logical", &[&x, &amount]));
                 }
                 let mut y = self.broadcast(&args[1], &out_shape);
+                if *b == B::Div && args[1].shape != out_shape {
+                    // XLA turns a division by a broadcast into a product
+                    // with its reciprocal, which is not correctly rounded
+                    // (x / 1.2345f differs from C's in about one element
+                    // of nine): the barrier keeps it a division.
+                    y = self.push(
+                        format!("stablehlo.optimization_barrier {} : {}", y.ssa, ty(&y)),
+                        y.dtype,
+                        y.shape.clone(),
+                    );
+                }
                 if *b == B::Mul && d.is_signed_int() && e.args()[0] == e.args()[1] {
                     // XLA folds `abs(x * x)` to `x * x`, assuming signed
                     // squares cannot wrap; TensIR integers wrap.

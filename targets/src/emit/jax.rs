@@ -35,6 +35,17 @@ const C_REM: &str = r#"def _c_rem(a, b):
     return jax.lax.rem(a, b)
 "#;
 
+const DIV: &str = r#"def _div(a, b):
+    """a / b correctly rounded: XLA turns a division by a broadcast divisor
+    into a product with its reciprocal, which is not (x / 1.2345f differs
+    from C's in about one element of nine); behind a barrier the divisor
+    is an array and the division stays one."""
+    shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
+    if jnp.shape(b) != shape:
+        b = jax.lax.optimization_barrier(jnp.broadcast_to(b, shape))
+    return a / b
+"#;
+
 const ARG_LAST: &str = r#"def _arg_last(x, axis, largest):
     # The position of the last greatest (least) element along axis: the
     # first one of the reversed axis, counted from the end.
@@ -76,6 +87,7 @@ impl PyTable for JaxTable {
         &[
             ("_trunc_div", TRUNC_DIV),
             ("_c_rem", C_REM),
+            ("_div", DIV),
             ("_trisolve", solvers::JAX_TRISOLVE),
             ("_lu_nopivot", solvers::JAX_LU_NOPIVOT),
             ("_scatter_add", SCATTER_ADD),
@@ -125,7 +137,7 @@ impl PyTable for JaxTable {
             Op::Binary(B::Add) => "({0} + {1})",
             Op::Binary(B::Sub) => "({0} - {1})",
             Op::Binary(B::Mul) => "({0} * {1})",
-            Op::Binary(B::Div) => "({0} / {1})",
+            Op::Binary(B::Div) => "_div({0}, {1})",
             Op::Binary(B::TruncDiv) => "_trunc_div({0}, {1})",
             Op::Binary(B::Rem) => "_c_rem({0}, {1})",
             Op::Binary(B::Pow) => "jnp.power({0}, {1})",
