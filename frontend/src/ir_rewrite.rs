@@ -219,6 +219,73 @@ pub fn iterators(stmts: &[loop_ir::Stmt], out: &mut Vec<String>) {
     }
 }
 
+/// `e` as an affine function of iterators and integer parameters, when it
+/// is one (literals, variables, `+`, `-`, multiplication by a literal,
+/// integer conversions).
+pub fn affine_of(e: &Expr) -> Option<Affine> {
+    match &e.kind {
+        ExprKind::IntLit { value } => Some(Affine::constant(*value)),
+        ExprKind::Var { name, class } if *class != VarClass::Local && wide_int(e.ty) => {
+            Some(Affine::var(name.clone()))
+        }
+        // Iterators and sizes are C `int`s: widening or narrowing between
+        // 32 and 64 bits keeps their values.
+        ExprKind::Cast { arg } if wide_int(e.ty) && wide_int(arg.ty) => affine_of(arg),
+        ExprKind::Unary {
+            op: loop_ir::UnaryOp::Neg,
+            arg,
+        } => Some(scale(&affine_of(arg)?, -1)),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (affine_of(lhs)?, affine_of(rhs)?);
+            match op {
+                BinaryOp::Add => Some(add(&a, &b)),
+                BinaryOp::Sub => Some(difference(&a, &b)),
+                BinaryOp::Mul => match (a.as_constant(), b.as_constant()) {
+                    (Some(c), _) => Some(scale(&b, c)),
+                    (_, Some(c)) => Some(scale(&a, c)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn wide_int(t: ScalarType) -> bool {
+    matches!(t, ScalarType::I32 | ScalarType::I64)
+}
+
+/// A guard as a conjunction of `a >= 0` rows, when it is a comparison (or
+/// a conjunction of comparisons) of affine expressions; `!=` and `||` are
+/// not conjunctions.
+pub fn constraints_of(cond: &Expr) -> Option<Vec<Affine>> {
+    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
+        return None;
+    };
+    if *op == BinaryOp::And {
+        let mut rows = constraints_of(lhs)?;
+        rows.extend(constraints_of(rhs)?);
+        return Some(rows);
+    }
+    let (a, b) = (affine_of(lhs)?, affine_of(rhs)?);
+    let less = |x: &Affine, y: &Affine, strict: bool| {
+        let mut d = difference(y, x);
+        if strict {
+            d.constant -= 1;
+        }
+        d
+    };
+    Some(match op {
+        BinaryOp::Lt => vec![less(&a, &b, true)],
+        BinaryOp::Le => vec![less(&a, &b, false)],
+        BinaryOp::Gt => vec![less(&b, &a, true)],
+        BinaryOp::Ge => vec![less(&b, &a, false)],
+        BinaryOp::Eq => vec![less(&a, &b, false), less(&b, &a, false)],
+        _ => return None,
+    })
+}
+
 /// `a - b`.
 pub fn difference(a: &Affine, b: &Affine) -> Affine {
     let mut out = a.clone();

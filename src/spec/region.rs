@@ -18,8 +18,9 @@ use std::collections::HashMap;
 
 use tenslift_frontend::fourier_motzkin::infeasible;
 use tenslift_frontend::ir::{
-    Affine, Expr, ExprKind, Kernel, LValue, Loop, ParamKind, Stmt, Storage,
+    Affine, BinaryOp, Expr, ExprKind, Kernel, LValue, Loop, ParamKind, Stmt, Storage, UnaryOp,
 };
+use tenslift_frontend::ir_rewrite::{affine_of, difference, scale};
 
 /// `needed <= declared`: the region the loops touch on `axis` of `array`
 /// fits the array's extent there.
@@ -60,14 +61,99 @@ fn loop_bounds(body: &[Stmt], out: &mut HashMap<String, Loop>) {
     }
 }
 
-/// An access's index vector with the loops around it, outermost first.
-type Access<'k> = (&'k [Affine], Vec<&'k Loop>);
+/// An access's index vector with the loops around it, outermost first,
+/// and what the guards around it say.
+type Access<'k> = (&'k [Affine], Vec<&'k Loop>, Guarded);
 
-/// Every index vector of every access to `array` in `body`, inside `path`.
+/// What the guards around an access say of iterators and sizes: `a >= 0`
+/// rows, and values that are not 0 (`x != w - 1` in the else branch of a
+/// border test, which lowers the reach of `x + 1` inside `x < w`).
+#[derive(Clone, Debug, Default)]
+struct Guarded {
+    rows: Vec<Affine>,
+    nonzero: Vec<Affine>,
+}
+
+impl Guarded {
+    /// What `cond` says where it is `holds`: the rows of a conjunction
+    /// that holds, the negated comparisons of a disjunction that fails;
+    /// nothing of a disjunction that holds (no conjunction of rows).
+    fn add(&mut self, cond: &Expr, holds: bool) {
+        match &cond.kind {
+            ExprKind::Binary {
+                op: op @ (BinaryOp::And | BinaryOp::Or),
+                lhs,
+                rhs,
+            } if holds == (*op == BinaryOp::And) => {
+                self.add(lhs, holds);
+                self.add(rhs, holds);
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                arg,
+            } => self.add(arg, !holds),
+            ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
+                let (Some(a), Some(b)) = (affine_of(lhs), affine_of(rhs)) else {
+                    return;
+                };
+                let d = difference(&a, &b);
+                let eq = *op == BinaryOp::Eq;
+                match op {
+                    BinaryOp::Eq | BinaryOp::Ne if holds != eq => self.nonzero.push(d),
+                    BinaryOp::Eq | BinaryOp::Ne => self.rows.extend([d.clone(), scale(&d, -1)]),
+                    // `a < b` fails: `a - b >= 0`, and so on.
+                    _ => {
+                        let (strict, a_low) = match op {
+                            BinaryOp::Lt => (true, true),
+                            BinaryOp::Le => (false, true),
+                            BinaryOp::Gt => (true, false),
+                            _ => (false, false),
+                        };
+                        // Holding, `a < b` is `b - a - 1 >= 0`; failing, it
+                        // is `a - b >= 0` (`a <= b` failing: `a - b - 1 >= 0`).
+                        let toward = if a_low == holds { scale(&d, -1) } else { d };
+                        let mut row = toward;
+                        if strict == holds {
+                            row.constant -= 1;
+                        }
+                        self.rows.push(row);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the rows (with `facts`) have no integer point, trying each
+    /// side of the first few `!=` (a value not 0 is at most -1 or at
+    /// least 1); more are dropped, which only proves less.
+    fn infeasible_with(&self, facts: Vec<Affine>) -> bool {
+        let mut rows = facts;
+        rows.extend(self.rows.iter().cloned());
+        let cases = self.nonzero.iter().take(4).collect::<Vec<_>>();
+        (0..1u32 << cases.len()).all(|pick| {
+            let mut here = rows.clone();
+            for (k, v) in cases.iter().enumerate() {
+                let mut side = if pick >> k & 1 == 1 {
+                    (*v).clone()
+                } else {
+                    scale(v, -1)
+                };
+                side.constant -= 1;
+                here.push(side);
+            }
+            infeasible(here)
+        })
+    }
+}
+
+/// Every index vector of every access to `array` in `body`, inside `path`
+/// and the guards `guarded`.
 fn accesses<'k>(
     body: &'k [Stmt],
     array: &str,
     path: &mut Vec<&'k Loop>,
+    guarded: &Guarded,
     out: &mut Vec<Access<'k>>,
 ) {
     fn in_expr<'k>(e: &'k Expr, array: &str, out: &mut Vec<&'k [Affine]>) {
@@ -96,7 +182,7 @@ fn accesses<'k>(
         match s {
             Stmt::Loop(l) => {
                 path.push(l);
-                accesses(&l.body, array, path, out);
+                accesses(&l.body, array, path, guarded, out);
                 path.pop();
             }
             Stmt::Assign { target, value, .. } => {
@@ -117,12 +203,18 @@ fn accesses<'k>(
                 ..
             } => {
                 in_expr(cond, array, &mut here);
-                accesses(then_body, array, path, out);
-                accesses(else_body, array, path, out);
+                for (branch, holds) in [(then_body, true), (else_body, false)] {
+                    let mut inside = guarded.clone();
+                    inside.add(cond, holds);
+                    accesses(branch, array, path, &inside, out);
+                }
             }
             Stmt::Return { value, .. } => in_expr(value, array, &mut here),
         }
-        out.extend(here.into_iter().map(|index| (index, path.clone())));
+        out.extend(
+            here.into_iter()
+                .map(|index| (index, path.clone(), guarded.clone())),
+        );
     }
 }
 
@@ -157,7 +249,7 @@ fn path_facts(path: &[&Loop]) -> Vec<Affine> {
 /// `n - 1`): a region keeps the loops' own extent `0:n` (trmm's `A[k][i]`
 /// for `k > i` is still the square `0:m`), and a requirement never
 /// grows for it.
-fn tightened(index: &Affine, mut top: Affine, path: &[&Loop]) -> Affine {
+fn tightened(index: &Affine, mut top: Affine, path: &[&Loop], guarded: &Guarded) -> Affine {
     let facts = path_facts(path);
     while !top.terms.is_empty() && top.constant >= 0 {
         let Some(lower) = add_scaled(&top, 1, &Affine::constant(-1)) else {
@@ -170,7 +262,7 @@ fn tightened(index: &Affine, mut top: Affine, path: &[&Loop]) -> Affine {
         above.constant -= 1;
         let mut rows = facts.clone();
         rows.push(above);
-        if !infeasible(rows) {
+        if !guarded.infeasible_with(rows) {
             break;
         }
         top = lower;
@@ -230,13 +322,19 @@ pub fn touched(kernel: &Kernel, array: &str, rank: usize) -> Vec<Option<Affine>>
     let mut loops = HashMap::new();
     loop_bounds(&kernel.body, &mut loops);
     let mut seen = Vec::new();
-    accesses(&kernel.body, array, &mut Vec::new(), &mut seen);
+    accesses(
+        &kernel.body,
+        array,
+        &mut Vec::new(),
+        &Guarded::default(),
+        &mut seen,
+    );
     (0..rank)
         .map(|axis| {
             let mut best: Option<Affine> = None;
-            for (index, path) in &seen {
+            for (index, path, guarded) in &seen {
                 let at = index.get(axis)?;
-                let top = tightened(at, extreme(at, &loops, true, 0)?, path);
+                let top = tightened(at, extreme(at, &loops, true, 0)?, path, guarded);
                 let end = add_scaled(&top, 1, &Affine::constant(1))?;
                 best = match best {
                     None => Some(end),
@@ -363,6 +461,25 @@ mod tests {
         );
         let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
         assert_eq!(shown, vec!["n <= lda", "n - 1 <= lda"]);
+    }
+
+    /// A border test's else branch reads `src[y + 1][x + 1]` only where
+    /// `y != h - 1` and `x != w - 1`: the reach stays inside the image
+    /// (it was `w + 1 <= w`, a relation no size satisfies), and a
+    /// conjunction's rows (`x < w - 1` around `A[0][x + 1]`) lower it likewise.
+    #[test]
+    fn guards_around_an_access_lower_its_reach() {
+        let k = kernel_of(
+            "void f(int w, int h, int ld, float src[h][w], float dst[h][w], float A[][ld]) {\n\
+               for (int y = 0; y < h; y++)\n\
+                 for (int x = 0; x < w; x++) {\n\
+                   if (y == 0 || y == h - 1 || x == 0 || x == w - 1) dst[y][x] = src[y][x];\n\
+                   else dst[y][x] = src[y + 1][x + 1] + src[y - 1][x - 1];\n\
+                   if (x < w - 1 && y == 0) A[0][x + 1] = 1.0f;\n\
+                 }\n}\n",
+        );
+        let shown: Vec<String> = relations(&k).iter().map(|r| r.to_string()).collect();
+        assert_eq!(shown, vec!["w <= ld"]);
     }
 
     #[test]

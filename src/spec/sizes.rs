@@ -267,8 +267,16 @@ impl<'k> Scan<'k> {
                 else_value,
             } => {
                 self.expr(cond, loc)?;
-                self.expr(then_value, loc)?;
-                self.expr(else_value, loc)
+                // C evaluates one branch: a test of the index decides which
+                // (`i == 0 ? x[0] : x[i] - x[i - 1]` never reads `x[-1]`).
+                match concrete_int(cond, &self.iters, self.sizes) {
+                    Some(0) => self.expr(else_value, loc),
+                    Some(_) => self.expr(then_value, loc),
+                    None => {
+                        self.expr(then_value, loc)?;
+                        self.expr(else_value, loc)
+                    }
+                }
             }
             ExprKind::Call { args, .. } => args.iter().try_for_each(|a| self.expr(a, loc)),
             _ => Ok(()),

@@ -16,7 +16,7 @@ use super::enumerative::{AfterStores, Enumerative};
 use super::moments::{ScaledGram, StoredMoments};
 use super::outputs::PerOutput;
 use super::partial::restructure::{
-    Distribute, Guards, Interchange, Restructuring, Reverse, Split, Substitute,
+    Distribute, GuardSplit, Guards, Interchange, Restructuring, Reverse, Split, Substitute,
 };
 use super::partial::KeptLoops;
 use super::scatter::Histogram;
@@ -56,6 +56,7 @@ pub static RESTRUCTURINGS: &[&dyn Restructuring] = &[
     &Distribute,
     &Split,
     &Interchange,
+    &GuardSplit,
 ];
 
 /// Tactics for one output, in order.

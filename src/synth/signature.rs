@@ -419,13 +419,16 @@ pub fn program_meta(kernel: &Kernel) -> Result<tenslift_targets::Meta, SynthErro
 pub fn requirements(kernel: &Kernel) -> Result<Vec<Requirement>, SynthError> {
     crate::spec::region::relations(kernel)
         .iter()
-        .map(|r| {
-            Ok(Requirement {
-                needed: dim_of(&r.needed)?,
-                declared: dim_of(&r.declared)?,
-            })
-        })
+        .map(|r| requirement(&r.needed, &r.declared))
         .collect()
+}
+
+/// `needed <= declared` as the program states it.
+pub fn requirement(needed: &Affine, declared: &Affine) -> Result<Requirement, SynthError> {
+    Ok(Requirement {
+        needed: dim_of(needed)?,
+        declared: dim_of(declared)?,
+    })
 }
 
 /// The kernel's extent sizes (`Origin::Extent`) with the value the build

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -86,3 +87,22 @@ def probe_module(stem, target, tmp_path):
     if target == "pytorch":
         pytest.importorskip("torch")
     return lifted_module(PROBE / f"{stem}.c", target, tmp_path / f"{stem}_{target}.py", "-q")
+
+
+def run_lifted(module, func, target, args, outputs):
+    """Calls a lifted function on copies of `args` (torch tensors for
+    PyTorch); it updates its output arrays in place (the JAX module's
+    wrapper copies its pure function's results back). Returns the
+    arguments at positions `outputs` as NumPy arrays."""
+    if target == "pytorch":
+        import torch
+        args = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
+    else:
+        args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    getattr(module, func)(*args)
+    return [np.asarray(args[k]) for k in outputs]
+
+
+def c_ptr(a, ctype):
+    """A NumPy array's data as a ctypes pointer to `ctype`."""
+    return a.ctypes.data_as(ctypes.POINTER(ctype))

@@ -11,22 +11,10 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import compile_probe as _compile, probe_module as _module
+from conftest import c_ptr as _ptr, compile_probe as _compile, probe_module as _module
+from conftest import run_lifted as _run
 
 TARGETS = ["numpy", "jax", "pytorch"]
-
-
-def _run(module, func, target, args, outputs):
-    """Calls the lifted function, which updates its output arrays in place
-    (the JAX module's wrapper copies its pure function's results back);
-    returns the outputs `outputs` (argument positions) as NumPy arrays."""
-    if target == "pytorch":
-        import torch
-        args = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in args]
-    else:
-        args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    getattr(module, func)(*args)
-    return [np.asarray(args[k]) for k in outputs]
 
 
 def _halves():
@@ -35,10 +23,6 @@ def _halves():
     edges = np.array([below_half, -below_half, 1.5, -1.5, 126.5, -126.5, 127.5, 300.0, -300.0],
                      dtype=np.float32)
     return np.concatenate([halves, edges]).astype(np.float32)
-
-
-def _ptr(a, ctype):
-    return a.ctypes.data_as(ctypes.POINTER(ctype))
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -125,6 +125,10 @@ struct Driver<'k> {
     /// restructuring that only reorders a nest (interchange) poses the
     /// same search again, which finds nothing again at the same work.
     failed_searches: Vec<statement::SearchKey>,
+    /// Relations between sizes the restructured statements are exact
+    /// under (`a <= b`; `guard-split`'s pieces in order), required by the
+    /// program on entry.
+    requires: Vec<(loop_ir::Affine, loop_ir::Affine)>,
 }
 
 /// `base` itself, else `base_1`, `base_2`, …: the first name `taken`
@@ -142,6 +146,7 @@ struct Undo {
     kept: usize,
     vectorised: bool,
     locals: usize,
+    requires: usize,
 }
 
 impl Driver<'_> {
@@ -276,6 +281,11 @@ impl Driver<'_> {
         let found = self.restructurings.iter().find_map(|r| r.apply(&site))?;
         self.restructured += 1;
         self.kernel.locals.extend(found.locals);
+        for r in found.requires {
+            if !self.requires.contains(&r) {
+                self.requires.push(r);
+            }
+        }
         Some(found.stmts)
     }
 
@@ -285,6 +295,7 @@ impl Driver<'_> {
             kept: self.kept.len(),
             vectorised: self.vectorised,
             locals: self.kernel.locals.len(),
+            requires: self.requires.len(),
         }
     }
 
@@ -293,6 +304,7 @@ impl Driver<'_> {
         self.kept.truncate(undo.kept);
         self.vectorised = undo.vectorised;
         self.kernel.locals.truncate(undo.locals);
+        self.requires.truncate(undo.requires);
     }
 }
 
@@ -387,6 +399,7 @@ fn assemble(
         kept: Vec::new(),
         vectorised: false,
         failed_searches: Vec::new(),
+        requires: Vec::new(),
     };
     let body = driver.lift_block(&driver.kernel.body.clone(), &mut Vec::new())?;
     let mut body = locals::declare_locals(body, &driver.kernel, &driver.scalars)
@@ -407,8 +420,15 @@ fn assemble(
     if !driver.vectorised {
         return Err(PartialError::NothingVectorised(driver.kept.join(", ")));
     }
+    let mut meta = crate::synth::signature::program_meta(kernel)?;
+    for (needed, declared) in &driver.requires {
+        let r = crate::synth::signature::requirement(needed, declared)?;
+        if !meta.requires.contains(&r) {
+            meta.requires.push(r);
+        }
+    }
     let program = Program {
-        meta: crate::synth::signature::program_meta(kernel)?,
+        meta,
         name: Arc::from(kernel.name.as_str()),
         params,
         ret: returns.map(dtype_of),

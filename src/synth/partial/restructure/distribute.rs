@@ -65,7 +65,11 @@ impl Restructuring for Distribute {
                 })
             })
             .collect();
-        Some(Restructured { stmts, locals })
+        Some(Restructured {
+            stmts,
+            locals,
+            requires: Vec::new(),
+        })
     }
 }
 
@@ -85,6 +89,7 @@ fn distribute_inner(site: &LoopSite<'_>) -> Option<Restructured> {
             ..site.l.clone()
         })],
         locals: done.locals,
+        requires: done.requires,
     })
 }
 

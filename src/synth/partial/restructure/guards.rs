@@ -107,7 +107,7 @@ fn block(
 /// The relations between sizes the lifted program requires on entry
 /// (`n <= ext_2500`: the loops' regions fit the declared arrays), as
 /// `declared - needed >= 0` rows; computed once per restructuring.
-fn required(kernel: &Kernel) -> Vec<Affine> {
+pub(super) fn required(kernel: &Kernel) -> Vec<Affine> {
     crate::spec::region::relations(kernel)
         .iter()
         .map(|r| difference(&r.declared, &r.needed))

@@ -22,11 +22,15 @@
 //!   after that in it is replaced by its value where it is read (llm.c's
 //!   `xshift = x[i] - m; v += xshift * xshift`), so the loop reads no
 //!   scalar it writes;
+//! * `guard-split`: a loop whose guards test where its iterator is (`i ==
+//!   0`, `i == n - 1`: a signal's two ends handled apart) is cut at those
+//!   points, each piece with its guards decided;
 //! * `interchange`: a loop whose iterations are independent, around one
 //!   loop that carries a dependency, moves inside it (a scan keeps its
 //!   carried loop and vectorises the other).
 
 mod distribute;
+mod guard_split;
 mod guards;
 mod interchange;
 mod reverse;
@@ -34,13 +38,14 @@ mod split;
 mod substitute;
 
 pub use distribute::Distribute;
+pub use guard_split::GuardSplit;
 pub use guards::Guards;
 pub use interchange::Interchange;
 pub use reverse::Reverse;
 pub use split::Split;
 pub use substitute::Substitute;
 
-use tenslift_frontend::ir::{self as loop_ir, Kernel, Local, Loop};
+use tenslift_frontend::ir::{self as loop_ir, Affine, Kernel, Local, Loop};
 
 use super::dependence::Scope;
 
@@ -58,6 +63,9 @@ pub struct LoopSite<'a> {
 pub struct Restructured {
     pub stmts: Vec<loop_ir::Stmt>,
     pub locals: Vec<Local>,
+    /// Relations between sizes the statements are exact under (`a <= b`),
+    /// which the program then requires on entry (see `guard_split`).
+    pub requires: Vec<(Affine, Affine)>,
 }
 
 impl Restructured {
@@ -65,6 +73,7 @@ impl Restructured {
         Restructured {
             stmts,
             locals: Vec::new(),
+            requires: Vec::new(),
         }
     }
 }
