@@ -188,7 +188,7 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/stencil_edges", "lifted"),
     ("probe/diff_first", "lifted"),
     ("probe/gradient_1d", "lifted"),
-    ("probe/blur3_border", "partial"),
+    ("probe/blur3_border", "lifted"),
     // Tiled loops clipped by `&&` or a `MIN` macro: the clip is a guard.
     ("probe/tiled_transpose", "lifted"),
     ("probe/tiled_matmul", "lifted"),

@@ -16,7 +16,7 @@ use super::enumerative::{AfterStores, Enumerative};
 use super::moments::{ScaledGram, StoredMoments};
 use super::outputs::PerOutput;
 use super::partial::restructure::{
-    Distribute, GuardSplit, Guards, Interchange, Restructuring, Reverse, Split, Substitute,
+    Distribute, GuardSplit, Guards, Interchange, Restructuring, Reverse, Split, Substitute, Unroll,
 };
 use super::partial::KeptLoops;
 use super::scatter::Histogram;
@@ -52,6 +52,7 @@ pub static KERNEL_TACTICS: &[&dyn KernelTactic] = &[
 pub static RESTRUCTURINGS: &[&dyn Restructuring] = &[
     &Reverse,
     &Guards,
+    &Unroll,
     &Substitute,
     &Distribute,
     &Split,

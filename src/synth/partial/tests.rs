@@ -289,23 +289,27 @@ fn a_temporary_read_after_it_is_set_is_substituted_and_the_rows_vectorise() {
     assert!(text.contains("cast(n, i32)"), "{text}");
 }
 
+/// `substitute` applied to the first loop of `source`'s kernel, its local
+/// scalars made one-element arrays as the driver makes them.
+fn substitute_in_first_loop(source: &str) -> Option<super::restructure::Restructured> {
+    use super::locals::scalars_as_arrays;
+    use super::restructure::{LoopSite, Restructuring, Substitute};
+    let (kernel, scalars) = scalars_as_arrays(&from_source(source));
+    let site = LoopSite {
+        l: top_loop(&kernel),
+        scope: &vec![],
+        kernel: &kernel,
+        scalars: &scalars,
+    };
+    Substitute.apply(&site)
+}
+
 /// A temporary whose value reads an array written after it in the same
 /// iteration is not substituted (the later read would see the new value);
 /// one whose inputs stay as they were is.
 #[test]
 fn a_temporary_whose_inputs_change_after_it_is_set_stays() {
-    use super::locals::scalars_as_arrays;
-    use super::restructure::{LoopSite, Restructuring, Substitute};
-    let substitutes = |source: &str| {
-        let (kernel, scalars) = scalars_as_arrays(&from_source(source));
-        let site = LoopSite {
-            l: top_loop(&kernel),
-            scope: &vec![],
-            kernel: &kernel,
-            scalars: &scalars,
-        };
-        Substitute.apply(&site).is_some()
-    };
+    let substitutes = |source: &str| substitute_in_first_loop(source).is_some();
     let head = "void f(float *y, float *z, int n) {\n  for (int i = 0; i < n; i++) {\n    \
                 float t = y[i] * 2.0f;\n";
     assert!(!substitutes(&format!(
@@ -314,6 +318,35 @@ fn a_temporary_whose_inputs_change_after_it_is_set_stays() {
     assert!(substitutes(&format!(
         "{head}    z[i] = t;\n    z[i] += t;\n  }}\n}}\n"
     )));
+}
+
+/// A window summed term by term (`t = 0; t += a; t += b; z[i] = t`) is
+/// one expression, the C's additions in the C's order; a chain one of
+/// whose terms is overwritten after it is read stays.
+#[test]
+fn a_chain_of_assignments_to_a_temporary_is_one_expression() {
+    let substituted = |source: &str| {
+        substitute_in_first_loop(source).map(|r| {
+            let loop_ir::Stmt::Loop(l) = &r.stmts[0] else {
+                panic!("a loop");
+            };
+            tenslift_frontend::dump::expr(match &l.body[..] {
+                [loop_ir::Stmt::Assign { value, .. }] => value,
+                other => panic!("one assignment left: {other:?}"),
+            })
+        })
+    };
+    let head = "void f(float *x, float *z, int n) {\n  for (int i = 1; i < n - 1; i++) {\n    \
+                float t = 0.0f;\n    t += x[i - 1];\n    t += x[i];\n";
+    let sum = substituted(&format!(
+        "{head}    t += x[i + 1];\n    z[i] = t;\n  }}\n}}\n"
+    ));
+    assert_eq!(
+        sum.as_deref(),
+        Some("(((0.0f + x[i - 1]):f32 + x[i]):f32 + x[i + 1]):f32"),
+    );
+    let overwritten = format!("{head}    x[i] = 1.0f;\n    z[i] = t;\n  }}\n}}\n");
+    assert_eq!(substituted(&overwritten), None);
 }
 
 /// Softmax over rows: `p[i] = exp(l[i] - max); sum += p[i]` inside the row

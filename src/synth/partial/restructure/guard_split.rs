@@ -500,40 +500,10 @@ fn simplified(cond: &Expr, iter: &str, facts: &Facts) -> Option<Truth> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::partial::restructure::LoopSite;
+    use crate::synth::partial::restructure::test_support::{apply_to_first_loop, dump};
 
     fn split(source: &str) -> Option<Restructured> {
-        let kernel = kernel_of(source);
-        let loop_ir::Stmt::Loop(l) = &kernel.body[0] else {
-            panic!("the kernel opens with a loop");
-        };
-        let site = LoopSite {
-            l,
-            scope: &Vec::new(),
-            kernel: &kernel,
-            scalars: &[],
-        };
-        GuardSplit.apply(&site)
-    }
-
-    fn kernel_of(source: &str) -> loop_ir::Kernel {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("k.c");
-        std::fs::write(&path, source).expect("write");
-        let options = tenslift_frontend::Options::default();
-        let unit = tenslift_frontend::extract(&path.to_string_lossy(), &options).expect("C");
-        unit.kernels.into_iter().next().expect("a kernel")
-    }
-
-    /// The statements as the loop-IR dump shows a kernel's body.
-    fn dump(stmts: &[loop_ir::Stmt]) -> String {
-        let k = loop_ir::Kernel {
-            body: stmts.to_vec(),
-            ..kernel_of("void f(void) {}")
-        };
-        let text = tenslift_frontend::dump::kernel(&k);
-        text.split_once("  body\n")
-            .map_or(text.clone(), |(_, b)| b.to_string())
+        apply_to_first_loop(&GuardSplit, source)
     }
 
     /// The two ends handled apart: three pieces, the middle one a loop,

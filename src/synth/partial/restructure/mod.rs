@@ -18,6 +18,8 @@
 //! * `split`: a loop that reads at a point what it writes elsewhere is cut
 //!   at that point (floyd-warshall's `i < k`, `i = k`, `i > k`), so each
 //!   piece reads what no piece of itself writes;
+//! * `unroll`: a loop over a small literal range inside the loop (a 3x3
+//!   window's `dy`, `dx`) is replaced by its iterations in order;
 //! * `substitute`: a float temporary set once in an iteration and read only
 //!   after that in it is replaced by its value where it is read (llm.c's
 //!   `xshift = x[i] - m; v += xshift * xshift`), so the loop reads no
@@ -36,6 +38,7 @@ mod interchange;
 mod reverse;
 mod split;
 mod substitute;
+mod unroll;
 
 pub use distribute::Distribute;
 pub use guard_split::GuardSplit;
@@ -44,6 +47,7 @@ pub use interchange::Interchange;
 pub use reverse::Reverse;
 pub use split::Split;
 pub use substitute::Substitute;
+pub use unroll::Unroll;
 
 use tenslift_frontend::ir::{self as loop_ir, Affine, Kernel, Local, Loop};
 
@@ -94,5 +98,49 @@ fn nest_of(l: &Loop) -> crate::synth::stencil::NestLoop {
         iter: l.iter.clone(),
         start: l.start.clone(),
         end: l.end.clone(),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod test_support {
+    //! Restructurings applied to real C (parsed by libclang), and their
+    //! statements as the loop-IR dump shows them.
+    use super::{LoopSite, Restructured, Restructuring};
+    use tenslift_frontend::ir as loop_ir;
+
+    pub fn kernel_of(source: &str) -> loop_ir::Kernel {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, source).expect("write");
+        let options = tenslift_frontend::Options::default();
+        let unit = tenslift_frontend::extract(&path.to_string_lossy(), &options).expect("C");
+        unit.kernels.into_iter().next().expect("a kernel")
+    }
+
+    /// `r` applied to the first statement of `source`'s kernel, a loop,
+    /// at the top level (no loops around, no former scalars).
+    pub fn apply_to_first_loop(r: &dyn Restructuring, source: &str) -> Option<Restructured> {
+        let kernel = kernel_of(source);
+        let loop_ir::Stmt::Loop(l) = &kernel.body[0] else {
+            panic!("the kernel opens with a loop");
+        };
+        let site = LoopSite {
+            l,
+            scope: &Vec::new(),
+            kernel: &kernel,
+            scalars: &[],
+        };
+        r.apply(&site)
+    }
+
+    /// The statements as the loop-IR dump shows a kernel's body.
+    pub fn dump(stmts: &[loop_ir::Stmt]) -> String {
+        let k = loop_ir::Kernel {
+            body: stmts.to_vec(),
+            ..kernel_of("void f(void) {}")
+        };
+        let text = tenslift_frontend::dump::kernel(&k);
+        text.split_once("  body\n")
+            .map_or(text.clone(), |(_, b)| b.to_string())
     }
 }

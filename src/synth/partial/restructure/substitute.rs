@@ -1,16 +1,20 @@
-//! `substitute`: a float temporary set once in an iteration and read only
-//! after that in the same iteration (`xshift = x[i] - m; v += xshift *
+//! `substitute`: a float temporary set in an iteration (once, or as a
+//! chain of assignments each reading the last) and read only after that in
+//! the same iteration (`xshift = x[i] - m; v += xshift *
 //! xshift`, llm.c's layernorm and darknet's variance) is replaced by its
 //! value where it is read, and its assignment dropped when nothing else in
 //! the kernel reads it. The loop then reads no scalar it writes: the rows
 //! of a two-pass variance are one reduction each, and the loop around them
 //! vectorises instead of staying a Python loop.
 //!
-//! Legal when, in the loop body that assigns it: the assignment is the
-//! only write of the temporary, nothing before it reads the temporary (no
-//! value carried in from the previous iteration), its value does not read
-//! the temporary, and nothing after it writes what its value reads (so the
-//! value read later is the one assigned). The temporary's every read moves
+//! Legal when, in the loop body that assigns it: every write of the
+//! temporary is an assignment of that block, nothing before the first
+//! reads the temporary (no value carried in from the previous iteration),
+//! the first value does not read it (each later one reads the value before
+//! it, put in), and nothing after an assignment writes what its value
+//! reads (so the value read later is the one assigned). The values stay
+//! under [`MAX_NODES`] nodes. The dead assignments go only when the
+//! kernel's own loop is found and reads the temporary nowhere else. The temporary's every read moves
 //! to the same point of the same iteration, so the C's arithmetic is
 //! unchanged, element for element.
 
@@ -28,7 +32,7 @@ impl Restructuring for Substitute {
     }
 
     fn summary(&self) -> &'static str {
-        "a float temporary set once in an iteration and read only after that in it is replaced by its value where it is read, so the loop reads no scalar it writes"
+        "a float temporary set in an iteration (once, or as a chain `t = 0; t += a; …`) and read only after that in it is replaced by its value where it is read, so the loop reads no scalar it writes"
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
@@ -49,8 +53,8 @@ impl Restructuring for Substitute {
         };
         // A temporary no one reads any more is dead: its assignment goes.
         for t in site.scalars {
-            let elsewhere = reads_in(&site.kernel.body, t) - reads_in(&site.l.body, t);
-            if elsewhere == 0 && reads_in(&l.body, t) == 0 {
+            let elsewhere = reads_outside(&site.kernel.body, t, &site.l.iter);
+            if elsewhere == Some(0) && reads_in(&l.body, t) == 0 {
                 l.body = drop_writes(&l.body, t);
             }
         }
@@ -79,37 +83,71 @@ fn substitute_in(body: &[loop_ir::Stmt], t: &str) -> Option<Vec<loop_ir::Stmt>> 
     None
 }
 
-/// [`substitute_in`] at the top of `body` only.
+/// [`substitute_in`] at the top of `body` only. The temporary may be
+/// assigned several times there (`s = 0; s += a; s += b; …; y = s / 9`,
+/// a window summed term by term): each value, with the previous one put
+/// in for `t`, is what the reads up to the next assignment see.
 fn substitute_here(body: &[loop_ir::Stmt], t: &str) -> Option<Vec<loop_ir::Stmt>> {
     let assigns: Vec<usize> = (0..body.len())
         .filter(|&i| writes(std::slice::from_ref(&body[i]), t))
         .collect();
-    let [at] = assigns.as_slice() else {
+    let (&first, &last) = (assigns.first()?, assigns.last()?);
+    if reads_in(&body[..first], t) > 0 || reads_in(&body[last + 1..], t) == 0 {
         return None;
-    };
+    }
+    let mut current: Option<Expr> = None;
+    let mut out = Vec::with_capacity(body.len());
+    for (i, s) in body.iter().enumerate() {
+        let now = current.as_ref().map(|value| ByValue { t, value });
+        let s = match &now {
+            Some(by) => rewrite_stmt(s, by),
+            None => s.clone(),
+        };
+        if assigns.contains(&i) {
+            let value = assigned_value(&s, t)?;
+            // Later statements must not change what the value reads, and
+            // a chain that squares its value each time must not explode.
+            if loaded(value).iter().any(|a| writes(&body[i + 1..], a)) || size(value) > MAX_NODES {
+                return None;
+            }
+            current = Some(value.clone());
+        }
+        out.push(s);
+    }
+    Some(out)
+}
+
+/// Most expression nodes a substituted value may hold.
+const MAX_NODES: usize = 256;
+
+/// The value `s` assigns to the float temporary `t` (a one-element local
+/// of its own type), when `s` is such an assignment and the value no
+/// longer reads `t`.
+fn assigned_value<'s>(s: &'s loop_ir::Stmt, t: &str) -> Option<&'s Expr> {
     let loop_ir::Stmt::Assign {
         target: LValue::Element { array, ty, .. },
         value,
         ..
-    } = &body[*at]
+    } = s
     else {
         return None;
     };
-    let after = &body[at + 1..];
-    let legal = array == t
-        && ty.is_float()
-        && value.ty == *ty
-        && reads_in(&body[..*at], t) == 0
-        && !reads(value, t)
-        && reads_in(after, t) > 0
-        && loaded(value).iter().all(|a| !writes(after, a));
-    if !legal {
-        return None;
+    (array == t && ty.is_float() && value.ty == *ty && !reads(value, t)).then_some(value)
+}
+
+/// How many nodes `e` has.
+fn size(e: &Expr) -> usize {
+    1 + match &e.kind {
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => size(arg),
+        ExprKind::Binary { lhs, rhs, .. } => size(lhs) + size(rhs),
+        ExprKind::Select {
+            cond,
+            then_value,
+            else_value,
+        } => size(cond) + size(then_value) + size(else_value),
+        ExprKind::Call { args, .. } => args.iter().map(size).sum(),
+        _ => 0,
     }
-    let by = ByValue { t, value };
-    let mut out = body[..=*at].to_vec();
-    out.extend(after.iter().map(|s| rewrite_stmt(s, &by)));
-    Some(out)
 }
 
 /// Replaces each read of the temporary `t` (a one-element local) by `value`.
@@ -168,6 +206,53 @@ fn reads_in(stmts: &[loop_ir::Stmt], t: &str) -> usize {
             loop_ir::Stmt::Return { value, .. } => in_expr(value),
         })
         .sum()
+}
+
+/// How many loads of `t` the statements hold outside the loop over
+/// `iter` (the kernel's loop this one stands for: a restructured loop may
+/// repeat its reads, unrolled or cut in pieces); `None` when no loop over
+/// `iter` is among them.
+fn reads_outside(stmts: &[loop_ir::Stmt], t: &str, iter: &str) -> Option<usize> {
+    fn walk(stmts: &[loop_ir::Stmt], t: &str, iter: &str, found: &mut bool) -> usize {
+        stmts
+            .iter()
+            .map(|s| match s {
+                loop_ir::Stmt::Loop(l) if l.iter == iter => {
+                    *found = true;
+                    0
+                }
+                loop_ir::Stmt::Loop(l) => {
+                    let bounds = Loop {
+                        body: Vec::new(),
+                        ..l.clone()
+                    };
+                    reads_in(&[loop_ir::Stmt::Loop(bounds)], t) + walk(&l.body, t, iter, found)
+                }
+                loop_ir::Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    kind,
+                    loc,
+                } => {
+                    let test = loop_ir::Stmt::If {
+                        cond: cond.clone(),
+                        kind: *kind,
+                        then_body: Vec::new(),
+                        else_body: Vec::new(),
+                        loc: loc.clone(),
+                    };
+                    reads_in(&[test], t)
+                        + walk(then_body, t, iter, found)
+                        + walk(else_body, t, iter, found)
+                }
+                other => reads_in(std::slice::from_ref(other), t),
+            })
+            .sum()
+    }
+    let mut found = false;
+    let n = walk(stmts, t, iter, &mut found);
+    found.then_some(n)
 }
 
 /// The statements without their assignments to `t` (a dead temporary).
