@@ -20,7 +20,7 @@ use tenslift_frontend::fourier_motzkin::infeasible;
 use tenslift_frontend::ir::{
     Affine, BinaryOp, Expr, ExprKind, Kernel, LValue, Loop, ParamKind, Stmt, Storage, UnaryOp,
 };
-use tenslift_frontend::ir_rewrite::{affine_of, difference, scale};
+use tenslift_frontend::ir_rewrite::{affine_of, constraints_of, difference, scale};
 
 /// `needed <= declared`: the region the loops touch on `axis` of `array`
 /// fits the array's extent there.
@@ -93,32 +93,24 @@ impl Guarded {
                 arg,
             } => self.add(arg, !holds),
             ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
-                let (Some(a), Some(b)) = (affine_of(lhs), affine_of(rhs)) else {
-                    return;
-                };
-                let d = difference(&a, &b);
-                let eq = *op == BinaryOp::Eq;
-                match op {
-                    BinaryOp::Eq | BinaryOp::Ne if holds != eq => self.nonzero.push(d),
-                    BinaryOp::Eq | BinaryOp::Ne => self.rows.extend([d.clone(), scale(&d, -1)]),
-                    // `a < b` fails: `a - b >= 0`, and so on.
-                    _ => {
-                        let (strict, a_low) = match op {
-                            BinaryOp::Lt => (true, true),
-                            BinaryOp::Le => (false, true),
-                            BinaryOp::Gt => (true, false),
-                            _ => (false, false),
-                        };
-                        // Holding, `a < b` is `b - a - 1 >= 0`; failing, it
-                        // is `a - b >= 0` (`a <= b` failing: `a - b - 1 >= 0`).
-                        let toward = if a_low == holds { scale(&d, -1) } else { d };
-                        let mut row = toward;
-                        if strict == holds {
-                            row.constant -= 1;
-                        }
-                        self.rows.push(row);
+                // A failing comparison is the opposite one holding.
+                let op = if holds { *op } else { opposite(*op) };
+                if op == BinaryOp::Ne {
+                    if let (Some(a), Some(b)) = (affine_of(lhs), affine_of(rhs)) {
+                        self.nonzero.push(difference(&a, &b));
                     }
+                    return;
                 }
+                let holding = Expr {
+                    ty: cond.ty,
+                    kind: ExprKind::Binary {
+                        op,
+                        lhs: lhs.clone(),
+                        rhs: rhs.clone(),
+                    },
+                };
+                self.rows
+                    .extend(constraints_of(&holding).unwrap_or_default());
             }
             _ => {}
         }
@@ -144,6 +136,19 @@ impl Guarded {
             }
             infeasible(here)
         })
+    }
+}
+
+/// The comparison that holds where `op` fails (`<` and `>=`, `==` and `!=`).
+fn opposite(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Ge,
+        BinaryOp::Le => BinaryOp::Gt,
+        BinaryOp::Gt => BinaryOp::Le,
+        BinaryOp::Ge => BinaryOp::Lt,
+        BinaryOp::Eq => BinaryOp::Ne,
+        BinaryOp::Ne => BinaryOp::Eq,
+        other => other,
     }
 }
 

@@ -163,13 +163,13 @@ impl Lowerer<'_> {
         // from the start is constant is the loop's end, the others guards.
         let parts = self.bound_conjuncts(cond);
         let mut bounds = Vec::new();
-        for (k, part) in parts.iter().enumerate() {
+        for part in &parts {
             let before = self.diagnostics.len();
             match self.loop_condition(part, &key, &c_name, ty) {
                 Some(b) => bounds.push(b),
                 // A conjunct that is no bound of the iterator: the whole
                 // condition is reported as it is.
-                None if k > 0 || parts.len() > 1 => {
+                None if parts.len() > 1 => {
                     self.diagnostics.truncate(before);
                     return self.bad_for(
                         &cond.loc,

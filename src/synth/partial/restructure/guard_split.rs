@@ -37,6 +37,11 @@ impl Restructuring for GuardSplit {
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
+        // The region relations below cost a walk of the kernel: only for
+        // a loop with something to cut.
+        if !has_points(site.l) {
+            return None;
+        }
         let mut facts = Facts::of_loops(site.scope.iter());
         super::guards::required(site.kernel)
             .into_iter()
@@ -55,6 +60,24 @@ impl Restructuring for GuardSplit {
             requires: required.into_iter().collect(),
         })
     }
+}
+
+/// Whether `l`, or a loop [`split_in`] would look at inside it, tests
+/// where its iterator is.
+fn has_points(l: &Loop) -> bool {
+    if l.step != 1 {
+        return false;
+    }
+    let mut inner = Vec::new();
+    iterators(&l.body, &mut inner);
+    let mut points = Vec::new();
+    if guard_points(&l.body, &l.iter, &inner, &mut points).is_none() {
+        return false;
+    }
+    !points.is_empty()
+        || l.body
+            .iter()
+            .any(|s| matches!(s, loop_ir::Stmt::Loop(child) if has_points(child)))
 }
 
 /// `l` cut at its guards' points, or else the first loop of its body

@@ -213,46 +213,22 @@ fn reads_in(stmts: &[loop_ir::Stmt], t: &str) -> usize {
 /// repeat its reads, unrolled or cut in pieces); `None` when no loop over
 /// `iter` is among them.
 fn reads_outside(stmts: &[loop_ir::Stmt], t: &str, iter: &str) -> Option<usize> {
-    fn walk(stmts: &[loop_ir::Stmt], t: &str, iter: &str, found: &mut bool) -> usize {
-        stmts
-            .iter()
-            .map(|s| match s {
-                loop_ir::Stmt::Loop(l) if l.iter == iter => {
-                    *found = true;
-                    0
-                }
-                loop_ir::Stmt::Loop(l) => {
-                    let bounds = Loop {
-                        body: Vec::new(),
-                        ..l.clone()
-                    };
-                    reads_in(&[loop_ir::Stmt::Loop(bounds)], t) + walk(&l.body, t, iter, found)
-                }
-                loop_ir::Stmt::If {
-                    cond,
-                    then_body,
-                    else_body,
-                    kind,
-                    loc,
-                } => {
-                    let test = loop_ir::Stmt::If {
-                        cond: cond.clone(),
-                        kind: *kind,
-                        then_body: Vec::new(),
-                        else_body: Vec::new(),
-                        loc: loc.clone(),
-                    };
-                    reads_in(&[test], t)
-                        + walk(then_body, t, iter, found)
-                        + walk(else_body, t, iter, found)
-                }
-                other => reads_in(std::slice::from_ref(other), t),
-            })
-            .sum()
-    }
-    let mut found = false;
-    let n = walk(stmts, t, iter, &mut found);
-    found.then_some(n)
+    let own = loop_over(stmts, iter)?;
+    Some(reads_in(stmts, t) - reads_in(std::slice::from_ref(own), t))
+}
+
+/// The loop over `iter` among `stmts` or inside them.
+fn loop_over<'s>(stmts: &'s [loop_ir::Stmt], iter: &str) -> Option<&'s loop_ir::Stmt> {
+    stmts.iter().find_map(|s| match s {
+        loop_ir::Stmt::Loop(l) if l.iter == iter => Some(s),
+        loop_ir::Stmt::Loop(l) => loop_over(&l.body, iter),
+        loop_ir::Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => loop_over(then_body, iter).or_else(|| loop_over(else_body, iter)),
+        _ => None,
+    })
 }
 
 /// The statements without their assignments to `t` (a dead temporary).
