@@ -193,6 +193,8 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/tiled_transpose", "lifted"),
     ("probe/tiled_matmul", "lifted"),
     ("probe/tiled_scale", "lifted"),
+    // Integer temporaries put in where they are read (`int gx = …`).
+    ("probe/sobel_u8", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
@@ -450,4 +452,69 @@ fn assertions_are_stated_preconditions() {
             text.contains("`from.rows == to.rows && from.cols == to.cols` holds: the C asserts it");
         assert_eq!(says, stated, "{text}");
     }
+}
+
+/// BLAS's `sgemv` picks `A x` or `Aᵀ x` by testing its `trans` character,
+/// and `y` has `m` elements in one case, `n` in the other: lifted case by
+/// case (one JSON record each, the flag values the C takes it at), each
+/// case proved on its own, with a dispatcher in the module that runs the
+/// C's test; StableHLO, one module per computation, is refused before
+/// anything is written.
+#[test]
+fn a_function_testing_its_flag_is_lifted_and_verified_case_by_case() {
+    let file = format!("{FIXTURES}/probe/gemv_trans.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("gemv.py");
+    let lift = tenslift(&[
+        "lift",
+        &file,
+        "--json",
+        "-q",
+        "-o",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(lift.status.code(), Some(0), "{lift:?}");
+    let records: Vec<Value> = String::from_utf8_lossy(&lift.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let cases: Vec<(&str, &Value)> = records
+        .iter()
+        .map(|r| (r["status"].as_str().unwrap_or(""), &r["case"]))
+        .collect();
+    assert_eq!(cases.len(), 2, "{records:?}");
+    assert!(cases.iter().all(|(s, _)| *s == "lifted"), "{records:?}");
+    assert_eq!(cases[0].1["flags"][0]["value"], 78, "{records:?}");
+    let module = std::fs::read_to_string(&out).expect("module written");
+    for needle in [
+        "def sgemv_rm_case1(",
+        "def sgemv_rm_case2(",
+        "def sgemv_rm(",
+        "if (trans == 78):",
+    ] {
+        assert!(module.contains(needle), "{needle}: {module}");
+    }
+    let verify = tenslift(&["verify", &file, "--targets", "numpy", "--json"]);
+    let verdicts: Vec<Value> = String::from_utf8_lossy(&verify.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    for v in &verdicts {
+        assert_eq!(v["differential"], "pass", "{v}");
+        assert_eq!(v["unbounded"], "proved", "{v}");
+    }
+    let hlo_out = dir.path().join("gemv.mlir");
+    let hlo = tenslift(&[
+        "lift",
+        &file,
+        "--target",
+        "hlo",
+        "-o",
+        hlo_out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(hlo.status.code(), Some(2), "{hlo:?}");
+    assert!(String::from_utf8_lossy(&hlo.stderr).contains("testing trans: 2 cases"));
+    assert!(!hlo_out.exists());
 }

@@ -97,7 +97,7 @@ codes! {
         "A walking pointer must only be dereferenced, subscripted, assigned and advanced. Passed to a function, stored, compared or subtracted, its uses are unknown.",
         "float *p = x; scale(p, n);";
     POINTER_OVERLAP = "TL027", "two pointers write the same array",
-        "Two different walking pointers (or a pointer and its array's own name) that both write one array may write overlapping regions; the lifter does not prove their ranges disjoint, so the writes are refused rather than ordered by guess.",
+        "Two different walking pointers (or a pointer and its array's own name) that both write one array may write overlapping regions; the lifter does not prove their ranges disjoint, so the writes are refused rather than ordered by guess. Writes on the two branches of one `if`, and writes of a helper the array is passed to (each call its own scope), are not compared.",
         "float *lo = y, *hi = y + 1; for (...) { *lo++ = a; *hi++ = b; }";
     UNKNOWN_CALL = "TL030", "call to a function the lifter does not know",
         "Only the math functions sqrt, exp, log, fabs, pow, fmax, fmin, tanh (with `f` variants), abs, labs and llabs can be called, plus helpers whose whole body is `return expr;` over scalar parameters (those are inlined). Other functions, including longer ones defined in the same file, have unknown effects.",

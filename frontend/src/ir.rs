@@ -82,6 +82,24 @@ pub struct Kernel {
     /// stated precondition).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entered: Vec<(String, Loc)>,
+    /// Set on one case of a kernel that picks its whole computation by
+    /// testing integer flags it is passed (`if (trans == 'N') { … } else {
+    /// … }`): the body is that case's statements. The frontend never sets
+    /// it; the root crate's `synth::cases` splits a kernel into its cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<KernelCase>,
+}
+
+/// Which case of its function a kernel is: the tests on the way to it,
+/// each with the branch taken, and flag values under which the C takes it
+/// (what a differential run passes the C, so that it runs this case).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelCase {
+    /// 1-based, in the C's order of the branches.
+    pub number: usize,
+    pub count: usize,
+    pub path: Vec<(Expr, bool)>,
+    pub pins: Vec<(String, i64)>,
 }
 
 /// `if (cond) { p[0] = v; …; return value; }` at the start of the kernel:

@@ -137,7 +137,7 @@ pub fn run(args: EmitArgs) -> i32 {
             }
             EXIT_OK
         }
-        Some(path) => match write_atomically(path, &code) {
+        Some(path) => match super::lift::write_atomically(path, &code) {
             Ok(()) => EXIT_OK,
             Err(e) => {
                 print_err(&format!("error: cannot write {}: {e}\n", path.display()));
@@ -145,24 +145,4 @@ pub fn run(args: EmitArgs) -> i32 {
             }
         },
     }
-}
-
-/// Writes a sibling temporary file and renames it over `path`, so readers
-/// never see a partial file.
-fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".to_string());
-    let tmp = dir.join(format!(".{name}.tenslift-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        // Best effort: the temporary may not exist if creating it failed.
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

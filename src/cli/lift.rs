@@ -37,8 +37,11 @@ use super::{
     print_err, print_out, quiet, render_diagnostics, report_extract_error, require_kernels,
     EXIT_NOT_LIFTED, EXIT_OK, EXIT_REJECTED, EXIT_SOME_REFUSED, EXIT_USAGE, EXIT_VERIFY_FAILED,
 };
+use crate::synth::cases::{self, CaseTree, Split};
 use crate::synth::cost::{complexity_degree, CostModel, CostTable};
 use crate::synth::{lift_kernel, Outcome, SynthError, SynthOptions};
+use tenslift_frontend::ir::Kernel;
+use tenslift_targets::{emit_dispatch, Dispatch, Program};
 
 /// The least time the parse gets, whatever `--timeout` says.
 const MIN_PARSE_SECONDS: f64 = 5.0;
@@ -249,6 +252,26 @@ pub fn run(args: LiftArgs) -> i32 {
         ));
         return EXIT_USAGE;
     }
+    // A function that picks its computation by testing its flags is lifted
+    // case by case (`synth::cases`), then a dispatcher runs its tests.
+    let splits: Vec<Option<Split>> = unit.kernels.iter().map(cases::split).collect();
+    if let (Some(Target::Hlo), Some((k, s))) = (
+        fixed,
+        unit.kernels
+            .iter()
+            .zip(&splits)
+            .find_map(|(k, s)| Some(k).zip(s.as_ref())),
+    ) {
+        print_err(&format!(
+            "{}: error: `{}` picks its computation by testing {}: {} cases, and a StableHLO \
+             module computes one; lift it to numpy, jax or pytorch for the dispatcher\n",
+            path.display(),
+            k.name,
+            s.flags().join(", "),
+            s.cases.len()
+        ));
+        return EXIT_USAGE;
+    }
     let user_sizes: crate::spec::Sizes =
         args.sizes.iter().chain(&args.auto_sizes).cloned().collect();
     let emit_options = EmitOptions {
@@ -263,11 +286,24 @@ pub fn run(args: LiftArgs) -> i32 {
         Duration::from_secs_f64(args.timeout),
     );
     let watchdog = Watchdog::start();
-    for kernel in &unit.kernels {
+    let work: Vec<(usize, Kernel)> = unit
+        .kernels
+        .iter()
+        .zip(&splits)
+        .enumerate()
+        .flat_map(|(at, (k, s))| match s {
+            Some(s) => s.cases.iter().map(|c| (at, c.clone())).collect(),
+            None => vec![(at, k.clone())],
+        })
+        .collect();
+    let mut case_programs: Vec<Program> = Vec::new();
+    let mut case_target = None;
+    for (at, kernel) in &work {
         let start = Instant::now();
+        let name = cases::label(kernel);
         watchdog.arm(
             synth_options.timeout + grace(synth_options.timeout),
-            format!("{}: {}: lifting", path.display(), kernel.name),
+            format!("{}: {name}: lifting", path.display()),
         );
         let outcome = lift_kernel(kernel, &synth_options);
         let seconds = start.elapsed().as_secs_f64();
@@ -296,18 +332,22 @@ pub fn run(args: LiftArgs) -> i32 {
             .as_ref()
             .zip(program.as_ref())
             .and_then(|(t, p)| {
-                auto::decide(
-                    &t.table,
-                    path,
-                    kernel,
-                    p,
-                    &user_sizes,
-                    unit.kernels.len() == 1,
-                )
+                auto::decide(&t.table, path, kernel, p, &user_sizes, work.len() == 1)
             });
-        let target = choice
-            .as_ref()
-            .map_or(fixed.unwrap_or(Target::Numpy), |c| c.target);
+        // The cases of one function share the first case's target: the
+        // dispatcher calls them alike.
+        let target = match (kernel.case.as_ref().filter(|c| c.number > 1), case_target) {
+            (Some(_), Some(t)) => t,
+            _ => choice
+                .as_ref()
+                .map_or(fixed.unwrap_or(Target::Numpy), |c| c.target),
+        };
+        if kernel.case.as_ref().is_some_and(|c| c.number == 1) {
+            case_target = Some(target);
+        }
+        if let (Some(_), Some(p)) = (&kernel.case, program.as_mut()) {
+            p.name = name.as_str().into();
+        }
         verify_setup.targets = vec![target];
         // The rewrite depends on the target, so it runs here and not in
         // the search; what is verified and emitted is the rewritten program.
@@ -336,7 +376,7 @@ pub fn run(args: LiftArgs) -> i32 {
             .map_or((0, 0), |w| (w.solved, w.outputs));
         watchdog.arm(
             grace(synth_options.timeout),
-            format!("{}: {}: emitting", path.display(), kernel.name),
+            format!("{}: {name}: emitting", path.display()),
         );
         let emitted = program
             .as_ref()
@@ -356,6 +396,9 @@ pub fn run(args: LiftArgs) -> i32 {
             Some(Ok(text)) => code.push_str(text),
             _ => all_lifted = false,
         }
+        if let (Some(_), Some(Ok(_)), Some(p)) = (&kernel.case, &emitted, &program) {
+            case_programs.push(p.clone());
+        }
         // Calibrated costs are seconds, analytic ones flops.
         let cost_text = if args.cost_table.is_some() {
             format!("{cost:.3e} s")
@@ -364,37 +407,34 @@ pub fn run(args: LiftArgs) -> i32 {
         };
         let summary = match (status, kept_loops) {
             ("lifted", _) => format!(
-                "{}: {}: lifted in {seconds:.2} s, cost {cost_text}\n",
+                "{}: {name}: lifted in {seconds:.2} s, cost {cost_text}\n",
                 path.display(),
-                kernel.name,
             ),
             ("partial", Some(kept)) => format!(
-                "{}: {}: partial in {seconds:.2} s, cost {cost_text}, loops kept: {}\n",
+                "{}: {name}: partial in {seconds:.2} s, cost {cost_text}, loops kept: {}\n",
                 path.display(),
-                kernel.name,
                 kept.join(", "),
             ),
             _ => format!(
-                "{}: {}: {status} after {seconds:.2} s ({solved}/{outputs} outputs): {detail}\n",
+                "{}: {name}: {status} after {seconds:.2} s ({solved}/{outputs} outputs): {detail}\n",
                 path.display(),
-                kernel.name,
             ),
         };
         if !(quiet() && matches!(status, "lifted" | "partial")) {
             print_err(&summary);
         }
         if program.is_none() {
-            print_err(&what_was_tried(path, &kernel.name, &stats));
+            print_err(&what_was_tried(path, &name, &stats));
         }
         if args.explain {
-            print_err(&outcome.trace.render(&kernel.name));
+            print_err(&outcome.trace.render(&name));
         }
         let table_from = auto_table.as_ref().map_or("", |t| t.from.as_str());
         if let Some(c) = &choice {
             if !quiet() {
-                print_err(&c.line(path, &kernel.name, table_from));
+                print_err(&c.line(path, &name, table_from));
             }
-            if let Some(w) = c.warning(path, &kernel.name) {
+            if let Some(w) = c.warning(path, &name) {
                 print_err(&w);
             }
         }
@@ -409,9 +449,8 @@ pub fn run(args: LiftArgs) -> i32 {
         }
         if let Some(v) = &verification {
             print_err(&format!(
-                "{}: {}: verification: {}\n",
+                "{}: {name}: verification: {}\n",
                 path.display(),
-                kernel.name,
                 v.header_status()
             ));
             if v.failed() {
@@ -424,6 +463,10 @@ pub fn run(args: LiftArgs) -> i32 {
             let record = json!({
                 "file": path.display().to_string(),
                 "function": kernel.name,
+                "case": kernel.case.as_ref().map(|c| json!({
+                    "number": c.number, "of": c.count, "name": name,
+                    "flags": c.pins.iter().map(|(f, v)| json!({"flag": f, "value": v})).collect::<Vec<_>>(),
+                })),
                 "status": status,
                 "target": program.as_ref().map(|_| target.name()),
                 "auto": choice.as_ref().map(|c| c.json(table_from)),
@@ -444,6 +487,33 @@ pub fn run(args: LiftArgs) -> i32 {
                 "extents": extents_json(program.as_ref(), kernel),
             });
             print_out(&format!("{record}\n"));
+        }
+        if let (Some(case), Some(split)) = (&kernel.case, &splits[*at]) {
+            if case.number == case.count {
+                let programs = std::mem::take(&mut case_programs);
+                match dispatcher(&unit.kernels[*at], split, &programs, target) {
+                    Ok(text) => {
+                        code.push_str(&text);
+                        if !quiet() {
+                            print_err(&format!(
+                                "{}: {}: lifted by its {} cases; `{}` runs the C's tests on its flags and calls one\n",
+                                path.display(),
+                                kernel.name,
+                                case.count,
+                                kernel.name
+                            ));
+                        }
+                    }
+                    Err(why) => {
+                        all_lifted = false;
+                        print_err(&format!(
+                            "{}: {}: not lifted: {why}\n",
+                            path.display(),
+                            kernel.name
+                        ));
+                    }
+                }
+            }
         }
     }
     watchdog.disarm();
@@ -555,6 +625,11 @@ fn with_partial_attempt(error: &SynthError, outcome: &Outcome) -> String {
 
 /// Writes a sibling temporary file and renames it over `path`.
 pub(crate) fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    // A device, pipe or socket (`-o /dev/null`, `-o /dev/stdout`) is
+    // written in place: renaming a file over it would replace it.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return std::fs::write(path, contents);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -607,4 +682,75 @@ fn preconditions_json(kernel: &tenslift_frontend::ir::Kernel) -> serde_json::Val
         .into_iter()
         .map(|text| json!({ "text": text }));
     relations.chain(stated).collect()
+}
+
+/// The dispatcher of `kernel` lifted by the cases of `split`, one
+/// program each (in case order), in `target`.
+fn dispatcher(
+    kernel: &Kernel,
+    split: &Split,
+    programs: &[Program],
+    target: Target,
+) -> Result<String, String> {
+    if target == Target::Hlo {
+        return Err(format!(
+            "it picks its computation by testing its flags, and a StableHLO module computes one \
+             case (lift to numpy, jax or pytorch for the dispatcher over its {} cases)",
+            split.cases.len()
+        ));
+    }
+    if programs.len() != split.cases.len() {
+        return Err(format!(
+            "{} of its {} cases lifted (it picks one by testing its flags)",
+            programs.len(),
+            split.cases.len()
+        ));
+    }
+    let tree = dispatch_tree(&split.tree, split);
+    emit_dispatch(&kernel.name, &programs[0], &tree, &split.flags(), target)
+        .map_err(|e| e.to_string())
+}
+
+/// [`CaseTree`] as the targets spell it: conditions in Python, cases by
+/// their functions' names.
+fn dispatch_tree(tree: &CaseTree, split: &Split) -> Dispatch {
+    match tree {
+        CaseTree::Leaf(k) => Dispatch::Case(cases::label(&split.cases[*k])),
+        CaseTree::Branch {
+            cond,
+            then,
+            otherwise,
+        } => Dispatch::Test {
+            cond: crate::synth::guard::python(cond),
+            then: Box::new(dispatch_tree(then, split)),
+            otherwise: Box::new(dispatch_tree(otherwise, split)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-o` naming a pipe (as `/dev/null` or `/dev/stdout` are devices)
+    /// writes into it; a rename would have put a file in its place.
+    #[test]
+    fn output_into_a_pipe_is_written_not_replaced() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fifo = dir.path().join("out.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo here: nothing to check
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the pipe"))
+        };
+        write_atomically(&fifo, "x = 1\n").expect("written");
+        assert_eq!(reader.join().expect("reader"), "x = 1\n");
+        let kind = std::fs::symlink_metadata(&fifo)
+            .expect("still there")
+            .file_type();
+        assert!(!kind.is_file(), "the pipe was replaced by a file");
+    }
 }

@@ -226,7 +226,17 @@ pub fn run(args: VerifyArgs) -> i32 {
     setup.run_timeout = Duration::from_secs_f64(args.run_timeout);
     let mut results = Vec::new();
     let mut not_lifted = false;
-    for kernel in &unit.kernels {
+    // A function that picks its computation by testing its flags is
+    // checked case by case, as `lift` lifts it (`synth::cases`).
+    let work: Vec<Kernel> = unit
+        .kernels
+        .iter()
+        .flat_map(|k| match (&given, crate::synth::cases::split(k)) {
+            (None, Some(s)) => s.cases,
+            _ => vec![k.clone()],
+        })
+        .collect();
+    for kernel in &work {
         let start = Instant::now();
         let (program, origin) = match &given {
             Some(p) => (Some(p.clone()), "given".to_string()),
@@ -332,7 +342,7 @@ pub fn verify_kernel_with(
 ) -> KernelVerification {
     let mut v = KernelVerification {
         file: setup.file.display().to_string(),
-        function: kernel.name.clone(),
+        function: crate::synth::cases::label(kernel),
         source_range: (
             kernel.range.file.clone(),
             kernel.range.start_line,
@@ -629,7 +639,18 @@ fn program_for_dataset(
     options.include_dirs.extend(entry.include_dirs());
     let unit = tenslift_frontend::extract(&setup.file.to_string_lossy(), &options)
         .map_err(|e| format!("the C cannot be read with -D{}: {e}", defines.join(" -D")))?;
-    let Some(at_dataset) = unit.kernels.into_iter().find(|k| k.name == kernel.name) else {
+    let same_case = |k: Kernel| match &kernel.case {
+        // A case is re-split out of the kernel read with the macros.
+        Some(c) => crate::synth::cases::split(&k)
+            .and_then(|s| s.cases.into_iter().find(|x| x.case.as_ref() == Some(c))),
+        None => Some(k),
+    };
+    let Some(at_dataset) = unit
+        .kernels
+        .into_iter()
+        .find(|k| k.name == kernel.name)
+        .and_then(same_case)
+    else {
         return Err(format!(
             "no kernel `{}` with -D{}",
             kernel.name,

@@ -243,6 +243,7 @@ fn assemble(
         struct_arrays: Vec::new(),
         asserted: Vec::new(),
         entered: Vec::new(),
+        case: None,
     };
     Lowered {
         kernel,

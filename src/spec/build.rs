@@ -105,6 +105,7 @@ impl KernelBuilder {
                 struct_arrays: Vec::new(),
                 asserted: Vec::new(),
                 entered: Vec::new(),
+                case: None,
             },
         }
     }

@@ -27,12 +27,17 @@
 //! (cond) return …;`, kept by the frontend) are attached to the program
 //! last ([`guard`]): the search only ever sees the rest of the kernel.
 //!
+//! A kernel that picks its whole computation by testing integer flags it
+//! is passed is split into one kernel per case first ([`cases`], by the
+//! commands that lift: each case is lifted like any kernel).
+//!
 //! Every search limit is counted in work ([`budget`]), never in seconds:
 //! the same input gives the same program, statistics and trace on any
 //! machine. The user's `--timeout` is only an outer safety net.
 
 pub mod argsearch;
 pub mod budget;
+pub mod cases;
 pub mod convert;
 pub mod direct;
 pub mod driver;

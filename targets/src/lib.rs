@@ -37,7 +37,7 @@ pub mod syntax;
 pub use diag::{Diagnostic, Pos};
 pub use dim::{Dim, DimError};
 pub use dtype::{DType, Lit};
-pub use emit::{emit, EmitError, EmitOptions, Target};
+pub use emit::{emit, emit_dispatch, Dispatch, EmitError, EmitOptions, Target};
 pub use expr::{Expr, Ty, TypeError};
 pub use ops::{BinaryOp, EinsumLayout, EinsumSpec, Op, ReduceKind, SliceItem, UnaryOp};
 pub use program::{

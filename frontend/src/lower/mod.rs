@@ -211,6 +211,7 @@ pub fn lower_function(
         guards: Vec::new(),
         asserted: func.asserted.clone(),
         entered: func.entered.clone(),
+        case: None,
         struct_arrays: unpacked
             .as_ref()
             .map(|(_, u)| u.clone())

@@ -42,6 +42,24 @@ use super::macro_sizes::{walk_expr, walk_expr_mut, walk_stmts, walk_stmts_mut};
 /// for an offset until every loop around it has been summarised.
 const OFFSET_MARKER: &str = "\u{1}ptr";
 
+/// The `if` branches around a statement: each `if`'s number and whether
+/// the statement is in its `then` branch.
+type Branches = Vec<(usize, bool)>;
+
+/// Whether statements under `a` and under `b` never both run: they sit on
+/// the two branches of one `if`.
+fn exclusive(a: &Branches, b: &Branches) -> bool {
+    a.iter()
+        .any(|(n, t)| b.iter().any(|(m, u)| n == m && t != u))
+}
+
+/// The helper call a key was declared in (`hoist_helpers` gives every
+/// name a helper declares, its parameters too, a suffix per call); `None`
+/// for the caller's own names.
+fn call_scope(key: &str) -> Option<&str> {
+    key.find("\u{1}hoisted@").map(|at| &key[at..])
+}
+
 /// A pointer's value at one program point.
 #[derive(Clone, Debug, PartialEq)]
 enum PtrVal {
@@ -94,8 +112,14 @@ struct Normaliser {
     shapes: Vec<Vec<Poly>>,
     /// Inner extents of multi-dimensional array parameters and globals.
     extents: HashMap<String, Vec<Poly>>,
-    /// (pointer key, base key, location) of every write through a pointer.
-    writes: Vec<(String, String, Loc)>,
+    /// (pointer key, base key, location, branches) of every write through
+    /// a pointer.
+    writes: Vec<(String, String, Loc, Branches)>,
+    /// The branches of the `if`s around the statement being walked: the
+    /// `if`'s number and whether this is its `then` branch.
+    branches: Branches,
+    /// How many `if`s have been walked (their numbers).
+    ifs: usize,
     reported: HashSet<String>,
     loops: usize,
     changed: bool,
@@ -354,6 +378,8 @@ impl Normaliser {
             shapes: Vec::new(),
             extents: HashMap::new(),
             writes: Vec::new(),
+            branches: Vec::new(),
+            ifs: 0,
             reported: HashSet::new(),
             loops: 0,
             changed: false,
@@ -659,27 +685,38 @@ impl Normaliser {
             _ if self.arrays.contains_key(&r.key) => r.key.clone(),
             _ => return,
         };
-        self.writes.push((r.key.clone(), base, s.loc.clone()));
+        self.writes
+            .push((r.key.clone(), base, s.loc.clone(), self.branches.clone()));
     }
 
     /// Two different pointers (or a pointer and its array's name) that
     /// write one array: refused, their regions are not proven disjoint.
+    /// Writes on the two branches of one `if` never both run, and writes
+    /// made in different scopes (the caller, and each call of a helper it
+    /// passes the array to, darknet's `gemm_cpu`) are sequenced by the
+    /// call itself: only two writers of one scope are compared.
     fn check_overlaps(&mut self) {
-        let mut first: HashMap<String, (String, Loc)> = HashMap::new();
+        let mut seen: Vec<(String, String, Loc, Branches)> = Vec::new();
         let mut reported = HashSet::new();
-        for (ptr, base, loc) in std::mem::take(&mut self.writes) {
-            match first.get(&base) {
-                None => {
-                    first.insert(base, (ptr, loc));
-                }
-                Some((other, at)) if *other != ptr && reported.insert(base.clone()) => {
+        for (ptr, base, loc, branches) in std::mem::take(&mut self.writes) {
+            let clash = seen.iter().find(|(p, b, _, other)| {
+                *b == base
+                    && *p != ptr
+                    && call_scope(p) == call_scope(&ptr)
+                    && !exclusive(other, &branches)
+            });
+            let clash = clash.map(|(p, _, at, _)| (p.clone(), at.clone()));
+            seen.push((ptr.clone(), base.clone(), loc.clone(), branches));
+            match clash {
+                None => {}
+                Some((other, at)) if reported.insert(base.clone()) => {
                     let name = |k: &str| k.split('@').next().unwrap_or(k).to_string();
                     let message = format!(
                         "`{}` and `{}` both write array `{}` (first at {}); their regions may overlap",
-                        name(other),
+                        name(&other),
                         name(&ptr),
                         name(&base),
-                        where_(at)
+                        where_(&at)
                     );
                     self.error(codes::POINTER_OVERLAP, &loc, message);
                 }
@@ -1003,9 +1040,15 @@ impl Normaliser {
     ) -> CStmt {
         let cond_out = self.full_expr(cond);
         let before = self.state.clone();
+        let number = self.ifs;
+        self.ifs += 1;
+        self.branches.push((number, true));
         let then_out = self.stmt(then_branch);
+        self.branches.pop();
         let after_then = std::mem::replace(&mut self.state, before);
+        self.branches.push((number, false));
         let else_out = else_branch.map(|s| Box::new(self.stmt(s)));
+        self.branches.pop();
         let data_dependent = !self.is_affine_guard(cond);
         let keys: BTreeSet<String> = after_then.keys().cloned().collect();
         for key in keys {

@@ -159,6 +159,7 @@ pub(super) fn statement_kernel(
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),
         entered: kernel.entered.clone(),
+        case: kernel.case.clone(),
     }
 }
 

@@ -320,6 +320,37 @@ fn a_temporary_whose_inputs_change_after_it_is_set_stays() {
     )));
 }
 
+/// Integer temporaries are put in like float ones (a Sobel filter's `int
+/// gx = …; int gy = …;` on 8-bit pixels), the conversion a narrowing
+/// assignment makes staying in the value, while an `int` temporary the C
+/// sets from a float keeps its cast too; the row loop then keeps nothing.
+#[test]
+fn integer_temporaries_are_substituted_with_their_conversions() {
+    let kernel = from_source(
+        "void f(const unsigned char *a, const unsigned char *b, unsigned char *o, int n) {\n  \
+         for (int i = 0; i < n; i++) {\n    int d = a[i] - b[i];\n    \
+         unsigned char s = a[i] + b[i];\n    o[i] = (d > 0 ? d : -d) + s;\n  }\n}\n",
+    );
+    let lifted = kept(&kernel).expect("lifts with the temporaries substituted");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let r = substitute_in_first_loop(
+        "void f(const unsigned char *a, const unsigned char *b, unsigned char *o, int n) {\n  \
+         for (int i = 0; i < n; i++) {\n    unsigned char s = a[i] + b[i];\n    \
+         o[i] = s / 2;\n  }\n}\n",
+    )
+    .expect("substitutes the narrowing temporary");
+    let loop_ir::Stmt::Loop(l) = &r.stmts[0] else {
+        panic!("a loop");
+    };
+    let [loop_ir::Stmt::Assign { value, .. }] = &l.body[..] else {
+        panic!("one assignment left: {:?}", l.body);
+    };
+    assert_eq!(
+        tenslift_frontend::dump::expr(value),
+        "u8((i32(u8((i32(a[i]) + i32(b[i])):i32)) / 2):i32)"
+    );
+}
+
 /// A window summed term by term (`t = 0; t += a; t += b; z[i] = t`) is
 /// one expression, the C's additions in the C's order; a chain one of
 /// whose terms is overwritten after it is read stays.

@@ -4,6 +4,7 @@
 //! StableHLO MLIR); headers and identifier renaming are shared here.
 
 mod chunk;
+mod dispatch;
 mod hlo;
 mod inplace;
 mod jax;
@@ -20,6 +21,7 @@ use std::fmt;
 use crate::program::{Program, ProgramError};
 use crate::syntax::quote_string;
 
+pub use dispatch::{emit_dispatch, Dispatch};
 pub use names::NameMap;
 pub use python::{is_interior_box, mentions_in_shapes};
 

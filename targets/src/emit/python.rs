@@ -1015,7 +1015,7 @@ pub fn guard_prologue(
 }
 
 /// A guard's condition with each `{param}` replaced by its generated name.
-fn guard_condition(cond: &str, names: &NameMap) -> String {
+pub(crate) fn guard_condition(cond: &str, names: &NameMap) -> String {
     let mut out = String::new();
     let mut rest = cond;
     while let Some(open) = rest.find('{') {

@@ -69,7 +69,14 @@ pub fn run_generated(
                 value: *value,
             }),
             Entry::Scalar { name, dtype } | Entry::Cell { name, dtype } => {
-                let a = random_array(&mut rng, *dtype, vec![], positive.contains(name));
+                let a = match pinned_flag(kernel, name) {
+                    // A case of a kernel split on its flags: the C must
+                    // take that case, so its flags get the case's values.
+                    Some(value) if !dtype.is_float() => {
+                        Array::from_i64(*dtype, vec![], vec![value])
+                    }
+                    _ => random_array(&mut rng, *dtype, vec![], positive.contains(name)),
+                };
                 npy::write(&in_dir.join(format!("{name}.npy")), &a)?;
                 inputs.insert(name.clone(), a);
                 slots.push(Slot::Scalar {
@@ -604,6 +611,12 @@ fn positive_inputs(kernel: &Kernel) -> BTreeSet<String> {
     }
     stmts(&kernel.body, &mut names);
     names
+}
+
+/// The value a case of a kernel split on its flags gives the flag `name`.
+fn pinned_flag(kernel: &Kernel, name: &str) -> Option<i64> {
+    let case = kernel.case.as_ref()?;
+    case.pins.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
 }
 
 /// A small deterministic generator (SplitMix64), so runs are repeatable.

@@ -853,6 +853,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),
         entered: kernel.entered.clone(),
+        case: kernel.case.clone(),
     };
     let part_program = Program {
         meta: program.meta.clone(),

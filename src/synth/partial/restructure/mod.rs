@@ -20,7 +20,7 @@
 //!   piece reads what no piece of itself writes;
 //! * `unroll`: a loop over a small literal range inside the loop (a 3x3
 //!   window's `dy`, `dx`) is replaced by its iterations in order;
-//! * `substitute`: a float temporary set once in an iteration and read only
+//! * `substitute`: a scalar temporary set in an iteration and read only
 //!   after that in it is replaced by its value where it is read (llm.c's
 //!   `xshift = x[i] - m; v += xshift * xshift`), so the loop reads no
 //!   scalar it writes;
@@ -102,7 +102,7 @@ fn nest_of(l: &Loop) -> crate::synth::stencil::NestLoop {
 }
 
 #[cfg(test)]
-pub(super) mod test_support {
+pub(crate) mod test_support {
     //! Restructurings applied to real C (parsed by libclang), and their
     //! statements as the loop-IR dump shows them.
     use super::{LoopSite, Restructured, Restructuring};

@@ -1,7 +1,8 @@
-//! `substitute`: a float temporary set in an iteration (once, or as a
+//! `substitute`: a scalar temporary set in an iteration (once, or as a
 //! chain of assignments each reading the last) and read only after that in
 //! the same iteration (`xshift = x[i] - m; v += xshift *
-//! xshift`, llm.c's layernorm and darknet's variance) is replaced by its
+//! xshift`, llm.c's layernorm and darknet's variance; `int gx = …; int gy
+//! = …; m = abs(gx) + abs(gy)`, a Sobel filter on 8-bit pixels) is replaced by its
 //! value where it is read, and its assignment dropped when nothing else in
 //! the kernel reads it. The loop then reads no scalar it writes: the rows
 //! of a two-pass variance are one reduction each, and the loop around them
@@ -13,8 +14,11 @@
 //! the first value does not read it (each later one reads the value before
 //! it, put in), and nothing after an assignment writes what its value
 //! reads (so the value read later is the one assigned). The values stay
-//! under [`MAX_NODES`] nodes. The dead assignments go only when the
-//! kernel's own loop is found and reads the temporary nowhere else. The temporary's every read moves
+//! under [`MAX_NODES`] nodes, and each has the temporary's own type (the
+//! conversion an assignment makes, `unsigned char t = a[i] + b[i]`, is a
+//! cast in the loop IR's value, so it moves with the value). The dead
+//! assignments go only when the kernel's own loop is found and reads the
+//! temporary nowhere else. The temporary's every read moves
 //! to the same point of the same iteration, so the C's arithmetic is
 //! unchanged, element for element.
 
@@ -32,7 +36,7 @@ impl Restructuring for Substitute {
     }
 
     fn summary(&self) -> &'static str {
-        "a float temporary set in an iteration (once, or as a chain `t = 0; t += a; …`) and read only after that in it is replaced by its value where it is read, so the loop reads no scalar it writes"
+        "a float or integer temporary set in an iteration (once, or as a chain `t = 0; t += a; …`) and read only after that in it is replaced by its value where it is read, so the loop reads no scalar it writes"
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
@@ -120,9 +124,10 @@ fn substitute_here(body: &[loop_ir::Stmt], t: &str) -> Option<Vec<loop_ir::Stmt>
 /// Most expression nodes a substituted value may hold.
 const MAX_NODES: usize = 256;
 
-/// The value `s` assigns to the float temporary `t` (a one-element local
-/// of its own type), when `s` is such an assignment and the value no
-/// longer reads `t`.
+/// The value `s` assigns to the temporary `t` (a one-element local, float
+/// or integer), when `s` is such an assignment, the value has `t`'s own
+/// type (read where it is put in, it is what the load read) and no longer
+/// reads `t`.
 fn assigned_value<'s>(s: &'s loop_ir::Stmt, t: &str) -> Option<&'s Expr> {
     let loop_ir::Stmt::Assign {
         target: LValue::Element { array, ty, .. },
@@ -132,7 +137,7 @@ fn assigned_value<'s>(s: &'s loop_ir::Stmt, t: &str) -> Option<&'s Expr> {
     else {
         return None;
     };
-    (array == t && ty.is_float() && value.ty == *ty && !reads(value, t)).then_some(value)
+    (array == t && value.ty == *ty && !reads(value, t)).then_some(value)
 }
 
 /// How many nodes `e` has.

@@ -1,0 +1,59 @@
+"""A function that picks its computation by testing a flag it is passed
+(BLAS's `trans` character) is lifted case by case behind a dispatcher that
+runs the C's own test. Against the gcc-compiled C for each value of the
+flag, given as a character code or a one-character string, where the two
+cases read and write different extents (`y` has `m` elements in one, `n`
+in the other)."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from conftest import c_ptr as _ptr, compile_probe as _compile, probe_module as _module
+from conftest import run_lifted
+
+TARGETS = ["numpy", "jax", "pytorch"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_each_trans_takes_the_c_case(tmp_path, target):
+    module = _module("gemv_trans", target, tmp_path)
+    c = _compile("gemv_trans", tmp_path)
+    rng = np.random.default_rng(5)
+    m, n, lda = 3, 5, 6
+    a = rng.standard_normal((m, lda)).astype(np.float32)
+    for trans in ["N", "T", ord("N"), ord("C")]:
+        code = ord(trans) if isinstance(trans, str) else trans
+        rows, cols = (m, n) if code == ord("N") else (n, m)
+        x = rng.standard_normal(cols).astype(np.float32)
+        y = rng.standard_normal(rows).astype(np.float32)
+        want = y.copy()
+        c.sgemv_rm(ctypes.c_char(code), ctypes.c_int(m), ctypes.c_int(n), ctypes.c_float(0.5),
+                   _ptr(a, ctypes.c_float), ctypes.c_int(lda), _ptr(x, ctypes.c_float),
+                   ctypes.c_float(2.0), _ptr(want, ctypes.c_float))
+        got = run_lifted(module, "sgemv_rm", target,
+                         [trans, m, n, 0.5, a, lda, x, 2.0, y], [8])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_darknet_gemm_flags_pick_each_transpose(tmp_path, target):
+    """darknet's `gemm_cpu`: `C *= BETA`, then one of four helpers picked
+    by `TA`/`TB` (any non-zero int is true), each passed the same `C`."""
+    module = _module("dn_gemm_cpu", target, tmp_path)
+    c = _compile("dn_gemm_cpu", tmp_path)
+    rng = np.random.default_rng(11)
+    m, n, k, ld = 3, 4, 5, 7
+    f32 = ctypes.c_float
+    for ta, tb in [(0, 0), (1, 0), (0, 1), (1, 1), (-2, 5)]:
+        a = rng.standard_normal((k if ta else m, ld)).astype(np.float32)
+        b = rng.standard_normal((n if tb else k, ld)).astype(np.float32)
+        cm = rng.standard_normal((m, ld)).astype(np.float32)
+        want = cm.copy()
+        c.gemm_cpu(ctypes.c_int(ta), ctypes.c_int(tb), ctypes.c_int(m), ctypes.c_int(n),
+                   ctypes.c_int(k), f32(0.5), _ptr(a, f32), ctypes.c_int(ld), _ptr(b, f32),
+                   ctypes.c_int(ld), f32(2.0), _ptr(want, f32), ctypes.c_int(ld))
+        got = run_lifted(module, "gemm_cpu", target,
+                         [ta, tb, m, n, k, 0.5, a, ld, b, ld, 2.0, cm, ld], [11])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
