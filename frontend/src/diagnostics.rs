@@ -121,7 +121,7 @@ codes! {
         "A kernel that calls itself has no loop-nest form.",
         "int f(int n) { return n ? f(n - 1) : 0; }";
     BAD_RETURN = "TL037", "`return` must be the last statement of the kernel",
-        "An early return makes the trip count data-dependent; only a final `return expr;` (a returned scalar) is lifted.",
+        "An early return makes the trip count data-dependent; only a final `return expr;` (a returned scalar) is lifted. Leading guards (`if (n <= 0) return;`) are checked ahead of the program, and a top-level `if` whose branches each return always or never takes the statements after it as its `else`.",
         "for (...) { if (A[i] == x) return i; }";
     INITIALIZER_LIST = "TL038", "array initialiser lists are not supported",
         "Local arrays must be declared without an initialiser and filled by loops.",

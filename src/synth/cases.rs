@@ -25,7 +25,8 @@
 use std::collections::BTreeSet;
 
 use tenslift_frontend::ir::{
-    Expr, ExprKind, Kernel, KernelCase, ParamKind, ScalarType, Stmt, VarClass,
+    Expr, ExprKind, Kernel, KernelCase, LValue, Loop, ParamKind, ScalarType, Stmt, Storage,
+    VarClass,
 };
 
 /// Most cases one kernel splits into.
@@ -88,8 +89,18 @@ pub fn split(kernel: &Kernel) -> Option<Split> {
     }
     let count = cases.len();
     for c in &mut cases {
-        if let Some(case) = c.case.as_mut() {
-            case.count = count;
+        let Some(case) = c.case.as_mut() else {
+            continue;
+        };
+        case.count = count;
+        // A flag is no size of a case: nothing in it reads the flag.
+        let flags: Vec<String> = case.pins.iter().map(|(f, _)| f.clone()).collect();
+        for p in &mut c.params {
+            if let ParamKind::Scalar { is_size, .. } = &mut p.kind {
+                if flags.contains(&p.name) {
+                    *is_size = false;
+                }
+            }
         }
     }
     Some(Split { tree, cases })
@@ -103,7 +114,7 @@ fn tree_of(
     path: &mut Vec<(Expr, bool)>,
     out: &mut Vec<Kernel>,
 ) -> Option<CaseTree> {
-    let Some(at) = body.iter().position(|s| flag_test(kernel, s).is_some()) else {
+    let Some((cond, taken, not_taken)) = unswitched(kernel, &body) else {
         let pins = pins_for(kernel, path)?;
         out.push(Kernel {
             body,
@@ -117,34 +128,85 @@ fn tree_of(
         });
         return Some(CaseTree::Leaf(out.len() - 1));
     };
-    let Stmt::If {
-        cond,
-        then_body,
-        else_body,
-        ..
-    } = &body[at]
-    else {
-        return None;
-    };
-    let taking = |branch: &[Stmt]| {
-        let mut b = body[..at].to_vec();
-        b.extend_from_slice(branch);
-        b.extend_from_slice(&body[at + 1..]);
-        b
-    };
-    let mut branch = |taken: bool, stmts: &[Stmt], out: &mut Vec<Kernel>| {
+    let mut branch = |taken: bool, body: Vec<Stmt>, out: &mut Vec<Kernel>| {
         path.push((cond.clone(), taken));
-        let t = tree_of(kernel, taking(stmts), path, out);
+        let t = tree_of(kernel, body, path, out);
         path.pop();
         t.filter(|_| out.len() <= MAX_CASES)
     };
-    let then = branch(true, then_body, out)?;
-    let otherwise = branch(false, else_body, out)?;
+    let then = branch(true, taken, out)?;
+    let otherwise = branch(false, not_taken, out)?;
     Some(CaseTree::Branch {
-        cond: cond.clone(),
+        cond,
         then: Box::new(then),
         otherwise: Box::new(otherwise),
     })
+}
+
+/// The first `if` on flags in `body`, at any depth, and `body` with it
+/// replaced by its `then` statements, and by its `else` ones: a test of
+/// flags inside a loop decides the same way at every iteration (no
+/// statement writes a flag), so the loop is unswitched.
+fn unswitched(kernel: &Kernel, body: &[Stmt]) -> Option<(Expr, Vec<Stmt>, Vec<Stmt>)> {
+    for (at, s) in body.iter().enumerate() {
+        let spliced = |inner: Vec<Stmt>| {
+            let mut b = body[..at].to_vec();
+            b.extend(inner);
+            b.extend_from_slice(&body[at + 1..]);
+            b
+        };
+        let found = match s {
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } if flag_test(kernel, s).is_some() => {
+                Some((cond.clone(), then_body.clone(), else_body.clone()))
+            }
+            Stmt::Loop(l) => unswitched(kernel, &l.body).map(|(c, t, e)| {
+                let with = |body| vec![Stmt::Loop(Loop { body, ..l.clone() })];
+                (c, with(t), with(e))
+            }),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let rebuilt = |then_body, else_body| match s.clone() {
+                    Stmt::If {
+                        cond, kind, loc, ..
+                    } => vec![Stmt::If {
+                        cond,
+                        kind,
+                        then_body,
+                        else_body,
+                        loc,
+                    }],
+                    other => vec![other],
+                };
+                match unswitched(kernel, then_body) {
+                    Some((c, t, e)) => Some((
+                        c,
+                        rebuilt(t, else_body.clone()),
+                        rebuilt(e, else_body.clone()),
+                    )),
+                    None => unswitched(kernel, else_body).map(|(c, t, e)| {
+                        (
+                            c,
+                            rebuilt(then_body.clone(), t),
+                            rebuilt(then_body.clone(), e),
+                        )
+                    }),
+                }
+            }
+            _ => None,
+        };
+        if let Some((c, t, e)) = found {
+            return Some((c, spliced(t), spliced(e)));
+        }
+    }
+    None
 }
 
 /// The kernel's name, with its case number when it is one of a split
@@ -195,10 +257,7 @@ fn on_flags(kernel: &Kernel, e: &Expr, flags: &mut BTreeSet<String>) -> bool {
             name,
             class: VarClass::Param,
         } => {
-            let flag = kernel.params.iter().any(|p| {
-                p.name == *name
-                    && matches!(p.kind, ParamKind::Scalar { ty, is_size } if !ty.is_float() && !is_size)
-            });
+            let flag = is_flag(kernel, name);
             if flag {
                 flags.insert(name.clone());
             }
@@ -208,6 +267,91 @@ fn on_flags(kernel: &Kernel, e: &Expr, flags: &mut BTreeSet<String>) -> bool {
         ExprKind::Binary { lhs, rhs, .. } => {
             on_flags(kernel, lhs, flags) && on_flags(kernel, rhs, flags)
         }
+        _ => false,
+    }
+}
+
+/// Whether the parameter `name` is a flag: an integer scalar the kernel
+/// never writes, and no size unless the tests at its top level are all
+/// that read it (`if (flag == 1)` makes `flag` a size of the loop IR, and
+/// the spec's sample sizes would take one branch only).
+fn is_flag(kernel: &Kernel, name: &str) -> bool {
+    let Some(ParamKind::Scalar { ty, is_size }) = kernel
+        .params
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| &p.kind)
+    else {
+        return false;
+    };
+    if ty.is_float() || writes_scalar(&kernel.body, name) {
+        return false;
+    }
+    let in_arrays = kernel.params.iter().any(|p| match &p.kind {
+        ParamKind::Array(info) => {
+            let strides = match &info.storage {
+                Storage::Flat { strides } => strides.as_slice(),
+                _ => &[],
+            };
+            let dims = info.dims.iter().flatten();
+            dims.chain(strides).any(|a| a.terms.contains_key(name))
+        }
+        _ => false,
+    });
+    !is_size || (!in_arrays && !reads_outside_tests(kernel, &kernel.body, name))
+}
+
+fn writes_scalar(body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Assign {
+            target: LValue::Scalar { name: n, .. },
+            ..
+        } => n == name,
+        Stmt::Loop(l) => writes_scalar(&l.body, name),
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => writes_scalar(then_body, name) || writes_scalar(else_body, name),
+        _ => false,
+    })
+}
+
+/// Whether `body` reads `name` anywhere but in the conditions of `if`s
+/// that test parameters and literals only (which splitting takes apart).
+fn reads_outside_tests(kernel: &Kernel, body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            ..
+        } => {
+            (cond.mentions(name) && !on_params(kernel, cond))
+                || reads_outside_tests(kernel, then_body, name)
+                || reads_outside_tests(kernel, else_body, name)
+        }
+        Stmt::Loop(l) => {
+            l.start.terms.contains_key(name)
+                || l.end.terms.contains_key(name)
+                || reads_outside_tests(kernel, &l.body, name)
+        }
+        other => other.mentions(name),
+    })
+}
+
+/// Whether `e` reads integer parameters and literals only.
+fn on_params(kernel: &Kernel, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::IntLit { .. } => true,
+        ExprKind::Var {
+            name,
+            class: VarClass::Param,
+        } => kernel.params.iter().any(|p| {
+            p.name == *name && matches!(p.kind, ParamKind::Scalar { ty, .. } if !ty.is_float())
+        }),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => on_params(kernel, arg),
+        ExprKind::Binary { lhs, rhs, .. } => on_params(kernel, lhs) && on_params(kernel, rhs),
         _ => false,
     }
 }
@@ -315,6 +459,14 @@ mod tests {
     use super::*;
     use crate::synth::partial::restructure::test_support::kernel_of;
 
+    /// Each case's flag values.
+    fn pins_of(s: &Split) -> Vec<Option<Vec<(String, i64)>>> {
+        s.cases
+            .iter()
+            .map(|c| c.case.as_ref().map(|c| c.pins.clone()))
+            .collect()
+    }
+
     /// A BLAS-style `trans` character: two cases, the first where the C
     /// compares equal (`'N'`, 78), the second at the next value.
     #[test]
@@ -326,11 +478,7 @@ mod tests {
         );
         let s = split(&k).expect("splits");
         assert_eq!(s.cases.len(), 2);
-        let pins: Vec<_> = s
-            .cases
-            .iter()
-            .map(|c| c.case.as_ref().map(|c| c.pins.clone()))
-            .collect();
+        let pins = pins_of(&s);
         assert_eq!(pins[0], Some(vec![("trans".to_string(), 78)]));
         assert_eq!(pins[1], Some(vec![("trans".to_string(), 0)]));
         assert!(matches!(s.tree, CaseTree::Branch { .. }));
@@ -348,11 +496,7 @@ mod tests {
                else { for (int i = 0; i < n; i++) y[i] = 4.0f; } }",
         );
         let s = split(&k).expect("splits");
-        let pins: Vec<_> = s
-            .cases
-            .iter()
-            .map(|c| c.case.as_ref().map(|c| c.pins.clone()))
-            .collect();
+        let pins = pins_of(&s);
         let of = |a, b| Some(vec![("ta".to_string(), a), ("tb".to_string(), b)]);
         assert_eq!(pins, vec![of(0, 0), of(1, 0), of(0, 1), of(1, 1)]);
     }
@@ -369,6 +513,65 @@ mod tests {
             ));
             assert!(split(&k).is_none(), "{test}");
         }
+    }
+
+    /// `if (mode == 1)` makes `mode` a size of the loop IR (a guard reads
+    /// it), where the spec's sample sizes take one branch only: still a
+    /// flag when the tests are all that read it, and no size of its
+    /// cases; a size a loop runs to is none.
+    #[test]
+    fn a_size_read_only_by_the_tests_is_a_flag() {
+        let k = kernel_of(
+            "float f(int n, const float *x, int mode) {
+               float s = 0.0f;
+               if (mode == 1) { for (int i = 0; i < n; i++) s += x[i]; }
+               else { for (int i = 0; i < n; i++) s += x[i] * x[i]; }
+               return s; }",
+        );
+        let s = split(&k).expect("splits");
+        let pins = pins_of(&s);
+        assert_eq!(pins[0], Some(vec![("mode".to_string(), 1)]));
+        let mode = s.cases[0]
+            .params
+            .iter()
+            .find(|p| p.name == "mode")
+            .map(|p| &p.kind);
+        assert!(
+            matches!(mode, Some(ParamKind::Scalar { is_size: false, .. })),
+            "{mode:?}"
+        );
+        let k = kernel_of(
+            "void f(int n, float *y) {
+               if (n == 4) { for (int i = 0; i < n; i++) y[i] = 1.0f; }
+               else { for (int i = 0; i < n; i++) y[i] = 2.0f; } }",
+        );
+        assert!(split(&k).is_none());
+    }
+
+    /// A flag tested inside the loop decides alike at every iteration: the
+    /// loop is unswitched, one loop per case (the sample sizes of one lift
+    /// never took `mode == 1`, and the program computed `2 * x` for it).
+    #[test]
+    fn a_flag_tested_inside_a_loop_unswitches_it() {
+        let k = kernel_of(
+            "void f(int n, const float *x, float *y, int mode) {
+               for (int i = 0; i < n; i++) { if (mode == 1) y[i] = x[i]; else y[i] = 2.0f * x[i]; } }",
+        );
+        let s = split(&k).expect("splits");
+        let bodies: Vec<String> = s
+            .cases
+            .iter()
+            .map(|c| crate::synth::partial::restructure::test_support::dump(&c.body))
+            .collect();
+        assert_eq!(s.cases.len(), 2);
+        assert!(
+            bodies[0].contains("y[i] = x[i]") && !bodies[0].contains("if"),
+            "{bodies:?}"
+        );
+        assert!(
+            bodies[1].contains("2.0f * x[i]") && !bodies[1].contains("if"),
+            "{bodies:?}"
+        );
     }
 
     /// C's conversions: a `char` compared after promotion, an unsigned

@@ -57,3 +57,35 @@ def test_darknet_gemm_flags_pick_each_transpose(tmp_path, target):
         got = run_lifted(module, "gemm_cpu", target,
                          [ta, tb, m, n, k, 0.5, a, ld, b, ld, 2.0, cm, ld], [11])[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_mode_returned_from_its_branch_is_honoured(tmp_path, target):
+    """`if (mode == 1) { …; return s; }` then the other norm: `mode` is
+    read only by the test, so every mode value must reach its own case
+    (the sample sizes of one lift would all take the second branch)."""
+    module = _module("norm_mode", target, tmp_path)
+    c = _compile("norm_mode", tmp_path)
+    c.vnorm.restype = ctypes.c_float
+    rng = np.random.default_rng(2)
+    for n, mode in [(5, 1), (5, 2), (0, 1), (7, -1)]:
+        x = rng.standard_normal(max(n, 1)).astype(np.float32)[:n]
+        want = c.vnorm(ctypes.c_int(n), _ptr(x, ctypes.c_float), ctypes.c_int(mode))
+        got = module.vnorm(n, x if target != "pytorch" else __import__("torch").from_numpy(x), mode)
+        np.testing.assert_allclose(float(got), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_flag_tested_per_sample_unswitches_the_loop(tmp_path, target):
+    """`if (saturate)` inside the loop: one loop per case, any non-zero
+    flag clipping, as C's test reads it."""
+    module = _module("scale_sat_flag", target, tmp_path)
+    c = _compile("scale_sat_flag", tmp_path)
+    x = np.linspace(-3.0, 3.0, 13, dtype=np.float32)
+    for saturate in [0, 1, 7]:
+        want = np.zeros_like(x)
+        c.scale_sat(_ptr(x, ctypes.c_float), _ptr(want, ctypes.c_float), ctypes.c_int(13),
+                    ctypes.c_float(0.5), ctypes.c_int(saturate))
+        got = run_lifted(module, "scale_sat", target,
+                         [x, np.zeros_like(x), 13, 0.5, saturate], [1])[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

@@ -9,6 +9,7 @@
 //! declaration order in the source.
 
 mod aos;
+mod branch_returns;
 mod expr;
 mod fields;
 mod finish;
@@ -116,6 +117,9 @@ pub fn lower_function(
     // change nothing once the rest is lowered.
     let guarded = guards::strip(func);
     let func = guarded.as_ref().map_or(func, |(f, _)| f);
+    // A `return` ending a branch: the `if` takes the rest as its `else`.
+    let folded = branch_returns::fold(func);
+    let func = folded.as_ref().unwrap_or(func);
     let promoted = macro_sizes::promote(func);
     let func = promoted.as_ref().map_or(func, |p| &p.func);
     // An array of structs is the flat array of its fields' type (before

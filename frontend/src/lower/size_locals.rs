@@ -92,6 +92,8 @@ struct Pass {
     /// Integer locals declared at the top level without an initialiser.
     declared: HashMap<String, CType>,
     not_affine: HashMap<String, NotAffine>,
+    /// Whether any local was defined (a branch's go out of `defs` after it).
+    defined: bool,
 }
 
 /// Replaces reads of size locals in `func`; `func: None` when it has none.
@@ -101,6 +103,7 @@ pub(super) fn substitute(func: &CFunction) -> SizeLocals {
         defs: HashMap::new(),
         declared: HashMap::new(),
         not_affine: HashMap::new(),
+        defined: false,
     };
     let mut loop_seen = false;
     let mut body = Vec::with_capacity(func.body.len());
@@ -113,7 +116,7 @@ pub(super) fn substitute(func: &CFunction) -> SizeLocals {
         loop_seen |= has_loop;
         body.push(s);
     }
-    let func = (!p.defs.is_empty()).then(|| CFunction {
+    let func = p.defined.then(|| CFunction {
         body,
         ..func.clone()
     });
@@ -165,8 +168,41 @@ impl Pass {
                 }
                 CStmt::Expr(e)
             }
+            CStmt::If {
+                cond,
+                then_branch,
+                else_branch,
+                loc,
+            } => CStmt::If {
+                cond: self.replaced(cond),
+                then_branch: Box::new(self.branch(then_branch)),
+                else_branch: else_branch.as_deref().map(|b| Box::new(self.branch(b))),
+                loc: loc.clone(),
+            },
             other => other.map_exprs(&mut |e| self.replaced(e)),
         }
+    }
+
+    /// A branch of a top-level `if` read like the top level (a function
+    /// whose branches return, folded by `branch_returns`, sets its index
+    /// variables in the branch that loops with them); what it defines
+    /// is read as the definition inside it only, the only place it holds.
+    fn branch(&mut self, s: &CStmt) -> CStmt {
+        let CStmt::Compound(items, loc) = s else {
+            return s.map_exprs(&mut |e| self.replaced(e));
+        };
+        let outer: HashSet<String> = self.defs.keys().cloned().collect();
+        let mut loop_seen = false;
+        let mut out = Vec::with_capacity(items.len());
+        for s in items {
+            let s = self.top_level(s, loop_seen);
+            walk_stmts(std::slice::from_ref(&s), &mut |x| {
+                loop_seen |= matches!(x, CStmt::For { .. })
+            });
+            out.push(s);
+        }
+        self.defs.retain(|k, _| outer.contains(k));
+        CStmt::Compound(out, loc.clone())
     }
 
     /// Whether `key` is written exactly `writes` times and never has its
@@ -202,6 +238,7 @@ impl Pass {
             loc: def.loc.clone(),
         };
         self.defs.insert(key.to_string(), read);
+        self.defined = true;
     }
 
     /// Whether `def` reads only unwritten integer parameters and globals,
