@@ -1,26 +1,29 @@
-//! Kernel-level cases: a C function that picks its whole computation by
-//! testing integer flags it is passed (a BLAS `trans` character, darknet's
-//! `TA`/`TB`, a CBLAS enum), `if (trans == 'N') { … } else { … }` at its
-//! top level, computes different things over different extents in each
-//! branch (`y` has `m` elements in one, `n` in the other), which no single
-//! tensor program with a `where` expresses. It takes a kernel and hands on
-//! its [`Split`]: one kernel per case (the statements of the branches taken,
-//! `Kernel::case` set) and the [`CaseTree`] of tests that picks one.
+//! Kernel-level cases: a C function that picks its computation by testing
+//! integer flags it is passed (a BLAS `trans` character, darknet's
+//! `TA`/`TB`, a mode), `if (trans == 'N') { … } else { … }`, computes
+//! different things over different extents in each branch (`y` has `m`
+//! elements in one, `n` in the other), which no single tensor program with
+//! a `where` expresses. It takes a kernel and hands on its [`Split`]: one
+//! kernel per case (the statements of the branches taken, `Kernel::case`
+//! set) and the [`CaseTree`] of tests that picks one.
 //!
 //! Each case is then lifted and verified like any kernel; the targets
 //! emit a dispatcher that runs the C's own tests on the flags and calls
 //! the case's program. Exact: the tests read only the flags, which no
 //! statement writes, so they decide the same branch at the top of the
-//! function as where the C makes them.
+//! function as where the C makes them, in every iteration of a loop
+//! around them (the loop is unswitched: one copy per case).
 //!
-//! A test qualifies when it reads integer scalar parameters that are not
-//! sizes (no loop bound, extent or subscript reads them), literals and
-//! C's integer operators only. Tests at the top level one after another
-//! multiply (two flags, four cases), nested ones follow their branch. At
-//! most [`MAX_CASES`] cases. Each case gets flag values under which the C
-//! takes it (`pins`, searched among the literals the tests compare with,
-//! their neighbours, 0 and 1); a case no such values reach leaves the
-//! kernel unsplit.
+//! A flag is an integer scalar parameter the kernel never writes, in no
+//! array's extent or stride, and, when the loop IR calls it a size (a
+//! guard reads it), read by nothing but tests on parameters and literals:
+//! the spec's sample sizes would otherwise take one branch of `if (mode ==
+//! 1)` only. A test qualifies when it reads flags, literals and C's integer
+//! operators only. Tests one after another multiply (two flags, four
+//! cases), nested ones follow their branch. At most [`MAX_CASES`] cases.
+//! Each case gets flag values under which the C takes it (`pins`, searched
+//! among the literals the tests compare with, their neighbours, 0 and 1); a
+//! case no such values reach leaves the kernel unsplit.
 
 use std::collections::BTreeSet;
 
