@@ -692,13 +692,6 @@ fn dispatcher(
     programs: &[Program],
     target: Target,
 ) -> Result<String, String> {
-    if target == Target::Hlo {
-        return Err(format!(
-            "it picks its computation by testing its flags, and a StableHLO module computes one \
-             case (lift to numpy, jax or pytorch for the dispatcher over its {} cases)",
-            split.cases.len()
-        ));
-    }
     if programs.len() != split.cases.len() {
         return Err(format!(
             "{} of its {} cases lifted (it picks one by testing its flags)",

@@ -641,8 +641,9 @@ fn program_for_dataset(
         .map_err(|e| format!("the C cannot be read with -D{}: {e}", defines.join(" -D")))?;
     let same_case = |k: Kernel| match &kernel.case {
         // A case is re-split out of the kernel read with the macros.
-        Some(c) => crate::synth::cases::split(&k)
-            .and_then(|s| s.cases.into_iter().find(|x| x.case.as_ref() == Some(c))),
+        Some(c) => {
+            crate::synth::cases::split(&k).and_then(|s| s.cases.into_iter().nth(c.number - 1))
+        }
         None => Some(k),
     };
     let Some(at_dataset) = unit

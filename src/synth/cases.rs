@@ -25,12 +25,16 @@
 //! among the literals the tests compare with, their neighbours, 0 and 1); a
 //! case no such values reach leaves the kernel unsplit.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use tenslift_frontend::ir::{
     Expr, ExprKind, Kernel, KernelCase, LValue, Loop, ParamKind, ScalarType, Stmt, Storage,
     VarClass,
 };
+
+use crate::spec::sizes::concrete_int;
+use crate::spec::Sizes;
+use crate::synth::signature::dtype_of;
 
 /// Most cases one kernel splits into.
 pub const MAX_CASES: usize = 8;
@@ -85,8 +89,21 @@ impl Split {
 /// `kernel` split into its cases; `None` when its top level tests no flag
 /// (or the cases would be too many, or one cannot be reached).
 pub fn split(kernel: &Kernel) -> Option<Split> {
+    let flags: BTreeSet<String> = kernel
+        .params
+        .iter()
+        .filter(|p| is_flag(kernel, &p.name))
+        .map(|p| p.name.clone())
+        .collect();
+    if flags.is_empty() {
+        return None;
+    }
+    let at = Site {
+        kernel,
+        flags: &flags,
+    };
     let mut cases = Vec::new();
-    let tree = tree_of(kernel, kernel.body.clone(), &mut Vec::new(), &mut cases)?;
+    let tree = tree_of(&at, kernel.body.clone(), &mut Vec::new(), &mut cases)?;
     if cases.len() < 2 {
         return None;
     }
@@ -109,16 +126,23 @@ pub fn split(kernel: &Kernel) -> Option<Split> {
     Some(Split { tree, cases })
 }
 
-/// The tree of the cases of `body` (the kernel's top level with the
-/// branches on `path` taken), each leaf's kernel pushed to `out`.
+/// The kernel being split and its flags (computed once: every test asks).
+struct Site<'a> {
+    kernel: &'a Kernel,
+    flags: &'a BTreeSet<String>,
+}
+
+/// The tree of the cases of `body` (the kernel's body with the branches
+/// on `path` taken), each leaf's kernel pushed to `out`.
 fn tree_of(
-    kernel: &Kernel,
+    at: &Site<'_>,
     body: Vec<Stmt>,
     path: &mut Vec<(Expr, bool)>,
     out: &mut Vec<Kernel>,
 ) -> Option<CaseTree> {
-    let Some((cond, taken, not_taken)) = unswitched(kernel, &body) else {
-        let pins = pins_for(kernel, path)?;
+    let kernel = at.kernel;
+    let Some((cond, taken, not_taken)) = unswitched(at, &body) else {
+        let pins = pins_for(at, path)?;
         out.push(Kernel {
             body,
             case: Some(KernelCase {
@@ -133,7 +157,7 @@ fn tree_of(
     };
     let mut branch = |taken: bool, body: Vec<Stmt>, out: &mut Vec<Kernel>| {
         path.push((cond.clone(), taken));
-        let t = tree_of(kernel, body, path, out);
+        let t = tree_of(at, body, path, out);
         path.pop();
         t.filter(|_| out.len() <= MAX_CASES)
     };
@@ -150,7 +174,7 @@ fn tree_of(
 /// replaced by its `then` statements, and by its `else` ones: a test of
 /// flags inside a loop decides the same way at every iteration (no
 /// statement writes a flag), so the loop is unswitched.
-fn unswitched(kernel: &Kernel, body: &[Stmt]) -> Option<(Expr, Vec<Stmt>, Vec<Stmt>)> {
+fn unswitched(site: &Site<'_>, body: &[Stmt]) -> Option<(Expr, Vec<Stmt>, Vec<Stmt>)> {
     for (at, s) in body.iter().enumerate() {
         let spliced = |inner: Vec<Stmt>| {
             let mut b = body[..at].to_vec();
@@ -164,10 +188,8 @@ fn unswitched(kernel: &Kernel, body: &[Stmt]) -> Option<(Expr, Vec<Stmt>, Vec<St
                 then_body,
                 else_body,
                 ..
-            } if flag_test(kernel, s).is_some() => {
-                Some((cond.clone(), then_body.clone(), else_body.clone()))
-            }
-            Stmt::Loop(l) => unswitched(kernel, &l.body).map(|(c, t, e)| {
+            } if flag_test(site, s) => Some((cond.clone(), then_body.clone(), else_body.clone())),
+            Stmt::Loop(l) => unswitched(site, &l.body).map(|(c, t, e)| {
                 let with = |body| vec![Stmt::Loop(Loop { body, ..l.clone() })];
                 (c, with(t), with(e))
             }),
@@ -188,13 +210,13 @@ fn unswitched(kernel: &Kernel, body: &[Stmt]) -> Option<(Expr, Vec<Stmt>, Vec<St
                     }],
                     other => vec![other],
                 };
-                match unswitched(kernel, then_body) {
+                match unswitched(site, then_body) {
                     Some((c, t, e)) => Some((
                         c,
                         rebuilt(t, else_body.clone()),
                         rebuilt(e, else_body.clone()),
                     )),
-                    None => unswitched(kernel, else_body).map(|(c, t, e)| {
+                    None => unswitched(site, else_body).map(|(c, t, e)| {
                         (
                             c,
                             rebuilt(then_body.clone(), t),
@@ -239,18 +261,18 @@ pub fn flags_of(e: &Expr) -> Vec<String> {
     out
 }
 
-/// The condition of `s` when it is an `if` on flags only.
-fn flag_test<'s>(kernel: &Kernel, s: &'s Stmt) -> Option<&'s Expr> {
+/// Whether `s` is an `if` on flags only.
+fn flag_test(site: &Site<'_>, s: &Stmt) -> bool {
     let Stmt::If { cond, .. } = s else {
-        return None;
+        return false;
     };
-    let mut flags = BTreeSet::new();
-    (on_flags(kernel, cond, &mut flags) && !flags.is_empty()).then_some(cond)
+    let mut read = BTreeSet::new();
+    reads_only(cond, &|n| site.flags.contains(n), &mut read) && !read.is_empty()
 }
 
-/// Whether `e` reads only flags (collected in `flags`), integer literals
-/// and integer operators.
-fn on_flags(kernel: &Kernel, e: &Expr, flags: &mut BTreeSet<String>) -> bool {
+/// Whether `e` reads only the parameters `ok` accepts (collected in
+/// `read`), integer literals and integer operators.
+fn reads_only(e: &Expr, ok: &dyn Fn(&str) -> bool, read: &mut BTreeSet<String>) -> bool {
     if e.ty.is_float() {
         return false;
     }
@@ -259,17 +281,12 @@ fn on_flags(kernel: &Kernel, e: &Expr, flags: &mut BTreeSet<String>) -> bool {
         ExprKind::Var {
             name,
             class: VarClass::Param,
-        } => {
-            let flag = is_flag(kernel, name);
-            if flag {
-                flags.insert(name.clone());
-            }
-            flag
+        } if ok(name) => {
+            read.insert(name.clone());
+            true
         }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => on_flags(kernel, arg, flags),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            on_flags(kernel, lhs, flags) && on_flags(kernel, rhs, flags)
-        }
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => reads_only(arg, ok, read),
+        ExprKind::Binary { lhs, rhs, .. } => reads_only(lhs, ok, read) && reads_only(rhs, ok, read),
         _ => false,
     }
 }
@@ -345,27 +362,22 @@ fn reads_outside_tests(kernel: &Kernel, body: &[Stmt], name: &str) -> bool {
 
 /// Whether `e` reads integer parameters and literals only.
 fn on_params(kernel: &Kernel, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::IntLit { .. } => true,
-        ExprKind::Var {
-            name,
-            class: VarClass::Param,
-        } => kernel.params.iter().any(|p| {
-            p.name == *name && matches!(p.kind, ParamKind::Scalar { ty, .. } if !ty.is_float())
-        }),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => on_params(kernel, arg),
-        ExprKind::Binary { lhs, rhs, .. } => on_params(kernel, lhs) && on_params(kernel, rhs),
-        _ => false,
-    }
+    let integer = |n: &str| {
+        kernel.params.iter().any(|p| {
+            p.name == n && matches!(p.kind, ParamKind::Scalar { ty, .. } if !ty.is_float())
+        })
+    };
+    reads_only(e, &integer, &mut BTreeSet::new())
 }
 
 /// Flag values under which every test on `path` takes its branch: the
 /// first in a fixed order, so the same kernel gets the same pins.
-fn pins_for(kernel: &Kernel, path: &[(Expr, bool)]) -> Option<Vec<(String, i64)>> {
+fn pins_for(site: &Site<'_>, path: &[(Expr, bool)]) -> Option<Vec<(String, i64)>> {
+    let kernel = site.kernel;
     let mut flags = BTreeSet::new();
     let mut literals = BTreeSet::new();
     for (cond, _) in path {
-        on_flags(kernel, cond, &mut flags);
+        reads_only(cond, &|n| site.flags.contains(n), &mut flags);
         literals_of(cond, &mut literals);
     }
     if flags.len() > MAX_FLAGS {
@@ -385,14 +397,18 @@ fn pins_for(kernel: &Kernel, path: &[(Expr, bool)]) -> Option<Vec<(String, i64)>
     }
     let mut chosen = vec![0usize; flags.len()];
     loop {
-        let env: Vec<(String, i64)> = flags
+        let env: Sizes = flags
             .iter()
             .zip(&chosen)
             .map(|((f, ty), &k)| (f.clone(), wrap(values[k], *ty)))
             .collect();
-        let takes = |(cond, taken): &(Expr, bool)| eval(cond, &env).map(|v| (v != 0) == *taken);
+        // C's integer arithmetic, as the spec evaluates an iteration-space
+        // test (`None` on a division by zero or an `i64` overflow).
+        let takes = |(cond, taken): &(Expr, bool)| {
+            concrete_int(cond, &HashMap::new(), &env).map(|v| (v != 0) == *taken)
+        };
         if path.iter().all(|p| takes(p) == Some(true)) {
-            return Some(env);
+            return Some(env.into_iter().collect());
         }
         // The next assignment, the last flag fastest.
         let mut k = chosen.len();
@@ -431,30 +447,9 @@ fn literals_of(e: &Expr, out: &mut BTreeSet<i64>) {
     }
 }
 
-/// `e` on the flag values `env` (C's integer arithmetic, as the spec
-/// evaluates an iteration-space test); `None` on a division by zero or an
-/// overflow of `i64`. The flags are values of their own types already.
-pub fn eval(e: &Expr, env: &[(String, i64)]) -> Option<i64> {
-    let sizes: crate::spec::Sizes = env.iter().cloned().collect();
-    crate::spec::sizes::concrete_int(e, &std::collections::HashMap::new(), &sizes)
-}
-
-/// `v` as a value of `ty` (C's conversion: modulo `2^bits`, signed types
-/// two's complement; `bool` is 0 or 1).
+/// `v` as a value of `ty`, as C converts it.
 fn wrap(v: i64, ty: ScalarType) -> i64 {
-    let bits = ty.bits();
-    if ty == ScalarType::Bool {
-        return i64::from(v != 0);
-    }
-    if bits >= 64 || ty.is_float() {
-        return v;
-    }
-    let m = v.rem_euclid(1i64 << bits);
-    if ty.is_signed() && m >= 1i64 << (bits - 1) {
-        m - (1i64 << bits)
-    } else {
-        m
-    }
+    dtype_of(ty).wrap_int(i128::from(v))
 }
 
 #[cfg(test)]

@@ -105,17 +105,7 @@ pub(super) fn substitute(func: &CFunction) -> SizeLocals {
         not_affine: HashMap::new(),
         defined: false,
     };
-    let mut loop_seen = false;
-    let mut body = Vec::with_capacity(func.body.len());
-    for s in &func.body {
-        let s = p.top_level(s, loop_seen);
-        let mut has_loop = false;
-        walk_stmts(std::slice::from_ref(&s), &mut |x| {
-            has_loop |= matches!(x, CStmt::For { .. })
-        });
-        loop_seen |= has_loop;
-        body.push(s);
-    }
+    let body = p.block(&func.body);
     let func = p.defined.then(|| CFunction {
         body,
         ..func.clone()
@@ -192,6 +182,14 @@ impl Pass {
             return s.map_exprs(&mut |e| self.replaced(e));
         };
         let outer: HashSet<String> = self.defs.keys().cloned().collect();
+        let out = self.block(items);
+        self.defs.retain(|k, _| outer.contains(k));
+        CStmt::Compound(out, loc.clone())
+    }
+
+    /// The statements of the function's body (or of a branch of one of
+    /// its `if`s) in order, each knowing whether a loop came before it.
+    fn block(&mut self, items: &[CStmt]) -> Vec<CStmt> {
         let mut loop_seen = false;
         let mut out = Vec::with_capacity(items.len());
         for s in items {
@@ -201,8 +199,7 @@ impl Pass {
             });
             out.push(s);
         }
-        self.defs.retain(|k, _| outer.contains(k));
-        CStmt::Compound(out, loc.clone())
+        out
     }
 
     /// Whether `key` is written exactly `writes` times and never has its
