@@ -197,7 +197,14 @@ pub(crate) fn kind_of(expr: &Expr) -> Option<OpKind> {
         | Op::Window(_) => return None,
         Op::Unary(UnaryOp::Sqrt) => OpKind::Sqrt,
         // The transcendental functions cost about what exp does.
-        Op::Unary(UnaryOp::Exp | UnaryOp::Tanh | UnaryOp::Sin | UnaryOp::Cos) => OpKind::Exp,
+        Op::Unary(
+            UnaryOp::Exp
+            | UnaryOp::Tanh
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Cosh
+            | UnaryOp::Sinh,
+        ) => OpKind::Exp,
         Op::Unary(UnaryOp::Log) => OpKind::Log,
         Op::Unary(_) | Op::Full { .. } | Op::Cast(_) => OpKind::Add,
         Op::Binary(BinaryOp::Add | BinaryOp::Sub | BinaryOp::And | BinaryOp::Or) => OpKind::Add,

@@ -120,6 +120,10 @@ const KERNELS: &[(&str, &str)] = &[
     // (clean-up loop for `n % 5` first, a sum chain in `ddot`), DSP
     // blocks of four with the remainder after, groups then the rest.
     ("probe/ddot_ref", "lifted"),
+    // A length tested against a literal where it also bounds the loops:
+    // one case per branch (the first with the length fixed).
+    ("probe/len_special", "lifted"),
+    ("probe/small_case", "lifted"),
     ("probe/dscal_ref", "lifted"),
     ("probe/cm_dot_unroll", "lifted"),
     ("probe/cm_add_unroll", "lifted"),
@@ -498,17 +502,7 @@ fn a_function_testing_its_flag_is_lifted_and_verified_case_by_case() {
     ] {
         assert!(module.contains(needle), "{needle}: {module}");
     }
-    let verify = tenslift(&["verify", &file, "--targets", "numpy", "--json"]);
-    let verdicts: Vec<Value> = String::from_utf8_lossy(&verify.stdout)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).expect("JSON"))
-        .collect();
-    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
-    for v in &verdicts {
-        assert_eq!(v["differential"], "pass", "{v}");
-        assert_eq!(v["unbounded"], "proved", "{v}");
-    }
+    assert_cases_proved(&file, 2);
     let hlo_out = dir.path().join("gemv.mlir");
     let hlo = tenslift(&[
         "lift",
@@ -521,4 +515,62 @@ fn a_function_testing_its_flag_is_lifted_and_verified_case_by_case() {
     assert_eq!(hlo.status.code(), Some(2), "{hlo:?}");
     assert!(String::from_utf8_lossy(&hlo.stderr).contains("testing trans: 2 cases"));
     assert!(!hlo_out.exists());
+}
+
+/// Reference BLAS tests its increments and walks its arrays by them
+/// (`ddot`: unit increments unrolled by five, returning, then any
+/// increment with the start for a negative one; LINPACK's `daxpy` the
+/// other way round; `dscal` with an `else`): one kernel per case, each
+/// with its own layouts, each proved, and a dispatcher that runs the C's
+/// test and reshapes the caller's arrays to its case's shapes.
+#[test]
+fn reference_blas_testing_its_increments_is_lifted_case_by_case() {
+    for (stem, function, test) in [
+        ("ddot_incs", "ddot", "if ((incx == 1) and (incy == 1)):"),
+        ("daxpy_linpack", "daxpy", "if ((incx != 1) or (incy != 1)):"),
+        ("dscal_incs", "dscal", "if (incx == 1):"),
+    ] {
+        let file = format!("{FIXTURES}/probe/{stem}.c");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("blas.py");
+        let path = out.to_str().expect("utf-8");
+        let lift = tenslift(&["lift", &file, "--json", "-q", "-o", path]);
+        assert_eq!(lift.status.code(), Some(0), "{stem}: {lift:?}");
+        let records: Vec<Value> = String::from_utf8_lossy(&lift.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        assert_eq!(records.len(), 2, "{stem}: {records:?}");
+        assert!(
+            records.iter().all(|r| r["status"] == "lifted"),
+            "{records:?}"
+        );
+        let module = std::fs::read_to_string(&out).expect("module written");
+        for needle in [
+            format!("def {function}_case1("),
+            format!("def {function}_case2("),
+            format!("def {function}("),
+            test.to_string(),
+            "_tenslift_case_view(dx, (n, incx))".to_string(),
+        ] {
+            assert!(module.contains(&needle), "{stem}: {needle}: {module}");
+        }
+        assert_cases_proved(&file, 2);
+    }
+}
+
+/// `tenslift verify FILE --json` gives `count` verdicts (one per case),
+/// each proved for every size and passing its differential run.
+fn assert_cases_proved(file: &str, count: usize) {
+    let verify = tenslift(&["verify", file, "--targets", "numpy", "--json"]);
+    let verdicts: Vec<Value> = String::from_utf8_lossy(&verify.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(verdicts.len(), count, "{file}: {verdicts:?}");
+    for v in &verdicts {
+        assert_eq!(v["differential"], "pass", "{file}: {v}");
+        assert_eq!(v["unbounded"], "proved", "{file}: {v}");
+    }
 }

@@ -132,6 +132,8 @@ pub fn expr(e: &Expr) -> String {
                 MathFn::Ceil => "ceil",
                 MathFn::Sin => "sin",
                 MathFn::Cos => "cos",
+                MathFn::Cosh => "cosh",
+                MathFn::Sinh => "sinh",
             };
             let args: Vec<String> = args.iter().map(expr).collect();
             format!("{name}({}):{}", args.join(", "), e.ty)
@@ -260,6 +262,24 @@ pub fn kernel(k: &Kernel) -> String {
             None => line.push_str(" return"),
         }
         let _ = writeln!(out, "{line}");
+    }
+    for (name, at) in &k.negative_steps {
+        let _ = writeln!(
+            out,
+            "  positive {name} (negative start at line {})",
+            at.line
+        );
+    }
+    if let Some(c) = &k.case {
+        let _ = writeln!(out, "  case {} of {}", c.number, c.count);
+        for (cond, taken) in &c.path {
+            let _ = writeln!(
+                out,
+                "    {} {}",
+                if *taken { "when" } else { "unless" },
+                expr(cond)
+            );
+        }
     }
     let _ = writeln!(out, "  body");
     stmts(&mut out, &k.body, 2);

@@ -283,7 +283,7 @@ fn extract_here(
             ));
         } else {
             match lower_function(&func, regions.first().copied()) {
-                Ok(k) if own.is_empty() => kernels.push(k),
+                Ok(k) if own.is_empty() => kernels.extend(k),
                 Ok(_) => {}
                 Err(mut d) => own.append(&mut d),
             }

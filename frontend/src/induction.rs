@@ -23,11 +23,14 @@
 //! non-affine subscript as before.
 
 use crate::ir::Loc;
-use crate::syntax::{ArithOp, CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, IntValue};
+use crate::syntax::{
+    ArithOp, CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, IntValue, RefTarget,
+};
 
 /// `stmts` (one block) with each loop's index variables replaced by their
 /// closed forms where that is exact (see the module documentation).
-pub(crate) fn substitute_inductions(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
+pub(crate) fn substitute_inductions(stmts: Vec<CStmt>) -> Vec<CStmt> {
+    let mut stmts = merge_steps(stmts);
     for at in 0..stmts.len() {
         if !matches!(stmts[at], CStmt::For { .. }) {
             continue;
@@ -42,6 +45,75 @@ pub(crate) fn substitute_inductions(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
         }
     }
     stmts
+}
+
+/// `v = e0; …; v = e(v);` in one block, where nothing between reads or
+/// writes `v` or writes what `e0` reads: one assignment `v = e(e0)` where
+/// the second was, so that a loop after it sees `v` set once (LINPACK's
+/// `idamax` starts its walk `ix = 0; dmax = fabs(dx[0]); ix = ix + incx;`).
+fn merge_steps(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
+    let mut at = 0;
+    while at < stmts.len() {
+        let merged = integer_assignment(&stmts[at]).and_then(|(key, first)| {
+            let mut reads = Vec::new();
+            if first.refers_to(&key) || !crate::reader::variables_only(&first, &mut reads) {
+                return None;
+            }
+            let next = (at + 1..stmts.len()).find(|&j| stmts[j].refers_to(&key))?;
+            let (again, then) = integer_assignment(&stmts[next])?;
+            let between = &stmts[at + 1..next];
+            let untouched = reads.iter().all(|r| !between.iter().any(|s| s.writes(r)));
+            (again == key && then.refers_to(&key) && untouched).then(|| {
+                (
+                    next,
+                    with_value(&stmts[next], replace_reads(&then, &key, &first)),
+                )
+            })
+        });
+        match merged {
+            Some((next, stmt)) => {
+                stmts[next] = stmt;
+                stmts.remove(at);
+            }
+            None => at += 1,
+        }
+    }
+    stmts
+}
+
+/// `(key, e)` of `v = e;` with `v` an integer local.
+fn integer_assignment(s: &CStmt) -> Option<(String, CExpr)> {
+    let CStmt::Expr(e) = s else { return None };
+    let CExprKind::Binary {
+        op: CBinOp::Assign,
+        lhs,
+        rhs,
+    } = &e.stripped().kind
+    else {
+        return None;
+    };
+    match &lhs.stripped().kind {
+        CExprKind::Ref(r) if r.target == RefTarget::Local && lhs.ty.is_integer() => {
+            Some((r.key.clone(), (**rhs).clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The assignment `s` (`v = …;`) assigning `value` instead.
+fn with_value(s: &CStmt, value: CExpr) -> CStmt {
+    let mut value = Some(value);
+    s.map_exprs(&mut |e| match (&e.stripped().kind, value.take()) {
+        (CExprKind::Binary { op, lhs, .. }, Some(v)) => CExpr {
+            kind: CExprKind::Binary {
+                op: *op,
+                lhs: lhs.clone(),
+                rhs: Box::new(v),
+            },
+            ..e.clone()
+        },
+        _ => e.clone(),
+    })
 }
 
 /// The integer scalars the statements declare.
@@ -359,6 +431,24 @@ mod tests {
         int i, ix = 0, iy = 0;
         for (i = 0; i < n; i++) { y[iy] += a * x[ix]; ix += incx; iy += incy; }
     }";
+
+    /// LINPACK's `idamax` steps its index once before the loop that steps
+    /// it again: the two assignments are one, and the index closes.
+    #[test]
+    fn an_index_stepped_before_its_loop_closes_over_it() {
+        let body = lowered(
+            "float f(int n, const float *x, int inc) {
+               int i, ix; float s;
+               ix = 0;
+               s = x[0];
+               ix = ix + inc;
+               for (i = 1; i < n; i++) { s += x[ix]; ix = ix + inc; }
+               return s;
+             }",
+        )
+        .expect("lowers");
+        assert!(body.contains("s = (s + x[i][0]):f32"), "{body}");
+    }
 
     #[test]
     fn index_variables_stepped_by_increments_become_affine_subscripts() {

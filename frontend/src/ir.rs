@@ -60,6 +60,13 @@ pub struct Kernel {
     /// `nonnull`), with where each is first tested.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumed_set: Vec<(String, Loc)>,
+    /// Integer parameters whose negative values the C handles by starting
+    /// a walk at the far end (`if (incx < 0) ix = (-n + 1) * incx;`), with
+    /// where each test is: the kernel is the walk for positive ones (each
+    /// is an array's stride, which the program checks is at least 1; see
+    /// `lower::increments`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub negative_steps: Vec<(String, Loc)>,
     /// Leading `if (cond) return …;` guards that change what the kernel
     /// does, in order: the body is the rest of the kernel, and a program
     /// for it runs only when no guard's condition holds (see
@@ -84,8 +91,11 @@ pub struct Kernel {
     pub entered: Vec<(String, Loc)>,
     /// Set on one case of a kernel that picks its whole computation by
     /// testing integer flags it is passed (`if (trans == 'N') { … } else {
-    /// … }`): the body is that case's statements. The frontend never sets
-    /// it; the root crate's `synth::cases` splits a kernel into its cases.
+    /// … }`): the body is that case's statements. The root crate's
+    /// `synth::cases` splits a kernel into its cases; the frontend sets it
+    /// on the kernels of a function that tests parameters it also steps or
+    /// bounds its loops by (`lower::increments`: one kernel per case, in
+    /// order, pins left empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<KernelCase>,
 }
@@ -273,6 +283,12 @@ impl Kernel {
         for (cond, at) in &self.entered {
             out.push(format!(
                 "`{cond}` holds when the `do … while` loop at {}:{}:{} is reached: the C runs its body once before testing it, the program as a `while` (it tests first)",
+                at.file, at.line, at.col
+            ));
+        }
+        for (name, at) in &self.negative_steps {
+            out.push(format!(
+                "`{name}` is positive: the C's start for a negative `{name}` ({}:{}:{}) is not lifted; `{name}` is an array's stride, and the NumPy, JAX and PyTorch code checks it is at least 1 on entry (raising ValueError otherwise)",
                 at.file, at.line, at.col
             ));
         }
@@ -911,6 +927,9 @@ pub enum MathFn {
     Ceil,
     Sin,
     Cos,
+    /// `cosh`, `sinh` (llm.c's GELU backward takes a `sech` through `coshf`).
+    Cosh,
+    Sinh,
 }
 
 impl MathFn {

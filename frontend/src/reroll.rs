@@ -195,7 +195,11 @@ fn cleanup_first(
         return None;
     }
     if let Some(value) = returns_early {
-        if !(function_body && nothing_after(&stmts[at + 1..], value)) {
+        // Falling off the function's end returns; a nested block must
+        // return the same value itself (a branch ending `return dtemp;`).
+        let rest = &stmts[at + 1..];
+        let returns_itself = rest.iter().any(|s| matches!(s, CStmt::Return(..)));
+        if !(nothing_after(rest, value) && (function_body || returns_itself)) {
             return None;
         }
     }
@@ -471,6 +475,19 @@ fn step(inc: &CExpr, iter: &str) -> Option<i64> {
             lhs,
             rhs,
         } if lhs.ref_key() == Some(iter) => rhs.int_constant().filter(|k| *k >= 1),
+        // `i = i + K` (LINPACK's C spells its steps so).
+        CExprKind::Binary {
+            op: CBinOp::Assign,
+            lhs,
+            rhs,
+        } if lhs.ref_key() == Some(iter) => match &rhs.stripped().kind {
+            CExprKind::Binary {
+                op: CBinOp::Add,
+                lhs: a,
+                rhs: k,
+            } if a.ref_key() == Some(iter) => k.int_constant().filter(|k| *k >= 1),
+            _ => None,
+        },
         _ => None,
     }
 }

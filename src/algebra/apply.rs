@@ -124,6 +124,20 @@ impl Expr {
         app(Func::Cos, vec![self.clone()])
     }
 
+    pub fn cosh(&self) -> Expr {
+        if self.is_zero() {
+            return Expr::constant(Rat::ONE);
+        }
+        app(Func::Cosh, vec![self.clone()])
+    }
+
+    pub fn sinh(&self) -> Expr {
+        if self.is_zero() {
+            return Expr::zero();
+        }
+        app(Func::Sinh, vec![self.clone()])
+    }
+
     pub fn abs(&self) -> Expr {
         if let Some(c) = self.as_constant() {
             return Expr::constant(c.abs());

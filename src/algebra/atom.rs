@@ -64,6 +64,8 @@ pub enum Func {
     Ceil,
     Sin,
     Cos,
+    Cosh,
+    Sinh,
 }
 
 impl Func {
@@ -89,6 +91,8 @@ impl Func {
             Func::Ceil => "ceil".into(),
             Func::Sin => "sin".into(),
             Func::Cos => "cos".into(),
+            Func::Cosh => "cosh".into(),
+            Func::Sinh => "sinh".into(),
         }
     }
 

@@ -82,6 +82,8 @@ fn apply_numeric(func: Func, v: &[f64]) -> Result<f64, EvalError> {
         Func::Ceil => arg(0).ceil(),
         Func::Sin => arg(0).sin(),
         Func::Cos => arg(0).cos(),
+        Func::Cosh => arg(0).cosh(),
+        Func::Sinh => arg(0).sinh(),
         Func::Abs => arg(0).abs(),
         Func::Pow => arg(0).powf(arg(1)),
         Func::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),

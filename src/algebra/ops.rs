@@ -208,6 +208,8 @@ impl Expr {
             (Func::Ceil, [x]) => x.integral(Func::Ceil),
             (Func::Sin, [x]) => x.sin(),
             (Func::Cos, [x]) => x.cos(),
+            (Func::Cosh, [x]) => x.cosh(),
+            (Func::Sinh, [x]) => x.sinh(),
             (Func::Abs, [x]) => x.abs(),
             (Func::Pow, [x, y]) => x.pow_real(y),
             (Func::Max, xs) if !xs.is_empty() => Expr::max_of(xs),

@@ -189,7 +189,11 @@ impl AutoChoice {
 
     fn sizes_text(&self) -> String {
         let text: Vec<String> = self.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        text.join(", ")
+        match text.is_empty() {
+            // A kernel of fixed extents (macros, literals) has no sizes.
+            true => "its fixed extents".to_string(),
+            false => text.join(", "),
+        }
     }
 
     /// The stderr line: the choice, every prediction, the sizes and table.

@@ -242,9 +242,13 @@ pub fn run(args: LiftArgs) -> i32 {
             }
         },
     };
-    if fixed == Some(Target::Hlo) && unit.kernels.len() > 1 {
+    // A function that picks its computation by testing its flags or its
+    // increments is lifted case by case (`synth::cases`), then a
+    // dispatcher runs its tests.
+    let planned: Vec<(Kernel, Option<Split>)> = cases::plan(&unit.kernels);
+    if fixed == Some(Target::Hlo) && planned.len() > 1 {
         // Each StableHLO module has one `@main`; two in one file do not parse.
-        let names: Vec<&str> = unit.kernels.iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = planned.iter().map(|(k, _)| k.name.as_str()).collect();
         print_err(&format!(
             "{}: error: --target hlo writes one module per kernel; choose one with --function ({})\n",
             path.display(),
@@ -252,15 +256,9 @@ pub fn run(args: LiftArgs) -> i32 {
         ));
         return EXIT_USAGE;
     }
-    // A function that picks its computation by testing its flags is lifted
-    // case by case (`synth::cases`), then a dispatcher runs its tests.
-    let splits: Vec<Option<Split>> = unit.kernels.iter().map(cases::split).collect();
     if let (Some(Target::Hlo), Some((k, s))) = (
         fixed,
-        unit.kernels
-            .iter()
-            .zip(&splits)
-            .find_map(|(k, s)| Some(k).zip(s.as_ref())),
+        planned.iter().find_map(|(k, s)| Some(k).zip(s.as_ref())),
     ) {
         print_err(&format!(
             "{}: error: `{}` picks its computation by testing {}: {} cases, and a StableHLO \
@@ -286,10 +284,9 @@ pub fn run(args: LiftArgs) -> i32 {
         Duration::from_secs_f64(args.timeout),
     );
     let watchdog = Watchdog::start();
-    let work: Vec<(usize, Kernel)> = unit
-        .kernels
+    let work: Vec<(usize, Kernel)> = planned
         .iter()
-        .zip(&splits)
+        .map(|(k, s)| (k, s))
         .enumerate()
         .flat_map(|(at, (k, s))| match s {
             Some(s) => s.cases.iter().map(|c| (at, c.clone())).collect(),
@@ -488,10 +485,10 @@ pub fn run(args: LiftArgs) -> i32 {
             });
             print_out(&format!("{record}\n"));
         }
-        if let (Some(case), Some(split)) = (&kernel.case, &splits[*at]) {
+        if let (Some(case), Some(split)) = (&kernel.case, &planned[*at].1) {
             if case.number == case.count {
                 let programs = std::mem::take(&mut case_programs);
-                match dispatcher(&unit.kernels[*at], split, &programs, target) {
+                match dispatcher(&planned[*at].0, split, &programs, target) {
                     Ok(text) => {
                         code.push_str(&text);
                         if !quiet() {
@@ -700,8 +697,7 @@ fn dispatcher(
         ));
     }
     let tree = dispatch_tree(&split.tree, split);
-    emit_dispatch(&kernel.name, &programs[0], &tree, &split.flags(), target)
-        .map_err(|e| e.to_string())
+    emit_dispatch(&kernel.name, programs, &tree, &split.flags(), target).map_err(|e| e.to_string())
 }
 
 /// [`CaseTree`] as the targets spell it: conditions in Python, cases by

@@ -81,14 +81,22 @@ fn kernels_from_c(
     function: Option<&str>,
     cflags: &CFlags,
 ) -> Result<Vec<Kernel>, Failure> {
+    // A case (`sgemv_case2`) is read out of its function.
+    let c_name = function.map(|f| match f.rsplit_once("_case") {
+        Some((base, k)) if !base.is_empty() && k.parse::<usize>().is_ok() => base,
+        _ => f,
+    });
     let options = cflags
-        .options(path, function.into_iter().map(str::to_string).collect())
+        .options(path, c_name.into_iter().map(str::to_string).collect())
         .map_err(|message| Failure {
             code: EXIT_INPUT,
             message: format!("error: {message}"),
         })?;
     match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
-        Ok(unit) => Ok(unit.kernels),
+        Ok(unit) => Ok(crate::synth::cases::plan(&unit.kernels)
+            .into_iter()
+            .flat_map(|(k, split)| split.map_or_else(|| vec![k], |s| s.cases))
+            .collect()),
         Err(ExtractError::Rejected(diagnostics)) => Err(Failure {
             code: EXIT_REJECTED,
             message: super::render_diagnostics(&diagnostics)
@@ -140,7 +148,7 @@ fn select_kernel(
     let names = || {
         kernels
             .iter()
-            .map(|k| k.name.as_str())
+            .map(crate::synth::cases::label)
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -149,7 +157,11 @@ fn select_kernel(
         message,
     };
     match wanted {
-        Some(name) => match kernels.iter().position(|k| k.name == name) {
+        Some(name) => match kernels
+            .iter()
+            .position(|k| crate::synth::cases::label(k) == name)
+            .or_else(|| kernels.iter().position(|k| k.name == name))
+        {
             Some(i) => Ok(kernels[i].clone()),
             None => Err(fail(format!(
                 "{}: error: no kernel `{name}` (kernels: {})",

@@ -210,6 +210,14 @@ pub fn run(args: VerifyArgs) -> i32 {
     if let Err(code) = require_kernels(path, &unit, &args.function) {
         return code;
     }
+    if let (Some(_), Some(k)) = (&given, unit.kernels.iter().find(|k| k.case.is_some())) {
+        print_err(&format!(
+            "error: `{}` tests its increments and is checked case by case; --program checks a \
+             kernel of one case\n",
+            k.name
+        ));
+        return EXIT_USAGE;
+    }
     if given.is_some() && unit.kernels.len() != 1 {
         print_err("error: --program checks one kernel; choose it with --function\n");
         return EXIT_USAGE;
@@ -228,12 +236,11 @@ pub fn run(args: VerifyArgs) -> i32 {
     let mut not_lifted = false;
     // A function that picks its computation by testing its flags is
     // checked case by case, as `lift` lifts it (`synth::cases`).
-    let work: Vec<Kernel> = unit
-        .kernels
-        .iter()
-        .flat_map(|k| match (&given, crate::synth::cases::split(k)) {
+    let work: Vec<Kernel> = crate::synth::cases::plan(&unit.kernels)
+        .into_iter()
+        .flat_map(|(k, s)| match (&given, s) {
             (None, Some(s)) => s.cases,
-            _ => vec![k.clone()],
+            _ => vec![k],
         })
         .collect();
     for kernel in &work {
@@ -639,17 +646,14 @@ fn program_for_dataset(
     options.include_dirs.extend(entry.include_dirs());
     let unit = tenslift_frontend::extract(&setup.file.to_string_lossy(), &options)
         .map_err(|e| format!("the C cannot be read with -D{}: {e}", defines.join(" -D")))?;
-    let same_case = |k: Kernel| match &kernel.case {
-        // A case is re-split out of the kernel read with the macros.
-        Some(c) => {
-            crate::synth::cases::split(&k).and_then(|s| s.cases.into_iter().nth(c.number - 1))
-        }
+    // A case is split again out of the kernel read with the macros.
+    let same_case = |(k, split): (Kernel, Option<crate::synth::cases::Split>)| match &kernel.case {
+        Some(c) => split.and_then(|s| s.cases.into_iter().nth(c.number - 1)),
         None => Some(k),
     };
-    let Some(at_dataset) = unit
-        .kernels
+    let Some(at_dataset) = crate::synth::cases::plan(&unit.kernels)
         .into_iter()
-        .find(|k| k.name == kernel.name)
+        .find(|(k, _)| k.name == kernel.name)
         .and_then(same_case)
     else {
         return Err(format!(

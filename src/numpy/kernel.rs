@@ -239,6 +239,7 @@ fn assemble(
         returns,
         histograms: Vec::new(),
         assumed_set: Vec::new(),
+        negative_steps: Vec::new(),
         guards: Vec::new(),
         struct_arrays: Vec::new(),
         asserted: Vec::new(),

@@ -101,6 +101,7 @@ impl KernelBuilder {
                 returns: None,
                 histograms: Vec::new(),
                 assumed_set: Vec::new(),
+                negative_steps: Vec::new(),
                 guards: Vec::new(),
                 struct_arrays: Vec::new(),
                 asserted: Vec::new(),

@@ -109,6 +109,8 @@ impl Interp<'_> {
                     MathFn::Ceil => v[0].ceil(),
                     MathFn::Sin => v[0].sin(),
                     MathFn::Cos => v[0].cos(),
+                    MathFn::Cosh => v[0].cosh(),
+                    MathFn::Sinh => v[0].sinh(),
                     MathFn::Pow => v[0].powf(v[1]),
                     MathFn::Max => v[0].max(v[1]),
                     MathFn::Min => v[0].min(v[1]),

@@ -367,6 +367,8 @@ impl<'k> Machine<'k> {
                     MathFn::Ceil => vs[0].integral(Func::Ceil),
                     MathFn::Sin => vs[0].sin(),
                     MathFn::Cos => vs[0].cos(),
+                    MathFn::Cosh => vs[0].cosh(),
+                    MathFn::Sinh => vs[0].sinh(),
                     MathFn::Pow => vs[0].pow_real(&vs[1]),
                     MathFn::Max => Value::max_of(&vs),
                     MathFn::Min => Value::min_of(&vs),

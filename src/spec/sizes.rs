@@ -708,6 +708,22 @@ fn validate_fixed(kernel: &Kernel, params: &[String], fixed: &Sizes) -> Result<(
     Ok(())
 }
 
+/// Whether the sample sizes `sizes` (with the case's pins) take every
+/// test on the path of `kernel`'s case; `true` for a kernel that is no
+/// case. A test that cannot be evaluated there is not taken.
+pub fn case_holds(kernel: &Kernel, sizes: &Sizes) -> bool {
+    let Some(case) = &kernel.case else {
+        return true;
+    };
+    let mut env = sizes.clone();
+    for (flag, value) in &case.pins {
+        env.entry(flag.clone()).or_insert(*value);
+    }
+    case.path.iter().all(|(cond, taken)| {
+        concrete_int(cond, &HashMap::new(), &env).is_some_and(|v| (v != 0) == *taken)
+    })
+}
+
 /// What a size tuple must give besides valid accesses.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Demand {
@@ -745,14 +761,14 @@ fn search_many(
     let mut first_failure: Option<SpecError> = None;
     let mut idle_skipped = 0;
     for_each_candidate(&free, fixed, base, &mut |candidate| {
-        if !accept(candidate) {
+        if !accept(candidate) || !case_holds(kernel, candidate) {
             return false;
         }
         let valid = match check_sizes(kernel, candidate) {
             Ok(layout) => Some((candidate.clone(), layout.idle_loops)),
             Err(e @ SpecError::OverlappingStrides { .. }) => {
                 let repaired = repair_overlap(kernel, candidate, fixed)
-                    .filter(|r| accept(r))
+                    .filter(|r| accept(r) && case_holds(kernel, r))
                     .and_then(|r| Some((r.clone(), check_sizes(kernel, &r).ok()?.idle_loops)));
                 if repaired.is_none() {
                     first_failure.get_or_insert(e);

@@ -86,9 +86,103 @@ impl Split {
     }
 }
 
+/// The kernels of a translation unit as `lift` and `verify` take them:
+/// each function's kernel with its [`Split`] when it has cases. The
+/// frontend reads a function that tests its increments as one kernel per
+/// case (consecutive, one name, `Kernel::case` set without pins: see
+/// `lower::increments`); the others are split here.
+pub fn plan(kernels: &[Kernel]) -> Vec<(Kernel, Option<Split>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < kernels.len() {
+        let first = &kernels[at];
+        let group: Vec<Kernel> = match &first.case {
+            Some(c) => kernels[at..]
+                .iter()
+                .take(c.count)
+                .take_while(|k| k.name == first.name && k.case.is_some())
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        at += group.len().max(1);
+        let split = match group.is_empty() {
+            true => split(first),
+            false => Some(from_frontend(group)),
+        };
+        out.push((first.clone(), split));
+    }
+    out
+}
+
+/// The split of the frontend's cases of one function: the tree rebuilt
+/// from their paths, and pins for the parameters a case's tests read and
+/// its statements do not (as for flags); a test that reads a size of the
+/// case is left to the sample sizes, which [`crate::spec::sizes::case_holds`]
+/// keeps on the case's path.
+fn from_frontend(mut cases: Vec<Kernel>) -> Split {
+    for c in &mut cases {
+        let flags: BTreeSet<String> = c
+            .params
+            .iter()
+            .filter(|p| is_flag(c, &p.name))
+            .map(|p| p.name.clone())
+            .collect();
+        let path = c.case.as_ref().map(|k| k.path.clone()).unwrap_or_default();
+        let decidable: Vec<(Expr, bool)> = path
+            .into_iter()
+            .filter(|(cond, _)| reads_only(cond, &|n| flags.contains(n), &mut BTreeSet::new()))
+            .collect();
+        let site = Site {
+            kernel: c,
+            flags: &flags,
+        };
+        let pins = pins_for(&site, &decidable).unwrap_or_default();
+        if let Some(case) = c.case.as_mut() {
+            case.pins = pins;
+        }
+    }
+    let all: Vec<usize> = (0..cases.len()).collect();
+    let tree = tree_from_paths(&cases, &all, 0);
+    Split { tree, cases }
+}
+
+/// The tree of tests that picks one of `cases[at]` (which agree on the
+/// first `depth` tests of their paths).
+fn tree_from_paths(cases: &[Kernel], at: &[usize], depth: usize) -> CaseTree {
+    let step = |k: usize| {
+        cases[k]
+            .case
+            .as_ref()
+            .and_then(|c| c.path.get(depth).cloned())
+    };
+    let Some((cond, _)) = at.first().and_then(|&k| step(k)) else {
+        return CaseTree::Leaf(at.first().copied().unwrap_or(0));
+    };
+    let side = |taken: bool| -> Vec<usize> {
+        at.iter()
+            .copied()
+            .filter(|&k| step(k).is_some_and(|(c, t)| c == cond && t == taken))
+            .collect()
+    };
+    let (yes, no) = (side(true), side(false));
+    if yes.is_empty() || no.is_empty() {
+        return CaseTree::Leaf(at[0]);
+    }
+    CaseTree::Branch {
+        cond,
+        then: Box::new(tree_from_paths(cases, &yes, depth + 1)),
+        otherwise: Box::new(tree_from_paths(cases, &no, depth + 1)),
+    }
+}
+
 /// `kernel` split into its cases; `None` when its top level tests no flag
-/// (or the cases would be too many, or one cannot be reached).
+/// (or the cases would be too many, or one cannot be reached), or it is a
+/// case already.
 pub fn split(kernel: &Kernel) -> Option<Split> {
+    if kernel.case.is_some() {
+        return None;
+    }
     let flags: BTreeSet<String> = kernel
         .params
         .iter()
@@ -579,5 +673,60 @@ mod tests {
         assert_eq!(wrap(200, ScalarType::I8), -56);
         assert_eq!(wrap(-1, ScalarType::U8), 255);
         assert_eq!(wrap(5, ScalarType::Bool), 1);
+    }
+
+    /// The frontend's cases of reference `dscal` (`incx == 1` unrolled,
+    /// else the strided walk): one split, the unit case pinned at
+    /// `incx = 1` (it does not read it), the general one left to sizes that
+    /// keep it on its path (never `incx = 1`); and `n == 4` fixed in its
+    /// branch, pinned, the other branch's sizes avoiding 4.
+    #[test]
+    fn frontend_cases_are_grouped_pinned_and_sampled_on_their_paths() {
+        use crate::synth::partial::restructure::test_support::kernels_of;
+        let ks = kernels_of(
+            "void dscal(int n, double da, double *dx, int incx) {
+               int i, m;
+               if (n <= 0 || incx <= 0) return;
+               if (incx == 1) {
+                 m = n % 5;
+                 if (m != 0) { for (i = 0; i < m; i++) dx[i] = da * dx[i]; if (n < 5) return; }
+                 for (i = m; i < n; i += 5) {
+                   dx[i] = da * dx[i]; dx[i + 1] = da * dx[i + 1]; dx[i + 2] = da * dx[i + 2];
+                   dx[i + 3] = da * dx[i + 3]; dx[i + 4] = da * dx[i + 4];
+                 }
+               } else {
+                 for (i = 0; i < n * incx; i += incx) dx[i] = da * dx[i];
+               }
+             }",
+        );
+        let planned = plan(&ks);
+        assert_eq!(planned.len(), 1);
+        let s = planned[0].1.as_ref().expect("split");
+        assert!(matches!(&s.tree, CaseTree::Branch { then, otherwise, .. }
+            if **then == CaseTree::Leaf(0) && **otherwise == CaseTree::Leaf(1)));
+        assert_eq!(
+            pins_of(s),
+            [Some(vec![("incx".into(), 1)]), Some(Vec::new())]
+        );
+        let general = &s.cases[1];
+        let first = crate::spec::choose_sizes(general, &Sizes::new()).expect("sizes");
+        assert!(
+            crate::spec::sizes::case_holds(general, &first) && first["incx"] != 1,
+            "{first:?}"
+        );
+        let at_one: Sizes = [("n".to_string(), 3), ("incx".to_string(), 1)].into();
+        assert!(!crate::spec::sizes::case_holds(general, &at_one));
+
+        let ks = kernels_of(
+            "void h(int n, const float *x, float *y) {
+               if (n == 4) { for (int i = 0; i < n; i++) y[i] = x[i]; }
+               else { for (int i = 0; i < n; i++) y[i] = 2.0f * x[i]; } }",
+        );
+        let planned = plan(&ks);
+        let s = planned[0].1.as_ref().expect("split");
+        assert_eq!(pins_of(s)[0], Some(vec![("n".into(), 4)]));
+        let other = crate::spec::choose_sizes(&s.cases[1], &Sizes::new()).expect("sizes");
+        let second = crate::spec::choose_second_sizes(&s.cases[1], &other).expect("sizes");
+        assert!(other["n"] != 4 && second["n"] != 4, "{other:?} {second:?}");
     }
 }

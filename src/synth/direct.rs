@@ -598,6 +598,8 @@ impl Writer<'_> {
                     Func::Ceil => unary(UnaryOp::Ceil),
                     Func::Sin => unary(UnaryOp::Sin),
                     Func::Cos => unary(UnaryOp::Cos),
+                    Func::Cosh => unary(UnaryOp::Cosh),
+                    Func::Sinh => unary(UnaryOp::Sinh),
                     Func::Pow => match args.as_slice() {
                         [x, y] => build::pow(x.clone(), y.clone()).ok(),
                         _ => None,

@@ -49,6 +49,7 @@ macro_rules! unary {
 
 unary! { neg => Neg, abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, tanh => Tanh, not => Not }
 unary! { round => Round, floor => Floor, ceil => Ceil, sin => Sin, cos => Cos }
+unary! { cosh => Cosh, sinh => Sinh }
 
 pub fn select(cond: Expr, then: Expr, otherwise: Expr) -> R {
     Expr::new(Op::Where, vec![cond, then, otherwise])

@@ -841,6 +841,8 @@ fn unary(op: UnaryOp, a: &Array) -> Array {
             UnaryOp::Ceil => x.ceil(),
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
+            UnaryOp::Cosh => x.cosh(),
+            UnaryOp::Sinh => x.sinh(),
         })
     } else {
         map_int(a, |x| {

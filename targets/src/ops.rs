@@ -23,6 +23,8 @@ pub enum UnaryOp {
     Ceil,
     Sin,
     Cos,
+    Cosh,
+    Sinh,
 }
 
 /// Element-wise operations of two operands (NumPy broadcasting).
@@ -239,7 +241,7 @@ pub fn trisolve_of_name(name: &str) -> Option<Op> {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 12] = [
+    pub const ALL: [UnaryOp; 14] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,
@@ -252,6 +254,8 @@ impl UnaryOp {
         UnaryOp::Ceil,
         UnaryOp::Sin,
         UnaryOp::Cos,
+        UnaryOp::Cosh,
+        UnaryOp::Sinh,
     ];
 
     pub fn name(self) -> &'static str {
@@ -268,6 +272,8 @@ impl UnaryOp {
             UnaryOp::Ceil => "ceil",
             UnaryOp::Sin => "sin",
             UnaryOp::Cos => "cos",
+            UnaryOp::Cosh => "cosh",
+            UnaryOp::Sinh => "sinh",
         }
     }
 }

@@ -89,3 +89,89 @@ def test_a_flag_tested_per_sample_unswitches_the_loop(tmp_path, target):
         got = run_lifted(module, "scale_sat", target,
                          [x, np.zeros_like(x), 13, 0.5, saturate], [1])[0]
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reference_daxpy_takes_the_c_path_for_each_increment(tmp_path, target):
+    """LINPACK's `daxpy`: the general-increment walk first (returning),
+    then unit increments unrolled by four; the arrays are the C's memory,
+    `n * inc` elements, updated in place through the dispatcher."""
+    module = _module("daxpy_linpack", target, tmp_path)
+    c = _compile("daxpy_linpack", tmp_path)
+    rng = np.random.default_rng(9)
+    f64 = ctypes.c_double
+    for n, incx, incy in [(7, 1, 1), (6, 2, 3), (5, 1, 2), (9, 3, 1), (3, 1, 1)]:
+        x = rng.standard_normal(n * incx)
+        y = rng.standard_normal(n * incy)
+        want = y.copy()
+        c.daxpy(ctypes.c_int(n), f64(0.5), _ptr(x, f64), ctypes.c_int(incx), _ptr(want, f64),
+                ctypes.c_int(incy))
+        got = run_lifted(module, "daxpy", target, [n, 0.5, x, incx, y, incy], [4])[0]
+        np.testing.assert_allclose(got.reshape(-1), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reference_ddot_and_a_negative_increment(tmp_path, target):
+    """Reference `ddot` at unit and other increments; a negative one (the
+    C's walk from the far end, not lifted) is refused by the general
+    case's stride check instead of computing something else."""
+    module = _module("ddot_incs", target, tmp_path)
+    c = _compile("ddot_incs", tmp_path)
+    c.ddot.restype = ctypes.c_double
+    rng = np.random.default_rng(4)
+    f64 = ctypes.c_double
+    for n, incx, incy in [(11, 1, 1), (4, 1, 1), (6, 2, 2), (5, 1, 3)]:
+        x = rng.standard_normal(n * incx)
+        y = rng.standard_normal(n * incy)
+        want = c.ddot(ctypes.c_int(n), _ptr(x, f64), ctypes.c_int(incx), _ptr(y, f64),
+                      ctypes.c_int(incy))
+        args = [n, x, incx, y, incy]
+        if target == "pytorch":
+            import torch
+            args = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+        got = module.ddot(*args)
+        np.testing.assert_allclose(float(got), want, rtol=1e-12, atol=1e-12)
+    x = rng.standard_normal(4)
+    args = [2, x, -2, x.copy(), 1]
+    if target == "pytorch":
+        import torch
+        args = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+    with pytest.raises((ValueError, RuntimeError)):
+        module.ddot(*args)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_length_tested_against_a_literal_reaches_both_branches(tmp_path, target):
+    """`if (n == 9)` where `n` also bounds the loops: the branch for 9 is
+    lifted with `n` fixed to 9, the other for every other length (its
+    sample sizes avoid 9); before, one program for the `else` passed the
+    checks at the sample sizes and was wrong at 9."""
+    module = _module("len_special", target, tmp_path)
+    c = _compile("len_special", tmp_path)
+    rng = np.random.default_rng(3)
+    for n in [9, 5, 12, 0]:
+        x = rng.standard_normal(max(n, 1)).astype(np.float32)[:n]
+        y = np.zeros(n, dtype=np.float32)
+        want = y.copy()
+        c.window_or_scale(ctypes.c_int(n), _ptr(x, ctypes.c_float), _ptr(want, ctypes.c_float))
+        got = run_lifted(module, "window_or_scale", target, [n, x, y], [2])[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gelu_backward_through_coshf_matches_the_c(tmp_path, target):
+    """llm.c's GELU backward takes its sech squared through `coshf`:
+    `cosh` (and `sinh`) are functions of the loop IR and of TensIR like
+    `tanh`, emitted as each library's own."""
+    module = _module("gelu_backward", target, tmp_path)
+    c = _compile("gelu_backward", tmp_path)
+    rng = np.random.default_rng(8)
+    n = 37
+    inp = rng.standard_normal(n).astype(np.float32) * 3
+    dout = rng.standard_normal(n).astype(np.float32)
+    dinp = rng.standard_normal(n).astype(np.float32)
+    want = dinp.copy()
+    f32 = ctypes.c_float
+    c.gelu_backward(_ptr(want, f32), _ptr(inp, f32), _ptr(dout, f32), ctypes.c_int(n))
+    got = run_lifted(module, "gelu_backward", target, [dinp, inp, dout, n], [0])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

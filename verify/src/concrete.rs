@@ -202,6 +202,8 @@ impl Domain for ConcreteDomain {
             Opaque::Ceil => x.ceil(),
             Opaque::Sin => x.sin(),
             Opaque::Cos => x.cos(),
+            Opaque::Cosh => x.cosh(),
+            Opaque::Sinh => x.sinh(),
         }))
     }
 

@@ -103,6 +103,8 @@ pub(crate) enum Opaque {
     Ceil,
     Sin,
     Cos,
+    Cosh,
+    Sinh,
 }
 
 impl Opaque {
@@ -118,6 +120,8 @@ impl Opaque {
             Opaque::Ceil => "ceil",
             Opaque::Sin => "sin",
             Opaque::Cos => "cos",
+            Opaque::Cosh => "cosh",
+            Opaque::Sinh => "sinh",
         }
     }
 }

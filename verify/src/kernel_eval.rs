@@ -652,6 +652,8 @@ impl<D: Domain> Interp<'_, D> {
             MathFn::Ceil => Some(Opaque::Ceil),
             MathFn::Sin => Some(Opaque::Sin),
             MathFn::Cos => Some(Opaque::Cos),
+            MathFn::Cosh => Some(Opaque::Cosh),
+            MathFn::Sinh => Some(Opaque::Sinh),
             _ => None,
         };
         if let Some(o) = opaque {

@@ -636,6 +636,8 @@ impl<D: Domain> Interp<'_, D> {
             UnaryOp::Ceil => Some(Opaque::Ceil),
             UnaryOp::Sin => Some(Opaque::Sin),
             UnaryOp::Cos => Some(Opaque::Cos),
+            UnaryOp::Cosh => Some(Opaque::Cosh),
+            UnaryOp::Sinh => Some(Opaque::Sinh),
             _ => None,
         };
         if let Some(f) = opaque {

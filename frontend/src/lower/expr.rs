@@ -62,6 +62,8 @@ fn math_function(name: &str) -> Option<MathFn> {
                 | "ceil"
                 | "sin"
                 | "cos"
+                | "cosh"
+                | "sinh"
         )
     });
     Some(match base.unwrap_or(name) {
@@ -78,6 +80,8 @@ fn math_function(name: &str) -> Option<MathFn> {
         "ceil" => MathFn::Ceil,
         "sin" => MathFn::Sin,
         "cos" => MathFn::Cos,
+        "cosh" => MathFn::Cosh,
+        "sinh" => MathFn::Sinh,
         _ => return None,
     })
 }

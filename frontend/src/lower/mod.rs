@@ -15,6 +15,7 @@ mod fields;
 mod finish;
 mod guards;
 mod histogram;
+mod increments;
 mod loops;
 mod macro_sizes;
 mod pointers;
@@ -108,7 +109,7 @@ pub struct Lowerer<'f> {
 pub fn lower_function(
     func: &CFunction,
     region: Option<(u32, u32)>,
-) -> Result<Kernel, Vec<Diagnostic>> {
+) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
     // Tested pointer parameters are read as set (stated as preconditions),
     // before the guards: `if (!p) return;` is then no guard at all.
     let nonnull = crate::nonnull::assume_set_pointers(func);
@@ -117,6 +118,76 @@ pub fn lower_function(
     // change nothing once the rest is lowered.
     let guarded = guards::strip(func);
     let func = guarded.as_ref().map_or(func, |(f, _)| f);
+    let entry = Entry {
+        assumed: nonnull
+            .as_ref()
+            .map(|n| n.assumed.clone())
+            .unwrap_or_default(),
+        guards: guarded.as_ref().map(|(_, g)| g.as_slice()),
+    };
+    // A test of the increments picks the unit-stride loops or the general
+    // ones: each branch is a kernel of its own, with its own layouts.
+    let Some(variants) = region.is_none().then(|| increments::split(func)).flatten() else {
+        return lower_entered(func, region, &entry, &[]).map(|(k, _)| vec![k]);
+    };
+    let count = variants.len();
+    let mut kernels = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    for (at, v) in variants.iter().enumerate() {
+        let tests: Vec<CExpr> = v.path.iter().map(|(c, _)| c.clone()).collect();
+        match lower_entered(&v.func, None, &entry, &tests) {
+            Ok((mut kernel, lowered)) => {
+                let taken = v.path.iter().map(|(_, t)| *t);
+                kernel.case = Some(KernelCase {
+                    number: at + 1,
+                    count,
+                    path: lowered.into_iter().zip(taken).collect(),
+                    pins: Vec::new(),
+                });
+                kernels.push(kernel);
+            }
+            Err(found) => {
+                for d in found {
+                    if !diagnostics.contains(&d) {
+                        diagnostics.push(d);
+                    }
+                }
+            }
+        }
+    }
+    if diagnostics.is_empty() {
+        Ok(kernels)
+    } else {
+        Err(diagnostics)
+    }
+}
+
+/// What the entry of the function settled before its body is lowered:
+/// pointers read as set, and its leading guards.
+struct Entry<'a> {
+    assumed: Vec<(String, Loc)>,
+    guards: Option<&'a [guards::Guard]>,
+}
+
+/// Lowers `func` (its entry settled), and `tests` (conditions on its
+/// parameters, for a case's path) in its scope.
+fn lower_entered(
+    func: &CFunction,
+    region: Option<(u32, u32)>,
+    entry: &Entry<'_>,
+    tests: &[CExpr],
+) -> Result<(Kernel, Vec<Expr>), Vec<Diagnostic>> {
+    // `if (incx < 0) ix = …;`: a negative increment's start, which the
+    // program's stride checks make unreachable (checked below).
+    let negatives = increments::strip_negative_starts(func);
+    let func = negatives.as_ref().map_or(func, |(f, _)| f);
+    // Index variables the taken-out starts (or a split's branch) kept
+    // from closing: `ix = 0; …; ix += incx` is `ix = i * incx` now.
+    let closed = (negatives.is_some() || !tests.is_empty()).then(|| CFunction {
+        body: crate::induction::substitute_inductions(func.body.clone()),
+        ..func.clone()
+    });
+    let func = closed.as_ref().unwrap_or(func);
     // A `return` ending a branch: the `if` takes the rest as its `else`.
     let folded = branch_returns::fold(func);
     let func = folded.as_ref().unwrap_or(func);
@@ -136,9 +207,10 @@ pub fn lower_function(
     let func = sized.func.as_ref().unwrap_or(func);
     // A loop stepping by a parameter that a leading guard makes positive
     // is counted by one (the guard then runs ahead of the program).
-    let positive: Vec<String> = guarded
+    let positive: Vec<String> = entry
+        .guards
         .iter()
-        .flat_map(|(_, gs)| gs.iter().filter_map(|g| g.vars.clone()).flatten())
+        .flat_map(|gs| gs.iter().filter_map(|g| g.vars.clone()).flatten())
         .collect();
     let unstrided = strided::unstride(func, &positive);
     let func = unstrided.as_ref().unwrap_or(func);
@@ -208,9 +280,10 @@ pub fn lower_function(
         body,
         returns: l.returns,
         histograms: std::mem::take(&mut l.histograms),
-        assumed_set: nonnull
+        assumed_set: entry.assumed.clone(),
+        negative_steps: negatives
             .as_ref()
-            .map(|n| n.assumed.clone())
+            .map(|(_, n)| n.clone())
             .unwrap_or_default(),
         guards: Vec::new(),
         asserted: func.asserted.clone(),
@@ -222,7 +295,19 @@ pub fn lower_function(
             .unwrap_or_default(),
     };
     l.finish(&mut kernel);
-    if let Some((_, stripped)) = &guarded {
+    let lowered_tests: Vec<Expr> = tests.iter().filter_map(|t| l.expr(t)).collect();
+    if lowered_tests.len() < tests.len() && l.diagnostics.is_empty() {
+        l.error(
+            codes::UNSUPPORTED_STATEMENT,
+            &func.loc,
+            "a test of the increments cannot be read".to_string(),
+        );
+    }
+    l.diagnostics.extend(increments::check_negative_starts(
+        &kernel,
+        &kernel.negative_steps,
+    ));
+    if let Some(stripped) = entry.guards {
         // One guard that matters keeps them all, in order, ahead of the
         // program; guards that all change nothing are dropped.
         let matters = stripped.iter().find_map(|g| guards::redundant(&kernel, g));
@@ -241,7 +326,7 @@ pub fn lower_function(
         }
     }
     if l.diagnostics.is_empty() {
-        Ok(kernel)
+        Ok((kernel, lowered_tests))
     } else {
         Err(l.diagnostics)
     }
@@ -734,8 +819,8 @@ mod tests {
     }
 
     fn loops(body: Vec<CStmt>) -> Vec<(String, String, String, i64)> {
-        let kernel = lower_function(&function(body), None).expect("lowers");
-        kernel
+        let kernels = lower_function(&function(body), None).expect("lowers");
+        kernels[0]
             .body
             .iter()
             .map(|s| match s {

@@ -107,6 +107,8 @@ pub(super) fn unary(op: UnaryOp, dtype: DType, a: &Tensor) -> Tensor {
         UnaryOp::Ceil => v.integral(Func::Ceil),
         UnaryOp::Sin => v.sin(),
         UnaryOp::Cos => v.cos(),
+        UnaryOp::Cosh => v.cosh(),
+        UnaryOp::Sinh => v.sinh(),
     })
 }
 

@@ -155,6 +155,7 @@ pub(super) fn statement_kernel(
         returns: None,
         histograms: kernel.histograms.clone(),
         assumed_set: kernel.assumed_set.clone(),
+        negative_steps: kernel.negative_steps.clone(),
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),

@@ -417,6 +417,8 @@ impl Translator<'_> {
             (MathFn::Ceil, 1) => unary(UnaryOp::Ceil),
             (MathFn::Sin, 1) => unary(UnaryOp::Sin),
             (MathFn::Cos, 1) => unary(UnaryOp::Cos),
+            (MathFn::Cosh, 1) => unary(UnaryOp::Cosh),
+            (MathFn::Sinh, 1) => unary(UnaryOp::Sinh),
             (MathFn::Abs, 1) => unary(UnaryOp::Abs),
             (MathFn::Pow | MathFn::Max | MathFn::Min, 2) => {
                 let op = match func {

@@ -76,6 +76,8 @@ fn sketch(target: &Tensor, dtype: DType) -> Option<(Tensor, DType, Rebuild)> {
         | Func::Ceil
         | Func::Sin
         | Func::Cos
+        | Func::Cosh
+        | Func::Sinh
             if dtype.is_float() =>
         {
             let op = match func {
@@ -88,6 +90,8 @@ fn sketch(target: &Tensor, dtype: DType) -> Option<(Tensor, DType, Rebuild)> {
                 Func::Ceil => UnaryOp::Ceil,
                 Func::Sin => UnaryOp::Sin,
                 Func::Cos => UnaryOp::Cos,
+                Func::Cosh => UnaryOp::Cosh,
+                Func::Sinh => UnaryOp::Sinh,
                 _ => UnaryOp::Abs,
             };
             Some((arg(0)?, dtype, Box::new(move |e| Expr::unary(op, e).ok())))

@@ -176,6 +176,18 @@ impl Lowering {
         )
     }
 
+    /// `cosh(a)` (`sinh(a)` when not `cosh`) written out, StableHLO
+    /// having no op for either: `(exp(a) ± exp(-a)) * 0.5`.
+    fn hyperbolic(&mut self, a: &Val, cosh: bool) -> Val {
+        let up = self.elementwise("exponential", &[a]);
+        let negated = self.elementwise("negate", &[a]);
+        let down = self.elementwise("exponential", &[&negated]);
+        let sum = self.elementwise(if cosh { "add" } else { "subtract" }, &[&up, &down]);
+        let half = self.constant(Lit::float(0.5, a.dtype), &[]);
+        let half = self.broadcast(&half, &a.shape);
+        self.elementwise("multiply", &[&sum, &half])
+    }
+
     fn elementwise(&mut self, op: &str, args: &[&Val]) -> Val {
         let operands: Vec<&str> = args.iter().map(|a| a.ssa.as_str()).collect();
         let (d, s) = (args[0].dtype, args[0].shape.clone());
@@ -465,23 +477,11 @@ impl Lowering {
                 let a = &args[0];
                 match u {
                     U::Abs if !a.dtype.is_signed_int() && !a.dtype.is_float() => a.clone(),
-                    _ => {
-                        let name = match u {
-                            U::Neg => "negate",
-                            U::Abs => "abs",
-                            U::Sqrt => "sqrt",
-                            U::Exp => "exponential",
-                            U::Log => "log",
-                            U::Tanh => "tanh",
-                            U::Not => "not",
-                            U::Round => "round_nearest_afz",
-                            U::Floor => "floor",
-                            U::Ceil => "ceil",
-                            U::Sin => "sine",
-                            U::Cos => "cosine",
-                        };
-                        self.elementwise(name, &[a])
-                    }
+                    _ => match hlo_unary(*u) {
+                        Some(name) => self.elementwise(name, &[a]),
+                        // StableHLO has neither: (e^x ± e^-x) / 2.
+                        None => self.hyperbolic(a, *u == U::Cosh),
+                    },
                 }
             }
             Op::Binary(b) => {
@@ -1642,4 +1642,24 @@ pub fn emit_hlo(p: &Program, sizes: &BTreeMap<String, i64>) -> Result<String, Em
 
 fn returned_name(p: &Program) -> Option<String> {
     p.ret.map(|_| "<return>".to_string())
+}
+
+/// The StableHLO op of a unary TensIR op; `None` for `cosh` and `sinh`,
+/// which StableHLO does not have (written out from exponentials).
+fn hlo_unary(u: U) -> Option<&'static str> {
+    Some(match u {
+        U::Neg => "negate",
+        U::Abs => "abs",
+        U::Sqrt => "sqrt",
+        U::Exp => "exponential",
+        U::Log => "log",
+        U::Tanh => "tanh",
+        U::Not => "not",
+        U::Round => "round_nearest_afz",
+        U::Floor => "floor",
+        U::Ceil => "ceil",
+        U::Sin => "sine",
+        U::Cos => "cosine",
+        U::Cosh | U::Sinh => return None,
+    })
 }

@@ -134,6 +134,8 @@ impl PyTable for JaxTable {
             Op::Unary(U::Ceil) => "jnp.ceil({0})",
             Op::Unary(U::Sin) => "jnp.sin({0})",
             Op::Unary(U::Cos) => "jnp.cos({0})",
+            Op::Unary(U::Cosh) => "jnp.cosh({0})",
+            Op::Unary(U::Sinh) => "jnp.sinh({0})",
             Op::Binary(B::Add) => "({0} + {1})",
             Op::Binary(B::Sub) => "({0} - {1})",
             Op::Binary(B::Mul) => "({0} * {1})",

@@ -557,7 +557,9 @@ impl<'a> Lifted<'a> {
                     | UnaryOp::Floor
                     | UnaryOp::Ceil
                     | UnaryOp::Sin
-                    | UnaryOp::Cos => math(op_name(*op), &[a]),
+                    | UnaryOp::Cos
+                    | UnaryOp::Cosh
+                    | UnaryOp::Sinh => math(op_name(*op), &[a]),
                 }
             }
             Op::Binary(op) => {

@@ -849,6 +849,7 @@ fn parts(kernel: &Kernel, program: &Program, s: &Segment, returns: bool) -> (Ker
         returns: if returns { kernel.returns } else { None },
         histograms: kernel.histograms.clone(),
         assumed_set: kernel.assumed_set.clone(),
+        negative_steps: kernel.negative_steps.clone(),
         guards: Vec::new(),
         struct_arrays: kernel.struct_arrays.clone(),
         asserted: kernel.asserted.clone(),

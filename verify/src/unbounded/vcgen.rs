@@ -1770,6 +1770,8 @@ impl<'a> Exec<'a> {
                     MathFn::Ceil => math("ceil", &[arg(0)?]),
                     MathFn::Sin => math("sin", &[arg(0)?]),
                     MathFn::Cos => math("cos", &[arg(0)?]),
+                    MathFn::Cosh => math("cosh", &[arg(0)?]),
+                    MathFn::Sinh => math("sinh", &[arg(0)?]),
                     MathFn::Pow => super::libm::pow(&arg(0)?, &arg(1)?),
                     MathFn::Abs => {
                         let a = arg(0)?;

@@ -109,12 +109,18 @@ pub(crate) mod test_support {
     use tenslift_frontend::ir as loop_ir;
 
     pub fn kernel_of(source: &str) -> loop_ir::Kernel {
+        kernels_of(source).into_iter().next().expect("a kernel")
+    }
+
+    /// Every kernel the frontend reads out of `source` (a function split
+    /// by its tests of its increments gives one per case).
+    pub fn kernels_of(source: &str) -> Vec<loop_ir::Kernel> {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("k.c");
         std::fs::write(&path, source).expect("write");
         let options = tenslift_frontend::Options::default();
         let unit = tenslift_frontend::extract(&path.to_string_lossy(), &options).expect("C");
-        unit.kernels.into_iter().next().expect("a kernel")
+        unit.kernels
     }
 
     /// `r` applied to the first statement of `source`'s kernel, a loop,
