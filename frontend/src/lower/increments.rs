@@ -202,6 +202,12 @@ fn is_increment_test(func: &CFunction, s: &CStmt) -> bool {
     if !has_loop(then_branch) && !else_branch.as_deref().is_some_and(has_loop) {
         return false;
     }
+    // `if (n > 0) { … }` holds at every size a program is checked at and
+    // guards loops that would not run otherwise: one kernel, as before (a
+    // split would add a case that does nothing, and refuse StableHLO).
+    if else_branch.is_none() && positive_only(cond) {
+        return false;
+    }
     let mut params = Vec::new();
     if !integer_test(cond, &mut params) || params.is_empty() {
         return false;
@@ -209,6 +215,33 @@ fn is_increment_test(func: &CFunction, s: &CStmt) -> bool {
     let written = |key: &str| func.body.iter().any(|s| s.writes(key));
     let used = |key: &str| func.body.iter().any(|s| reads_outside_tests(s, key));
     params.iter().all(|k| !written(k)) && params.iter().any(|k| used(k))
+}
+
+/// Whether `cond` only asks integer parameters to be positive (`n > 0`,
+/// `n >= 1`, `n != 0`, `0 < n`, `1 <= n`, `n`, and conjunctions of them).
+fn positive_only(cond: &CExpr) -> bool {
+    let is_param =
+        |e: &CExpr| matches!(&e.stripped().kind, CExprKind::Ref(r) if r.target == RefTarget::Param);
+    let c = cond.stripped();
+    match &c.kind {
+        CExprKind::Ref(_) => is_param(c),
+        CExprKind::Binary {
+            op: CBinOp::LAnd,
+            lhs,
+            rhs,
+        } => positive_only(lhs) && positive_only(rhs),
+        CExprKind::Binary { op, lhs, rhs } => {
+            let (l, r) = (lhs.int_constant(), rhs.int_constant());
+            match op {
+                CBinOp::Gt | CBinOp::Ne => is_param(lhs) && r == Some(0),
+                CBinOp::Ge => is_param(lhs) && r == Some(1),
+                CBinOp::Lt => l == Some(0) && is_param(rhs),
+                CBinOp::Le => l == Some(1) && is_param(rhs),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Whether `e` reads integer parameters (their keys pushed to `params`),
@@ -443,7 +476,8 @@ mod tests {
     }
 
     /// A flag read only by its test is left to the root crate's split of
-    /// the loop IR; a negative start for a parameter that steps no array
+    /// the loop IR, a body under `if (n > 0)` stays one kernel; a negative
+    /// start for a parameter that steps no array
     /// is refused where it is (nothing would check it is positive).
     #[test]
     fn flags_stay_whole_and_an_unchecked_negative_start_is_refused() {
@@ -455,6 +489,12 @@ mod tests {
         );
         assert_eq!(ks.len(), 1);
         assert!(ks[0].case.is_none());
+        let positive = kernels(
+            "void g(int n, float *x, float a) {
+               if (n > 0) { for (int i = 0; i < n; i++) x[i] = a * x[i]; } }",
+        );
+        assert_eq!(positive.len(), 1);
+        assert!(positive[0].case.is_none());
         let refused = extracted(
             "void g(int n, float *y, int k) {
                int s = 0;
