@@ -286,7 +286,6 @@ pub fn run(args: LiftArgs) -> i32 {
     let watchdog = Watchdog::start();
     let work: Vec<(usize, Kernel)> = planned
         .iter()
-        .map(|(k, s)| (k, s))
         .enumerate()
         .flat_map(|(at, (k, s))| match s {
             Some(s) => s.cases.iter().map(|c| (at, c.clone())).collect(),

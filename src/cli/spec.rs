@@ -93,10 +93,7 @@ fn kernels_from_c(
             message: format!("error: {message}"),
         })?;
     match tenslift_frontend::extract(&path.to_string_lossy(), &options) {
-        Ok(unit) => Ok(crate::synth::cases::plan(&unit.kernels)
-            .into_iter()
-            .flat_map(|(k, split)| split.map_or_else(|| vec![k], |s| s.cases))
-            .collect()),
+        Ok(unit) => Ok(crate::synth::cases::each_case(&unit.kernels)),
         Err(ExtractError::Rejected(diagnostics)) => Err(Failure {
             code: EXIT_REJECTED,
             message: super::render_diagnostics(&diagnostics)

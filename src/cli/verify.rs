@@ -236,13 +236,10 @@ pub fn run(args: VerifyArgs) -> i32 {
     let mut not_lifted = false;
     // A function that picks its computation by testing its flags is
     // checked case by case, as `lift` lifts it (`synth::cases`).
-    let work: Vec<Kernel> = crate::synth::cases::plan(&unit.kernels)
-        .into_iter()
-        .flat_map(|(k, s)| match (&given, s) {
-            (None, Some(s)) => s.cases,
-            _ => vec![k],
-        })
-        .collect();
+    let work: Vec<Kernel> = match &given {
+        None => crate::synth::cases::each_case(&unit.kernels),
+        Some(_) => unit.kernels.clone(),
+    };
     for kernel in &work {
         let start = Instant::now();
         let (program, origin) = match &given {

@@ -115,6 +115,15 @@ pub fn plan(kernels: &[Kernel]) -> Vec<(Kernel, Option<Split>)> {
     out
 }
 
+/// Every kernel [`plan`] hands on, a split one as its cases (what `spec`
+/// and `verify` go through one by one).
+pub fn each_case(kernels: &[Kernel]) -> Vec<Kernel> {
+    plan(kernels)
+        .into_iter()
+        .flat_map(|(k, split)| split.map_or_else(|| vec![k], |s| s.cases))
+        .collect()
+}
+
 /// The split of the frontend's cases of one function: the tree rebuilt
 /// from their paths, and pins for the parameters a case's tests read and
 /// its statements do not (as for flags); a test that reads a size of the

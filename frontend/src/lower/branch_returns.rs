@@ -95,7 +95,8 @@ fn exit_of(stmts: &[CStmt]) -> Exit {
     }
 }
 
-fn items(s: &CStmt) -> &[CStmt] {
+/// A block's statements, a single statement as a list of one.
+pub(super) fn items(s: &CStmt) -> &[CStmt] {
     match s {
         CStmt::Compound(items, _) => items,
         other => std::slice::from_ref(other),

@@ -29,6 +29,7 @@
 //! (`Kernel::negative_steps`), and [`check_negative_starts`] refuses it
 //! where `incx` is no stride.
 
+use super::branch_returns::items;
 use crate::diagnostics::{self as codes, Diagnostic};
 use crate::ir::{Kernel, Loc, ParamKind, Storage};
 use crate::syntax::{CBinOp, CExpr, CExprKind, CFunction, CStmt, CType, IntValue, RefTarget};
@@ -79,7 +80,7 @@ fn split_into(
         (false, else_branch.as_deref().unwrap_or(&no_else)),
     ] {
         let mut body = pre.to_vec();
-        body.extend(items(branch));
+        body.extend_from_slice(items(branch));
         if !always_returns(branch) {
             body.extend_from_slice(post);
         }
@@ -154,14 +155,6 @@ fn with_values(e: &CExpr, fixed: &[(String, i64, CType)]) -> CExpr {
         };
         crate::induction::replace_reads(&e, key, &literal)
     })
-}
-
-/// A block's statements, a single statement as a list of one.
-fn items(s: &CStmt) -> Vec<CStmt> {
-    match s {
-        CStmt::Compound(items, _) => items.clone(),
-        other => vec![other.clone()],
-    }
 }
 
 /// Whether every path through `s` ends in a `return` (a block whose last
