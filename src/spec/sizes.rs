@@ -371,6 +371,20 @@ fn all_arrays(kernel: &Kernel) -> impl Iterator<Item = (&str, &ArrayInfo, &Loc)>
 
 /// Checks that every access is in bounds at `sizes` and returns the extents.
 pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> {
+    check_sizes_as(kernel, sizes, Nesting::Injective)
+}
+
+/// What a strided view must satisfy at a size tuple: its strides nest (each
+/// at least the span of the dimensions inside it, the leading-dimension
+/// convention the layout's logical extents assume), or only map its touched
+/// box one-to-one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Nesting {
+    Nested,
+    Injective,
+}
+
+fn check_sizes_as(kernel: &Kernel, sizes: &Sizes, nesting: Nesting) -> Result<Layout, SpecError> {
     let no_iters = HashMap::new();
     let mut scan = Scan {
         sizes,
@@ -467,7 +481,7 @@ pub fn check_sizes(kernel: &Kernel, sizes: &Sizes) -> Result<Layout, SpecError> 
             if let Some((dim, needed)) = first_overlap(&strides, &a.max_touched) {
                 // Nested spans are sufficient, not necessary: a general
                 // strided view may still map its touched box one-to-one.
-                if !box_is_injective(&strides, &a.max_touched) {
+                if nesting == Nesting::Nested || !box_is_injective(&strides, &a.max_touched) {
                     return Err(SpecError::OverlappingStrides {
                         at: at(a.loc),
                         array: name.to_string(),
@@ -557,10 +571,15 @@ fn box_is_injective(strides: &[i64], max_touched: &[i64]) -> bool {
 /// one-to-one (`kv_dim ≥ (head+1)·head_size` for `key_cache[t*kv_dim +
 /// head*head_size + i]`), keeping every value distinct and `fixed` ones
 /// untouched. Returns the repaired tuple when it passes [`check_sizes`].
-fn repair_overlap(kernel: &Kernel, candidate: &Sizes, fixed: &Sizes) -> Option<Sizes> {
+fn repair_overlap(
+    kernel: &Kernel,
+    candidate: &Sizes,
+    fixed: &Sizes,
+    nesting: Nesting,
+) -> Option<Sizes> {
     let mut sizes = candidate.clone();
     for _ in 0..8 {
-        let (array, dim, needed) = match check_sizes(kernel, &sizes) {
+        let (array, dim, needed) = match check_sizes_as(kernel, &sizes, nesting) {
             Ok(_) => return Some(sizes),
             Err(SpecError::OverlappingStrides {
                 array, dim, needed, ..
@@ -741,7 +760,10 @@ const IDLE_SKIP_LIMIT: usize = 64;
 
 /// Valid size tuples in candidate order, at most `want` of them (user-`fixed`
 /// values kept, each passing `accept` and `demand`); an error when there is
-/// none.
+/// none. Tuples where every strided view nests come first: a view that is
+/// only one-to-one (`A[i*a + j*b]` at `a = 3, b = 4`, its rows interleaved)
+/// gives a spec over elements that the layout's logical dimensions place
+/// differently from memory.
 fn search_many(
     kernel: &Kernel,
     fixed: &Sizes,
@@ -749,6 +771,19 @@ fn search_many(
     accept: &dyn Fn(&Sizes) -> bool,
     demand: Demand,
     want: usize,
+) -> Result<Vec<Sizes>, SpecError> {
+    let run = |nesting| search_nesting(kernel, fixed, base, accept, demand, want, nesting);
+    run(Nesting::Nested).or_else(|_| run(Nesting::Injective))
+}
+
+fn search_nesting(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+    demand: Demand,
+    want: usize,
+    nesting: Nesting,
 ) -> Result<Vec<Sizes>, SpecError> {
     let params = size_params(kernel);
     validate_fixed(kernel, &params, fixed)?;
@@ -764,12 +799,15 @@ fn search_many(
         if !accept(candidate) || !case_holds(kernel, candidate) {
             return false;
         }
-        let valid = match check_sizes(kernel, candidate) {
+        let valid = match check_sizes_as(kernel, candidate, nesting) {
             Ok(layout) => Some((candidate.clone(), layout.idle_loops)),
             Err(e @ SpecError::OverlappingStrides { .. }) => {
-                let repaired = repair_overlap(kernel, candidate, fixed)
+                let repaired = repair_overlap(kernel, candidate, fixed, nesting)
                     .filter(|r| accept(r) && case_holds(kernel, r))
-                    .and_then(|r| Some((r.clone(), check_sizes(kernel, &r).ok()?.idle_loops)));
+                    .and_then(|r| {
+                        let idle = check_sizes_as(kernel, &r, nesting).ok()?.idle_loops;
+                        Some((r, idle))
+                    });
                 if repaired.is_none() {
                     first_failure.get_or_insert(e);
                 }

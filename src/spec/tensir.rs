@@ -226,6 +226,7 @@ const SHARED_CACHE_LIMIT: usize = 200_000;
 pub struct Executor {
     sizes: Sizes,
     shared: HashMap<tensir::Expr, Tensor>,
+    initial: HashMap<(String, Vec<usize>), Tensor>,
 }
 
 impl Executor {
@@ -233,6 +234,7 @@ impl Executor {
         Executor {
             sizes,
             shared: HashMap::new(),
+            initial: HashMap::new(),
         }
     }
 
@@ -246,9 +248,11 @@ impl Executor {
             self.shared.clear();
         }
         let shared = std::mem::take(&mut self.shared);
-        let mut machine = Machine::new(&self.sizes, shared);
+        let initial = std::mem::take(&mut self.initial);
+        let mut machine = Machine::new(&self.sizes, shared, initial);
         let outcome = run(&mut machine, program);
         self.shared = std::mem::take(&mut machine.shared);
+        self.initial = std::mem::take(&mut machine.initial);
         outcome
     }
 }
@@ -278,7 +282,15 @@ fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpe
             ParamKind::Array { shape, .. } => {
                 let shape = machine.shape(shape)?;
                 checked_len(&p.name, &shape)?;
-                initial_symbols(&p.name, &shape)
+                let key = (p.name.to_string(), shape);
+                match machine.initial.get(&key) {
+                    Some(t) => t.clone(),
+                    None => {
+                        let t = initial_symbols(&key.0, &key.1);
+                        machine.initial.insert(key, t.clone());
+                        t
+                    }
+                }
             }
         };
         // A rank-0 array and a scalar of one name and type have different

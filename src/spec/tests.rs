@@ -821,33 +821,43 @@ fn general_strided_views_get_sizes_that_keep_elements_apart() {
     assert!(err.to_string().contains("overlap"), "{err}");
 }
 
+/// `B[i] = Σ_{j<2} A[i][j][0…]` for i < 3 over a flat `A` of these
+/// strides (`sizes` declared first).
+fn skewed_row_sums(sizes: &[&str], strides: &[&str]) -> Kernel {
+    let dims = vec!["?"; strides.len()];
+    let mut index = vec!["i", "j"];
+    index.resize(strides.len(), "0");
+    let builder = sizes
+        .iter()
+        .fold(KernelBuilder::new("skew"), |b, s| b.size(s));
+    builder
+        .flat_array("A", F64, &dims, strides, Role::Input)
+        .array("B", F64, &["3"], Role::Output)
+        .body(vec![for_(
+            "i",
+            "0",
+            "3",
+            vec![
+                assign(el("B", &["i"], F64), flit("0.0", F64)),
+                for_(
+                    "j",
+                    "0",
+                    "2",
+                    vec![assign(
+                        el("B", &["i"], F64),
+                        add(load("B", &["i"], F64), load("A", &index, F64)),
+                    )],
+                ),
+            ],
+        )])
+        .build()
+}
+
 /// `B[i] = Σ_j A[i*2 + j*3]` for i < 3, j < 2: strides that are no mixed
 /// radix (2 < 1 + 3) but still give the six touched elements six offsets.
 #[test]
 fn non_nested_strides_pass_when_touched_offsets_are_distinct() {
-    let k = |strides: &[&str]| {
-        KernelBuilder::new("skew")
-            .flat_array("A", F64, &["?", "?"], strides, Role::Input)
-            .array("B", F64, &["3"], Role::Output)
-            .body(vec![for_(
-                "i",
-                "0",
-                "3",
-                vec![
-                    assign(el("B", &["i"], F64), flit("0.0", F64)),
-                    for_(
-                        "j",
-                        "0",
-                        "2",
-                        vec![assign(
-                            el("B", &["i"], F64),
-                            add(load("B", &["i"], F64), load("A", &["i", "j"], F64)),
-                        )],
-                    ),
-                ],
-            )])
-            .build()
-    };
+    let k = |strides: &[&str]| skewed_row_sums(&[], strides);
     let spec = spec_of_kernel(&k(&["2", "3"]), &Sizes::new()).unwrap();
     assert_eq!(
         entry(&spec, "B", &[2]),
@@ -858,6 +868,23 @@ fn non_nested_strides_pass_when_touched_offsets_are_distinct() {
     assert!(
         matches!(err, SpecError::OverlappingStrides { ref array, .. } if array == "A"),
         "{err}"
+    );
+}
+
+/// `B[i] = Σ_j A[i*a + j*b]` with parameter strides: the first tuple in
+/// candidate order (`a = 3, b = 4`) maps the touched box one-to-one but
+/// interleaves rows (`3 < 1 + 4`); a tuple where the strides nest comes
+/// first, so the spec's rows are the layout's rows.
+#[test]
+fn nested_strides_are_preferred_to_merely_distinct_offsets() {
+    let k = skewed_row_sums(&["a", "b"], &["a", "b", "1"]);
+    let chosen = choose_sizes(&k, &Sizes::new()).unwrap();
+    assert!(chosen["a"] > chosen["b"], "{chosen:?}");
+    // A user's tuple that only maps the box one-to-one is still accepted.
+    let spec = spec_of_kernel(&k, &sizes(&[("a", 3), ("b", 4)])).unwrap();
+    assert_eq!(
+        entry(&spec, "B", &[2]),
+        &sym("A", &[2, 0, 0]) + &sym("A", &[2, 1, 0])
     );
 }
 

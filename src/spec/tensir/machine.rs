@@ -35,10 +35,19 @@ pub(super) struct Machine<'p> {
     pub(super) pristine: HashSet<&'p str>,
     purity: HashMap<tensir::Expr, bool>,
     pub(super) shared: HashMap<tensir::Expr, Tensor>,
+    /// Initial contents of array parameters by name and shape, kept
+    /// between executions: building them interns one symbol per element,
+    /// which dominated a search evaluating thousands of candidates over
+    /// 3-D and 4-D arrays.
+    pub(super) initial: HashMap<(String, Vec<usize>), Tensor>,
 }
 
 impl<'p> Machine<'p> {
-    pub(super) fn new(sizes: &'p Sizes, shared: HashMap<tensir::Expr, Tensor>) -> Machine<'p> {
+    pub(super) fn new(
+        sizes: &'p Sizes,
+        shared: HashMap<tensir::Expr, Tensor>,
+        initial: HashMap<(String, Vec<usize>), Tensor>,
+    ) -> Machine<'p> {
         Machine {
             sizes,
             loop_values: HashMap::new(),
@@ -48,6 +57,7 @@ impl<'p> Machine<'p> {
             pristine: HashSet::new(),
             purity: HashMap::new(),
             shared,
+            initial,
         }
     }
 

@@ -398,3 +398,23 @@ fn an_inner_loop_of_two_statements_distributes_inside_its_row_loop() {
     assert!(!text.contains("for "), "{text}");
     assert!(text.contains("exp("), "{text}");
 }
+
+/// llm.c's softmax over `(b, t)`: the row helper's locals (`maxval`,
+/// `sum`) are private to the innermost body of a two-loop nest; expanded
+/// along both loops (`sum_bt[b][t]`) the nest distributes as a whole and
+/// nothing is kept. Distributed inside `b` alone, `sum_t[t]` would tie
+/// `b`'s iterations together and `b` was kept.
+#[test]
+fn a_perfect_nest_distributes_with_its_locals_expanded_along_every_loop() {
+    let path = format!(
+        "{}/tests/fixtures/probe/llm_softmax_forward.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let unit = tenslift_frontend::extract(&path, &Options::default()).expect("extracts");
+    let kernel = unit.kernels.into_iter().next().expect("one kernel");
+    let lifted = kept(&kernel).expect("lifts with its nest distributed");
+    assert!(lifted.kept_loops.is_empty(), "{:?}", lifted.kept_loops);
+    let text = print_program(&lifted.program);
+    assert!(!text.contains("for "), "{text}");
+    assert!(text.contains("sum_bt"), "{text}");
+}

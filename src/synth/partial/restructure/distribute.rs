@@ -34,7 +34,7 @@ impl Restructuring for Distribute {
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {
         let l = site.l;
         if l.body.len() < 2 {
-            return distribute_inner(site);
+            return distribute_nest(site).or_else(|| distribute_inner(site));
         }
         let mut l = l.clone();
         let mut locals = Vec::new();
@@ -90,6 +90,134 @@ fn distribute_inner(site: &LoopSite<'_>) -> Option<Restructured> {
         })],
         locals: done.locals,
         requires: done.requires,
+    })
+}
+
+/// Most loops of a perfect nest distributed together.
+const MAX_NEST: usize = 3;
+
+/// `for b { for g { S1; S2 } }`, a perfect nest of loops whose trip counts
+/// are sizes, becomes `for b { for g { S1 } }; for b { for g { S2 } }` when
+/// two statements touch one element only within one iteration of the whole
+/// nest; the scalars the innermost body privatises are expanded along
+/// every loop of the nest (`sum` becoming `sum_g[b][g]`). darknet's
+/// `softmax_cpu` runs its row helper over batches and groups: distributed
+/// inside `b` alone, `sum_g[g]` would still tie `b`'s iterations together.
+fn distribute_nest(site: &LoopSite<'_>) -> Option<Restructured> {
+    let mut nest = vec![site.l];
+    while let [loop_ir::Stmt::Loop(inner)] = nest.last()?.body.as_slice() {
+        nest.push(inner);
+    }
+    let innermost = *nest.last()?;
+    if nest.len() < 2 || nest.len() > MAX_NEST || innermost.body.len() < 2 {
+        return None;
+    }
+    let mut body = innermost.body.clone();
+    let mut locals = Vec::new();
+    for s in site.scalars {
+        if !writes(&body, s) || touching(&body, s) == 1 {
+            continue;
+        }
+        if classify(&body, s) != Use::Write || live_after(&site.kernel.body, &site.l.iter, s) {
+            return None;
+        }
+        let (expanded, local) = expand_along(&body, s, &nest, site)?;
+        body = expanded;
+        locals.push(local);
+    }
+    let wrap = |stmt: &loop_ir::Stmt| {
+        nest.iter().rev().fold(stmt.clone(), |inside, l| {
+            loop_ir::Stmt::Loop(Loop {
+                body: vec![inside],
+                ..(*l).clone()
+            })
+        })
+    };
+    let stmts: Vec<loop_ir::Stmt> = body.iter().map(wrap).collect();
+    let iters: Vec<&str> = nest.iter().map(|l| l.iter.as_str()).collect();
+    nest_distributable(&stmts, &iters).then_some(Restructured {
+        stmts,
+        locals,
+        requires: Vec::new(),
+    })
+}
+
+/// `body` with the scalar `s` expanded along every loop of `nest`, and the
+/// new local; `None` when a trip count is not a size expression.
+fn expand_along(
+    body: &[loop_ir::Stmt],
+    s: &str,
+    nest: &[&Loop],
+    site: &LoopSite<'_>,
+) -> Option<(Vec<loop_ir::Stmt>, Local)> {
+    let mut names = Vec::new();
+    iterators(&site.kernel.body, &mut names);
+    let mut dims = Vec::new();
+    let mut at = Vec::new();
+    for l in nest {
+        let trips = difference(&l.end, &l.start);
+        if trips.terms.keys().any(|k| names.contains(k)) || l.step != 1 {
+            return None;
+        }
+        dims.push(Some(trips));
+        at.push(difference(&Affine::var(l.iter.clone()), &l.start));
+    }
+    let local = site.kernel.locals.iter().find(|x| x.name == s)?;
+    let LocalKind::Array(info) = &local.kind else {
+        return None;
+    };
+    let suffix: Vec<&str> = nest.iter().map(|l| l.iter.as_str()).collect();
+    let name = fresh(site.kernel, &format!("{s}_{}", suffix.join("")));
+    let expanded = Local {
+        name: name.clone(),
+        kind: LocalKind::Array(ArrayInfo {
+            elem: info.elem,
+            dims,
+            storage: Storage::Declared,
+        }),
+        loc: local.loc.clone(),
+    };
+    let rewrite = Expand {
+        from: s,
+        to: &name,
+        at,
+    };
+    let body = body.iter().map(|b| rewrite_stmt(b, &rewrite)).collect();
+    Some((body, expanded))
+}
+
+/// Whether every two accesses of different nests in `stmts` sharing an
+/// array (one of them a store) have, for each loop of the nest, a
+/// dimension whose subscript is the same in both and steps with that loop
+/// alone: then they touch one element only within one iteration of the
+/// whole nest.
+fn nest_distributable(stmts: &[loop_ir::Stmt], iters: &[&str]) -> bool {
+    let Some(per_statement) = stmts
+        .iter()
+        .map(|s| stencil::accesses(s).ok())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return false;
+    };
+    let pinned = |x: &stencil::Access, y: &stencil::Access, iter: &str| {
+        x.index.len() == y.index.len()
+            && x.index.iter().zip(&y.index).any(|(a, b)| {
+                a == b
+                    && a.terms.get(iter).is_some_and(|c| *c != 0)
+                    && x.loops
+                        .iter()
+                        .all(|l| l.iter == iter || !a.terms.contains_key(&l.iter))
+            })
+    };
+    per_statement.iter().enumerate().all(|(k, first)| {
+        per_statement[k + 1..].iter().all(|second| {
+            first.iter().all(|x| {
+                second
+                    .iter()
+                    .filter(|y| y.array == x.array && (x.is_store || y.is_store))
+                    .all(|y| iters.iter().all(|it| pinned(x, y, it)))
+            })
+        })
     })
 }
 
@@ -161,7 +289,7 @@ fn expand(l: &Loop, s: &str, site: &LoopSite<'_>) -> Option<(Loop, Local)> {
     let rewrite = Expand {
         from: s,
         to: &name,
-        at: difference(&Affine::var(l.iter.clone()), &l.start),
+        at: vec![difference(&Affine::var(l.iter.clone()), &l.start)],
     };
     let body = l.body.iter().map(|b| rewrite_stmt(b, &rewrite)).collect();
     Some((Loop { body, ..l.clone() }, expanded))
@@ -175,11 +303,11 @@ fn fresh(kernel: &Kernel, base: &str) -> String {
     crate::synth::partial::first_free_name(base, &taken)
 }
 
-/// `from[0]` read and written as `to[at]`.
+/// `from[0]` read and written as `to[at…]`.
 struct Expand<'a> {
     from: &'a str,
     to: &'a str,
-    at: Affine,
+    at: Vec<Affine>,
 }
 
 impl Rewrite for Expand<'_> {
@@ -189,7 +317,7 @@ impl Rewrite for Expand<'_> {
                 ty: e.ty,
                 kind: ExprKind::Load {
                     array: self.to.to_string(),
-                    index: vec![self.at.clone()],
+                    index: self.at.clone(),
                 },
             }),
             _ => None,
@@ -200,7 +328,7 @@ impl Rewrite for Expand<'_> {
         match lv {
             LValue::Element { array, ty, .. } if array == self.from => LValue::Element {
                 array: self.to.to_string(),
-                index: vec![self.at.clone()],
+                index: self.at.clone(),
                 ty,
             },
             other => other,
