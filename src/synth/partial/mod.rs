@@ -215,9 +215,18 @@ impl Driver<'_> {
         // region store: the statement check against its own C spec decides.
         let single = matches!(l.body.as_slice(), [loop_ir::Stmt::Assign { .. }]);
         let direct = if carried && !(single && l.step == 1) {
-            Err(PartialError::Unsupported(
-                "a loop that carries a dependency".into(),
-            ))
+            Err(PartialError::Unsupported(if l.step != 1 {
+                // The dependence test reads only unit steps: say which
+                // limit stopped the loop.
+                format!(
+                    "loop `{}` steps by {} (only unit steps are vectorised; a step is \
+                     folded into a dimension where the bound is a multiple of it, \
+                     as in `i < 2*n`)",
+                    l.iter, l.step
+                )
+            } else {
+                format!("loop `{}` carries a dependency", l.iter)
+            }))
         } else {
             self.lift_statement(&loop_ir::Stmt::Loop(l.clone()), scope)
         };
