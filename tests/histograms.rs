@@ -175,6 +175,25 @@ fn non_accumulating_and_unranged_indirect_writes_stay_refused_where_they_are() {
     );
 }
 
+/// An index read into a local before it subscripts (llm.c's cross-entropy:
+/// `int ix = targets[b*T + t]; … probs_bt[ix]`) is a gather by data: said
+/// so where the local subscripts, with what it is set to.
+#[test]
+fn an_index_read_into_a_local_is_reported_as_a_gather() {
+    let out = tenslift(&[
+        "lift",
+        "tests/fixtures/probe/llm_crossentropy_forward.c",
+        "-t",
+        "numpy",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("llm_crossentropy_forward.c:9:39: error[TL021]: subscript of `probs` is not affine: `ix` is set to `targets[b * T + t]`, an index read from memory (a gather by data"),
+        "{err}"
+    );
+}
+
 /// A file mixing functions that lower with ones that cannot: the others
 /// are lifted and written, each refused one is reported where it is, and
 /// exit code 8 and the `--json` records say which is which.

@@ -43,6 +43,9 @@ pub enum NotAffine {
     SideEffect,
     /// Not an integer expression (floats, calls, ...).
     Other(String),
+    /// A local set from memory (`int ix = targets[b*T + t];`): an index
+    /// taken from data, a gather.
+    Loaded { name: String, definition: String },
     /// A local set once to a size expression that is not affine
     /// (`int oh = h / 2;`).
     Definition {
@@ -67,6 +70,11 @@ impl std::fmt::Display for NotAffine {
             }
             NotAffine::SideEffect => f.write_str("it assigns or increments a variable"),
             NotAffine::Other(what) => write!(f, "it contains {what}"),
+            NotAffine::Loaded { name, definition } => write!(
+                f,
+                "`{name}` is set to `{definition}`, an index read from memory (a gather by \
+                 data, which tenslift does not lift)"
+            ),
             NotAffine::Definition {
                 name,
                 definition,

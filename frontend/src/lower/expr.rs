@@ -664,7 +664,7 @@ impl Lowerer<'_> {
 
     fn index_error(&mut self, array: &str, index: &CExpr, why: NotAffine) {
         let code = match why {
-            NotAffine::Indirect => codes::INDIRECT_SUBSCRIPT,
+            NotAffine::Indirect | NotAffine::Loaded { .. } => codes::INDIRECT_SUBSCRIPT,
             NotAffine::StaleIterator(_) => codes::ITERATOR_AFTER_LOOP,
             NotAffine::SideEffect => codes::SIDE_EFFECT_IN_EXPRESSION,
             _ => codes::NON_AFFINE_SUBSCRIPT,

@@ -226,7 +226,7 @@ fn reads_array(e: &Expr, array: &str) -> bool {
 }
 
 /// The index as the C spells it (`bin[i]`, `img[i][j]`), for messages.
-fn c_text(e: &CExpr) -> String {
+pub(super) fn c_text(e: &CExpr) -> String {
     match &strip(e).kind {
         CExprKind::Ref(r) => r.name.clone(),
         CExprKind::Int(IntValue::Fits(v)) => v.to_string(),

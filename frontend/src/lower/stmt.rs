@@ -239,8 +239,19 @@ impl Lowerer<'_> {
                         // linearised one (darknet's `int index = j*filters*spatial
                         // + i*spatial + k; x[index]`), which delinearisation
                         // splits; a bound through it must still be affine.
-                        if let Ok(p) = self.poly(init) {
-                            self.affine_locals.insert(v.key.clone(), p);
+                        match self.poly(init) {
+                            Ok(p) => {
+                                self.affine_locals.insert(v.key.clone(), p);
+                            }
+                            // Said where it is used as a subscript.
+                            Err(crate::affine::NotAffine::Indirect) => {
+                                let why = crate::affine::NotAffine::Loaded {
+                                    name: v.name.clone(),
+                                    definition: super::histogram::c_text(init),
+                                };
+                                self.not_affine_locals.insert(v.key.clone(), why);
+                            }
+                            Err(_) => {}
                         }
                     }
                     match self.expr(init) {

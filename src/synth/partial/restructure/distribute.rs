@@ -28,7 +28,7 @@ impl Restructuring for Distribute {
     }
 
     fn summary(&self) -> &'static str {
-        "a loop whose statements depend on one another only within an iteration becomes one loop per statement, the scalars it privatises expanded along it (a loop around one such loop alone distributes that loop inside it)"
+        "a loop whose statements depend on one another only within an iteration becomes one loop per statement, the scalars it privatises expanded along it (a perfect nest of such loops distributes as a whole, its scalars expanded along every loop of it; failing that, a loop around one such loop alone distributes that loop inside it)"
     }
 
     fn apply(&self, site: &LoopSite<'_>) -> Option<Restructured> {

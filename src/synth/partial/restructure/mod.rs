@@ -14,7 +14,9 @@
 //! * `distribute`: a loop whose statements depend on one another only
 //!   within an iteration becomes one loop per statement, each scalar it
 //!   privatises expanded into a vector along the loop (deriche's `ym1`
-//!   becomes `ym1_i[i]`);
+//!   becomes `ym1_i[i]`); a perfect nest distributes as a whole, its
+//!   scalars expanded along every loop (llm.c's `sum` becomes
+//!   `sum_bt[b][t]`);
 //! * `split`: a loop that reads at a point what it writes elsewhere is cut
 //!   at that point (floyd-warshall's `i < k`, `i = k`, `i > k`), so each
 //!   piece reads what no piece of itself writes;
