@@ -116,6 +116,11 @@ const KERNELS: &[(&str, &str)] = &[
     // A per-row layer normalisation whose variance goes through a
     // temporary (`xshift`): substituted, the row loop vectorises.
     ("probe/layernorm_rows", "lifted"),
+    // A perfect nest distributed as a whole, its scalars expanded along
+    // both loops (darknet-style l2 normalisation over batch and position);
+    // darknet's variance_cpu adding `pow` in double to a float sum.
+    ("probe/l2norm", "lifted"),
+    ("probe/variance_cpu", "lifted"),
     // Loops unrolled by hand, rolled back by the reader: reference BLAS
     // (clean-up loop for `n % 5` first, a sum chain in `ddot`), DSP
     // blocks of four with the remainder after, groups then the rest.

@@ -508,6 +508,27 @@ enum Reduction<'e> {
 
 fn reduction<'e>(value: &'e loop_ir::Expr, target: &loop_ir::Expr) -> Option<Reduction<'e>> {
     use loop_ir::BinaryOp as B;
+    // `t = (float)((double)t + e)`: darknet's `variance[i] += pow(x - m, 2)`
+    // adds a double to a float accumulator. Over the reals the widening
+    // and narrowing are the identity; the sum is taken in the wider type
+    // and narrowed once, where the C narrows after every step.
+    if let ExprKind::Cast { arg } = &value.kind {
+        if value.ty == target.ty {
+            if let ExprKind::Binary { op, lhs, rhs } = &arg.kind {
+                let widened = |e: &loop_ir::Expr| {
+                    matches!(&e.kind, ExprKind::Cast { arg } if **arg == *target)
+                        && e.ty.is_float()
+                        && e.ty.bits() >= target.ty.bits()
+                };
+                return match op {
+                    B::Add if widened(lhs) => Some(Reduction::Sum(rhs, false)),
+                    B::Add if widened(rhs) => Some(Reduction::Sum(lhs, false)),
+                    B::Sub if widened(lhs) => Some(Reduction::Sum(rhs, true)),
+                    _ => None,
+                };
+            }
+        }
+    }
     match &value.kind {
         ExprKind::Binary { op, lhs, rhs } => match op {
             B::Add if **lhs == *target => Some(Reduction::Sum(rhs, false)),
@@ -592,7 +613,12 @@ pub(super) fn vectorise(stmt: &loop_ir::Stmt, params: &[Param], scope: &Scope) -
             } else {
                 BinaryOp::Add
             };
-            Expr::binary(op, current()?, summed).ok()
+            // A sum in a wider type than the accumulator's (see
+            // `reduction`) is added in that type, then narrowed.
+            let acc = current()?;
+            let narrow = acc.dtype();
+            let total = Expr::binary(op, convert(acc, summed.dtype())?, summed).ok()?;
+            convert(total, narrow)
         }
         Reduction::Prod(e) => {
             let product = build::prod(whole(tr.expr(e)?)?, &axes).ok()?;
