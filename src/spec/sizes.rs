@@ -773,6 +773,12 @@ fn search_many(
     want: usize,
 ) -> Result<Vec<Sizes>, SpecError> {
     let run = |nesting| search_nesting(kernel, fixed, base, accept, demand, want, nesting);
+    // Without a strided view the two passes are one: run it once.
+    let strided =
+        all_arrays(kernel).any(|(_, info, _)| matches!(info.storage, Storage::Flat { .. }));
+    if !strided {
+        return run(Nesting::Injective);
+    }
     run(Nesting::Nested).or_else(|_| run(Nesting::Injective))
 }
 

@@ -26,6 +26,7 @@
 //! ```
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tenslift_frontend::ir::Kernel;
 use tenslift_targets::ops::SliceItem;
@@ -226,7 +227,7 @@ const SHARED_CACHE_LIMIT: usize = 200_000;
 pub struct Executor {
     sizes: Sizes,
     shared: HashMap<tensir::Expr, Tensor>,
-    initial: HashMap<(String, Vec<usize>), Tensor>,
+    initial: HashMap<(Arc<str>, Vec<usize>), Tensor>,
 }
 
 impl Executor {
@@ -282,7 +283,7 @@ fn run<'p>(machine: &mut Machine<'p>, program: &'p Program) -> Result<ProgramSpe
             ParamKind::Array { shape, .. } => {
                 let shape = machine.shape(shape)?;
                 checked_len(&p.name, &shape)?;
-                let key = (p.name.to_string(), shape);
+                let key = (Arc::clone(&p.name), shape);
                 match machine.initial.get(&key) {
                     Some(t) => t.clone(),
                     None => {

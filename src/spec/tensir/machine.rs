@@ -9,6 +9,7 @@
 //! from one iteration to the next.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use tenslift_targets::{self as tensir, solvers, symmetry, Dim, Op, SliceItem};
 
@@ -39,14 +40,14 @@ pub(super) struct Machine<'p> {
     /// between executions: building them interns one symbol per element,
     /// which dominated a search evaluating thousands of candidates over
     /// 3-D and 4-D arrays.
-    pub(super) initial: HashMap<(String, Vec<usize>), Tensor>,
+    pub(super) initial: HashMap<(Arc<str>, Vec<usize>), Tensor>,
 }
 
 impl<'p> Machine<'p> {
     pub(super) fn new(
         sizes: &'p Sizes,
         shared: HashMap<tensir::Expr, Tensor>,
-        initial: HashMap<(String, Vec<usize>), Tensor>,
+        initial: HashMap<(Arc<str>, Vec<usize>), Tensor>,
     ) -> Machine<'p> {
         Machine {
             sizes,

@@ -109,7 +109,8 @@ fn distribute_nest(site: &LoopSite<'_>) -> Option<Restructured> {
         nest.push(inner);
     }
     let innermost = *nest.last()?;
-    if nest.len() < 2 || nest.len() > MAX_NEST || innermost.body.len() < 2 {
+    let unit_steps = nest.iter().all(|l| l.step == 1);
+    if nest.len() < 2 || nest.len() > MAX_NEST || innermost.body.len() < 2 || !unit_steps {
         return None;
     }
     let mut body = innermost.body.clone();
@@ -142,8 +143,9 @@ fn distribute_nest(site: &LoopSite<'_>) -> Option<Restructured> {
     })
 }
 
-/// `body` with the scalar `s` expanded along every loop of `nest`, and the
-/// new local; `None` when a trip count is not a size expression.
+/// `body` with the scalar `s` expanded along every loop of `nest` (`s_bt`
+/// indexed `[b - b0][t - t0]`), and the new local; `None` when a trip count
+/// is not a size expression.
 fn expand_along(
     body: &[loop_ir::Stmt],
     s: &str,
@@ -156,7 +158,11 @@ fn expand_along(
     let mut at = Vec::new();
     for l in nest {
         let trips = difference(&l.end, &l.start);
-        if trips.terms.keys().any(|k| names.contains(k)) || l.step != 1 {
+        let sizes_only = trips
+            .terms
+            .keys()
+            .all(|k| !names.contains(k) && !site.scope.iter().any(|n| &n.iter == k));
+        if !sizes_only {
             return None;
         }
         dims.push(Some(trips));
@@ -262,36 +268,7 @@ fn expand(l: &Loop, s: &str, site: &LoopSite<'_>) -> Option<(Loop, Local)> {
     if classify(&l.body, s) != Use::Write || live_after(&site.kernel.body, &l.iter, s) {
         return None;
     }
-    let mut names = Vec::new();
-    iterators(&site.kernel.body, &mut names);
-    let trips = difference(&l.end, &l.start);
-    let sizes_only = trips
-        .terms
-        .keys()
-        .all(|k| !names.contains(k) && !site.scope.iter().any(|n| &n.iter == k));
-    if !sizes_only {
-        return None;
-    }
-    let local = site.kernel.locals.iter().find(|x| x.name == s)?;
-    let LocalKind::Array(info) = &local.kind else {
-        return None;
-    };
-    let name = fresh(site.kernel, &format!("{s}_{}", l.iter));
-    let expanded = Local {
-        name: name.clone(),
-        kind: LocalKind::Array(ArrayInfo {
-            elem: info.elem,
-            dims: vec![Some(trips)],
-            storage: Storage::Declared,
-        }),
-        loc: local.loc.clone(),
-    };
-    let rewrite = Expand {
-        from: s,
-        to: &name,
-        at: vec![difference(&Affine::var(l.iter.clone()), &l.start)],
-    };
-    let body = l.body.iter().map(|b| rewrite_stmt(b, &rewrite)).collect();
+    let (body, expanded) = expand_along(&l.body, s, &[l], site)?;
     Some((Loop { body, ..l.clone() }, expanded))
 }
 
