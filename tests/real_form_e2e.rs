@@ -208,6 +208,11 @@ const KERNELS: &[(&str, &str)] = &[
     // here), the loop unswitched, a branch's `return` folded.
     ("probe/norm_mode", "lifted"),
     ("probe/scale_sat_flag", "lifted"),
+    // A flat walk over a product of sizes whose iterator is divided by a
+    // factor: `bias[i % c]`, `x[i / factor]`, `s[i / cols]`.
+    ("probe/bias_channels_last", "lifted"),
+    ("probe/hold_upsample", "lifted"),
+    ("probe/row_scale_flat", "lifted"),
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {

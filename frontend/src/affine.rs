@@ -15,7 +15,7 @@ use crate::syntax::{CBinOp, CExpr, CExprKind, CUnOp, DeclRef, IntValue, RefTarge
 /// Most monomials and highest degree we track before calling an
 /// expression non-affine (keeps `(i+j)*(i+j)*...` from exploding).
 const MAX_TERMS: usize = 64;
-const MAX_DEGREE: usize = 4;
+const MAX_DEGREE: usize = 8;
 
 /// A product of variables, sorted (repeats allowed); empty = the constant 1.
 pub type Monomial = Vec<String>;

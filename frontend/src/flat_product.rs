@@ -12,18 +12,29 @@
 //! in the body then count the nest's trips); the local is read through its
 //! one assignment in the block.
 //!
+//! The iterator divided by a factor (`j / stride`, `i % c`: darknet's
+//! upsampling walks `j < h*stride` and reads `in[…(j/stride)*w…]`; a flat
+//! bias add reads `b[i % c]`) is that factor's outer index and its own
+//! index: with the divisor taken as the innermost factor, `i / E_k` is the
+//! nest over the other factors and `i % E_k` is `i_k`, exact because `0 <=
+//! i_k < E_k`. A literal factor (`i < 2*n` with `i / 2`) counts then too.
+//!
 //! Applied only where exact: the loop counts up by one from 0 (or down by
 //! one to 1 with a body that does not read the counter), each factor
 //! is an integer parameter or a field of one (a size the kernel does not
 //! write), and the iterator is declared by the loop or in the block that
 //! holds it, with nothing after the loop reading the value it leaves (a
-//! later loop may set it again). A negative size would make C run the
-//! product's count of trips and the nest none; sizes are extents, not
-//! negative.
+//! later loop may set it again), or, anywhere in the function, an iterator
+//! only (every reference inside a `for` that sets it first, so no loop's
+//! final value is read: [`split_iterator_loops`]). The body must not write
+//! the iterator. A negative size would make C run the product's count of
+//! trips and the nest none; sizes are extents, not negative.
 
 use crate::induction::{
     counted_for, iterator_start, paren, replace_reads, steps_by_one, steps_down_by_one, CountedFor,
 };
+use std::collections::HashSet;
+
 use crate::syntax::{
     CBinOp, CExpr, CExprKind, CStmt, CUnOp, CVarDecl, DeclRef, IntValue, RefTarget,
 };
@@ -48,6 +59,133 @@ pub(crate) fn split_product_bounds(mut stmts: Vec<CStmt>) -> Vec<CStmt> {
         }
     }
     stmts
+}
+
+/// The function body `body` with each loop over a product of sizes whose
+/// iterator is an iterator only (see [`pure_iterators`]) written as the nest
+/// over its factors, at any depth: the per-block pass
+/// ([`split_product_bounds`]) needs the iterator declared beside its loop,
+/// and C89 code declares `int i, j, k, b;` once at the top.
+pub(crate) fn split_iterator_loops(body: CStmt) -> CStmt {
+    let pure = pure_iterators(&body);
+    if pure.is_empty() {
+        return body;
+    }
+    split_within(body, &[], &pure)
+}
+
+/// `s` (held by `block`) with its loops over pure iterators split, outer
+/// loops first (a split rewrites the reads of inner loops' bounds).
+fn split_within(s: CStmt, block: &[CStmt], pure: &HashSet<String>) -> CStmt {
+    let s = match loop_iterator(&s) {
+        Some(iter) if pure.contains(&iter) => nest_of(&s, block).unwrap_or(s),
+        _ => s,
+    };
+    match s {
+        CStmt::Compound(stmts, loc) => {
+            let held = stmts.clone();
+            let stmts = stmts
+                .into_iter()
+                .map(|x| split_within(x, &held, pure))
+                .collect();
+            CStmt::Compound(stmts, loc)
+        }
+        CStmt::For {
+            init,
+            cond,
+            inc,
+            body,
+            loc,
+        } => CStmt::For {
+            init,
+            cond,
+            inc,
+            body: Box::new(split_within(*body, &[], pure)),
+            loc,
+        },
+        CStmt::If {
+            cond,
+            then_branch,
+            else_branch,
+            loc,
+        } => CStmt::If {
+            cond,
+            then_branch: Box::new(split_within(*then_branch, &[], pure)),
+            else_branch: else_branch.map(|e| Box::new(split_within(*e, &[], pure))),
+            loc,
+        },
+        other => other,
+    }
+}
+
+/// The locals of `body` used as loop iterators only: some `for` sets each
+/// first (`i = 0`, not from itself), and every reference to it lies in
+/// such a loop, so the value a loop leaves is never read.
+fn pure_iterators(body: &CStmt) -> HashSet<String> {
+    let mut iterators = HashSet::new();
+    collect_iterators(body, &mut iterators);
+    iterators.retain(|key| !referred_outside_loops(body, key));
+    iterators
+}
+
+fn collect_iterators(s: &CStmt, out: &mut HashSet<String>) {
+    match s {
+        CStmt::For { init, body, .. } => {
+            if let Some((it, start)) = iterator_start(init) {
+                if let Some(key) = it.ref_key().filter(|k| !start.refers_to(k)) {
+                    out.insert(key.to_string());
+                }
+            }
+            collect_iterators(body, out);
+        }
+        CStmt::Compound(stmts, _) => stmts.iter().for_each(|x| collect_iterators(x, out)),
+        CStmt::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            collect_iterators(then_branch, out);
+            if let Some(e) = else_branch {
+                collect_iterators(e, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `s` refers to `key` outside every `for` that sets it first.
+fn referred_outside_loops(s: &CStmt, key: &str) -> bool {
+    match s {
+        CStmt::For {
+            init,
+            cond,
+            inc,
+            body,
+            ..
+        } => {
+            let sets_first = iterator_start(init)
+                .is_some_and(|(it, start)| it.ref_key() == Some(key) && !start.refers_to(key));
+            !sets_first
+                && (referred_outside_loops(init, key)
+                    || cond.refers_to(key)
+                    || inc.refers_to(key)
+                    || referred_outside_loops(body, key))
+        }
+        CStmt::Compound(stmts, _) => stmts.iter().any(|x| referred_outside_loops(x, key)),
+        CStmt::If {
+            cond,
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            cond.refers_to(key)
+                || referred_outside_loops(then_branch, key)
+                || else_branch
+                    .as_ref()
+                    .is_some_and(|e| referred_outside_loops(e, key))
+        }
+        other => other.refers_to(key),
+    }
 }
 
 /// The value of the local `key` where `block` sets it exactly once, by an
@@ -152,9 +290,25 @@ fn nest_of(stmt: &CStmt, block: &[CStmt]) -> Option<CStmt> {
             count = set_once(block, &r.key)?;
         }
     }
+    if body.any_expr(&mut |e| e.writes(&key)) {
+        return None;
+    }
     let mut factors = Vec::new();
     product_factors(count, &mut factors);
-    if factors.len() < 2 || factors.len() > MAX_FACTORS || !factors.iter().all(is_size) {
+    // The factor the body divides the iterator by goes innermost.
+    let divisor = factors.iter().position(|f| divides_iterator(body, &key, f));
+    if let Some(at) = divisor {
+        let f = factors.remove(at);
+        factors.push(f);
+    }
+    let literal_divisor = |k: usize, f: &&CExpr| {
+        divisor.is_some() && k + 1 == factors.len() && f.int_constant().is_some_and(|v| v > 0)
+    };
+    let sizes = factors
+        .iter()
+        .enumerate()
+        .all(|(k, f)| is_size(f) || literal_divisor(k, f));
+    if factors.len() < 2 || factors.len() > MAX_FACTORS || !sizes {
         return None;
     }
     let name = match &iter.stripped().kind {
@@ -176,17 +330,86 @@ fn nest_of(stmt: &CStmt, block: &[CStmt]) -> Option<CStmt> {
         })
         .collect();
     // i = ((i_0*E_1 + i_1)*E_2 + i_2)…, row-major over the factors.
-    let mut flat = fresh[0].clone();
-    for (k, f) in factors.iter().enumerate().skip(1) {
-        let scaled = binary(CBinOp::Mul, paren(flat), paren((*f).clone()), &iter);
-        flat = binary(CBinOp::Add, scaled, fresh[k].clone(), &iter);
-    }
-    let flat = paren(flat);
+    let flat = paren(outer_index(&fresh, &factors, &iter));
+    let last = factors.len() - 1;
+    let outer = paren(outer_index(&fresh[..last], &factors[..last], &iter));
+    let body =
+        body.map_exprs(&mut |e| replace_divisions(e, &key, factors[last], &outer, &fresh[last]));
     let mut nest = body.map_exprs(&mut |e| replace_reads(e, &key, &flat));
     for (k, f) in factors.iter().enumerate().rev() {
         nest = counted(&fresh[k], (*f).clone(), nest, loc);
     }
     Some(nest)
+}
+
+/// `i_0*E_1 + … + i_k` over the given indices and factors, row-major (the
+/// first factor's extent is not needed).
+fn outer_index(fresh: &[CExpr], factors: &[&CExpr], like: &CExpr) -> CExpr {
+    let mut flat = fresh[0].clone();
+    for (k, f) in factors.iter().enumerate().skip(1) {
+        let scaled = binary(CBinOp::Mul, paren(flat), paren((*f).clone()), like);
+        flat = binary(CBinOp::Add, scaled, fresh[k].clone(), like);
+    }
+    flat
+}
+
+/// `iter / d` or `iter % d` with `d` the same size or literal as `factor`.
+fn division_of(e: &CExpr, key: &str, factor: &CExpr) -> Option<CBinOp> {
+    match &e.stripped().kind {
+        CExprKind::Binary {
+            op: op @ (CBinOp::Div | CBinOp::Rem),
+            lhs,
+            rhs,
+        } if lhs.ref_key() == Some(key) && same_size(rhs, factor) => Some(*op),
+        _ => None,
+    }
+}
+
+/// Whether `body` divides the iterator `key` by `factor` (or takes it
+/// modulo `factor`) anywhere.
+fn divides_iterator(body: &CStmt, key: &str, factor: &CExpr) -> bool {
+    fn within(e: &CExpr, key: &str, factor: &CExpr) -> bool {
+        division_of(e, key, factor).is_some()
+            || e.children().into_iter().any(|c| within(c, key, factor))
+    }
+    body.any_expr(&mut |e| within(e, key, factor))
+}
+
+/// `e` with `key / factor` replaced by `outer` and `key % factor` by `inner`.
+fn replace_divisions(e: &CExpr, key: &str, factor: &CExpr, outer: &CExpr, inner: &CExpr) -> CExpr {
+    match division_of(e, key, factor) {
+        Some(CBinOp::Div) => return outer.clone(),
+        Some(_) => return inner.clone(),
+        None => {}
+    }
+    let mut out = e.clone();
+    out.map_children(&mut |c| replace_divisions(c, key, factor, outer, inner));
+    out
+}
+
+/// Whether two size expressions name the same value: the same variable,
+/// field path or literal (locations and conversions aside).
+fn same_size(a: &CExpr, b: &CExpr) -> bool {
+    fn bare(e: &CExpr) -> &CExpr {
+        let mut x = e.stripped();
+        while let CExprKind::Cast(inner) = &x.kind {
+            x = inner.stripped();
+        }
+        x
+    }
+    let (a, b) = (bare(a), bare(b));
+    match (&a.kind, &b.kind) {
+        (CExprKind::Ref(x), CExprKind::Ref(y)) => x.key == y.key,
+        (
+            CExprKind::Member {
+                base: p, field: f, ..
+            },
+            CExprKind::Member {
+                base: q, field: g, ..
+            },
+        ) => f == g && same_size(p, q),
+        _ => a.int_constant().is_some() && a.int_constant() == b.int_constant(),
+    }
 }
 
 /// The factors of a product (`a*b*c` → `[a, b, c]`), through parentheses,
@@ -332,6 +555,75 @@ mod tests {
         let source = "void f(float *y, const float *x, int r, int c) {
             int n = r * c; int k;
             for (k = n; k > 0; k--) y[k - 1] = x[n - k];
+        }";
+        assert!(lowered(source).is_err());
+    }
+
+    #[test]
+    fn an_iterator_divided_by_a_factor_is_that_factors_outer_index() {
+        let source = "void f(float *y, const float *x, const float *b, int n, int c) {
+            for (int i = 0; i < n * c; i++) y[i] = x[i] * b[i / c] + b[i % c];
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(
+            body.starts_with("for i_0 in 0..n step 1 for i_1 in 0..c step 1"),
+            "{body}"
+        );
+        assert!(body.contains("b[i_0]") && body.contains("b[i_1]"), "{body}");
+    }
+
+    #[test]
+    fn the_divisor_goes_innermost_and_may_be_a_literal() {
+        let source = "void f(float *y, const float *x, int n) {
+            for (int i = 0; i < 2 * n; i++) y[i] = x[i / 2];
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(
+            body.starts_with("for i_0 in 0..n step 1 for i_1 in 0..2 step 1"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn iterators_declared_at_the_top_split_at_any_depth() {
+        // darknet's upsample_cpu walks the output at `stride` times the
+        // input's resolution and reads the input at `j / stride`.
+        let source = "void f(float *in, int w, int h, int c, int s, float *out) {
+            int i, j, k;
+            for (k = 0; k < c; ++k)
+                for (j = 0; j < h * s; ++j) {
+                    for (i = 0; i < w * s; ++i) {
+                        int in_index = k*w*h + (j/s)*w + i/s;
+                        out[k*w*h*s*s + j*w*s + i] = in[in_index];
+                    }
+                }
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(
+            body.contains("for j_0 in 0..h step 1 for j_1 in 0..s step 1"),
+            "{body}"
+        );
+        assert!(
+            body.contains("for i_0 in 0..w step 1 for i_1 in 0..s step 1"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn an_iterator_read_outside_its_loops_is_not_split_below_the_top() {
+        let source = "int f(float *y, int n, int m, int r) {
+            int i, k;
+            for (k = 0; k < r; k++)
+                for (i = 0; i < n * m; i++) y[i] = 1;
+            return i;
+        }";
+        assert!(lowered(source).is_err());
+    }
+
+    #[test]
+    fn a_body_that_writes_the_iterator_is_not_split() {
+        let source = "void f(float *y, int n, int m) {
+            for (int i = 0; i < n * m; i++) { y[i] = 1; i += 0; }
         }";
         assert!(lowered(source).is_err());
     }

@@ -588,7 +588,12 @@ impl Reader {
         let stmts = self.settle_count_downs(stmts, function_body);
         let stmts = crate::flat_product::split_product_bounds(stmts);
         let stmts = crate::pointer_for::count_pointer_loops(stmts);
-        CStmt::Compound(crate::induction::substitute_inductions(stmts), loc)
+        let block = CStmt::Compound(crate::induction::substitute_inductions(stmts), loc);
+        if function_body {
+            crate::flat_product::split_iterator_loops(block)
+        } else {
+            block
+        }
     }
 
     /// Completes each counted `while` ([`counted_while`]) with the statement

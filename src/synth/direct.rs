@@ -92,10 +92,12 @@ fn translation(goal: &Goal<'_>) -> Option<Found> {
         };
         Some((value.map(canonical_extrema), spec.sizes.clone()))
     });
+    let out_shape = output_dims(&problem.params, goal.name(), &goal.region);
     let targets = Targets {
         first: &first,
         first_sizes: &problem.sizes,
         second: second.as_ref().map(|(value, sizes)| (value, sizes)),
+        out_shape: out_shape.as_deref(),
     };
     let expr = translate(&targets, goal.dtype, &problem.params, &goal.pass.body)?;
     if goal.memory.banned(goal.name()).contains(&expr) {
@@ -111,6 +113,41 @@ pub struct Targets<'a> {
     pub first: &'a Tensor,
     pub first_sizes: &'a Sizes,
     pub second: Option<(&'a Tensor, &'a Sizes)>,
+    /// The output's extents, where known: a template that reads no input
+    /// along some output axes (nearest-neighbour upsampling's
+    /// `out[b][c][y][dy][x][dx] = in[b][c][y][x]`) is broadcast to them.
+    pub out_shape: Option<&'a [Dim]>,
+}
+
+/// The extents of the output `name` (through its region).
+fn output_dims(params: &[Param], name: &str, region: &Option<Vec<SliceItem>>) -> Option<Vec<Dim>> {
+    let param = params.iter().find(|p| &*p.name == name)?;
+    let var = Expr::var(&param.name, param.ty());
+    let view = match region {
+        None => var,
+        Some(items) => build::slice(var, items.clone()).ok()?,
+    };
+    Some(view.shape().to_vec())
+}
+
+/// `expr` broadcast to `shape` where it has unit extents there (a scalar
+/// stays: stores broadcast it).
+fn filled(expr: Expr, shape: Option<&[Dim]>) -> Expr {
+    let Some(shape) = shape else {
+        return expr;
+    };
+    let unit = Dim::constant(1);
+    let widens = expr.shape().len() == shape.len()
+        && expr.shape() != shape
+        && expr
+            .shape()
+            .iter()
+            .zip(shape)
+            .all(|(have, want)| have == want || *have == unit);
+    if !widens {
+        return expr;
+    }
+    build::broadcast(expr.clone(), shape.to_vec()).unwrap_or(expr)
 }
 
 /// The translated expression for an output of element type `dtype`, or
@@ -165,6 +202,7 @@ pub fn translate(
             // its constants will not give it one.
             return None;
         };
+        let expr = filled(expr, targets.out_shape);
         if checker.accepts(targets, &expr) {
             return Some(expr);
         }
@@ -1104,6 +1142,7 @@ mod tests {
             first: &first,
             first_sizes: &s1,
             second: Some((&second, &s2)),
+            out_shape: None,
         };
         translate(&targets, DType::F32, params, &[]).map(|e| print_expr(&e))
     }
@@ -1182,6 +1221,44 @@ mod tests {
         assert_eq!(print_expr(&w), "mean");
         // An index met twice at the position is ambiguous.
         assert!(aligned(mean, &[Dim::sym("filters")], &[2], &[2, 2, 4]).is_none());
+    }
+
+    #[test]
+    fn a_template_reading_no_input_along_an_axis_is_broadcast_to_the_output() {
+        // Nearest-neighbour upsampling, `y[i][r] = 2 * x[i]`: the template
+        // reads `x` along the first axis only.
+        let x = array("x", &["n"]);
+        let params = [x.clone(), size("n"), size("f")];
+        let shape = [Dim::sym("n"), Dim::sym("f")];
+        let at = |n: i64, f: i64| -> (Tensor, Sizes) {
+            let t = Tensor::from_fn(&[n as usize, f as usize], |i| {
+                el("x", i[0]).scale(&Rat::int(2))
+            });
+            let s = [("n".to_string(), n), ("f".to_string(), f)]
+                .into_iter()
+                .collect();
+            (t, s)
+        };
+        let ((first, s1), (second, s2)) = (at(3, 4), at(5, 2));
+        let targets = Targets {
+            first: &first,
+            first_sizes: &s1,
+            second: Some((&second, &s2)),
+            out_shape: Some(&shape),
+        };
+        let expr = translate(&targets, DType::F32, &params, &[]).expect("translates");
+        assert_eq!(expr.shape(), &shape);
+        assert!(
+            print_expr(&expr).starts_with("broadcast("),
+            "{}",
+            print_expr(&expr)
+        );
+        // Without the output's extents the template stays a column.
+        let narrow = Targets {
+            out_shape: None,
+            ..targets
+        };
+        assert!(translate(&narrow, DType::F32, &params, &[]).is_none());
     }
 
     #[test]
@@ -1264,6 +1341,7 @@ mod tests {
             first: &first,
             first_sizes: &s1,
             second: Some((&second, &s2)),
+            out_shape: None,
         };
         let expr = translate(&targets, DType::F32, &params, &[]).expect("translates");
         assert_eq!(print_expr(&expr), "maximum(0.0f32, max(abs(x), axes=[0]))");

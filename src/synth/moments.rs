@@ -398,6 +398,7 @@ fn scalar_expr(value: &Value, dtype: DType, params: &[Param], sizes: &Sizes) -> 
         first: &target,
         first_sizes: sizes,
         second: None,
+        out_shape: None,
     };
     translate(&targets, dtype, params, &[])
 }

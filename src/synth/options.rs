@@ -125,8 +125,10 @@ pub enum PartialError {
     Statement { array: String, reason: String },
     #[error("{0}")]
     Unsupported(String),
-    #[error("every statement needs its loops kept ({0}): nothing vectorises")]
-    NothingVectorised(String),
+    /// The kept loops, and what carries each one's dependency where the
+    /// analysis names it (`; loop `i`: …`).
+    #[error("every statement needs its loops kept ({loops}): nothing vectorises{why}")]
+    NothingVectorised { loops: String, why: String },
     #[error("no loop needed keeping")]
     NothingKept,
     #[error("partial lifting not tried: no loop carries a dependency")]

@@ -33,6 +33,87 @@ pub fn carries_dependency(l: &Loop, scope: &[NestLoop]) -> bool {
     false
 }
 
+/// What makes `l` carry a dependency, in words, where the analysis can
+/// name it: a local updated from its own value (`s = s + x[i]`, a running
+/// sum), or an element read where another iteration writes (`y[i - 1]`
+/// beside `y[i]`, a recurrence). For the reason a kernel whose every loop
+/// is kept is refused: a scan stays a loop in C.
+pub fn carried_by(l: &Loop, scope: &[NestLoop], scalars: &[String]) -> Option<String> {
+    let running = |name: &str| {
+        format!(
+            "`{name}` is computed from its value in the previous iteration \
+             (a running value: a scan or recurrence, which stays a loop in C)"
+        )
+    };
+    if let Some(name) = self_updated_local(&l.body) {
+        return Some(running(&name));
+    }
+    let accesses = stencil::accesses(&loop_ir::Stmt::Loop(l.clone())).ok()?;
+    let stores = || accesses.iter().filter(|a| a.is_store);
+    let reads_of = |w: &'_ Access| {
+        accesses
+            .iter()
+            .filter(move |r| !r.is_store && r.array == w.array)
+            .collect::<Vec<_>>()
+    };
+    for w in stores() {
+        for r in reads_of(w) {
+            if r.index != w.index && !separated(w, r, &l.iter, scope) {
+                return Some(format!(
+                    "`{}` is read where another iteration writes `{}` (a recurrence: \
+                     each iteration needs an earlier one's result, which stays a loop in C)",
+                    element(r),
+                    element(w)
+                ));
+            }
+        }
+    }
+    // The same element read and written in every iteration: a local
+    // (a 0-D array here) or an element the loop's variable does not pick.
+    let mentions_iter = |a: &Access| a.index.iter().any(|x| x.terms.contains_key(&l.iter));
+    stores()
+        .find(|w| !mentions_iter(w) && reads_of(w).iter().any(|r| r.index == w.index))
+        .map(|w| {
+            // A local scalar is a one-element array here: name it as C does.
+            if scalars.contains(&w.array) {
+                running(&w.array)
+            } else {
+                running(&element(w))
+            }
+        })
+}
+
+/// The first local a statement of `body` assigns from an expression
+/// reading it before any statement of the body set it: the value comes
+/// from the previous iteration. Inner loops are not entered (their
+/// accumulators are theirs).
+fn self_updated_local(body: &[loop_ir::Stmt]) -> Option<String> {
+    let mut set: Vec<&str> = Vec::new();
+    for s in body {
+        if let loop_ir::Stmt::Assign {
+            target: loop_ir::LValue::Scalar { name, .. },
+            value,
+            ..
+        } = s
+        {
+            if value.mentions(name) && !set.contains(&name.as_str()) {
+                return Some(name.clone());
+            }
+            set.push(name);
+        }
+    }
+    None
+}
+
+/// `a[i - 1]` for an access.
+fn element(a: &Access) -> String {
+    if a.index.is_empty() {
+        return a.array.clone();
+    }
+    let index: Vec<String> = a.index.iter().map(|x| x.to_string()).collect();
+    format!("{}[{}]", a.array, index.join("]["))
+}
+
 /// Whether two accesses of one array can never touch the same element in
 /// different iterations of the loop `iter`.
 pub(super) fn separated(w: &Access, r: &Access, iter: &str, scope: &[NestLoop]) -> bool {

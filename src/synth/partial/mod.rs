@@ -34,8 +34,8 @@ use std::sync::Arc;
 use tenslift_frontend::ir::{self as loop_ir, Kernel, Loop};
 use tenslift_targets::{self as tensir, Param, ParamKind, Program, Stmt};
 
-use dependence::Scope;
 pub use dependence::{any_loop_carries, carries_dependency};
+use dependence::{carried_by, Scope};
 use restructure::{LoopSite, Restructuring};
 
 use super::options::{PartialError, PartialLift, SynthError};
@@ -120,6 +120,9 @@ struct Driver<'k> {
     timings: Timings,
     cost: f64,
     kept: Vec<String>,
+    /// What carries a kept loop's dependency, in words, by its iterator
+    /// (for the refusal of a program that vectorises nothing).
+    why_kept: Vec<(String, String)>,
     vectorised: bool,
     /// Statement searches that found nothing (target, dtype, leaves): a
     /// restructuring that only reorders a nest (interchange) poses the
@@ -261,6 +264,9 @@ impl Driver<'_> {
             )));
         };
         self.kept.push(l.iter.clone());
+        if let Some(reason) = carried_by(l, scope, &self.scalars) {
+            self.why_kept.push((l.iter.clone(), reason));
+        }
         scope.push(NestLoop {
             iter: l.iter.clone(),
             start: l.start.clone(),
@@ -406,6 +412,7 @@ fn assemble(
         timings: Timings::default(),
         cost: 0.0,
         kept: Vec::new(),
+        why_kept: Vec::new(),
         vectorised: false,
         failed_searches: Vec::new(),
         requires: Vec::new(),
@@ -427,7 +434,16 @@ fn assemble(
     // A program that keeps every loop and stores single elements is a
     // transliteration of the C, not a lift.
     if !driver.vectorised {
-        return Err(PartialError::NothingVectorised(driver.kept.join(", ")));
+        let why: String = driver
+            .why_kept
+            .iter()
+            .filter(|(iter, _)| driver.kept.contains(iter))
+            .map(|(iter, reason)| format!("; loop `{iter}`: {reason}"))
+            .collect();
+        return Err(PartialError::NothingVectorised {
+            loops: driver.kept.join(", "),
+            why,
+        });
     }
     let mut meta = crate::synth::signature::program_meta(kernel)?;
     for (needed, declared) in &driver.requires {

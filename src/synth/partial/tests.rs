@@ -260,10 +260,31 @@ fn a_statement_before_a_recurrence_sees_the_arrays_at_their_extent() {
          for (int i = 1; i < n; i++) y[i] = a * x[i] + (1.0f - a) * y[i - 1];\n}\n",
     );
     match kept(&kernel) {
-        Err(PartialError::NothingVectorised(loops)) => assert_eq!(loops, "i"),
+        Err(PartialError::NothingVectorised { loops, why }) => {
+            assert_eq!(loops, "i");
+            assert!(why.contains("`y[i - 1]`"), "{why}");
+        }
         Err(other) => panic!("expected nothing vectorised, got: {other}"),
         Ok(lifted) => panic!("expected a refusal, got {:?}", lifted.kept_loops),
     }
+}
+
+/// A running sum stored at every step (a prefix sum) keeps its loop and
+/// vectorises nothing; the refusal names the local that carries it.
+#[test]
+fn a_prefix_sum_is_refused_naming_the_running_local() {
+    let kernel = from_source(
+        "void f(const int *x, int *y, int n) {\n  int s = 0;\n  \
+         for (int i = 0; i < n; i++) { s += x[i]; y[i] = s; }\n}\n",
+    );
+    let Err(err) = kept(&kernel) else {
+        panic!("expected a refusal");
+    };
+    let message = err.to_string();
+    assert!(
+        message.contains("loop `i`: `s` is computed from its value in the previous iteration"),
+        "{message}"
+    );
 }
 
 /// A two-pass variance per row through a temporary (`xshift = x - m;
