@@ -353,14 +353,22 @@ fn outer_index(fresh: &[CExpr], factors: &[&CExpr], like: &CExpr) -> CExpr {
     flat
 }
 
-/// `iter / d` or `iter % d` with `d` the same size or literal as `factor`.
+/// `iter / d` or `iter % d` with `d` the same size or literal as `factor`,
+/// in integer arithmetic (`i / (float)c` divides the converted value).
 fn division_of(e: &CExpr, key: &str, factor: &CExpr) -> Option<CBinOp> {
-    match &e.stripped().kind {
+    let e = e.stripped();
+    match &e.kind {
         CExprKind::Binary {
             op: op @ (CBinOp::Div | CBinOp::Rem),
             lhs,
             rhs,
-        } if lhs.ref_key() == Some(key) && same_size(rhs, factor) => Some(*op),
+        } if e.ty.is_integer()
+            && lhs.ref_key() == Some(key)
+            && lhs.stripped().ty.is_integer()
+            && same_size(rhs, factor) =>
+        {
+            Some(*op)
+        }
         _ => None,
     }
 }
@@ -580,6 +588,19 @@ mod tests {
         let body = lowered(source).expect("lowers");
         assert!(
             body.starts_with("for i_0 in 0..n step 1 for i_1 in 0..2 step 1"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn a_float_division_of_the_iterator_is_left_alone() {
+        // `i / (float)c` divides the converted value: not the row index.
+        let source = "void f(float *y, int n, int c) {
+            for (int i = 0; i < n * c; i++) y[i] = i / (float)c;
+        }";
+        let body = lowered(source).expect("lowers");
+        assert!(
+            body.contains("((i_0 * c):i32 + i_1):i32) / f32(c)"),
             "{body}"
         );
     }
