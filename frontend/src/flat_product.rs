@@ -71,23 +71,34 @@ pub(crate) fn split_iterator_loops(body: CStmt) -> CStmt {
     if pure.is_empty() {
         return body;
     }
-    split_within(body, &[], &pure)
+    split_inside(body, &pure)
 }
 
-/// `s` (held by `block`) with its loops over pure iterators split, outer
-/// loops first (a split rewrites the reads of inner loops' bounds).
-fn split_within(s: CStmt, block: &[CStmt], pure: &HashSet<String>) -> CStmt {
-    let s = match loop_iterator(&s) {
-        Some(iter) if pure.contains(&iter) => nest_of(&s, block).unwrap_or(s),
-        _ => s,
-    };
+/// `s` as the nest over its bound's factors, when it is a loop over a pure
+/// iterator (held by `block`, whose locals may give its bound) and splits.
+fn split_loop(s: &CStmt, block: &[CStmt], pure: &HashSet<String>) -> Option<CStmt> {
+    loop_iterator(s)
+        .filter(|iter| pure.contains(iter))
+        .and_then(|_| nest_of(s, block))
+}
+
+/// `s` split if it is such a loop, then the loops inside it, outer loops
+/// first (a split rewrites the reads of inner loops' bounds).
+fn split_at(s: CStmt, block: &[CStmt], pure: &HashSet<String>) -> CStmt {
+    let s = split_loop(&s, block, pure).unwrap_or(s);
+    split_inside(s, pure)
+}
+
+/// The loops nested in `s` split, `s` itself left as it is.
+fn split_inside(s: CStmt, pure: &HashSet<String>) -> CStmt {
     match s {
-        CStmt::Compound(stmts, loc) => {
-            let held = stmts.clone();
-            let stmts = stmts
-                .into_iter()
-                .map(|x| split_within(x, &held, pure))
-                .collect();
+        CStmt::Compound(mut stmts, loc) => {
+            for at in 0..stmts.len() {
+                let split = split_loop(&stmts[at], &stmts, pure);
+                let s = split
+                    .unwrap_or_else(|| std::mem::replace(&mut stmts[at], CStmt::Null(loc.clone())));
+                stmts[at] = split_inside(s, pure);
+            }
             CStmt::Compound(stmts, loc)
         }
         CStmt::For {
@@ -100,7 +111,7 @@ fn split_within(s: CStmt, block: &[CStmt], pure: &HashSet<String>) -> CStmt {
             init,
             cond,
             inc,
-            body: Box::new(split_within(*body, &[], pure)),
+            body: Box::new(split_at(*body, &[], pure)),
             loc,
         },
         CStmt::If {
@@ -110,8 +121,8 @@ fn split_within(s: CStmt, block: &[CStmt], pure: &HashSet<String>) -> CStmt {
             loc,
         } => CStmt::If {
             cond,
-            then_branch: Box::new(split_within(*then_branch, &[], pure)),
-            else_branch: else_branch.map(|e| Box::new(split_within(*e, &[], pure))),
+            then_branch: Box::new(split_at(*then_branch, &[], pure)),
+            else_branch: else_branch.map(|e| Box::new(split_at(*e, &[], pure))),
             loc,
         },
         other => other,
@@ -398,14 +409,7 @@ fn replace_divisions(e: &CExpr, key: &str, factor: &CExpr, outer: &CExpr, inner:
 /// Whether two size expressions name the same value: the same variable,
 /// field path or literal (locations and conversions aside).
 fn same_size(a: &CExpr, b: &CExpr) -> bool {
-    fn bare(e: &CExpr) -> &CExpr {
-        let mut x = e.stripped();
-        while let CExprKind::Cast(inner) = &x.kind {
-            x = inner.stripped();
-        }
-        x
-    }
-    let (a, b) = (bare(a), bare(b));
+    let (a, b) = (uncast(a), uncast(b));
     match (&a.kind, &b.kind) {
         (CExprKind::Ref(x), CExprKind::Ref(y)) => x.key == y.key,
         (
@@ -451,13 +455,19 @@ fn is_size(e: &&CExpr) -> bool {
             _ => false,
         }
     }
+    let x = uncast(e);
+    x.ty.is_integer()
+        && matches!(x.kind, CExprKind::Ref(_) | CExprKind::Member { .. })
+        && base_is_param(x)
+}
+
+/// `e` without parentheses, implicit conversions and casts.
+fn uncast(e: &CExpr) -> &CExpr {
     let mut x = e.stripped();
     while let CExprKind::Cast(inner) = &x.kind {
         x = inner.stripped();
     }
-    x.ty.is_integer()
-        && matches!(x.kind, CExprKind::Ref(_) | CExprKind::Member { .. })
-        && base_is_param(x)
+    x
 }
 
 fn binary(op: CBinOp, lhs: CExpr, rhs: CExpr, like: &CExpr) -> CExpr {

@@ -19,18 +19,23 @@ pub fn carries_dependency(l: &Loop, scope: &[NestLoop]) -> bool {
     let Ok(accesses) = stencil::accesses(&loop_ir::Stmt::Loop(l.clone())) else {
         return true;
     };
-    let writes = accesses.iter().filter(|a| a.is_store);
-    for w in writes {
-        for r in accesses.iter().filter(|r| r.array == w.array) {
-            if r.index == w.index {
-                continue;
-            }
-            if !separated(w, r, &l.iter, scope) {
-                return true;
-            }
-        }
-    }
-    false
+    carrying_pair(&accesses, &l.iter, scope).is_some()
+}
+
+/// The first store and other access of one array, at different
+/// subscripts, that nothing keeps to one iteration of the loop `iter`.
+fn carrying_pair<'a>(
+    accesses: &'a [Access],
+    iter: &str,
+    scope: &[NestLoop],
+) -> Option<(&'a Access, &'a Access)> {
+    accesses.iter().filter(|a| a.is_store).find_map(|w| {
+        accesses
+            .iter()
+            .filter(|r| r.array == w.array && r.index != w.index)
+            .find(|r| !separated(w, r, iter, scope))
+            .map(|r| (w, r))
+    })
 }
 
 /// What makes `l` carry a dependency, in words, where the analysis can
@@ -49,30 +54,32 @@ pub fn carried_by(l: &Loop, scope: &[NestLoop], scalars: &[String]) -> Option<St
         return Some(running(&name));
     }
     let accesses = stencil::accesses(&loop_ir::Stmt::Loop(l.clone())).ok()?;
-    let stores = || accesses.iter().filter(|a| a.is_store);
-    let reads_of = |w: &'_ Access| {
-        accesses
-            .iter()
-            .filter(move |r| !r.is_store && r.array == w.array)
-            .collect::<Vec<_>>()
-    };
-    for w in stores() {
-        for r in reads_of(w) {
-            if r.index != w.index && !separated(w, r, &l.iter, scope) {
-                return Some(format!(
-                    "`{}` is read where another iteration writes `{}` (a recurrence: \
-                     each iteration needs an earlier one's result, which stays a loop in C)",
-                    element(r),
-                    element(w)
-                ));
-            }
-        }
+    if let Some((w, r)) = carrying_pair(&accesses, &l.iter, scope) {
+        let (verb, why) = if r.is_store {
+            ("written", "the iterations' order decides the value left")
+        } else {
+            (
+                "read",
+                "a recurrence: each iteration needs an earlier one's result",
+            )
+        };
+        return Some(format!(
+            "`{}` is {verb} where another iteration writes `{}` ({why}, which stays a loop in C)",
+            element(r),
+            element(w)
+        ));
     }
     // The same element read and written in every iteration: a local
     // (a 0-D array here) or an element the loop's variable does not pick.
     let mentions_iter = |a: &Access| a.index.iter().any(|x| x.terms.contains_key(&l.iter));
-    stores()
-        .find(|w| !mentions_iter(w) && reads_of(w).iter().any(|r| r.index == w.index))
+    let reread = |w: &Access| {
+        accesses
+            .iter()
+            .any(|r| !r.is_store && r.array == w.array && r.index == w.index)
+    };
+    accesses
+        .iter()
+        .find(|w| w.is_store && !mentions_iter(w) && reread(w))
         .map(|w| {
             // A local scalar is a one-element array here: name it as C does.
             if scalars.contains(&w.array) {
