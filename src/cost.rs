@@ -213,8 +213,9 @@ pub(crate) fn kind_of(expr: &Expr) -> Option<OpKind> {
         Op::Binary(BinaryOp::Pow) => OpKind::Pow,
         Op::Binary(_) => OpKind::Maximum,
         Op::Where | Op::Triu(_) | Op::Tril(_) => OpKind::Where,
-        // A comparison and a select per element, as a running maximum.
-        Op::Reduce { .. } | Op::ArgExtreme { .. } => OpKind::Sum,
+        // A comparison and a select per element, as a running maximum; a
+        // scan is a reduction that stores every partial result.
+        Op::Reduce { .. } | Op::Scan { .. } | Op::ArgExtreme { .. } => OpKind::Sum,
         Op::Matmul | Op::Tensordot { .. } => product_kind(expr),
         // Every target runs these through BLAS (NumPy's emitter as
         // `np.matmul` or with `optimize=True`), as fast as a product.

@@ -215,6 +215,27 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/row_scale_flat", "lifted"),
 ];
 
+/// Running values stored at every step, lifted to scans (`cumsum`,
+/// `cummax`): (fixture under `tests/fixtures/probe`, the scan the program
+/// holds, whether the unbounded proof goes through; a summed-area table
+/// adds the previous row's stored value to the running sum, which the
+/// invariants do not state).
+const SCANS: &[(&str, &str, bool)] = &[
+    ("cumsum", "cumsum(x, axis=0)", true),
+    ("running_sum_ptr", "cumsum(x, axis=0)", true),
+    ("row_cumsum", "cumsum(a, axis=1)", true),
+    ("col_cumsum", "cumsum(a, axis=0)", true),
+    ("integral_image", "cumsum(cumsum(", false),
+    (
+        "csr_offsets",
+        "concat([full([1], 0i32), cumsum(counts, axis=0)], axis=0)",
+        true,
+    ),
+    ("peak_hold", "cummax(x, axis=0)", true),
+    ("running_max", "maximum(cummax(x, axis=0), ", true),
+    ("weighted_cumsum", "cumsum(", true),
+];
+
 fn verify_json(dir: &Path, file: &str) -> Value {
     let out = tenslift_in(dir, &["verify", file, "--targets", "numpy", "--json"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -240,6 +261,20 @@ fn real_form_kernels_lift_and_pass_bounded_and_differential_checks() {
         let v = verify_json(Path::new(ROOT), &file);
         assert_eq!(v["bounded"], "pass", "{stem}: {v}");
         assert_eq!(v["differential"], "pass", "{stem}: {v}");
+    }
+}
+
+#[test]
+fn running_values_lift_to_scans_and_are_proved() {
+    for &(stem, scan, unbounded) in SCANS {
+        let v = verify_json(Path::new(ROOT), &format!("{FIXTURES}/probe/{stem}.c"));
+        let program = v["details"]["program"].as_str().unwrap_or("");
+        assert!(program.contains(scan), "{stem}: {program}");
+        assert_eq!(v["bounded"], "pass", "{stem}: {v}");
+        assert_eq!(v["differential"], "pass", "{stem}: {v}");
+        if unbounded {
+            assert_eq!(v["unbounded"], "proved", "{stem}: {v}");
+        }
     }
 }
 

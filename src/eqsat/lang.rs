@@ -56,6 +56,9 @@ pub enum Head {
     Syr2k,
     MirrorLower,
     ArgExtreme { largest: bool },
+    // Last: the derived order breaks extraction's ties between equal-cost
+    // nodes, which a new head must not reorder.
+    Scan(ReduceKind),
 }
 
 /// An operation's attribute, held by a leaf e-node.
@@ -311,6 +314,7 @@ impl Head {
             .map(Head::Unary)
             .chain(BinaryOp::ALL.into_iter().map(Head::Binary))
             .chain(ReduceKind::ALL.into_iter().map(Head::Reduce))
+            .chain(ReduceKind::ALL.into_iter().map(Head::Scan))
             .chain([true, false].map(|largest| Head::ArgExtreme { largest }))
             .chain(fixed)
             .chain(solves)
@@ -326,6 +330,7 @@ impl Head {
             Head::Unary(u) => u.name(),
             Head::Binary(b) => b.name(),
             Head::Reduce(k) => k.name(),
+            Head::Scan(k) => k.scan_name(),
             Head::ArgExtreme { largest: true } => "argmax",
             Head::ArgExtreme { largest: false } => "argmin",
             Head::TriSolve { lower, unit } => trisolve_name(lower, unit),
@@ -358,6 +363,7 @@ impl Head {
     pub fn attrs(self) -> usize {
         match self {
             Head::Reduce(_)
+            | Head::Scan(_)
             | Head::ArgExtreme { .. }
             | Head::Tensordot
             | Head::Einsum
@@ -386,6 +392,7 @@ impl Head {
             Op::Binary(b) => (Head::Binary(*b), None),
             Op::Where => (Head::Where, None),
             Op::Reduce { kind, axes } => (Head::Reduce(*kind), Some(Attr::Axes(axes.clone()))),
+            Op::Scan { kind, axis } => (Head::Scan(*kind), Some(Attr::Int(*axis as i64))),
             Op::ArgExtreme {
                 largest,
                 axis,
@@ -440,6 +447,10 @@ impl Head {
             (Head::Reduce(kind), Some(Attr::Axes(axes))) => Op::Reduce {
                 kind,
                 axes: axes.clone(),
+            },
+            (Head::Scan(kind), Some(Attr::Int(axis))) => Op::Scan {
+                kind,
+                axis: usize::try_from(*axis).ok()?,
             },
             (Head::ArgExtreme { largest }, Some(Attr::ArgAxis(axis, dtype, last))) => {
                 Op::ArgExtreme {

@@ -29,6 +29,7 @@ use super::sketch::pattern::Pattern;
 use super::sketch::power::Power;
 use super::sketch::product::IntegerProduct;
 use super::sketch::region::Region;
+use super::sketch::scan::Scan;
 use super::sketch::select::WhereSelect;
 use super::sketch::split::ApplicationSplit;
 use super::sketch::view::LeafView;
@@ -80,6 +81,7 @@ pub static SKETCH_FAMILIES: &[&dyn SketchFamily] = &[
     &IntegerProduct,
     &Region,
     &Power,
+    &Scan,
     &LeafView,
     &SlidingWindow,
     &Interleave,

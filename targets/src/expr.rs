@@ -136,6 +136,10 @@ impl Expr {
         Expr::new(Op::Reduce { kind, axes }, vec![a])
     }
 
+    pub fn scan(kind: ReduceKind, a: Expr, axis: usize) -> Result<Expr, TypeError> {
+        Expr::new(Op::Scan { kind, axis }, vec![a])
+    }
+
     pub fn op(&self) -> &Op {
         &self.0.op
     }
@@ -369,6 +373,17 @@ pub fn infer(op: &Op, args: &[&Ty]) -> Result<Ty, TypeError> {
                 .map(|(_, d)| d.clone())
                 .collect();
             Ok(Ty::tensor(a.dtype, shape))
+        }
+        Op::Scan { kind, axis } => {
+            let a = args[0];
+            if !a.dtype.is_numeric() {
+                return err(format!(
+                    "{} needs a numeric operand, got bool",
+                    kind.scan_name()
+                ));
+            }
+            check_axes(kind.scan_name(), &[*axis], a.rank())?;
+            Ok(a.clone())
         }
         Op::ArgExtreme { axis, dtype, .. } => {
             let a = args[0];

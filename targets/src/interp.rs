@@ -527,6 +527,7 @@ fn eval_node(e: &Expr, env: &Env, memo: &mut HashMap<Expr, Array>) -> IResult<Ar
             Ok(Array { dtype, shape, data })
         }
         Op::Reduce { kind, axes } => reduce(*kind, axes, &args[0]),
+        Op::Scan { kind, axis } => Ok(scan(*kind, *axis, &args[0])),
         Op::ArgExtreme {
             largest,
             axis,
@@ -990,6 +991,43 @@ fn arg_extreme(
     })
 }
 
+/// `scan(a, kind, axis)`: each element combined with its predecessor
+/// along `axis` (already combined: positions are visited in row-major
+/// order), rounded or wrapped at every step as a C running value is.
+fn scan(kind: ReduceKind, axis: usize, a: &Array) -> Array {
+    let stride: usize = a.shape[axis + 1..].iter().product();
+    let extent = a.shape[axis];
+    let has_prev =
+        |flat: usize| stride > 0 && extent > 0 && !(flat / stride).is_multiple_of(extent);
+    let d = a.dtype;
+    let mut out = a.clone();
+    match &mut out.data {
+        Data::Float(v) => {
+            for flat in (0..v.len()).filter(|f| has_prev(*f)) {
+                let (p, x) = (v[flat - stride], v[flat]);
+                v[flat] = d.round_float(match kind {
+                    ReduceKind::Sum => p + x,
+                    ReduceKind::Prod => p * x,
+                    ReduceKind::Max => p.max(x),
+                    ReduceKind::Min => p.min(x),
+                });
+            }
+        }
+        Data::Int(v) => {
+            for flat in (0..v.len()).filter(|f| has_prev(*f)) {
+                let (p, x) = (i128::from(v[flat - stride]), i128::from(v[flat]));
+                v[flat] = match kind {
+                    ReduceKind::Sum => d.wrap_int(p + x),
+                    ReduceKind::Prod => d.wrap_int(p.wrapping_mul(x)),
+                    ReduceKind::Max => d.wrap_int(p.max(x)),
+                    ReduceKind::Min => d.wrap_int(p.min(x)),
+                };
+            }
+        }
+    }
+    out
+}
+
 fn reduce(kind: ReduceKind, axes: &[usize], a: &Array) -> IResult<Array> {
     let out_shape: Vec<usize> = (0..a.shape.len())
         .filter(|i| !axes.contains(i))
@@ -1200,6 +1238,29 @@ mod tests {
             )],
         );
         assert_eq!(ints(&out.arrays["y"]), vec![0, 9, 2, 9, 4]);
+    }
+
+    #[test]
+    fn scans_run_along_their_axis_rounding_and_wrapping_every_step() {
+        let text = "func f(r: size, c: size, a: i8[r, c], x: f32[c], rows: out i8[r, c], cols: out i8[r, c], m: out i8[r, c], y: out f32[c]) {\n  rows = cumsum(a, axis=1);\n  cols = cumsum(a, axis=0);\n  m = cummax(a, axis=1);\n  y = cumsum(x, axis=0);\n}\n";
+        let a = Array::from_i64(DType::I8, vec![2, 3], vec![100, 27, -5, 1, 2, 3]);
+        let x = Array::from_f64(DType::F32, vec![3], vec![1e8, 1.0, -1e8]);
+        let out = run_text(text, &[("r", 2), ("c", 3)], vec![("a", a), ("x", x)]);
+        // 100 + 27 = 127, then 122; the second row on its own.
+        assert_eq!(ints(&out.arrays["rows"]), vec![100, 127, 122, 1, 3, 6]);
+        // 100 + 1 = 101, 27 + 2, -5 + 3.
+        assert_eq!(ints(&out.arrays["cols"]), vec![100, 27, -5, 101, 29, -2]);
+        assert_eq!(ints(&out.arrays["m"]), vec![100, 100, 100, 1, 2, 3]);
+        // C's order in f32: 1e8 + 1 rounds to 1e8, then 0.
+        let y = &out.arrays["y"];
+        assert_eq!((y.get_f64(0), y.get_f64(1), y.get_f64(2)), (1e8, 1e8, 0.0));
+        // An i8 running sum wraps: 100 + 27 + 100 = 227 - 256.
+        let wrap = run_text(
+            "func g(n: size, a: i8[n], s: out i8[n]) {\n  s = cumsum(a, axis=0);\n}\n",
+            &[("n", 3)],
+            vec![("a", Array::from_i64(DType::I8, vec![3], vec![100, 27, 100]))],
+        );
+        assert_eq!(ints(&wrap.arrays["s"]), vec![100, 127, -29]);
     }
 
     #[test]

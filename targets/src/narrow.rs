@@ -153,6 +153,10 @@ impl Ranges {
             | Op::Reduce {
                 kind: ReduceKind::Max | ReduceKind::Min,
                 ..
+            }
+            | Op::Scan {
+                kind: ReduceKind::Max | ReduceKind::Min,
+                ..
             } => arg(self, 0),
             Op::Unary(U::Neg) => arg(self, 0).map(|a| Interval::new(-a.hi, -a.lo)),
             Op::Unary(U::Abs) => arg(self, 0).map(|a| {

@@ -220,6 +220,15 @@ pub enum Op {
         dtype: DType,
         last: bool,
     },
+    /// Inclusive scan along one axis: element `[.., i, ..]` is the
+    /// reduction `kind` of the operand's `[.., 0..=i, ..]`, combined in
+    /// index order (NumPy's `np.cumsum`, `np.maximum.accumulate`): a C
+    /// loop's running value (`s += x[i]; y[i] = s`). Last, so that the
+    /// hashes of the variants before it, which order some ties, stay.
+    Scan {
+        kind: ReduceKind,
+        axis: usize,
+    },
 }
 
 /// The TensIR name of a triangular solve with these attributes.
@@ -349,6 +358,16 @@ impl ReduceKind {
             ReduceKind::Min => "min",
         }
     }
+
+    /// The name of the inclusive scan of this reduction.
+    pub fn scan_name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "cumsum",
+            ReduceKind::Prod => "cumprod",
+            ReduceKind::Max => "cummax",
+            ReduceKind::Min => "cummin",
+        }
+    }
 }
 
 impl Op {
@@ -362,6 +381,7 @@ impl Op {
             Op::Binary(b) => b.name(),
             Op::Where => "where",
             Op::Reduce { kind, .. } => kind.name(),
+            Op::Scan { kind, .. } => kind.scan_name(),
             Op::ArgExtreme { largest: true, .. } => "argmax",
             Op::ArgExtreme { largest: false, .. } => "argmin",
             Op::Matmul => "matmul",

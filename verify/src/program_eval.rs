@@ -405,6 +405,7 @@ impl<D: Domain> Interp<'_, D> {
                 Ok(Tensor { shape, data })
             }
             Op::Reduce { kind, axes } => self.reduce(*kind, axes, &args[0], dtype),
+            Op::Scan { kind, axis } => self.scan(*kind, *axis, &args[0], dtype),
             Op::ArgExtreme {
                 largest,
                 axis,
@@ -748,6 +749,59 @@ impl<D: Domain> Interp<'_, D> {
             x.clone()
         };
         Ok(self.dom.wrap(&i, it))
+    }
+
+    /// `scan(a, kind, axis)`: a running value along `axis`, combined as
+    /// [`Self::reduce`] combines (a sum from zero, a product from one, an
+    /// extreme from the first element), each partial result wrapped.
+    fn scan(
+        &mut self,
+        kind: ReduceKind,
+        axis: usize,
+        a: &Tensor<D::V>,
+        dtype: DType,
+    ) -> Result<Tensor<D::V>, Abort> {
+        let stride: usize = a.shape[axis + 1..].iter().product();
+        let extent = a.shape[axis];
+        let mut acc: Vec<D::V> = Vec::with_capacity(a.data.len());
+        for (flat, x) in a.data.iter().enumerate() {
+            let prev = (stride > 0 && extent > 0 && !(flat / stride).is_multiple_of(extent))
+                .then(|| acc[flat - stride].clone());
+            let v = match (kind, prev) {
+                (ReduceKind::Sum, p) => {
+                    let p = match p {
+                        Some(p) => p,
+                        None => self.zero(dtype)?,
+                    };
+                    self.dom.add(&p, x)
+                }
+                (ReduceKind::Prod, p) => {
+                    let p = match p {
+                        Some(p) => p,
+                        None if dtype.is_float() => self.dom.real(1.0)?,
+                        None => self.dom.int(1),
+                    };
+                    self.dom.mul(&p, x)
+                }
+                (_, None) => x.clone(),
+                (ReduceKind::Max | ReduceKind::Min, Some(p)) => {
+                    let op = if kind == ReduceKind::Max {
+                        Cmp::Gt
+                    } else {
+                        Cmp::Lt
+                    };
+                    let better = self.dom.cmp(op, x, &p);
+                    self.dom.select(&better, x, &p)
+                }
+            };
+            acc.push(v);
+        }
+        // Wrapping once at the end equals wrapping every step.
+        let data = acc.into_iter().map(|v| self.finish(v, dtype)).collect();
+        Ok(Tensor {
+            shape: a.shape.clone(),
+            data,
+        })
     }
 
     fn reduce(

@@ -17,7 +17,7 @@ use super::layout::{
     broadcast_shape, broadcast_to, checked_len, concat, flip, row_major_strides, slice_offsets,
     tensor, window,
 };
-use super::semantics::{arg_extreme, binary, einsum, literal, reduce, scalar_type, unary};
+use super::semantics::{arg_extreme, binary, einsum, literal, reduce, scalar_type, scan, unary};
 use super::{Result, TensirSpecError};
 use crate::algebra::{Tensor, Value};
 use crate::spec::exec::convert;
@@ -215,6 +215,7 @@ impl<'p> Machine<'p> {
                 tensor(shape, elems)
             }
             Op::Reduce { kind, axes } => reduce(*kind, dtype, &args[0], axes),
+            Op::Scan { kind, axis } => scan(*kind, dtype, &args[0], *axis),
             Op::ArgExtreme {
                 largest,
                 axis,

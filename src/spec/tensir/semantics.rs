@@ -256,17 +256,48 @@ pub(super) fn reduce(kind: ReduceKind, dtype: DType, a: &Tensor, axes: &[usize])
                 None => v.clone(),
             });
         });
-        let v = match kind {
-            ReduceKind::Sum => wrap_result(Value::sum(group.iter()), dtype),
-            ReduceKind::Prod => {
-                wrap_result(group.iter().fold(Value::one(), |acc, v| acc.mul(v)), dtype)
-            }
-            ReduceKind::Max => Value::max_of(&group),
-            ReduceKind::Min => Value::min_of(&group),
-        };
-        elems.push(v);
+        elems.push(combined(kind, dtype, &group));
     });
     tensor(out_shape, elems)
+}
+
+/// `kind`'s reduction of `group` (operands already unwrapped), wrapped
+/// to `dtype`.
+fn combined(kind: ReduceKind, dtype: DType, group: &[Value]) -> Value {
+    match kind {
+        ReduceKind::Sum => wrap_result(Value::sum(group.iter()), dtype),
+        ReduceKind::Prod => {
+            wrap_result(group.iter().fold(Value::one(), |acc, v| acc.mul(v)), dtype)
+        }
+        ReduceKind::Max => Value::max_of(group),
+        ReduceKind::Min => Value::min_of(group),
+    }
+}
+
+/// `scan(a, kind, axis)`: element `[.., i, ..]` is `kind`'s reduction of
+/// `a[.., 0..=i, ..]`, stated as [`reduce`] states a reduction (so a
+/// running value in C, whose spec is the same prefix reduction, compares
+/// equal element by element).
+pub(super) fn scan(kind: ReduceKind, dtype: DType, a: &Tensor, axis: usize) -> Result<Tensor> {
+    let shape = a.shape().to_vec();
+    let strides = row_major_strides(&shape);
+    let wrap = wraps(dtype);
+    let mut elems = Vec::with_capacity(a.len());
+    for_each_index(&shape, |idx| {
+        let at: usize = idx.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        let base = at - idx[axis] * strides[axis];
+        let group: Vec<Value> = (0..=idx[axis])
+            .map(|k| {
+                let v = &a.elems()[base + k * strides[axis]];
+                match wrap {
+                    Some((bits, signed)) => unwrap_operand(v, bits, signed),
+                    None => v.clone(),
+                }
+            })
+            .collect();
+        elems.push(combined(kind, dtype, &group));
+    });
+    tensor(shape, elems)
 }
 
 /// General contraction of one or two operands: labels absent from `output`

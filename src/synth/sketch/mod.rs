@@ -13,6 +13,7 @@
 //! plus one opaque application), [`product`] (an integer product with a
 //! common factor), [`region`] (two formulas split by a diagonal, solved on
 //! their triangles through [`masked`]), [`power`] (a power of a monomial),
+//! [`scan`] (a running sum along an axis, its differences as the hole),
 //! [`view`] (a leaf read through a strided, reversed or reshaped view),
 //! [`window`] (a sliding-window filter with its taps as the hole),
 //! [`interleave`] (a vector computed in blocks, its strided parts searched
@@ -28,6 +29,7 @@ pub mod pattern;
 pub mod power;
 pub mod product;
 pub mod region;
+pub mod scan;
 pub mod select;
 pub mod split;
 pub mod view;

@@ -299,21 +299,37 @@ impl Lowering {
     }
 
     fn reduce_kind(&mut self, v: &Val, axes: &[usize], kind: ReduceKind) -> Val {
-        let d = v.dtype;
-        let (op, init) = match kind {
-            ReduceKind::Sum => ("add", zero_of(d)),
-            ReduceKind::Prod => (
-                "multiply",
-                if d.is_float() {
-                    Lit::float(1.0, d)
-                } else {
-                    Lit::int(1, d)
-                },
-            ),
-            ReduceKind::Max => ("maximum", Lit::extreme(d, false)),
-            ReduceKind::Min => ("minimum", Lit::extreme(d, true)),
-        };
+        let (op, init) = combiner(kind, v.dtype);
         self.reduce(v, axes, op, init)
+    }
+
+    /// An inclusive scan along `axis` as JAX lowers `cumsum`: a
+    /// `stablehlo.reduce_window` whose window spans the whole axis, padded
+    /// by its length less one before the start, so that window `i` holds
+    /// the elements `0..=i` (XLA rewrites such a window into a scan).
+    fn scan(&mut self, v: &Val, axis: usize, kind: ReduceKind) -> Val {
+        let (op, init) = combiner(kind, v.dtype);
+        let init = self.constant(init, &[]);
+        let rank = v.shape.len();
+        let window: Vec<i64> = (0..rank)
+            .map(|d| if d == axis { v.shape[d].max(1) } else { 1 })
+            .collect();
+        let padding: Vec<String> = (0..rank)
+            .map(|d| format!("[{}, 0]", if d == axis { window[d] - 1 } else { 0 }))
+            .collect();
+        let scalar = tensor(v.dtype, &[]);
+        let (a, b, s) = (self.fresh(), self.fresh(), self.fresh());
+        let text = format!(
+            "\"stablehlo.reduce_window\"({}, {}) ({{\n      ^bb0({a}: {scalar}, {b}: {scalar}):\n        {s} = stablehlo.{op} {a}, {b} : {scalar}\n        \"stablehlo.return\"({s}) : ({scalar}) -> ()\n    }}) {{window_dimensions = array<i64: {}>, window_strides = array<i64: {}>, padding = dense<[{}]> : tensor<{rank}x2xi64>}} : ({}, {scalar}) -> {}",
+            v.ssa,
+            init.ssa,
+            i64_list(&window),
+            i64_list(&vec![1; rank]),
+            padding.join(", "),
+            ty(v),
+            ty(v)
+        );
+        self.push(text, v.dtype, v.shape.clone())
     }
 
     /// `argmax`/`argmin` along `axis`: one `stablehlo.reduce` over the
@@ -551,6 +567,7 @@ impl Lowering {
                 self.select(&c, &t, &f)
             }
             Op::Reduce { kind, axes } => self.reduce_kind(&args[0], axes, *kind),
+            Op::Scan { kind, axis } => self.scan(&args[0], *axis, *kind),
             Op::ArgExtreme {
                 largest,
                 axis,
@@ -1662,4 +1679,22 @@ fn hlo_unary(u: U) -> Option<&'static str> {
         U::Cos => "cosine",
         U::Cosh | U::Sinh => return None,
     })
+}
+
+/// The body operation and initial value of a reduction or scan `kind`
+/// over element type `d`.
+fn combiner(kind: ReduceKind, d: DType) -> (&'static str, Lit) {
+    match kind {
+        ReduceKind::Sum => ("add", zero_of(d)),
+        ReduceKind::Prod => (
+            "multiply",
+            if d.is_float() {
+                Lit::float(1.0, d)
+            } else {
+                Lit::int(1, d)
+            },
+        ),
+        ReduceKind::Max => ("maximum", Lit::extreme(d, false)),
+        ReduceKind::Min => ("minimum", Lit::extreme(d, true)),
+    }
 }

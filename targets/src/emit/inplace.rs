@@ -432,6 +432,7 @@ impl InPlaceLowering<'_> {
             | Op::Triu(_)
             | Op::Tril(_)
             | Op::ArgExtreme { .. }
+            | Op::Scan { .. }
             | Op::ScatterAdd => true,
             Op::Cast(_) => Self::is_fresh_cast(e),
             _ => false,
@@ -444,7 +445,7 @@ impl InPlaceLowering<'_> {
     fn is_fresh(a: &Expr) -> bool {
         match a.op() {
             Op::Reduce { axes, .. } if axes.is_empty() => Self::is_fresh(&a.args()[0]),
-            Op::Reduce { .. } | Op::ArgExtreme { .. } => true,
+            Op::Reduce { .. } | Op::ArgExtreme { .. } | Op::Scan { .. } => true,
             Op::Transpose(_)
             | Op::Broadcast(_)
             | Op::Slice(_)

@@ -158,6 +158,10 @@ impl PyTable for JaxTable {
             Op::Reduce { kind: R::Prod, .. } => "jnp.prod({0}, axis={axes}, dtype={dtype})",
             Op::Reduce { kind: R::Max, .. } => "jnp.max({0}, axis={axes}, initial={init})",
             Op::Reduce { kind: R::Min, .. } => "jnp.min({0}, axis={axes}, initial={init})",
+            Op::Scan { kind: R::Sum, .. } => "jnp.cumsum({0}, axis={axis}, dtype={dtype})",
+            Op::Scan { kind: R::Prod, .. } => "jnp.cumprod({0}, axis={axis}, dtype={dtype})",
+            Op::Scan { kind: R::Max, .. } => "jax.lax.cummax({0}, axis={axis})",
+            Op::Scan { kind: R::Min, .. } => "jax.lax.cummin({0}, axis={axis})",
             Op::ArgExtreme { last: true, .. } => {
                 "_arg_last({0}, {axis}, {largest}).astype({dtype})"
             }

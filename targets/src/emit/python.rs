@@ -377,7 +377,7 @@ pub fn render_expr(
         Op::Slice(items) => {
             vars.insert("slice", py_slice(items, names));
         }
-        Op::Concat { axis } => {
+        Op::Concat { axis } | Op::Scan { axis, .. } => {
             vars.insert("axis", axis.to_string());
         }
         Op::ArgExtreme { axis, largest, .. } => {

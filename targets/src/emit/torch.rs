@@ -202,6 +202,11 @@ impl PyTable for TorchTable {
             Op::Reduce { kind: R::Prod, .. } => "_prod({0}, {axes}, {dtype})",
             Op::Reduce { kind: R::Max, .. } => "_extreme({0}, {axes}, True, {init})",
             Op::Reduce { kind: R::Min, .. } => "_extreme({0}, {axes}, False, {init})",
+            // Integer scans would be promoted to int64 without `dtype`.
+            Op::Scan { kind: R::Sum, .. } => "torch.cumsum({0}, dim={axis}, dtype={dtype})",
+            Op::Scan { kind: R::Prod, .. } => "torch.cumprod({0}, dim={axis}, dtype={dtype})",
+            Op::Scan { kind: R::Max, .. } => "torch.cummax({0}, dim={axis}).values",
+            Op::Scan { kind: R::Min, .. } => "torch.cummin({0}, dim={axis}).values",
             Op::ArgExtreme { last: true, .. } => "_arg_last({0}, {axis}, {largest}).to({dtype})",
             Op::ArgExtreme { largest: true, .. } => "torch.argmax({0}, dim={axis}).to({dtype})",
             Op::ArgExtreme { largest: false, .. } => "torch.argmin({0}, dim={axis}).to({dtype})",

@@ -45,6 +45,16 @@ pub fn transfer(
             let kept: Vec<usize> = (0..args[0].rank()).filter(|a| !axes.contains(a)).collect();
             args[0].restrict(&kept)
         }
+        // A scan runs along `axis` only: the other axes keep what they
+        // shared, `axis` is interchangeable with none.
+        Op::Scan { axis, .. } => {
+            let alone: Vec<Vec<usize>> = args[0]
+                .groups()
+                .into_iter()
+                .map(|g| g.into_iter().filter(|a| a != axis).collect())
+                .collect();
+            Symmetry::from_groups(rank, &alone)
+        }
         // The position along `axis` of each line: the other axes keep
         // what they shared.
         Op::ArgExtreme { axis, .. } => {

@@ -749,6 +749,15 @@ impl Parser {
             self.expect(")")?;
             return typed(Expr::new(Op::Reduce { kind: *kind, axes }, args));
         }
+        if let Some(kind) = ReduceKind::ALL.iter().find(|k| k.scan_name() == name) {
+            let args = self.operands()?;
+            self.keyword("axis")?;
+            let apos = self.pos();
+            let axis = usize::try_from(self.integer()?)
+                .map_err(|_| (apos, "axis must not be negative".to_string()))?;
+            self.expect(")")?;
+            return typed(Expr::new(Op::Scan { kind: *kind, axis }, args));
+        }
         if let Some(op) = crate::ops::trisolve_of_name(name) {
             let args = self.operands()?;
             self.expect(")")?;

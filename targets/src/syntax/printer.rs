@@ -84,6 +84,7 @@ pub fn print_expr(e: &Expr) -> String {
             format!("{name}({joined})")
         }
         Op::Reduce { axes, .. } => format!("{name}({joined}, axes={})", list(axes)),
+        Op::Scan { axis, .. } => format!("{name}({joined}, axis={axis})"),
         Op::ArgExtreme {
             axis, dtype, last, ..
         } => {

@@ -177,6 +177,8 @@ fn summed_terms(e: &tensir::Expr, sizes: &BTreeMap<String, i64>) -> u64 {
                 axes.iter().filter_map(|&a| shape.get(a)).product()
             }
         }
+        // The last element of a scan sums the whole axis.
+        Op::Scan { axis, .. } => shape_of(0).get(*axis).copied().unwrap_or(1),
         // The contracted axis is the last of the left operand.
         Op::Matmul => shape_of(0).last().copied().unwrap_or(1),
         Op::Tensordot { lhs_axes, .. } => {

@@ -337,7 +337,7 @@ impl<'a> Lifted<'a> {
         reads: Option<&[String]>,
     ) -> Result<Option<V>, Unsupported> {
         match e.op() {
-            Op::Reduce { .. } | Op::Matmul | Op::Einsum(_) => {
+            Op::Reduce { .. } | Op::Scan { .. } | Op::Matmul | Op::Einsum(_) => {
                 if let Some(want) = reads {
                     let mut have = Vec::new();
                     array_names(e, env, &mut have);
@@ -704,6 +704,26 @@ impl<'a> Lifted<'a> {
                     return Ok(V::R(total.as_real()));
                 }
                 self.reduce(*kind, real, e, idx, env, &extents, &[], &body)?
+            }
+            // Element `i` along the axis reduces the operand's `0..=i`: a
+            // reduction whose extent is the index plus one.
+            Op::Scan { kind, axis } => {
+                let operand = &args[0];
+                let at = idx
+                    .get(*axis)
+                    .ok_or_else(|| Unsupported("scan of a scalar".into()))?;
+                let extent = at.clone() + Int::from_i64(1);
+                let body = |rs: &[Int]| -> Result<V, Unsupported> {
+                    let mut sub = idx.to_vec();
+                    sub[*axis] = rs[0].clone();
+                    self.elem(operand, &sub, &uncut, env)
+                };
+                // The sum does not depend on the scan index but through
+                // its extent: one function of the other indices, so that
+                // elements `i` and `i + 1` unfold into each other.
+                let mut lines = idx.to_vec();
+                lines[*axis] = Int::from_i64(0);
+                self.reduce(*kind, real, e, &lines, env, &[extent], &[], &body)?
             }
             Op::Matmul => {
                 let (a, b) = (&args[0], &args[1]);

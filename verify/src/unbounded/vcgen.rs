@@ -1221,6 +1221,9 @@ impl<'a> Exec<'a> {
         state: &State,
     ) -> Result<Accumulator, Unsupported> {
         let entry = state.locals.get(local);
+        if let Some(v) = self.stored_every_iteration(local, l, counter, frames, entry)? {
+            return Ok(Accumulator::Value(v));
+        }
         let size = self.accumulation_size(&l.end, frames).ok_or_else(|| {
             Unsupported(format!(
                 "the accumulating loop `{}` ends at `{}`, not at a size parameter or a constant",
@@ -1337,6 +1340,36 @@ impl<'a> Exec<'a> {
         )))
     }
 
+    /// A running value stored by every iteration after its update (`s +=
+    /// x[i]; y[i] = s;`, a scan): at the head of the iteration whose
+    /// iterator is `counter` it holds what the previous iteration stored,
+    /// the lifted element there, or its value before the loop at the
+    /// first iteration. Only for a body of plain assignments (no branch
+    /// or inner loop can skip the store) in which nothing writes the local
+    /// after the store.
+    fn stored_every_iteration(
+        &self,
+        local: &str,
+        l: &Loop,
+        counter: &Int,
+        frames: &[Frame],
+        entry: Option<&V>,
+    ) -> Result<Option<V>, Unsupported> {
+        let (Some(entry), Some((array, index))) = (entry, stored_running_value(local, l)) else {
+            return Ok(None);
+        };
+        let outer = Self::frame_iters(frames);
+        let start = self.affine(&l.start, &outer)?;
+        let mut iters = outer;
+        iters.insert(l.iter.clone(), counter.clone() - Int::from_i64(l.step));
+        let idx = index
+            .iter()
+            .map(|a| self.affine(a, &iters))
+            .collect::<Result<Vec<_>, _>>()?;
+        let previous = self.lifted_elem(array, &idx, &Truncation::new())?;
+        Ok(Some(V::ite(&counter.eq(&start), entry, &previous)))
+    }
+
     /// `entry ± Σ_{r ∈ [start, counter)} body(r)` for local `local`
     /// accumulated by loop `l`, when the loop's body is that one step
     /// (`w -= A[i][j] * y[j]`) and writes no array, so every iteration
@@ -1445,6 +1478,12 @@ impl<'a> Exec<'a> {
             });
         }
         for a in &accumulators {
+            if let Some((array, _)) = stored_running_value(a, l) {
+                described.push(format!(
+                    "{a} = what the previous iteration stored into {array} (the lifted element), or its value before the loop"
+                ));
+                continue;
+            }
             described.push(if self.relations_by_difference {
                 format!(
                     "{a}: storing it adds to the element what the lifted reduction it feeds adds from the loop's start to {}",
@@ -1912,6 +1951,32 @@ fn truncates(e: &Expr) -> bool {
         ExprKind::Cast { arg } => (!e.ty.is_float() && arg.ty.is_float()) || truncates(arg),
         _ => false,
     }
+}
+
+/// The store of local `local` that every iteration of `l` makes after
+/// updating it (`y[i] = s` after `s += x[i]`, or after `if (x[i] > s) s =
+/// x[i];`): a top-level statement of a body without inner loops, with
+/// nothing writing the local after it. The array and the index.
+fn stored_running_value<'l>(local: &str, l: &'l Loop) -> Option<(&'l str, &'l [Affine])> {
+    if contains_loop(&l.body) {
+        return None;
+    }
+    let writes_local = |body: &[Stmt]| {
+        let mut written = Vec::new();
+        shape::written_locals(body, &mut written);
+        written.iter().any(|w| w == local)
+    };
+    let (at, array, index) = l.body.iter().enumerate().find_map(|(k, s)| match s {
+        Stmt::Assign {
+            target: LValue::Element { array, index, .. },
+            value,
+            ..
+        } if is_plain(value, local) && !truncates(value) => Some((k, array, index)),
+        _ => None,
+    })?;
+    let updated_before = writes_local(&l.body[..at]);
+    let kept_after = !writes_local(&l.body[at + 1..]);
+    (updated_before && kept_after).then_some((array.as_str(), index.as_slice()))
 }
 
 fn is_plain(e: &Expr, local: &str) -> bool {
