@@ -175,6 +175,12 @@ pub(crate) fn new_extremum_args(
         return None;
     }
     let stride: usize = shape[axis + 1..].iter().product();
+    // Asked at every node of the search: a line's last element must be
+    // such an extremum before anything is taken apart.
+    let last = target.elems().get((extent - 1) * stride)?;
+    if !matches!(last.as_atom().and_then(|a| a.as_app()), Some((f, _)) if f == func) {
+        return None;
+    }
     let parts: Vec<(Vec<Value>, Option<Rat>)> = target
         .elems()
         .iter()

@@ -1956,7 +1956,10 @@ fn truncates(e: &Expr) -> bool {
 /// The store of local `local` that every iteration of `l` makes after
 /// updating it (`y[i] = s` after `s += x[i]`, or after `if (x[i] > s) s =
 /// x[i];`): a top-level statement of a body without inner loops, with
-/// nothing writing the local after it. The array and the index.
+/// nothing writing the local after it, at an element each iteration
+/// writes anew (the index moves with the iterator: a store of `s` to one
+/// element, overwritten every iteration, holds only the last partial
+/// value, which the lifted element is not). The array and the index.
 fn stored_running_value<'l>(local: &str, l: &'l Loop) -> Option<(&'l str, &'l [Affine])> {
     if contains_loop(&l.body) {
         return None;
@@ -1974,6 +1977,9 @@ fn stored_running_value<'l>(local: &str, l: &'l Loop) -> Option<(&'l str, &'l [A
         } if is_plain(value, local) && !truncates(value) => Some((k, array, index)),
         _ => None,
     })?;
+    if !index.iter().any(|a| a.terms.contains_key(&l.iter)) {
+        return None;
+    }
     let updated_before = writes_local(&l.body[..at]);
     let kept_after = !writes_local(&l.body[at + 1..]);
     (updated_before && kept_after).then_some((array.as_str(), index.as_slice()))
