@@ -995,16 +995,14 @@ fn arg_extreme(
 /// along `axis` (already combined: positions are visited in row-major
 /// order), rounded or wrapped at every step as a C running value is.
 fn scan(kind: ReduceKind, axis: usize, a: &Array) -> Array {
-    let stride: usize = a.shape[axis + 1..].iter().product();
-    let extent = a.shape[axis];
-    let has_prev =
-        |flat: usize| stride > 0 && extent > 0 && !(flat / stride).is_multiple_of(extent);
+    let predecessor = crate::ops::scan_predecessor(&a.shape, axis);
+    let pairs = (0..a.len()).filter_map(|f| Some((f, predecessor(f)?)));
     let d = a.dtype;
     let mut out = a.clone();
     match &mut out.data {
         Data::Float(v) => {
-            for flat in (0..v.len()).filter(|f| has_prev(*f)) {
-                let (p, x) = (v[flat - stride], v[flat]);
+            for (flat, prev) in pairs {
+                let (p, x) = (v[prev], v[flat]);
                 v[flat] = d.round_float(match kind {
                     ReduceKind::Sum => p + x,
                     ReduceKind::Prod => p * x,
@@ -1014,8 +1012,8 @@ fn scan(kind: ReduceKind, axis: usize, a: &Array) -> Array {
             }
         }
         Data::Int(v) => {
-            for flat in (0..v.len()).filter(|f| has_prev(*f)) {
-                let (p, x) = (i128::from(v[flat - stride]), i128::from(v[flat]));
+            for (flat, prev) in pairs {
+                let (p, x) = (i128::from(v[prev]), i128::from(v[flat]));
                 v[flat] = match kind {
                     ReduceKind::Sum => d.wrap_int(p + x),
                     ReduceKind::Prod => d.wrap_int(p.wrapping_mul(x)),

@@ -61,6 +61,19 @@ pub enum ReduceKind {
     Min,
 }
 
+/// The flat position of each element's predecessor along `axis` in a
+/// row-major array of `shape`, the element an inclusive scan combines it
+/// with: `None` at the start of a line. Every scan (the interpreter, the
+/// verifier's evaluation, the search's scan sketch) walks lines with it.
+pub fn scan_predecessor(shape: &[usize], axis: usize) -> impl Fn(usize) -> Option<usize> {
+    let stride: usize = shape.get(axis + 1..).unwrap_or_default().iter().product();
+    let extent = shape.get(axis).copied().unwrap_or(0);
+    move |flat| {
+        let first = stride == 0 || extent == 0 || (flat / stride).is_multiple_of(extent);
+        (!first).then(|| flat - stride)
+    }
+}
+
 /// One component of a slice: the whole axis, one index (drops the axis), or
 /// `start:stop:step` with affine bounds and a positive constant step.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -359,7 +372,7 @@ impl ReduceKind {
         }
     }
 
-    /// The name of the inclusive scan of this reduction.
+    /// The name of the inclusive scan of this reduction ([`Op::Scan`]).
     pub fn scan_name(self) -> &'static str {
         match self {
             ReduceKind::Sum => "cumsum",
@@ -568,5 +581,25 @@ mod einsum_layout_tests {
         assert!(err(vec![vec!['i']], &['i'], &[&[2, 3]]).contains("rank 2"));
         assert!(err(vec![vec!['i'], vec!['i']], &['i'], &[&[2], &[3]]).contains("both 2 and 3"));
         assert!(err(vec![vec!['i']], &['k'], &[&[2]]).contains("`k`"));
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::scan_predecessor;
+
+    #[test]
+    fn a_predecessor_is_the_element_before_along_the_axis() {
+        // A 2 x 3 array: along axis 1 each row is a line, along axis 0
+        // each column.
+        let rows = scan_predecessor(&[2, 3], 1);
+        let by_row: Vec<Option<usize>> = (0..6).map(&rows).collect();
+        assert_eq!(by_row, [None, Some(0), Some(1), None, Some(3), Some(4)]);
+        let cols = scan_predecessor(&[2, 3], 0);
+        let by_col: Vec<Option<usize>> = (0..6).map(&cols).collect();
+        assert_eq!(by_col, [None, None, None, Some(0), Some(1), Some(2)]);
+        // An empty axis or one out of range has no lines to walk.
+        assert_eq!(scan_predecessor(&[0, 3], 1)(0), None);
+        assert_eq!(scan_predecessor(&[2], 5)(1), None);
     }
 }

@@ -761,12 +761,10 @@ impl<D: Domain> Interp<'_, D> {
         a: &Tensor<D::V>,
         dtype: DType,
     ) -> Result<Tensor<D::V>, Abort> {
-        let stride: usize = a.shape[axis + 1..].iter().product();
-        let extent = a.shape[axis];
+        let predecessor = tenslift_targets::ops::scan_predecessor(&a.shape, axis);
         let mut acc: Vec<D::V> = Vec::with_capacity(a.data.len());
         for (flat, x) in a.data.iter().enumerate() {
-            let prev = (stride > 0 && extent > 0 && !(flat / stride).is_multiple_of(extent))
-                .then(|| acc[flat - stride].clone());
+            let prev = predecessor(flat).map(|p| acc[p].clone());
             let v = match (kind, prev) {
                 (ReduceKind::Sum, p) => {
                     let p = match p {

@@ -1,6 +1,7 @@
-//! Running sums and extremes. A running sum is `cumsum(?h, axis)` for a target whose every element
-//! along `axis` is its predecessor plus new terms (`y[i] = y[i-1] +
-//! x[i]`, a C loop's `s += x[i]; y[i] = s`), the hole the differences
+//! Running sums and extremes. A running sum is `cumsum(?h, axis)` for a
+//! target whose every element along `axis` is its predecessor plus new
+//! terms (`y[i] = y[i-1] + x[i]`, a C loop's `s += x[i]; y[i] = s`), the
+//! hole the differences
 //! (`?h[0] = y[0]`, `?h[i] = y[i] - y[i-1]`). No other sketch states a
 //! prefix: without it such a kernel is refused as a recurrence, or found
 //! as a triangular product (`tril(1) @ x`, quadratic work).
@@ -20,6 +21,7 @@
 //! terms (a prefix of a triangular matrix-vector product, whose rows hold
 //! different monomials, is not a scan and is left to `contraction`).
 
+use tenslift_targets::ops::scan_predecessor;
 use tenslift_targets::{build, BinaryOp, DType, Dim, Expr, Lit, ReduceKind};
 
 use super::{literal, step_cost};
@@ -35,7 +37,7 @@ impl SketchFamily for Scan {
     }
 
     fn summary(&self) -> &'static str {
-        "cumsum(?h, axis) when each element along an axis adds terms to its predecessor (?h the differences)"
+        "cumsum(?h, axis) when each element along an axis adds terms to its predecessor (?h the differences; concat(0, cumsum) from a zero start), cummax/cummin(?h, axis) when it adds one argument to its predecessor's max/min"
     }
 
     fn solve(
@@ -170,17 +172,16 @@ pub(crate) fn new_extremum_args(
     func: Func,
 ) -> Option<(Tensor, Option<Rat>)> {
     let shape = target.shape();
-    let extent = *shape.get(axis)?;
-    if extent < 2 {
+    if *shape.get(axis)? < 2 {
         return None;
     }
-    let stride: usize = shape[axis + 1..].iter().product();
-    // Asked at every node of the search: a line's last element must be
-    // such an extremum before anything is taken apart.
-    let last = target.elems().get((extent - 1) * stride)?;
+    // Asked at every node of the search: the last element (the end of a
+    // line) must be such an extremum before anything is taken apart.
+    let last = target.elems().last()?;
     if !matches!(last.as_atom().and_then(|a| a.as_app()), Some((f, _)) if f == func) {
         return None;
     }
+    let predecessor = scan_predecessor(shape, axis);
     let parts: Vec<(Vec<Value>, Option<Rat>)> = target
         .elems()
         .iter()
@@ -192,14 +193,14 @@ pub(crate) fn new_extremum_args(
     }
     let mut new = Vec::with_capacity(parts.len());
     for (flat, (args, _)) in parts.iter().enumerate() {
-        if (flat / stride).is_multiple_of(extent) {
+        let Some(p) = predecessor(flat) else {
             let [only] = args.as_slice() else {
                 return None;
             };
             new.push(only.clone());
             continue;
-        }
-        let prev = &parts[flat - stride].0;
+        };
+        let prev = &parts[p].0;
         let added: Vec<&Value> = args.iter().filter(|a| !prev.contains(a)).collect();
         match added.as_slice() {
             [one] if args.len() == prev.len() + 1 => new.push((*one).clone()),
@@ -213,9 +214,8 @@ pub(crate) fn new_extremum_args(
 /// zero (an exclusive scan's start).
 fn after_leading_zeros(steps: &Tensor, axis: usize) -> Option<Tensor> {
     let shape = steps.shape();
-    let stride: usize = shape[axis + 1..].iter().product();
-    let extent = shape[axis];
-    let leading = |flat: usize| (flat / stride).is_multiple_of(extent);
+    let predecessor = scan_predecessor(shape, axis);
+    let leading = |flat: usize| predecessor(flat).is_none();
     let elems = steps.elems();
     if !(0..elems.len())
         .filter(|f| leading(*f))
@@ -250,28 +250,26 @@ fn with_leading_zeros(
 /// among them. `None` when the axis has fewer than two elements.
 pub(crate) fn differences(target: &Tensor, axis: usize) -> Option<Tensor> {
     let shape = target.shape();
-    let extent = *shape.get(axis)?;
-    if extent < 2 {
+    if *shape.get(axis)? < 2 {
         return None;
     }
-    let stride: usize = shape[axis + 1..].iter().product();
+    let predecessor = scan_predecessor(shape, axis);
     let elems = target.elems();
-    let has_prev = |flat: usize| !(flat / stride).is_multiple_of(extent);
     // Term counts first: asked at every node of the search, most targets
     // fail here without any algebra.
     let grows = (0..elems.len())
-        .filter(|f| has_prev(*f))
-        .all(|f| elems[f].len() > elems[f - stride].len());
+        .filter_map(|f| Some((f, predecessor(f)?)))
+        .all(|(f, p)| elems[f].len() > elems[p].len());
     if !grows {
         return None;
     }
     let mut steps = Vec::with_capacity(elems.len());
     for (flat, e) in elems.iter().enumerate() {
-        if !has_prev(flat) {
+        let Some(p) = predecessor(flat) else {
             steps.push(e.clone());
             continue;
-        }
-        let prev = &elems[flat - stride];
+        };
+        let prev = &elems[p];
         let d = e.sub(prev);
         if d.len() + prev.len() != e.len() {
             return None;

@@ -1344,9 +1344,8 @@ impl<'a> Exec<'a> {
     /// x[i]; y[i] = s;`, a scan): at the head of the iteration whose
     /// iterator is `counter` it holds what the previous iteration stored,
     /// the lifted element there, or its value before the loop at the
-    /// first iteration. Only for a body of plain assignments (no branch
-    /// or inner loop can skip the store) in which nothing writes the local
-    /// after the store.
+    /// first iteration. Only for the stores [`stored_running_value`]
+    /// finds.
     fn stored_every_iteration(
         &self,
         local: &str,
