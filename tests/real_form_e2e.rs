@@ -213,6 +213,30 @@ const KERNELS: &[(&str, &str)] = &[
     ("probe/bias_channels_last", "lifted"),
     ("probe/hold_upsample", "lifted"),
     ("probe/row_scale_flat", "lifted"),
+    // Interleaved RGB samples: rows of `3*w` (`img[(y*w + x)*3 + c]`, and
+    // `rgb[3*i + c]` over a flat `width*height` walk).
+    ("probe/rgb_rows_gray", "lifted"),
+    ("probe/rgb_flat_y", "lifted"),
+    // Reference BLAS skipping a column whose scalar is zero (`if (x[j] !=
+    // 0.0)`): the guarded update changes nothing there.
+    ("probe/dsyr_l", "lifted"),
+    ("probe/dtrmv_un", "lifted"),
+    // A parameter counted down in place (`while (blockSize > 0) { …;
+    // blockSize--; }`, `for (; n > 0; n--)`), the body reading it.
+    ("probe/cm_euclid_while", "lifted"),
+    ("probe/count_param_body", "lifted"),
+    ("probe/count_param_for", "lifted"),
+    // A full convolution whose guards leave out the taps off the signal's
+    // ends: a window over the signal padded with zeros.
+    ("probe/conv_full", "lifted"),
+    // Reference `dgemv`: `leny = trans == 'N' ? m : n`, `beta` tested
+    // against 0 and 1, `if (alpha == 0.0) return;` (first case checked).
+    ("probe/dgemv_ref", "lifted"),
+    // Interleaved complex samples whose parts differ by more than their
+    // position: a conjugate (`-*pSrc++` every other sample) and a dot
+    // product's real part (`re -= b0*d0`).
+    ("probe/cm_cmplx_conj", "lifted"),
+    ("probe/cm_cmplx_dot", "lifted"),
 ];
 
 /// Running values stored at every step, lifted to scans (`cumsum`,
@@ -392,6 +416,17 @@ fn count_down_whiles_read_as_for_loops_where_exact() {
         "void f(float *y, int m, int n) {\n  for (int i = 0; i < m; i++) {\n    while (n--) y[n] += 1.0f;\n  }\n}\n",
     );
     assert!(err.contains("error[TL010]"), "{err}");
+    // A parameter counted down after the body (`while (n > 0) { …; n--; }`):
+    // the body reads the counter before its step.
+    let out = tenslift(&["extract", &format!("{FIXTURES}/probe/count_param_body.c")]);
+    let ir = String::from_utf8_lossy(&out.stdout);
+    assert!(ir.contains("for n_1 in n - 1..-1 step -1"), "{ir}");
+    assert!(ir.contains("y[n_1] = (2.0f * x[n_1]):f32"), "{ir}");
+    // Read after the loop (where the C leaves it 0), it stays refused.
+    let err = refusal_of(
+        "float f(const float *x, float *y, int n) {\n  while (n > 0) { y[n - 1] = x[n - 1]; n--; }\n  return (float)n;\n}\n",
+    );
+    assert!(err.contains("error[TL010]"), "{err}");
 }
 
 /// A leading guard is dropped where it changes nothing; where it does (an
@@ -560,6 +595,33 @@ fn a_function_testing_its_flag_is_lifted_and_verified_case_by_case() {
     assert_eq!(hlo.status.code(), Some(2), "{hlo:?}");
     assert!(String::from_utf8_lossy(&hlo.stderr).contains("testing trans: 2 cases"));
     assert!(!hlo_out.exists());
+}
+
+/// A loop bound chosen by a flag (`leny = (trans == 'N' || trans == 'n')
+/// ? m : n`) unswitches the statements reading it; the cases split the
+/// test, decided once per case though the C tests it twice. A full
+/// convolution is a window over its zero-padded signal.
+#[test]
+fn a_size_chosen_by_a_flag_and_guarded_taps_lift() {
+    let file = format!("{FIXTURES}/probe/dgemv_ref.c");
+    let lift = tenslift(&["lift", &file, "--json", "-q"]);
+    let records: Vec<Value> = String::from_utf8_lossy(&lift.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(
+        records.iter().all(|r| r["status"] == "lifted"),
+        "{records:?}"
+    );
+    let v = verify_json(Path::new(ROOT), &format!("{FIXTURES}/probe/conv_full.c"));
+    let program = v["details"]["program"].as_str().unwrap_or("");
+    for needle in [
+        "window(concat([full([srcALen - 1], 0.0f32), pSrcB, full(",
+        "flip(pSrcA",
+    ] {
+        assert!(program.contains(needle), "{needle}: {program}");
+    }
 }
 
 /// Reference BLAS tests its increments and walks its arrays by them

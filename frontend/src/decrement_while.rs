@@ -85,6 +85,61 @@ pub(crate) fn count_down(cond: &CExpr, body: &CStmt, loc: &Loc) -> Option<CStmt>
     })
 }
 
+/// `while (n > 0) { body; n--; }` (also `n != 0`, `n >= 1`, `0 < n`) with
+/// no statement before it to start a counted `for` from: the counter is a
+/// parameter counted down in place (`while (blockSize > 0U) { …;
+/// blockSize--; }`). The body sees the counter before its step, so the
+/// loop is `while (n--) body[n := n + 1]`, read as [`count_down`] reads
+/// that. The caller keeps it only where nothing after the loop reads the
+/// counter (it is 0 there, not the -1 of `while (n--)`).
+pub(crate) fn stepped_last(cond: &CExpr, inc: &CExpr, body: &CStmt, loc: &Loc) -> Option<CStmt> {
+    let counter = tested_positive(cond)?;
+    let key = counter.ref_key()?;
+    if crate::induction::unit_step(inc, key) != Some(-1) {
+        return None;
+    }
+    let one = CExpr {
+        kind: CExprKind::Int(IntValue::Fits(1)),
+        ty: counter.ty.clone(),
+        loc: loc.clone(),
+    };
+    let before_step = crate::induction::paren(CExpr {
+        kind: CExprKind::Binary {
+            op: CBinOp::Add,
+            lhs: Box::new(counter.clone()),
+            rhs: Box::new(one),
+        },
+        ty: counter.ty.clone(),
+        loc: loc.clone(),
+    });
+    let body = body.map_exprs(&mut |e| crate::induction::replace_reads(e, key, &before_step));
+    let post_dec = CExpr {
+        kind: CExprKind::Unary {
+            op: CUnOp::PostDec,
+            arg: Box::new(counter.clone()),
+        },
+        ty: counter.ty.clone(),
+        loc: loc.clone(),
+    };
+    count_down(&post_dec, &body, loc)
+}
+
+/// The variable `n` of `n > 0`, `n != 0`, `n >= 1`, `0 < n` or `0 != n`.
+fn tested_positive(cond: &CExpr) -> Option<&CExpr> {
+    let int = |e: &CExpr, v: i64| matches!(e.stripped().kind, CExprKind::Int(IntValue::Fits(x)) if x == v);
+    let CExprKind::Binary { op, lhs, rhs } = &cond.stripped().kind else {
+        return None;
+    };
+    let var = match op {
+        CBinOp::Gt | CBinOp::Ne if int(rhs, 0) => lhs,
+        CBinOp::Ge if int(rhs, 1) => lhs,
+        CBinOp::Lt | CBinOp::Ne if int(lhs, 0) => rhs,
+        _ => return None,
+    };
+    let var = var.stripped();
+    matches!(var.kind, CExprKind::Ref(_)).then_some(var)
+}
+
 /// The counter `n` of `n--`, `n-- > 0` or `n-- != 0`.
 fn counted_down(cond: &CExpr) -> Option<&CExpr> {
     fn post_dec(e: &CExpr) -> Option<&CExpr> {

@@ -131,14 +131,20 @@ fn split_offset(
 /// are read as strides, never as positions, in `head*head_size`). With
 /// `constant_strides` false, parameter-free coefficients never open a
 /// dimension (the caller's fallback when a constant split would let an
-/// inner index run past its row).
+/// inner index run past its row). `runs_to(i, p)` says loop iterator `i`
+/// counts from 0 up to size `p` (interleaved rows,
+/// [`fold_interleaved_strides`]).
 pub fn delinearize(
     accesses: &[Poly],
     is_iter: &dyn Fn(&str) -> bool,
     is_extent: &dyn Fn(&str) -> bool,
+    runs_to: &dyn Fn(&str, &str) -> bool,
     constant_strides: bool,
 ) -> Result<Layout, DelinearizeError> {
-    let (grouped, compounds) = group_compound_strides(accesses, is_iter)?;
+    let (folded, folds) = fold_interleaved_strides(accesses, is_iter, runs_to);
+    let (grouped, mut compounds) = group_compound_strides(&folded, is_iter)?;
+    // Expanded in this order: a compound may sum folded strides.
+    compounds.extend(folds);
     let layout = split(&grouped, is_iter, is_extent, constant_strides)?;
     let mut layout = expand_compounds(layout, &compounds);
     borrow_rows_for_reversed_positions(&mut layout, is_iter)?;
@@ -184,6 +190,82 @@ fn borrow_rows_for_reversed_positions(
         }
     }
     Ok(())
+}
+
+/// Interleaved samples (`rgb[(y*w + x)*3 + c]`, `rgb[3*i + 1]` in a flat
+/// walk split over `h*w`): every term that holds an iterator or a size has
+/// a common factor `k > 1`, and an iterator that steps without a size (the
+/// sample within a row, `3*x`) runs to a size that is a stride (`x < w`).
+/// The row then holds `k*w` elements: read as
+/// stride `w` and row index `3*y`, the position `3*x + c` would run past
+/// its row of `w` and no size tuple keeps the access in bounds. Each
+/// single-size stride `p` becomes the stride `k*p` (a stand-in name,
+/// expanded back as compounds are), its terms divided by `k`, so the split
+/// is row `y`, position `3*x + c` in a row of `3*w`. Terms over two or more
+/// sizes (a batch of interleaved images) are left as they are, and so is
+/// a decimation (`in[2*y*w + 2*x]` with `x < ow`), whose rows are `w` long.
+fn fold_interleaved_strides(
+    accesses: &[Poly],
+    is_iter: &dyn Fn(&str) -> bool,
+    runs_to: &dyn Fn(&str, &str) -> bool,
+) -> (Vec<Poly>, Compounds) {
+    let unchanged = || (accesses.to_vec(), Vec::new());
+    let terms = || accesses.iter().flat_map(|p| p.terms.iter());
+    if terms().any(|(m, _)| m.iter().filter(|v| !is_iter(v)).count() > 1) {
+        return unchanged();
+    }
+    let strides: Vec<&String> = terms()
+        .filter(|(m, _)| m.iter().any(|v| is_iter(v)))
+        .flat_map(|(m, _)| m.iter().filter(|v| !is_iter(v)))
+        .collect();
+    let past_its_row = terms().any(|(m, _)| match m.as_slice() {
+        [x] if is_iter(x) => strides.iter().any(|p| runs_to(x, p)),
+        _ => false,
+    });
+    if !past_its_row {
+        return unchanged();
+    }
+    let k = terms()
+        .filter(|(m, _)| !m.is_empty())
+        .fold(0i64, |g, (_, &c)| {
+            gcd(g, c.unsigned_abs().min(i64::MAX as u64) as i64)
+        });
+    if k < 2 {
+        return unchanged();
+    }
+    let mut compounds: Compounds = Vec::new();
+    let folded = accesses
+        .iter()
+        .map(|p| {
+            let mut q = Poly::default();
+            for (m, &c) in &p.terms {
+                let Some(size) = m.iter().find(|v| !is_iter(v)) else {
+                    q.terms.insert(m.clone(), c);
+                    continue;
+                };
+                let mut stride = Affine::constant(0);
+                stride.terms.insert(size.clone(), k);
+                let name = format!("{COMPOUND}{stride}");
+                let mut key: Monomial = m.iter().filter(|v| is_iter(v)).cloned().collect();
+                key.push(name.clone());
+                key.sort();
+                *q.terms.entry(key).or_insert(0) += c / k;
+                if !compounds.iter().any(|(n, _)| *n == name) {
+                    compounds.push((name, stride));
+                }
+            }
+            q
+        })
+        .collect();
+    (folded, compounds)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Compound strides by stand-in name: `(name, sum)`.
@@ -527,6 +609,9 @@ mod tests {
     fn no_extent(_: &str) -> bool {
         false
     }
+    fn no_runs(_: &str, _: &str) -> bool {
+        false
+    }
     fn show(l: &Layout) -> String {
         let strides: Vec<String> = l.strides.iter().map(|s| s.to_string()).collect();
         let idx: Vec<String> = l
@@ -547,7 +632,7 @@ mod tests {
         // A[i*lda + k] and A[k + lda*i + lda] (= A[i+1][k])
         let a = poly(&[(&["i", "lda"], 1), (&["k"], 1)]);
         let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][k] [i + 1][k]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("lda"))]);
     }
@@ -558,7 +643,7 @@ mod tests {
         // A[(i + 1)*lda + k] keeps row i + 1 (its position counts up).
         let a = poly(&[(&["i", "lda"], 1), (&["lda"], 1), (&["k"], -1)]);
         let b = poly(&[(&["i", "lda"], 1), (&["k"], 1), (&["lda"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][-k + lda] [i + 1][k]");
     }
 
@@ -570,7 +655,7 @@ mod tests {
             (&["i", "spatial"], 1),
             (&["k"], 1),
         ]);
-        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert!(l.dense);
         assert_eq!(
             l.dims,
@@ -584,14 +669,14 @@ mod tests {
         assert_eq!(ix, ["j", "i", "k"]);
         // filters*spatial with an inner stride of 1 alone is not dense.
         let b = poly(&[(&["filters", "j", "spatial"], 1), (&["k"], 1)]);
-        assert!(delinearize(&[b], &is_iter, &no_extent, true).is_err());
+        assert!(delinearize(&[b], &is_iter, &no_extent, &no_runs, true).is_err());
     }
 
     #[test]
     fn constant_strides_from_macro_sizes() {
         // A[(i*8 + j)*4 + k] = A[32i + 4j + k]
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
-        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides 32,4,1 | [i][j][k]");
         assert_eq!(
             l.dims,
@@ -602,7 +687,7 @@ mod tests {
     #[test]
     fn constant_split_can_be_turned_off() {
         let a = poly(&[(&["i"], 32), (&["j"], 4), (&["k"], 1)]);
-        let l = delinearize(&[a], &is_iter, &no_extent, false).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, false).unwrap();
         assert_eq!(show(&l), "strides 1 | [32*i + 4*j + k]");
     }
 
@@ -615,13 +700,13 @@ mod tests {
             (&["i"], 1),
             (&["j"], 1),
         ]);
-        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides -KW + W + 1,1 | [i][j]");
         assert_eq!(l.dims[1], Some(aff(&[("W", 1), ("KW", -1)], 1)));
         // One parameter beside the iterator is still two dimensions (a
         // diagonal `A[i*lda + i]`).
         let d = poly(&[(&["i", "lda"], 1), (&["i"], 1)]);
-        let l = delinearize(&[d], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[d], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][i]");
     }
 
@@ -634,9 +719,29 @@ mod tests {
     }
 
     #[test]
+    fn interleaved_samples_widen_the_row() {
+        // rgb[(i*n + j)*3 + 2] with j < n: rows of 3*n samples.
+        let runs = |i: &str, p: &str| i == "j" && p == "n";
+        let a = poly(&[(&["i", "n"], 3), (&["j"], 3), (&[], 2)]);
+        let b = poly(&[(&["i", "n"], 3), (&["j"], 3)]);
+        let l = delinearize(&[a.clone(), b.clone()], &is_iter, &no_extent, &runs, true).unwrap();
+        assert_eq!(show(&l), "strides 3*n,1 | [i][3*j + 2] [i][3*j]");
+        assert_eq!(l.dims[1], Some(aff(&[("n", 3)], 0)));
+        // A decimation, in[2*i*n + 2*j] with j not running to n, keeps
+        // rows of n.
+        let d = poly(&[(&["i", "n"], 2), (&["j"], 2)]);
+        let l = delinearize(&[d], &is_iter, &no_extent, &no_runs, true).unwrap();
+        assert_eq!(show(&l), "strides n,1 | [2*i][2*j]");
+        // An offset of one row (not a multiple of 3) keeps rows of n.
+        let c = poly(&[(&["i", "n"], 3), (&["j"], 3), (&["n"], 1)]);
+        let l = delinearize(&[c], &is_iter, &no_extent, &runs, true).unwrap();
+        assert_eq!(show(&l), "strides n,1 | [3*i + 1][3*j]");
+    }
+
+    #[test]
     fn single_scaled_iterator_stays_one_dimensional() {
         let a = poly(&[(&["i"], 2), (&[], 1)]);
-        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides 1 | [2*i + 1]");
     }
 
@@ -645,14 +750,14 @@ mod tests {
         // x[i*n + j] and x[j]: the second is row 0.
         let a = poly(&[(&["i", "n"], 1), (&["j"], 1)]);
         let b = poly(&[(&["j"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides n,1 | [i][j] [0][j]");
     }
 
     #[test]
     fn parameter_offset_goes_to_innermost() {
         let a = poly(&[(&["i", "lda"], 1), (&["j"], 1), (&["off"], 1)]);
-        let l = delinearize(&[a], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [i][j + off]");
     }
 
@@ -667,7 +772,7 @@ mod tests {
     fn position_parameter_times_extent_opens_a_dimension() {
         // q[head*head_size + i], loop i < head_size
         let q = poly(&[(&["head", "head_size"], 1), (&["i"], 1)]);
-        let l = delinearize(&[q], &is_iter_t, &head_size_bounds_a_loop, true).unwrap();
+        let l = delinearize(&[q], &is_iter_t, &head_size_bounds_a_loop, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides head_size,1 | [head][i]");
         assert_eq!(l.dims, vec![None, Some(Affine::var("head_size"))]);
     }
@@ -680,7 +785,7 @@ mod tests {
             (&["head", "head_size"], 1),
             (&["i"], 1),
         ]);
-        let l = delinearize(&[k], &is_iter_t, &head_size_bounds_a_loop, true).unwrap();
+        let l = delinearize(&[k], &is_iter_t, &head_size_bounds_a_loop, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides kv_dim,head_size,1 | [t][head][i]");
         assert_eq!(
             l.dims,
@@ -694,7 +799,7 @@ mod tests {
         // A[i*lda + head*lda + j] and A[2*head*lda + j]: rows i + head, 2*head
         let a = poly(&[(&["i", "lda"], 1), (&["head", "lda"], 1), (&["j"], 1)]);
         let b = poly(&[(&["head", "lda"], 2), (&["j"], 1)]);
-        let l = delinearize(&[a, b], &is_iter, &no_extent, true).unwrap();
+        let l = delinearize(&[a, b], &is_iter, &no_extent, &no_runs, true).unwrap();
         assert_eq!(show(&l), "strides lda,1 | [head + i][j] [2*head][j]");
     }
 
@@ -703,7 +808,7 @@ mod tests {
         // x[a*b + i] where neither a nor b bounds a loop: which is the stride?
         let x = poly(&[(&["a", "b"], 1), (&["i"], 1)]);
         assert!(matches!(
-            delinearize(&[x], &is_iter, &no_extent, true),
+            delinearize(&[x], &is_iter, &no_extent, &no_runs, true),
             Err(DelinearizeError::BadStride(_))
         ));
     }
@@ -714,17 +819,17 @@ mod tests {
         // extents (`i*n*p + k`: no dimension of extent `p` inside it).
         let product = poly(&[(&["i", "n", "p"], 1), (&["k"], 1)]);
         assert!(matches!(
-            delinearize(&[product], &is_iter, &no_extent, true),
+            delinearize(&[product], &is_iter, &no_extent, &no_runs, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let competing = poly(&[(&["i", "lda"], 1), (&["j", "ldb"], 1)]);
         assert!(matches!(
-            delinearize(&[competing], &is_iter, &no_extent, true),
+            delinearize(&[competing], &is_iter, &no_extent, &no_runs, true),
             Err(DelinearizeError::BadStride(_))
         ));
         let nonlinear = poly(&[(&["i", "j"], 1)]);
         assert!(matches!(
-            delinearize(&[nonlinear], &is_iter, &no_extent, true),
+            delinearize(&[nonlinear], &is_iter, &no_extent, &no_runs, true),
             Err(DelinearizeError::NonLinear(_))
         ));
     }
@@ -795,14 +900,19 @@ mod exactness {
         fn layout_reproduces_every_subscript(
             dims in prop::collection::vec((index(), stride()), 1..4),
             extra in index(),
+            scale in 1i64..4,
         ) {
             let mut strides: Vec<Poly> = dims.iter().map(|(_, s)| s.clone()).collect();
             let last = strides.len() - 1;
             strides[last] = Poly::constant(1);
             let indices: Vec<Affine> = dims.iter().map(|(ix, _)| ix.clone()).collect();
-            let accesses = vec![flat(&indices, &strides), Poly::from_affine(&extra)];
+            // Scaled, the samples interleave (every iterator may run to a
+            // stride: the fold is tried).
+            let scaled = |p: Poly| p.mul(&Poly::constant(scale)).expect("small numbers");
+            let accesses = vec![scaled(flat(&indices, &strides)), scaled(Poly::from_affine(&extra))];
+            let runs_to = |_: &str, _: &str| scale > 1;
             for constant_strides in [true, false] {
-                if let Ok(layout) = delinearize(&accesses, &is_iter, &is_extent, constant_strides) {
+                if let Ok(layout) = delinearize(&accesses, &is_iter, &is_extent, &runs_to, constant_strides) {
                     let stride_polys = if layout.dense {
                         dense_strides(&layout)
                     } else {

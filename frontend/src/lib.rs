@@ -35,6 +35,7 @@ pub mod diagnostics;
 pub mod dump;
 pub(crate) mod early_returns;
 pub mod extract;
+pub(crate) mod flag_sizes;
 pub(crate) mod flat_product;
 pub mod fourier_motzkin;
 pub(crate) mod hoist_helpers;

@@ -36,6 +36,50 @@ fn split_leading(x: &Expr) -> Option<(Rat, Expr)> {
     Some((c, x.scale(&inv)))
 }
 
+/// Whether `select(cond, then_value, else_value)` is `then_value`: the
+/// condition is one symbol minus a constant, `v - r`, and at `v = r` the
+/// then-branch is the else-branch. Reference BLAS skips work that would
+/// change nothing (`if (x[j] != 0.0) { temp = alpha*x[j]; a[i][j] += x[i]*temp;
+/// }`, `if (beta == 0.0) y[i] = 0.0; else y[i] = beta*y[i];`): over the
+/// reals the guarded update is the identity where the guard fails, so the
+/// guard is no part of what the loop computes. A then-branch undefined at
+/// `v = r` (`1/x`) keeps the select.
+fn removable_guard(cond: &Expr, then_value: &Expr, else_value: &Expr) -> bool {
+    let symbols = cond.symbols();
+    let [v] = &symbols[..] else {
+        return false;
+    };
+    if cond.len() > 2 || !then_value.contains_symbol(v) && !else_value.contains_symbol(v) {
+        return false;
+    }
+    // cond = a·v + b with constants a ≠ 0 and b: v = -b/a.
+    let linear = Expr::from_terms(
+        cond.terms()
+            .iter()
+            .filter(|t| !t.mono.is_one())
+            .cloned()
+            .collect(),
+    );
+    let Some(a) = linear
+        .divide_exact(&v.to_expr())
+        .and_then(|a| a.as_constant())
+    else {
+        return false;
+    };
+    let b = cond.sub(&linear);
+    let (Some(b), Some(a_inv)) = (b.as_constant(), a.recip()) else {
+        return false;
+    };
+    let root = Expr::constant(-&(&b * &a_inv));
+    match (
+        then_value.substitute_one(v, &root),
+        else_value.substitute_one(v, &root),
+    ) {
+        (Ok(t), Ok(e)) => t == e,
+        _ => false,
+    }
+}
+
 fn from_bool(b: bool) -> Expr {
     Expr::int(b as i64)
 }
@@ -350,6 +394,9 @@ impl Expr {
             if f.is_predicate() {
                 return Expr::select(&plus_one, else_value, then_value);
             }
+        }
+        if removable_guard(&cond, then_value, else_value) {
+            return then_value.clone();
         }
         app(
             Func::Select,

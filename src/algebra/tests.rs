@@ -137,6 +137,33 @@ fn comparisons_and_selects_have_one_form_each() {
 }
 
 #[test]
+fn a_guard_whose_failure_changes_nothing_is_no_select() {
+    let (a, b, x, y) = (s("a"), s("b"), s("x"), s("y"));
+    // if (x != 0) y += x*a: at x = 0 the update is y itself.
+    assert_eq!(Expr::select(&x, &(&y + &(&x * &a)), &y), &y + &(&x * &a));
+    // beta == 0 ? 0 : beta*y, and beta != 1 ? beta*y : y.
+    assert_eq!(
+        Expr::select(&Expr::equals(&b, &Expr::zero()), &Expr::zero(), &(&b * &y)),
+        &b * &y
+    );
+    let b_minus_1 = &b - &Expr::one();
+    assert_eq!(Expr::select(&b_minus_1, &(&b * &y), &y), &b * &y);
+    // 2x - 4 != 0: the root is x = 2.
+    let shifted = &x.scale(&Rat::int(2)) - &Expr::int(4);
+    let two_more = &y + &(&x - &Expr::int(2));
+    assert_eq!(Expr::select(&shifted, &two_more, &y), two_more);
+    // Where the branches differ at the root, or the then-branch is not
+    // defined there, the select stays.
+    let kept = Expr::select(&x, &(&y + &a), &y);
+    assert!(kept.to_string().starts_with("select("), "{kept}");
+    let undefined = Expr::select(&x, &Expr::one().div(&x).expect("1/x"), &Expr::zero());
+    assert!(undefined.to_string().starts_with("select("), "{undefined}");
+    // A condition over two symbols is not solved for one of them.
+    let two = Expr::select(&(&x - &a), &(&y + &(&x - &a)), &y);
+    assert!(two.to_string().starts_with("select("), "{two}");
+}
+
+#[test]
 fn c_integer_operations_fold_with_c_semantics_and_stay_distinct_from_real_division() {
     let (seven, two) = (Expr::int(-7), Expr::int(2));
     assert_eq!(Expr::trunc_div(&seven, &two), Expr::int(-3));

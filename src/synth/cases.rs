@@ -258,6 +258,11 @@ fn tree_of(
         });
         return Some(CaseTree::Leaf(out.len() - 1));
     };
+    // The same test again (`if (trans == 'N')` before the scaling of `y`
+    // and again before the product) decides as it did on this path.
+    if let Some(&(_, decided)) = path.iter().find(|(c, _)| *c == cond) {
+        return tree_of(at, if decided { taken } else { not_taken }, path, out);
+    }
     let mut branch = |taken: bool, body: Vec<Stmt>, out: &mut Vec<Kernel>| {
         path.push((cond.clone(), taken));
         let t = tree_of(at, body, path, out);

@@ -348,6 +348,12 @@ impl Lowerer<'_> {
             .cloned()
             .collect();
         let is_extent = |v: &str| extents.contains(v);
+        let bounds = self.loop_bounds.clone();
+        let runs_to = |i: &str, p: &str| {
+            bounds.get(i).is_some_and(|(start, end, step)| {
+                *step == 1 && start.as_constant() == Some(0) && *end == Affine::var(p)
+            })
+        };
         let mut by_array: HashMap<String, Vec<usize>> = HashMap::new();
         for (id, a) in self.flat_accesses.iter().enumerate() {
             by_array.entry(a.array.clone()).or_default().push(id);
@@ -365,10 +371,10 @@ impl Lowerer<'_> {
                 .iter()
                 .map(|&id| self.flat_accesses[id].poly.clone())
                 .collect();
-            let split = delinearize(&polys, &is_iter, &is_extent, true);
+            let split = delinearize(&polys, &is_iter, &is_extent, &runs_to, true);
             let split = match split {
                 Ok(layout) if !self.constant_rows_hold(&layout) => {
-                    delinearize(&polys, &is_iter, &is_extent, false)
+                    delinearize(&polys, &is_iter, &is_extent, &runs_to, false)
                 }
                 other => other,
             };

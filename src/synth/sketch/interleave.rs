@@ -12,13 +12,13 @@
 //! axis=1), [k*n])`. The main library never holds strided views, so
 //! kernels without interleaving pay nothing for them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use tenslift_targets::ops::SliceItem;
 use tenslift_targets::{build, Access, DType, Dim, Expr, Op, Param, ParamKind};
 
-use crate::algebra::{Symbol, Tensor};
+use crate::algebra::{Symbol, Tensor, Value};
 use crate::synth::budget::Halt;
 use crate::synth::library::{Evaluator, Library, Stub};
 use crate::synth::search::{Counters, Found, Reductions, Search, SketchFamily, Solved};
@@ -83,7 +83,8 @@ fn input_vectors<'s>(search: &Search<'s>, len: usize) -> Vec<&'s Stub> {
 
 /// The smallest `k` such that every element reads the vectors only inside
 /// its own block of `k` positions, and some element reads another
-/// position than its own.
+/// position than its own or is not its neighbour's formula moved by one
+/// (a complex conjugate: `y[2i] = x[2i]`, `y[2i+1] = -x[2i+1]`).
 fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
     let names: BTreeSet<&str> = vectors
         .iter()
@@ -108,8 +109,30 @@ fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
                     p / k == m / k
                 })
         });
-        inside && crosses
+        inside && (crosses || !moves_alike(target, &names))
     })
+}
+
+/// Whether the first element, its reads of the vectors `names` moved by
+/// one position, is the second (an element-wise target, which no block
+/// layout helps).
+fn moves_alike(target: &Tensor, names: &BTreeSet<&str>) -> bool {
+    let [first, second, ..] = target.elems() else {
+        return true;
+    };
+    let moved: HashMap<Symbol, Value> = first
+        .vars()
+        .into_iter()
+        .filter(|s| names.contains(s.name()))
+        .filter_map(|s| {
+            let [p] = s.index() else { return None };
+            Some((
+                s.clone(),
+                Value::symbol(&Symbol::element(s.name(), &[p + 1])),
+            ))
+        })
+        .collect();
+    first.substitute(&moved).is_ok_and(|e| e == *second)
 }
 
 /// Solves the `k` parts over the strided views and lays them back out.
@@ -262,4 +285,26 @@ fn params_of(search: &Search<'_>, leaves: &[Expr]) -> Vec<Param> {
         });
     }
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(name: &str, i: u32) -> Value {
+        Value::symbol(&Symbol::element(name, &[i]))
+    }
+
+    #[test]
+    fn a_conjugate_is_blocked_where_an_element_wise_product_is_not() {
+        let names: BTreeSet<&str> = ["x", "w"].into_iter().collect();
+        let conj = Tensor::new(
+            vec![4],
+            vec![e("x", 0), -&e("x", 1), e("x", 2), -&e("x", 3)],
+        )
+        .expect("conj");
+        assert!(!moves_alike(&conj, &names));
+        let product = Tensor::from_fn(&[4], |i| &e("x", i[0] as u32) * &e("w", i[0] as u32));
+        assert!(moves_alike(&product, &names));
+    }
 }

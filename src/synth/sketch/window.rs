@@ -82,6 +82,12 @@ impl SketchFamily for SlidingWindow {
 struct Taps {
     offset: Vec<usize>,
     sizes: Vec<usize>,
+    /// Zeros before and after the leaf along each axis: a vector filter
+    /// whose window runs off the leaf's ends (a full convolution, a causal
+    /// FIR from a zero state) reads zeros there, as the C's guards
+    /// (`if (j < lenA && i - j < lenB)`) leave those taps out. `offset` is
+    /// then a position in the padded leaf.
+    pad: Vec<(usize, usize)>,
     hole: Tensor,
     rest: Tensor,
 }
@@ -98,27 +104,36 @@ impl Taps {
     fn read(target: &Tensor, leaf: &Tensor) -> Option<Taps> {
         let (terms, rest) = linear_terms(target, leaf)?;
         let rank = target.shape().len();
+        let mut lows = Vec::with_capacity(rank);
         let mut offset = Vec::with_capacity(rank);
         let mut sizes = Vec::with_capacity(rank);
+        let mut pad = Vec::with_capacity(rank);
         for a in 0..rank {
             let shifts = terms.iter().map(|t| t.leaf[a] as i64 - t.target[a] as i64);
             let lo = shifts.clone().min()?;
             let hi = shifts.max()?;
-            let lo = usize::try_from(lo).ok()?;
-            let size = (hi as usize) - lo + 1;
-            if lo + target.shape()[a] + size - 1 > leaf.shape()[a] {
+            let size = usize::try_from(hi - lo + 1).ok()?;
+            let end = lo + (target.shape()[a] + size) as i64 - 1;
+            let (before, after) = (
+                usize::try_from(-lo).unwrap_or(0),
+                usize::try_from(end - leaf.shape()[a] as i64).unwrap_or(0),
+            );
+            if (before > 0 || after > 0) && rank != 1 {
                 return None;
             }
-            offset.push(lo);
+            lows.push(lo);
+            offset.push(usize::try_from(lo + before as i64).ok()?);
             sizes.push(size);
+            pad.push((before, after));
         }
         if sizes.iter().all(|&s| s == 1) {
             return None;
         }
-        let hole = taps_of(&terms, &offset, &sizes, target.len())?;
+        let hole = taps_of(&terms, &lows, &sizes, target.shape(), leaf.shape())?;
         Some(Taps {
             offset,
             sizes,
+            pad,
             hole,
             rest,
         })
@@ -157,17 +172,26 @@ fn linear_terms(target: &Tensor, leaf: &Tensor) -> Option<(Vec<Term>, Tensor)> {
     (!terms.is_empty()).then_some((terms, rest))
 }
 
-/// The taps: the coefficient at each window offset, the same for every
-/// target element (an offset with a non-zero tap must occur in all
-/// `count` of them).
-fn taps_of(terms: &[Term], offset: &[usize], sizes: &[usize], count: usize) -> Option<Tensor> {
+/// The taps: the coefficient at each window offset (from `lows`, the
+/// smallest shift along each axis), the same for every target element; an
+/// offset with a non-zero tap must occur in every element whose window
+/// reads the leaf there (all of them, unless the window runs off the
+/// leaf's ends: [`Taps::pad`]).
+fn taps_of(
+    terms: &[Term],
+    lows: &[i64],
+    sizes: &[usize],
+    target: &[usize],
+    leaf: &[usize],
+) -> Option<Tensor> {
     let len: usize = sizes.iter().product();
     let mut taps: Vec<Option<Value>> = vec![None; len];
     let mut seen = vec![0usize; len];
     for term in terms {
         let mut slot = 0;
         for a in 0..sizes.len() {
-            slot = slot * sizes[a] + (term.leaf[a] - offset[a] - term.target[a]);
+            let shift = term.leaf[a] as i64 - term.target[a] as i64 - lows[a];
+            slot = slot * sizes[a] + usize::try_from(shift).ok()?;
         }
         match &taps[slot] {
             Some(c) if *c != term.coeff => return None,
@@ -176,12 +200,29 @@ fn taps_of(terms: &[Term], offset: &[usize], sizes: &[usize], count: usize) -> O
         }
         seen[slot] += 1;
     }
-    let every = taps
-        .iter()
-        .zip(&seen)
-        .all(|(tap, &n)| tap.is_none() || n == count);
+    let every =
+        taps.iter().zip(&seen).enumerate().all(|(slot, (tap, &n))| {
+            tap.is_none() || n == reading(slot, lows, sizes, target, leaf)
+        });
     let values = taps.into_iter().map(|t| t.unwrap_or_else(Value::zero));
     every.then(|| Tensor::new(sizes.to_vec(), values.collect()).ok())?
+}
+
+/// How many target elements read the leaf at window offset `slot` (in
+/// row-major order over `sizes`): those whose position there lies on the
+/// leaf.
+fn reading(slot: usize, lows: &[i64], sizes: &[usize], target: &[usize], leaf: &[usize]) -> usize {
+    let mut rest = slot;
+    let mut count = 1;
+    for a in (0..sizes.len()).rev() {
+        let k = (rest % sizes[a]) as i64 + lows[a];
+        rest /= sizes[a];
+        let inside = (0..target[a] as i64)
+            .filter(|&i| (0..leaf[a] as i64).contains(&(i + k)))
+            .count();
+        count *= inside;
+    }
+    count
 }
 
 /// The window sketch over `stub` with its taps (and rest) solved below
@@ -220,7 +261,12 @@ fn solve_taps(
         None
     };
     let sizes = tap_dims(search, &h.expr, &taps.sizes);
-    for view in view_spellings(search, stub, taps, target.shape(), &sizes) {
+    let views = if taps.pad.iter().any(|&(before, after)| before + after > 0) {
+        padded_views(search, stub, taps, target.shape()[0], &sizes[0])
+    } else {
+        view_spellings(search, stub, taps, target.shape(), &sizes)
+    };
+    for view in views {
         let Some(expr) = filter_expr(view, &sizes, &h.expr, rest.clone()) else {
             continue;
         };
@@ -336,6 +382,73 @@ fn view_spellings(
         .collect()
 }
 
+/// The views of a vector leaf padded with zeros where the window runs off
+/// its ends: `concat([full([P], 0), X[a:b], full([Q], 0)])`, each pad
+/// spelled as the window less one (a full convolution's `t - 1`), as the
+/// sizes and leaf extents of its value, or as a constant.
+fn padded_views(
+    search: &Search<'_>,
+    stub: &Stub,
+    taps: &Taps,
+    extent: usize,
+    window: &Dim,
+) -> Vec<Expr> {
+    let (before, after) = taps.pad[0];
+    let (len, dim) = (stub.value.shape()[0], &stub.expr.shape()[0]);
+    let lo = taps.offset[0] as i64 - before as i64;
+    let (start, end) = (
+        lo.max(0) as usize,
+        (lo + (extent + taps.sizes[0]) as i64 - 1).min(len as i64),
+    );
+    let Ok(end) = usize::try_from(end) else {
+        return Vec::new();
+    };
+    let part = if start == 0 && end == len {
+        Some(stub.expr.clone())
+    } else {
+        let range = SliceItem::Range {
+            start: spell(start, len, dim),
+            stop: spell(end, len, dim),
+            step: 1,
+        };
+        build::slice(stub.expr.clone(), vec![range]).ok()
+    };
+    let Some(part) = part else {
+        return Vec::new();
+    };
+    let spellings = |n: usize| -> Vec<Option<Dim>> {
+        if n == 0 {
+            return vec![None];
+        }
+        let mut out = Vec::new();
+        if n + 1 == taps.sizes[0] {
+            out.extend(window.sub(&Dim::constant(1)).ok());
+        }
+        out.extend(dims_of_value(search, n));
+        out.push(Dim::constant(n as i64));
+        out.dedup();
+        out.into_iter().map(Some).collect()
+    };
+    let zero = Lit::zero(stub.expr.dtype());
+    let zeros = |d: &Option<Dim>| {
+        d.as_ref()
+            .and_then(|d| build::full(vec![d.clone()], zero).ok())
+    };
+    let mut views = Vec::new();
+    for p in spellings(before) {
+        for q in spellings(after) {
+            let parts: Vec<Expr> = zeros(&p)
+                .into_iter()
+                .chain([part.clone()])
+                .chain(zeros(&q))
+                .collect();
+            views.extend(build::concat(parts, 0).ok());
+        }
+    }
+    views.truncate(MAX_SPELLINGS);
+    views
+}
+
 /// `window(view, sizes)` contracted with the taps (a vector: `matmul`;
 /// more axes: `tensordot`; one number: a sum over the window), plus the
 /// rest.
@@ -364,5 +477,45 @@ fn filter_expr(view: Expr, sizes: &[Dim], taps: &Expr, rest: Option<Expr>) -> Op
     match rest {
         Some(r) => Expr::binary(BinaryOp::Add, filtered, r).ok(),
         None => Some(filtered),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(name: &str, i: u32) -> Value {
+        Value::symbol(&Symbol::element(name, &[i]))
+    }
+
+    fn vector(elems: Vec<Value>) -> Tensor {
+        Tensor::new(vec![elems.len()], elems).expect("vector")
+    }
+
+    #[test]
+    fn a_full_convolution_reads_its_signal_padded_with_zeros() {
+        // y = a * b (full), a of 3 samples, b of 2 taps.
+        let (a, b) = (|i| e("a", i), |i| e("b", i));
+        let y = vector(vec![
+            &a(0) * &b(0),
+            &(&a(0) * &b(1)) + &(&a(1) * &b(0)),
+            &(&a(1) * &b(1)) + &(&a(2) * &b(0)),
+            &a(2) * &b(1),
+        ]);
+        let leaf = vector(vec![a(0), a(1), a(2)]);
+        let taps = Taps::read(&y, &leaf).expect("a padded window");
+        assert_eq!(
+            (taps.pad.clone(), taps.offset.clone(), taps.sizes.clone()),
+            (vec![(1, 1)], vec![0], vec![2])
+        );
+        assert_eq!(taps.hole.elems(), &[b(1), b(0)]);
+        // A tap missing where the window is on the signal is no filter.
+        let gap = vector(vec![
+            &a(0) * &b(0),
+            &a(0) * &b(1),
+            &(&a(1) * &b(1)) + &(&a(2) * &b(0)),
+            &a(2) * &b(1),
+        ]);
+        assert!(Taps::read(&gap, &leaf).is_none());
     }
 }
