@@ -12,8 +12,10 @@
 //! Exact when the test and both values read only parameters that no
 //! statement of the function writes, and literals (the test then decides
 //! the same at the choice as anywhere after it), and nothing after the
-//! choice writes the local or declares a local from it. Only in the function body's own block, where
-//! the statements after the choice are the rest of the function.
+//! choice writes the local or declares a local from it (other parameters,
+//! pointers walked by `x++`, may change). Only in the function body's own
+//! block, where the statements after the choice are the rest of the
+//! function.
 
 use std::collections::HashSet;
 
@@ -22,11 +24,6 @@ use crate::syntax::{CBinOp, CExpr, CExprKind, CStmt, CType};
 /// `stmts` (the function body) with every choice of a size by a flag
 /// unswitched, where exact.
 pub(crate) fn unswitch_flag_sizes(stmts: Vec<CStmt>, params: &HashSet<String>) -> Vec<CStmt> {
-    if params.iter().any(|p| stmts.iter().any(|s| s.writes(p))) {
-        // A written parameter: whichever one, the tests are left alone
-        // (a cheap, conservative check; such kernels are rare).
-        return stmts;
-    }
     unswitch(stmts, params)
 }
 
@@ -35,10 +32,18 @@ fn unswitch(stmts: Vec<CStmt>, params: &HashSet<String>) -> Vec<CStmt> {
         let (used, choice) = choice_at(&stmts, at, params)?;
         let rest = &stmts[at + used..];
         let declares_with_it = |s: &CStmt| matches!(s, CStmt::Decl(..)) && s.refers_to(&choice.key);
-        (!rest
-            .iter()
-            .any(|s| s.writes(&choice.key) || declares_with_it(s)))
-        .then_some((at, used, choice))
+        let mut read = Vec::new();
+        for e in [&choice.cond, &choice.then_value, &choice.else_value] {
+            refs(e, &mut read);
+        }
+        // A pointer parameter walked (`x++`) elsewhere is no concern; a
+        // parameter the choice reads must keep its value throughout.
+        let kept = !stmts.iter().any(|s| read.iter().any(|p| s.writes(p)));
+        let exact = kept
+            && !rest
+                .iter()
+                .any(|s| s.writes(&choice.key) || declares_with_it(s));
+        exact.then_some((at, used, choice))
     });
     let Some((at, used, choice)) = found else {
         return stmts;
@@ -144,6 +149,14 @@ fn assigned<'a>(branch: &'a CStmt, key: &str) -> Option<&'a CExpr> {
     }
 }
 
+/// The keys of the variables `e` reads.
+fn refs(e: &CExpr, out: &mut Vec<String>) {
+    if let CExprKind::Ref(r) = &e.kind {
+        out.push(r.key.clone());
+    }
+    e.children().into_iter().for_each(|c| refs(c, out));
+}
+
 /// Whether `e` reads only parameters in `params` and literals, through
 /// operators (no call, subscript, field or assignment).
 fn reads_only(e: &CExpr, params: &HashSet<String>) -> bool {
@@ -184,6 +197,7 @@ mod tests {
         for source in [
             "void f(const int *t, int m, int n, float *y) {\n  int len = t[0] ? m : n;\n  for (int i = 0; i < len; i++) y[i] = 0;\n}\n",
             "void f(char t, int m, int n, float *y) {\n  int len = t ? m : n;\n  len--;\n  for (int i = 0; i < len; i++) y[i] = 0;\n}\n",
+            "void f(char t, int m, int n, float *y) {\n  int len = t ? m : n;\n  for (int i = 0; i < len; i++) y[i] = 0;\n  t = 0;\n}\n",
         ] {
             assert!(lowered(source).is_err(), "{source}");
         }
