@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use crate::affine::{Monomial, Poly};
+use crate::fourier_motzkin::gcd;
 use crate::ir::Affine;
 
 /// One dimension's stride: `coeff · Π params`.
@@ -227,12 +228,10 @@ fn fold_interleaved_strides(
     }
     let k = terms()
         .filter(|(m, _)| !m.is_empty())
-        .fold(0i64, |g, (_, &c)| {
-            gcd(g, c.unsigned_abs().min(i64::MAX as u64) as i64)
-        });
-    if k < 2 {
+        .try_fold(0i64, |g, (_, &c)| Some(gcd(g, c.checked_abs()?)));
+    let Some(k) = k.filter(|&k| k > 1) else {
         return unchanged();
-    }
+    };
     let mut compounds: Compounds = Vec::new();
     let folded = accesses
         .iter()
@@ -258,14 +257,6 @@ fn fold_interleaved_strides(
         })
         .collect();
     (folded, compounds)
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 /// Compound strides by stand-in name: `(name, sum)`.

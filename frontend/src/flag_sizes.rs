@@ -160,6 +160,11 @@ fn refs(e: &CExpr, out: &mut Vec<String>) {
 /// Whether `e` reads only parameters in `params` and literals, through
 /// operators (no call, subscript, field or assignment).
 fn reads_only(e: &CExpr, params: &HashSet<String>) -> bool {
+    e.is_pure() && reads_only_params(e, params)
+}
+
+/// Whether every variable `e` reads is in `params`, through operators.
+fn reads_only_params(e: &CExpr, params: &HashSet<String>) -> bool {
     let own = match &e.kind {
         CExprKind::Ref(r) => params.contains(&r.key),
         CExprKind::Subscript { .. }
@@ -169,7 +174,7 @@ fn reads_only(e: &CExpr, params: &HashSet<String>) -> bool {
         | CExprKind::Rejected => false,
         _ => true,
     };
-    own && e.is_pure() && e.children().into_iter().all(|c| reads_only(c, params))
+    own && e.children().into_iter().all(|c| reads_only_params(c, params))
 }
 
 #[cfg(test)]

@@ -84,7 +84,8 @@ fn tighten(mut a: Affine) -> Option<Affine> {
     Some(a)
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+/// The greatest common divisor of `a` and `b` (non-negative arguments).
+pub(crate) fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
         a
     } else {

@@ -603,10 +603,12 @@ impl Reader {
     /// Completes each counted `while` ([`counted_while`]) with the statement
     /// before it that sets its counter (`i = 0;` or `int i = 0;`), making it
     /// the `for` it is; one without such a statement is refused.
-    fn fold_while_inits(&mut self, stmts: Vec<CStmt>) -> Vec<CStmt> {
+    fn fold_while_inits(&mut self, mut stmts: Vec<CStmt>) -> Vec<CStmt> {
         let mut out: Vec<CStmt> = Vec::with_capacity(stmts.len());
-        let later = stmts.clone();
-        for (at, s) in stmts.into_iter().enumerate() {
+        for at in 0..stmts.len() {
+            // Taken out, the statements after it still in place to read.
+            let placeholder = CStmt::Null(stmts[at].loc().clone());
+            let s = std::mem::replace(&mut stmts[at], placeholder);
             let CStmt::For {
                 init,
                 cond,
@@ -647,7 +649,7 @@ impl Reader {
                     // A counter with nothing to start from, counted down in
                     // place: the count-down reading, where nothing after
                     // the loop reads the counter's final 0.
-                    let read_later = |key: &str| later[at + 1..].iter().any(|s| s.refers_to(key));
+                    let read_later = |key: &str| stmts[at + 1..].iter().any(|s| s.refers_to(key));
                     let stepped = crate::decrement_while::stepped_last(&cond, &inc, &body, &loc)
                         .filter(|_| step_counter(&inc).is_some_and(|r| !read_later(&r.key)));
                     match stepped {

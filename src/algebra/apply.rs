@@ -49,31 +49,21 @@ fn removable_guard(cond: &Expr, then_value: &Expr, else_value: &Expr) -> bool {
     let [v] = &symbols[..] else {
         return false;
     };
-    if cond.len() > 2 || !then_value.contains_symbol(v) && !else_value.contains_symbol(v) {
+    if !then_value.contains_symbol(v) && !else_value.contains_symbol(v) {
         return false;
     }
-    // cond = a·v + b with constants a ≠ 0 and b: v = -b/a.
-    let linear = Expr::from_terms(
-        cond.terms()
-            .iter()
-            .filter(|t| !t.mono.is_one())
-            .cloned()
-            .collect(),
-    );
-    let Some(a) = linear
-        .divide_exact(&v.to_expr())
-        .and_then(|a| a.as_constant())
+    // The root of a condition linear in `v` (none where `v` sits inside an
+    // application, `lt0(x)`, or the condition is not linear).
+    let Ok(roots) = super::solve::solve_linear(std::slice::from_ref(cond), std::slice::from_ref(v))
     else {
         return false;
     };
-    let b = cond.sub(&linear);
-    let (Some(b), Some(a_inv)) = (b.as_constant(), a.recip()) else {
+    let [root] = roots.as_slice() else {
         return false;
     };
-    let root = Expr::constant(-&(&b * &a_inv));
     match (
-        then_value.substitute_one(v, &root),
-        else_value.substitute_one(v, &root),
+        then_value.substitute_one(v, root),
+        else_value.substitute_one(v, root),
     ) {
         (Ok(t), Ok(e)) => t == e,
         _ => false,

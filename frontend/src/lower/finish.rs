@@ -348,6 +348,7 @@ impl Lowerer<'_> {
             .cloned()
             .collect();
         let is_extent = |v: &str| extents.contains(v);
+        // Owned: `self.error` below borrows the lowerer mutably.
         let bounds = self.loop_bounds.clone();
         let runs_to = |i: &str, p: &str| {
             bounds.get(i).is_some_and(|(start, end, step)| {

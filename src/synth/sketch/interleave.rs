@@ -94,6 +94,7 @@ fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
         })
         .collect();
     let len = target.len();
+    let element_wise = moves_alike(target, &names);
     FACTORS.into_iter().find(|&k| {
         if !len.is_multiple_of(k) || len / k < 2 {
             return false;
@@ -109,7 +110,7 @@ fn block_factor(target: &Tensor, vectors: &[&Stub]) -> Option<usize> {
                     p / k == m / k
                 })
         });
-        inside && (crosses || !moves_alike(target, &names))
+        inside && (crosses || !element_wise)
     })
 }
 

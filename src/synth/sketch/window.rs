@@ -217,10 +217,9 @@ fn reading(slot: usize, lows: &[i64], sizes: &[usize], target: &[usize], leaf: &
     for a in (0..sizes.len()).rev() {
         let k = (rest % sizes[a]) as i64 + lows[a];
         rest /= sizes[a];
-        let inside = (0..target[a] as i64)
-            .filter(|&i| (0..leaf[a] as i64).contains(&(i + k)))
-            .count();
-        count *= inside;
+        // Elements i in 0..target with 0 <= i + k < leaf.
+        let (first, last) = ((-k).max(0), (target[a] as i64).min(leaf[a] as i64 - k));
+        count *= usize::try_from(last - first).unwrap_or(0);
     }
     count
 }
