@@ -237,6 +237,17 @@ const KERNELS: &[(&str, &str)] = &[
     // product's real part (`re -= b0*d0`).
     ("probe/cm_cmplx_conj", "lifted"),
     ("probe/cm_cmplx_dot", "lifted"),
+    // Guarded taps at the signal's borders: a centred 'same' convolution
+    // testing a local `j = i + k`, a causal FIR from a zero state (sizes
+    // chosen so the guard hides no tap), zero padding by a parameter in
+    // 1-D and 2-D, and a 3x3 neighbourhood sum and box blur (`s / 9.0f`)
+    // with zero borders (`continue` past the image).
+    ("probe/conv_same", "lifted"),
+    ("probe/fir_causal", "lifted"),
+    ("probe/conv1d_pad", "lifted"),
+    ("probe/conv2d_pad", "lifted"),
+    ("probe/box3_sum", "lifted"),
+    ("probe/box3_blur", "lifted"),
 ];
 
 /// Running values stored at every step, lifted to scans (`cumsum`,
@@ -622,6 +633,20 @@ fn a_size_chosen_by_a_flag_and_guarded_taps_lift() {
     ] {
         assert!(program.contains(needle), "{needle}: {program}");
     }
+}
+
+/// An image filtered with zero borders (`if (r < 0 || c < 0 || r >= h
+/// || c >= w) continue;` on locals `r = y + i - pad`) is a 2-D window over
+/// the image padded by `pad` on both axes: the guard's own bound gives the
+/// image its extent, and the program is proved equal to the C.
+#[test]
+fn an_image_filtered_with_zero_borders_is_a_window_over_its_padding() {
+    let v = verify_json(Path::new(ROOT), &format!("{FIXTURES}/probe/conv2d_pad.c"));
+    let program = v["details"]["program"].as_str().unwrap_or("");
+    for needle in ["full([pad, w], 0.0f32)", "window(concat(", "[k, k]"] {
+        assert!(program.contains(needle), "{needle}: {program}");
+    }
+    assert_eq!(v["bounded"], "pass", "{v}");
 }
 
 /// Reference BLAS tests its increments and walks its arrays by them

@@ -174,7 +174,10 @@ fn reads_only_params(e: &CExpr, params: &HashSet<String>) -> bool {
         | CExprKind::Rejected => false,
         _ => true,
     };
-    own && e.children().into_iter().all(|c| reads_only_params(c, params))
+    own && e
+        .children()
+        .into_iter()
+        .all(|c| reads_only_params(c, params))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod build;
 pub mod examples;
 pub mod exec;
 pub mod numeric;
+pub mod reach;
 pub mod region;
 pub mod sizes;
 pub mod tensir;

@@ -254,7 +254,8 @@ fn path_facts(path: &[&Loop]) -> Vec<Affine> {
 /// `n - 1`): a region keeps the loops' own extent `0:n` (trmm's `A[k][i]`
 /// for `k > i` is still the square `0:m`), and a requirement never
 /// grows for it.
-fn tightened(index: &Affine, mut top: Affine, path: &[&Loop], guarded: &Guarded) -> Affine {
+fn tightened(index: &Affine, top: Affine, path: &[&Loop], guarded: &Guarded) -> Affine {
+    let mut top = guard_bound(index, top, path, guarded);
     let facts = path_facts(path);
     while !top.terms.is_empty() && top.constant >= 0 {
         let Some(lower) = add_scaled(&top, 1, &Affine::constant(-1)) else {
@@ -271,6 +272,30 @@ fn tightened(index: &Affine, mut top: Affine, path: &[&Loop], guarded: &Guarded)
             break;
         }
         top = lower;
+    }
+    top
+}
+
+/// `top`, or a guard's own bound on `index` where it is below `top` by
+/// sizes: `if (x + j - pad < w)` bounds a column of a zero-padded image by
+/// `w - 1`, where the loops reach `w + pad - 1` (the steps of one below
+/// [`tightened`] takes cannot cross a size).
+fn guard_bound(index: &Affine, mut top: Affine, path: &[&Loop], guarded: &Guarded) -> Affine {
+    let is_iter = |v: &String| path.iter().any(|l| l.iter == *v);
+    for row in &guarded.rows {
+        // The row says `row >= 0`, so `index <= index + row`.
+        let Some(bound) = add_scaled(index, 1, row) else {
+            continue;
+        };
+        if bound.terms.keys().any(is_iter) {
+            continue;
+        }
+        let Some(gap) = add_scaled(&top, -1, &bound) else {
+            continue;
+        };
+        if !gap.terms.is_empty() && gap.constant >= 0 && gap.terms.values().all(|&c| c > 0) {
+            top = bound;
+        }
     }
     top
 }
@@ -534,6 +559,35 @@ mod tests {
         assert_eq!(
             region_of(&k, "A"),
             Some(vec![Some(Affine::var("n")), Some(Affine::var("n"))])
+        );
+    }
+
+    /// A zero-padded image read under its border test: the guard on the
+    /// local `c = x + j - pad` bounds the column by `w - 1`, below the
+    /// loops' reach `w + pad - 1` by a size; the columns end at `w`, as
+    /// the rows are declared, so there is no region and no relation.
+    #[test]
+    fn a_guard_bounding_a_padded_index_by_a_size_is_its_reach() {
+        let k = kernel_of(
+            "void f(const float *im, int h, int w, const float *g, int k, int pad, float *out) {\n\
+               int oh = h + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;\n\
+               for (int y = 0; y < oh; y++)\n\
+                 for (int x = 0; x < ow; x++) {\n\
+                   float s = 0;\n\
+                   for (int i = 0; i < k; i++)\n\
+                     for (int j = 0; j < k; j++) {\n\
+                       int r = y + i - pad, c = x + j - pad;\n\
+                       if (r < 0 || c < 0 || r >= h || c >= w) continue;\n\
+                       s += g[i * k + j] * im[r * w + c];\n\
+                     }\n\
+                   out[y * ow + x] = s;\n\
+                 }\n}\n",
+        );
+        assert_eq!(region_of(&k, "im"), None);
+        assert!(
+            relations(&k).iter().all(|r| r.array != "im"),
+            "{:?}",
+            relations(&k)
         );
     }
 }

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use tenslift_frontend::ir::*;
 
 use super::blocks::{block_view_of, BlockView};
+use super::reach;
 use super::{at, format_sizes, SpecError};
 
 /// Values of the size parameters.
@@ -41,6 +42,9 @@ pub struct Layout {
     /// Loops whose body never runs at these sizes (`for k in 2..n-2` at
     /// n = 3): a spec traced there says nothing about that body.
     pub idle_loops: usize,
+    /// Per array and axis, one past the largest index read or written at
+    /// these sizes (0 where none is).
+    pub touched: HashMap<String, Vec<i64>>,
 }
 
 impl Layout {
@@ -138,14 +142,15 @@ pub(crate) fn eval_affine(
 }
 
 /// The integer value of an iteration-space condition, when it depends on
-/// nothing but iterators, sizes and literals.
+/// nothing but iterators, sizes and literals. `iters` may also hold
+/// integer locals whose value the caller knows (the size scan's `int j =
+/// i + k;` before `if (j >= 0 && j < n)`); any other local is unknown.
 pub(crate) fn concrete_int(e: &Expr, iters: &HashMap<String, i64>, sizes: &Sizes) -> Option<i64> {
     Some(match &e.kind {
         ExprKind::IntLit { value } => *value,
         ExprKind::Var { name, class } => match class {
-            VarClass::Iter => *iters.get(name)?,
+            VarClass::Iter | VarClass::Local => *iters.get(name)?,
             VarClass::Param => *sizes.get(name)?,
-            VarClass::Local => return None,
         },
         ExprKind::Unary { op, arg } => {
             let v = concrete_int(arg, iters, sizes)?;
@@ -311,8 +316,15 @@ impl<'k> Scan<'k> {
                 Ok(())
             }
             Stmt::Assign { target, value, loc } => {
-                if let LValue::Element { array, index, .. } = target {
-                    self.access(array, index, loc)?;
+                match target {
+                    LValue::Element { array, index, .. } => self.access(array, index, loc)?,
+                    // An integer local the guards below may test.
+                    LValue::Scalar { name, .. } => {
+                        match concrete_int(value, &self.iters, self.sizes) {
+                            Some(v) => self.iters.insert(name.clone(), v),
+                            None => self.iters.remove(name),
+                        };
+                    }
                 }
                 self.expr(value, loc)
             }
@@ -333,11 +345,41 @@ impl<'k> Scan<'k> {
                     Some(_) => self.block(then_body),
                     None => {
                         self.block(then_body)?;
-                        self.block(else_body)
+                        self.block(else_body)?;
+                        // Either branch may have run: what they set is unknown.
+                        let mut set = HashSet::new();
+                        assigned_scalars(then_body, &mut set);
+                        assigned_scalars(else_body, &mut set);
+                        self.iters.retain(|name, _| !set.contains(name.as_str()));
+                        Ok(())
                     }
                 }
             }
             Stmt::Return { value, loc } => self.expr(value, loc),
+        }
+    }
+}
+
+/// The scalars `body` assigns, at any depth.
+fn assigned_scalars<'b>(body: &'b [Stmt], out: &mut HashSet<&'b str>) {
+    for s in body {
+        match s {
+            Stmt::Loop(l) => assigned_scalars(&l.body, out),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                assigned_scalars(then_body, out);
+                assigned_scalars(else_body, out);
+            }
+            Stmt::Assign {
+                target: LValue::Scalar { name, .. },
+                ..
+            } => {
+                out.insert(name);
+            }
+            Stmt::Assign { .. } | Stmt::Return { .. } => {}
         }
     }
 }
@@ -510,10 +552,21 @@ fn check_sizes_as(kernel: &Kernel, sizes: &Sizes, nesting: Nesting) -> Result<La
         );
     }
     let idle_loops = count_loops(&kernel.body) - scan.entered.len();
+    let touched = scan
+        .arrays
+        .iter()
+        .map(|(name, a)| {
+            (
+                name.to_string(),
+                a.max_touched.iter().map(|m| m + 1).collect(),
+            )
+        })
+        .collect();
     Ok(Layout {
         extents,
         blocks,
         idle_loops,
+        touched,
     })
 }
 
@@ -855,9 +908,47 @@ fn search(
     base: i64,
     accept: &dyn Fn(&Sizes) -> bool,
 ) -> Result<Sizes, SpecError> {
+    if let Some(sizes) = reaching_guards(kernel, fixed, base, accept) {
+        return Ok(sizes);
+    }
     let mut found = search_many(kernel, fixed, base, accept, Demand::EveryLoopRuns, 1)
         .or_else(|_| search_many(kernel, fixed, base, accept, Demand::Valid, 1))?;
     Ok(found.remove(0))
+}
+
+/// Candidates [`reaching_guards`] compares.
+const GUARD_REACH_CANDIDATES: usize = 64;
+
+/// For a kernel accessing arrays under a guard, the first of the leading
+/// tuples at which the most of their axes are touched up to their
+/// guard-free reach: `fir_causal` at n = 3 < taps = 4 reads 3 of the taps,
+/// a spec there has no `h[3]` and the search finds a program for 3 taps; at
+/// n = 4, taps = 3 it reads them all. An axis its guard always cuts (`x[j]`
+/// for `0 <= j < n`) counts nowhere. `None` when no array is accessed under
+/// a guard, or no tuple reaches any.
+fn reaching_guards(
+    kernel: &Kernel,
+    fixed: &Sizes,
+    base: i64,
+    accept: &dyn Fn(&Sizes) -> bool,
+) -> Option<Sizes> {
+    let guarded = reach::guarded_axes(kernel);
+    if guarded.is_empty() {
+        return None;
+    }
+    let demand = Demand::EveryLoopRuns;
+    let pool = search_many(kernel, fixed, base, accept, demand, GUARD_REACH_CANDIDATES).ok()?;
+    let mut best: Option<(usize, Sizes)> = None;
+    for sizes in pool {
+        let Ok(layout) = check_sizes(kernel, &sizes) else {
+            continue;
+        };
+        let reached = reach::reached(&guarded, &sizes, &layout);
+        if reached > best.as_ref().map_or(0, |(n, _)| *n) {
+            best = Some((reached, sizes));
+        }
+    }
+    best.map(|(_, sizes)| sizes)
 }
 
 /// Most smaller tuples [`smaller_candidates`] returns.

@@ -335,9 +335,19 @@ fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
         ret,
         body: rebase_onto_regions(&pass.body, &problem.regions).map_err(fail)?,
     };
-    program
-        .validate()
-        .map_err(|e| fail(SynthError::Rejected(e.to_string())))?;
+    if let Err(e) = program.validate() {
+        // A store of the wrong type is that output's fault: a size spelled
+        // by the wrong name (a 3x3 window as `width` where width = 3)
+        // gives a shape right at the first sizes only. Banned, another
+        // spelling comes next.
+        let rejection = SynthError::Rejected(e.to_string());
+        let culprit = mistyped_store(problem, &pass)
+            .and_then(|name| pass.chosen.remove(&name).map(|e| (name, e)));
+        return match culprit {
+            Some(c) => Ok(Accepted::Rejected(rejection, Some(c), solved)),
+            None => Err(fail(rejection)),
+        };
+    }
     let (other, sizes) =
         check_program_at_both_sizes(&program, kernel).map_err(|e| fail(e.into()))?;
     if other.is_equal() {
@@ -348,6 +358,28 @@ fn accept(problem: &Problem<'_>, mut pass: Pass) -> Result<Accepted, Failure> {
     let culprit = differing_output(&other)
         .and_then(|name| pass.chosen.remove(name).map(|e| (name.to_string(), e)));
     Ok(Accepted::Rejected(rejection, culprit, solved))
+}
+
+/// The first output the pass stores a value into whose shape is not its
+/// target's (the whole array, or its region).
+fn mistyped_store(problem: &Problem<'_>, pass: &Pass) -> Option<String> {
+    pass.body.iter().find_map(|s| {
+        let Stmt::Store {
+            target,
+            region,
+            value,
+        } = s
+        else {
+            return None;
+        };
+        let param = problem.params.iter().find(|p| p.name == *target)?;
+        let shape = param.ty().shape;
+        let wanted = match region {
+            None => shape,
+            Some(items) => tenslift_targets::expr::slice_shape(&shape, items).ok()?,
+        };
+        (value.shape() != wanted.as_slice()).then(|| target.to_string())
+    })
 }
 
 /// The output a failed comparison names, when it names one.

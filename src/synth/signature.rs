@@ -25,6 +25,7 @@ use tenslift_targets::{
 
 use super::SynthError;
 use crate::spec::blocks::{block_view, sole_size_index, BlockView};
+use crate::spec::reach;
 use crate::spec::region::region_of;
 use crate::spec::sizes::{check_sizes, Layout};
 use crate::spec::{choose_second_sizes, format_sizes, size_params, Sizes};
@@ -47,23 +48,13 @@ fn extent_candidates(sizes: &[String], first_extent: i64) -> Vec<Dim> {
     out
 }
 
-/// `1 +` the largest index each access of `array` reaches on `axis`, as a
-/// size expression: each loop iterator replaced by the end of its range
-/// that maximises the index, innermost first (`in[i + k]` for `i < n_out`,
-/// `k < n_taps` reaches `n_out + n_taps - 2`; `c[2*i + 1]` for `i < n`
-/// reaches `2*n - 1`). A guard inside may keep an access below this; the
-/// caller keeps only a candidate equal to the touched range at both size
-/// tuples.
+/// `1 +` the largest index each access of `array` reaches on `axis`
+/// ([`reach::reaches`]), as size expressions. A guard inside may keep an
+/// access below this; the caller keeps only a candidate equal to the
+/// touched range at both size tuples.
 fn reach_candidates(kernel: &Kernel, array: &str, axis: usize) -> Vec<Dim> {
-    let mut reaches = Vec::new();
-    let mut loops = Vec::new();
-    collect_reaches(&kernel.body, array, axis, &mut loops, &mut reaches);
     let mut out: Vec<Dim> = Vec::new();
-    for mut r in reaches {
-        r.constant = match r.constant.checked_add(1) {
-            Some(c) => c,
-            None => continue,
-        };
+    for r in reach::reaches(kernel, array, axis) {
         if let Ok(d) = dim_of(&r) {
             if !out.contains(&d) {
                 out.push(d);
@@ -71,110 +62,6 @@ fn reach_candidates(kernel: &Kernel, array: &str, axis: usize) -> Vec<Dim> {
         }
     }
     out
-}
-
-fn collect_reaches<'k>(
-    body: &'k [loop_ir::Stmt],
-    array: &str,
-    axis: usize,
-    loops: &mut Vec<&'k loop_ir::Loop>,
-    out: &mut Vec<Affine>,
-) {
-    for s in body {
-        let mut indices: Vec<Vec<Affine>> = Vec::new();
-        match s {
-            loop_ir::Stmt::Loop(l) => {
-                loops.push(l);
-                collect_reaches(&l.body, array, axis, loops, out);
-                loops.pop();
-            }
-            loop_ir::Stmt::Assign { target, value, .. } => {
-                if let loop_ir::LValue::Element {
-                    array: a, index, ..
-                } = target
-                {
-                    if a == array {
-                        indices.push(index.clone());
-                    }
-                }
-                expr_loads(value, array, &mut |ix| indices.push(ix.to_vec()));
-            }
-            loop_ir::Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => {
-                expr_loads(cond, array, &mut |ix| indices.push(ix.to_vec()));
-                collect_reaches(then_body, array, axis, loops, out);
-                collect_reaches(else_body, array, axis, loops, out);
-            }
-            loop_ir::Stmt::Return { value, .. } => {
-                expr_loads(value, array, &mut |ix| indices.push(ix.to_vec()))
-            }
-        }
-        out.extend(
-            indices
-                .iter()
-                .filter_map(|ix| ix.get(axis).and_then(|a| largest(a, loops))),
-        );
-    }
-}
-
-/// Calls `f` with the index of every load of `array` in `e`.
-fn expr_loads(e: &loop_ir::Expr, array: &str, f: &mut dyn FnMut(&[Affine])) {
-    use loop_ir::ExprKind as K;
-    match &e.kind {
-        K::Load { array: a, index } if a == array => f(index),
-        K::Unary { arg, .. } | K::Cast { arg } => expr_loads(arg, array, f),
-        K::Binary { lhs, rhs, .. } => {
-            expr_loads(lhs, array, f);
-            expr_loads(rhs, array, f);
-        }
-        K::Select {
-            cond,
-            then_value,
-            else_value,
-        } => {
-            expr_loads(cond, array, f);
-            expr_loads(then_value, array, f);
-            expr_loads(else_value, array, f);
-        }
-        K::Call { args, .. } => args.iter().for_each(|a| expr_loads(a, array, f)),
-        _ => {}
-    }
-}
-
-/// The largest value of `a` over `loops` (outermost first), each iterator
-/// at the end of its range that maximises `a`; `None` on overflow.
-fn largest(a: &Affine, loops: &[&loop_ir::Loop]) -> Option<Affine> {
-    let mut a = a.clone();
-    for l in loops.iter().rev() {
-        let Some(&c) = a.terms.get(&l.iter) else {
-            continue;
-        };
-        // Upward loops reach `end - 1`, downward ones `end + 1`; the
-        // other end is `start`.
-        let last = {
-            let mut e = l.end.clone();
-            e.constant = e.constant.checked_add(if l.step > 0 { -1 } else { 1 })?;
-            e
-        };
-        let (low, high) = if l.step > 0 {
-            (&l.start, &last)
-        } else {
-            (&last, &l.start)
-        };
-        let at = if c > 0 { high } else { low };
-        a.terms.remove(&l.iter);
-        for (name, k) in &at.terms {
-            let v = a.terms.entry(name.clone()).or_insert(0);
-            *v = v.checked_add(c.checked_mul(*k)?)?;
-        }
-        a.terms.retain(|_, k| *k != 0);
-        a.constant = a.constant.checked_add(c.checked_mul(at.constant)?)?;
-    }
-    Some(a)
 }
 
 fn extent_at(layout: &Layout, array: &str, axis: usize) -> Option<i64> {
@@ -188,7 +75,7 @@ pub fn infer_unknown_extents(
     kernel: &Kernel,
     first: &Sizes,
 ) -> Result<InferredExtents, SynthError> {
-    let unknown = unknown_extents(kernel);
+    let unknown = reach::unknown_extents(kernel);
     let mut inferred = InferredExtents::new();
     if unknown.is_empty() {
         return Ok(inferred);
@@ -204,29 +91,6 @@ pub fn infer_unknown_extents(
         inferred.insert((array, axis), dim);
     }
     Ok(inferred)
-}
-
-/// The (array, axis) pairs whose extent the frontend left unknown.
-fn unknown_extents(kernel: &Kernel) -> Vec<(String, usize)> {
-    kernel
-        .params
-        .iter()
-        .filter_map(|p| match &p.kind {
-            loop_ir::ParamKind::Array(info) => Some((p, info)),
-            _ => None,
-        })
-        .flat_map(|(p, info)| {
-            // A block-selected array's axes from the selector on are one
-            // physical axis whose extent the block view gives.
-            let logical_axes = block_view(kernel, &p.name).map_or(info.dims.len(), |v| v.axis);
-            info.dims[..logical_axes]
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.is_none())
-                .map(|(axis, _)| (p.name.clone(), axis))
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 /// The one size expression equal to `array`'s touched range on `axis` at

@@ -80,6 +80,11 @@ pub struct Lowerer<'f> {
     /// assigned again (`const int N = 64;`, `int m = n - 1;`): in bounds
     /// and subscripts they stand for that expression.
     affine_locals: HashMap<String, Poly>,
+    /// The initialisers of the [`Self::affine_locals`] that are affine,
+    /// read in place of the local by guard conditions (`int j = i + k; if
+    /// (j >= 0 && j < n)` tests `i + k`): what the guard says then bounds
+    /// the iterators, for the regions and sizes that follow from them.
+    affine_inits: HashMap<String, CExpr>,
     /// Locals set once to a size expression that is not affine, with why
     /// (a bound or subscript through one is refused naming it).
     not_affine_locals: HashMap<String, NotAffine>,
@@ -226,6 +231,7 @@ fn lower_entered(
         written_keys: HashSet::new(),
         bound_keys: HashSet::new(),
         affine_locals: HashMap::new(),
+        affine_inits: HashMap::new(),
         not_affine_locals: sized.not_affine,
         rejected_keys: HashSet::new(),
         outside_region_keys: HashSet::new(),

@@ -110,6 +110,7 @@ impl Lowerer<'_> {
         self.saw_reader_rejection = rejected;
         self.inlined_nodes = inlined;
         self.affine_locals.remove(&v.key);
+        self.affine_inits.remove(&v.key);
         self.uninitialised_keys.insert(v.key.clone());
     }
 
@@ -163,12 +164,12 @@ impl Lowerer<'_> {
                 else_branch,
                 loc,
             } => {
-                let kind = if self.is_guard(cond) {
-                    IfKind::Guard
+                let (kind, cond) = if self.is_guard(cond) {
+                    (IfKind::Guard, self.through_affine_locals(cond))
                 } else {
-                    IfKind::Data
+                    (IfKind::Data, cond.clone())
                 };
-                let cond = self.expr(cond);
+                let cond = self.expr(&cond);
                 let then_body = self.block(then_branch);
                 let else_body = else_branch
                     .as_ref()
@@ -241,6 +242,9 @@ impl Lowerer<'_> {
                         // splits; a bound through it must still be affine.
                         match self.poly(init) {
                             Ok(p) => {
+                                if p.to_affine().is_some() {
+                                    self.affine_inits.insert(v.key.clone(), init.clone());
+                                }
                                 self.affine_locals.insert(v.key.clone(), p);
                             }
                             // Said where it is used as a subscript.
@@ -521,6 +525,28 @@ impl Lowerer<'_> {
     }
 
     /// Whether an `if` condition is affine in iterators and sizes.
+    /// `c` with each affine local read as its initialiser (repeatedly: one
+    /// may read another). Exact: such a local and everything its
+    /// initialiser reads are never assigned after it (iterators aside,
+    /// which its declaration sits inside).
+    fn through_affine_locals(&self, c: &CExpr) -> CExpr {
+        let mut c = c.clone();
+        for _ in 0..8 {
+            let read: Vec<(&String, &CExpr)> = self
+                .affine_inits
+                .iter()
+                .filter(|(key, _)| c.refers_to(key))
+                .collect();
+            if read.is_empty() {
+                break;
+            }
+            for (key, init) in read {
+                c = crate::induction::replace_reads(&c, key, init);
+            }
+        }
+        c
+    }
+
     fn is_guard(&self, c: &CExpr) -> bool {
         let c = strip(c);
         match &c.kind {

@@ -82,11 +82,12 @@ impl SketchFamily for SlidingWindow {
 struct Taps {
     offset: Vec<usize>,
     sizes: Vec<usize>,
-    /// Zeros before and after the leaf along each axis: a vector filter
-    /// whose window runs off the leaf's ends (a full convolution, a causal
-    /// FIR from a zero state) reads zeros there, as the C's guards
-    /// (`if (j < lenA && i - j < lenB)`) leave those taps out. `offset` is
-    /// then a position in the padded leaf.
+    /// Zeros before and after the leaf along each axis: a filter whose
+    /// window runs off the leaf's ends (a full convolution, a causal FIR
+    /// from a zero state, an image filter with zero borders) reads zeros
+    /// there, as the C's guards (`if (j < lenA && i - j < lenB)`,
+    /// `if (yy >= 0 && yy < h && …)`) leave those taps out. `offset` is then a
+    /// position in the padded leaf.
     pad: Vec<(usize, usize)>,
     hole: Tensor,
     rest: Tensor,
@@ -118,9 +119,6 @@ impl Taps {
                 usize::try_from(-lo).unwrap_or(0),
                 usize::try_from(end - leaf.shape()[a] as i64).unwrap_or(0),
             );
-            if (before > 0 || after > 0) && rank != 1 {
-                return None;
-            }
             lows.push(lo);
             offset.push(usize::try_from(lo + before as i64).ok()?);
             sizes.push(size);
@@ -130,6 +128,15 @@ impl Taps {
             return None;
         }
         let hole = taps_of(&terms, &lows, &sizes, target.shape(), leaf.shape())?;
+        // Uniform taps over a padded axis every element reads whole are a
+        // reduction along it broadcast (`out[i][j] = Σ_k a[i][k]`), not a
+        // filter: its "window" spans the axis at these sizes only.
+        let padded = |a: usize| pad[a].0 + pad[a].1 > 0;
+        if super::uniform(&hole).is_some()
+            && (0..rank).any(|a| padded(a) && every_element_reads_all(&terms, a, leaf.shape()[a]))
+        {
+            return None;
+        }
         Some(Taps {
             offset,
             sizes,
@@ -138,6 +145,17 @@ impl Taps {
             rest,
         })
     }
+}
+
+/// Whether every target element with a term reads every position of the
+/// leaf along `axis` (of length `len`).
+fn every_element_reads_all(terms: &[Term], axis: usize, len: usize) -> bool {
+    let mut read: std::collections::HashMap<&[usize], std::collections::HashSet<usize>> =
+        std::collections::HashMap::new();
+    for t in terms {
+        read.entry(&t.target).or_default().insert(t.leaf[axis]);
+    }
+    read.values().all(|positions| positions.len() == len)
 }
 
 /// The terms of the target linear in the leaf's symbols, and the part
@@ -244,9 +262,19 @@ fn solve_taps(
     if cost >= limit {
         return Ok(None);
     }
-    let Some(h) = solve_value(search, &taps.hole, dtype, depth - 1, limit - cost)? else {
-        search.stats.backtrack();
-        return Ok(None);
+    let divisor = uniform_divisor(&taps.hole, dtype);
+    let h = match &divisor {
+        Some(d) => Found {
+            expr: d.clone(),
+            cost: 1.0,
+        },
+        None => {
+            let Some(h) = solve_value(search, &taps.hole, dtype, depth - 1, limit - cost)? else {
+                search.stats.backtrack();
+                return Ok(None);
+            };
+            h
+        }
     };
     cost += h.cost;
     let rest = if has_rest {
@@ -259,26 +287,53 @@ fn solve_taps(
     } else {
         None
     };
-    let sizes = tap_dims(search, &h.expr, &taps.sizes);
-    let views = if taps.pad.iter().any(|&(before, after)| before + after > 0) {
-        padded_views(search, stub, taps, target.shape()[0], &sizes[0])
-    } else {
-        view_spellings(search, stub, taps, target.shape(), &sizes)
-    };
-    for view in views {
-        let Some(expr) = filter_expr(view, &sizes, &h.expr, rest.clone()) else {
-            continue;
+    for sizes in tap_dims(search, &h.expr, &taps.sizes) {
+        let views = if taps.pad.iter().any(|&(before, after)| before + after > 0) {
+            padded_views(search, stub, taps, target.shape(), &sizes)
+        } else {
+            view_spellings(search, stub, taps, target.shape(), &sizes)
         };
-        if !search.is_banned(depth, &expr) {
-            return Ok(Some(Found { expr, cost }));
+        for view in views {
+            let taps = match divisor {
+                Some(_) => TapsExpr::Divisor(&h.expr),
+                None => TapsExpr::Taps(&h.expr),
+            };
+            let Some(expr) = filter_expr(view, &sizes, taps, rest.clone()) else {
+                continue;
+            };
+            if !search.is_banned(depth, &expr) {
+                return Ok(Some(Found { expr, cost }));
+            }
         }
     }
     Ok(None)
 }
 
+/// Uniform taps whose value no literal of `dtype` denotes but whose
+/// reciprocal one does (a 3x3 box blur's `1/9`, from `s / 9.0f`): that
+/// reciprocal, the window's sum divided by it.
+fn uniform_divisor(hole: &Tensor, dtype: DType) -> Option<Expr> {
+    let c = super::uniform(hole)?.as_constant()?;
+    if super::literal(&c, dtype).is_some() {
+        return None;
+    }
+    super::literal(&c.recip()?, dtype)
+}
+
+/// How a window's elements are weighted.
+#[derive(Clone, Copy)]
+enum TapsExpr<'e> {
+    /// Multiplied by the taps (one number, or one per window position).
+    Taps(&'e Expr),
+    /// Summed and divided by this number.
+    Divisor(&'e Expr),
+}
+
 /// The window sizes as dims: the taps' own shape when the hole has one,
-/// else the sizes spelled like the view's extents.
-fn tap_dims(search: &Search<'_>, taps: &Expr, sizes: &[usize]) -> Vec<Dim> {
+/// else each spelling of the sizes (the sizes and leaf extents equal to
+/// each, then the constant: a 3x3 box at `width = 3` is `[width, width]`
+/// first, and `[3, 3]` once the acceptance check rejected that).
+fn tap_dims(search: &Search<'_>, taps: &Expr, sizes: &[usize]) -> Vec<Vec<Dim>> {
     let matches = taps.shape().len() == sizes.len()
         && taps
             .shape()
@@ -286,17 +341,25 @@ fn tap_dims(search: &Search<'_>, taps: &Expr, sizes: &[usize]) -> Vec<Dim> {
             .zip(sizes)
             .all(|(d, &n)| d.eval(&|s| search.sizes.get(s).copied()).ok() == Some(n as i64));
     if matches {
-        return taps.shape().to_vec();
+        return vec![taps.shape().to_vec()];
     }
-    sizes
-        .iter()
-        .map(|&n| {
-            dims_of_value(search, n)
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| Dim::constant(n as i64))
-        })
-        .collect()
+    let mut choices: Vec<Vec<Dim>> = vec![Vec::new()];
+    for &n in sizes {
+        let mut spellings = dims_of_value(search, n);
+        spellings.push(Dim::constant(n as i64));
+        choices = choices
+            .iter()
+            .flat_map(|c| {
+                spellings.iter().map(move |d| {
+                    let mut c = c.clone();
+                    c.push(d.clone());
+                    c
+                })
+            })
+            .take(MAX_SPELLINGS)
+            .collect();
+    }
+    choices
 }
 
 /// The dims whose value at the search's sizes is `n`: the sizes equal to
@@ -381,97 +444,134 @@ fn view_spellings(
         .collect()
 }
 
-/// The views of a vector leaf padded with zeros where the window runs off
-/// its ends: `concat([full([P], 0), X[a:b], full([Q], 0)])`, each pad
-/// spelled as the window less one (a full convolution's `t - 1`), as the
-/// sizes and leaf extents of its value, or as a constant.
+/// The views of a leaf padded with zeros where the window runs off its
+/// ends: along each axis `concat([full(P), X[a:b], full(Q)])` (a full
+/// convolution's signal; an image filtered with zero borders, padded on
+/// both axes), each pad spelled as the window less one (a full
+/// convolution's `t - 1`), as the sizes and leaf extents of its value, or
+/// as a constant.
 fn padded_views(
     search: &Search<'_>,
     stub: &Stub,
     taps: &Taps,
-    extent: usize,
-    window: &Dim,
+    extents: &[usize],
+    windows: &[Dim],
 ) -> Vec<Expr> {
-    let (before, after) = taps.pad[0];
-    let (len, dim) = (stub.value.shape()[0], &stub.expr.shape()[0]);
-    let lo = taps.offset[0] as i64 - before as i64;
-    let (start, end) = (
-        lo.max(0) as usize,
-        (lo + (extent + taps.sizes[0]) as i64 - 1).min(len as i64),
-    );
-    let Ok(end) = usize::try_from(end) else {
+    let Some(part) = padded_part(stub, taps, extents) else {
         return Vec::new();
     };
-    let part = if start == 0 && end == len {
-        Some(stub.expr.clone())
-    } else {
-        let range = SliceItem::Range {
-            start: spell(start, len, dim),
-            stop: spell(end, len, dim),
-            step: 1,
-        };
-        build::slice(stub.expr.clone(), vec![range]).ok()
-    };
-    let Some(part) = part else {
-        return Vec::new();
-    };
-    let spellings = |n: usize| -> Vec<Option<Dim>> {
+    // One list of spellings per pad, before and after along each axis.
+    let spellings = |n: usize, axis: usize| -> Vec<Option<Dim>> {
         if n == 0 {
             return vec![None];
         }
         let mut out = Vec::new();
-        if n + 1 == taps.sizes[0] {
-            out.extend(window.sub(&Dim::constant(1)).ok());
+        if n + 1 == taps.sizes[axis] {
+            out.extend(windows[axis].sub(&Dim::constant(1)).ok());
         }
         out.extend(dims_of_value(search, n));
         out.push(Dim::constant(n as i64));
         out.dedup();
         out.into_iter().map(Some).collect()
     };
-    let zero = Lit::zero(stub.expr.dtype());
-    let zeros = |d: &Option<Dim>| {
-        d.as_ref()
-            .and_then(|d| build::full(vec![d.clone()], zero).ok())
-    };
-    let mut views = Vec::new();
-    for p in spellings(before) {
-        for q in spellings(after) {
-            let parts: Vec<Expr> = zeros(&p)
-                .into_iter()
-                .chain([part.clone()])
-                .chain(zeros(&q))
+    let mut choices: Vec<Vec<Option<Dim>>> = vec![Vec::new()];
+    for (axis, &(before, after)) in taps.pad.iter().enumerate() {
+        for n in [before, after] {
+            choices = choices
+                .iter()
+                .flat_map(|c| {
+                    spellings(n, axis).into_iter().map(move |d| {
+                        let mut c = c.clone();
+                        c.push(d);
+                        c
+                    })
+                })
+                .take(MAX_SPELLINGS)
                 .collect();
-            views.extend(build::concat(parts, 0).ok());
         }
     }
-    views.truncate(MAX_SPELLINGS);
-    views
+    let zero = Lit::zero(stub.expr.dtype());
+    choices
+        .iter()
+        .filter_map(|pads| {
+            let mut view = part.clone();
+            for (axis, pad) in pads.chunks(2).enumerate() {
+                let zeros = |d: &Option<Dim>| {
+                    let mut shape = view.shape().to_vec();
+                    shape[axis] = d.clone()?;
+                    build::full(shape, zero).ok()
+                };
+                let parts: Vec<Expr> = zeros(&pad[0])
+                    .into_iter()
+                    .chain([view.clone()])
+                    .chain(zeros(&pad[1]))
+                    .collect();
+                if parts.len() > 1 {
+                    view = build::concat(parts, axis).ok()?;
+                }
+            }
+            Some(view)
+        })
+        .collect()
+}
+
+/// The part of the leaf a padded window reads: the leaf, or its slice
+/// where the window starts or ends inside it.
+fn padded_part(stub: &Stub, taps: &Taps, extents: &[usize]) -> Option<Expr> {
+    let mut items = Vec::with_capacity(extents.len());
+    for (a, &extent) in extents.iter().enumerate() {
+        let (len, dim) = (stub.value.shape()[a], &stub.expr.shape()[a]);
+        let lo = taps.offset[a] as i64 - taps.pad[a].0 as i64;
+        let start = lo.max(0) as usize;
+        let end =
+            usize::try_from((lo + (extent + taps.sizes[a]) as i64 - 1).min(len as i64)).ok()?;
+        items.push(if start == 0 && end == len {
+            SliceItem::Full
+        } else {
+            SliceItem::Range {
+                start: spell(start, len, dim),
+                stop: spell(end, len, dim),
+                step: 1,
+            }
+        });
+    }
+    if items.iter().all(|i| *i == SliceItem::Full) {
+        Some(stub.expr.clone())
+    } else {
+        build::slice(stub.expr.clone(), items).ok()
+    }
 }
 
 /// `window(view, sizes)` contracted with the taps (a vector: `matmul`;
-/// more axes: `tensordot`; one number: a sum over the window), plus the
-/// rest.
-fn filter_expr(view: Expr, sizes: &[Dim], taps: &Expr, rest: Option<Expr>) -> Option<Expr> {
+/// more axes: `tensordot`; one number: a sum over the window, times it),
+/// or summed and divided by a divisor, plus the rest.
+fn filter_expr(view: Expr, sizes: &[Dim], taps: TapsExpr, rest: Option<Expr>) -> Option<Expr> {
     let rank = sizes.len();
     let windows = build::window(view, sizes.to_vec()).ok()?;
     let window_axes: Vec<usize> = (rank..2 * rank).collect();
-    let filtered = match taps.shape().len() {
-        0 => {
+    let is_one =
+        |e: &Expr| matches!(e.op(), Op::Lit(l) if !matches!(l, Lit::Bool(_)) && l.as_f64() == 1.0);
+    let filtered = match taps {
+        TapsExpr::Divisor(d) => {
             let sum = build::sum(windows, &window_axes).ok()?;
-            let one =
-                matches!(taps.op(), Op::Lit(l) if !matches!(l, Lit::Bool(_)) && l.as_f64() == 1.0);
-            if one {
-                sum
-            } else {
-                Expr::binary(BinaryOp::Mul, sum, taps.clone()).ok()?
+            Expr::binary(BinaryOp::Div, sum, d.clone()).ok()?
+        }
+        TapsExpr::Taps(taps) => match taps.shape().len() {
+            0 => {
+                let sum = build::sum(windows, &window_axes).ok()?;
+                if is_one(taps) {
+                    sum
+                } else {
+                    Expr::binary(BinaryOp::Mul, sum, taps.clone()).ok()?
+                }
             }
-        }
-        1 if rank == 1 => build::matmul(windows, taps.clone()).ok()?,
-        r if r == rank => {
-            let taps_axes: Vec<usize> = (0..rank).collect();
-            build::tensordot(windows, taps.clone(), &window_axes, &taps_axes).ok()?
-        }
-        _ => return None,
+            1 if rank == 1 => build::matmul(windows, taps.clone()).ok()?,
+            r if r == rank => {
+                let taps_axes: Vec<usize> = (0..rank).collect();
+                build::tensordot(windows, taps.clone(), &window_axes, &taps_axes).ok()?
+            }
+            _ => return None,
+        },
     };
     match rest {
         Some(r) => Expr::binary(BinaryOp::Add, filtered, r).ok(),
@@ -516,5 +616,47 @@ mod tests {
             &a(2) * &b(1),
         ]);
         assert!(Taps::read(&gap, &leaf).is_none());
+    }
+
+    #[test]
+    fn an_image_filtered_with_zero_borders_reads_it_padded_on_both_axes() {
+        // A 3x3 box sum over a 4x3 image, zero outside it.
+        let x = |r: u32, c: u32| Value::symbol(&Symbol::element("x", &[r, c]));
+        let leaf = Tensor::new(
+            vec![4, 3],
+            (0..4).flat_map(|r| (0..3).map(move |c| x(r, c))).collect(),
+        )
+        .expect("image");
+        let mut elems = Vec::new();
+        for r in 0..4i64 {
+            for c in 0..3i64 {
+                let mut sum = Value::zero();
+                for (rr, cc) in
+                    (r - 1..=r + 1).flat_map(|rr| (c - 1..=c + 1).map(move |cc| (rr, cc)))
+                {
+                    if (0..4).contains(&rr) && (0..3).contains(&cc) {
+                        sum = &sum + &x(rr as u32, cc as u32);
+                    }
+                }
+                elems.push(sum);
+            }
+        }
+        let y = Tensor::new(vec![4, 3], elems).expect("filtered");
+        let taps = Taps::read(&y, &leaf).expect("a window padded on both axes");
+        assert_eq!(
+            (taps.pad.clone(), taps.offset.clone(), taps.sizes.clone()),
+            (vec![(1, 1), (1, 1)], vec![0, 0], vec![3, 3])
+        );
+        assert!(taps.hole.elems().iter().all(|t| *t == Value::one()));
+    }
+
+    #[test]
+    fn a_row_sum_every_element_reads_whole_is_no_padded_window() {
+        // y[j] = a[0] + a[1] + a[2] for each j: a reduction, not a filter.
+        let a = |i| e("a", i);
+        let sum = &(&a(0) + &a(1)) + &a(2);
+        let y = vector(vec![sum.clone(), sum.clone(), sum]);
+        let leaf = vector(vec![a(0), a(1), a(2)]);
+        assert!(Taps::read(&y, &leaf).is_none());
     }
 }
