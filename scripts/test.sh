@@ -8,5 +8,7 @@ scripts/setup.sh
 source scripts/env.sh
 cargo test --workspace --release
 if [ -d tests/python ]; then
-  "$TENSLIFT_PYTHON" -m pytest -q tests/python
+  # -n auto: most Python tests wait on one child (a compile, a lift), so a
+  # worker per core halves their time (pytest-xdist, in the venv).
+  "$TENSLIFT_PYTHON" -m pytest -q -n auto tests/python
 fi

@@ -272,7 +272,13 @@ const SCANS: &[(&str, &str, bool)] = &[
 ];
 
 fn verify_json(dir: &Path, file: &str) -> Value {
-    let out = tenslift_in(dir, &["verify", file, "--targets", "numpy", "--json"]);
+    verify_json_with(dir, file, &[])
+}
+
+fn verify_json_with(dir: &Path, file: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["verify", file, "--targets", "numpy", "--json"];
+    args.extend_from_slice(extra);
+    let out = tenslift_in(dir, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
     serde_json::from_str(line).unwrap_or_else(|e| {
@@ -283,20 +289,48 @@ fn verify_json(dir: &Path, file: &str) -> Value {
     })
 }
 
+/// Lifts one kernel of [`KERNELS`] and checks it bounded and differential
+/// (the unbounded prover is tested elsewhere; here it only cost time).
+fn check_real_form(stem: &str, status: &str) {
+    let file = format!("{FIXTURES}/{stem}.c");
+    let lift = tenslift(&["lift", &file, "--json", "-q"]);
+    let stdout = String::from_utf8_lossy(&lift.stdout);
+    assert_eq!(lift.status.code(), Some(0), "{stem}: {stdout}");
+    let report: Value = serde_json::from_str(stdout.lines().next().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{stem}: {e}: {stdout}"));
+    assert_eq!(report["status"], status, "{stem}: {report}");
+    let v = verify_json_with(Path::new(ROOT), &file, &["--no-unbounded"]);
+    assert_eq!(v["bounded"], "pass", "{stem}: {v}");
+    assert_eq!(v["differential"], "pass", "{stem}: {v}");
+}
+
 #[test]
 fn real_form_kernels_lift_and_pass_bounded_and_differential_checks() {
-    for &(stem, status) in KERNELS {
-        let file = format!("{FIXTURES}/{stem}.c");
-        let lift = tenslift(&["lift", &file, "--json", "-q"]);
-        let stdout = String::from_utf8_lossy(&lift.stdout);
-        assert_eq!(lift.status.code(), Some(0), "{stem}: {stdout}");
-        let report: Value = serde_json::from_str(stdout.lines().next().unwrap_or(""))
-            .unwrap_or_else(|e| panic!("{stem}: {e}: {stdout}"));
-        assert_eq!(report["status"], status, "{stem}: {report}");
-        let v = verify_json(Path::new(ROOT), &file);
-        assert_eq!(v["bounded"], "pass", "{stem}: {v}");
-        assert_eq!(v["differential"], "pass", "{stem}: {v}");
-    }
+    // Two kernels at a time (each check is one child process at a time): a
+    // serial loop made this the longest test of the suite.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(stem, status)) = KERNELS.get(i) else {
+                    break;
+                };
+                let checked = std::panic::catch_unwind(|| check_real_form(stem, status));
+                if let Err(e) = checked {
+                    let why = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    failures.lock().unwrap_or_else(|p| p.into_inner()).push(why);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 #[test]

@@ -232,6 +232,7 @@ fn verify_setup(args: &OptimizeArgs, target: Target) -> VerifySetup {
         frontend: Options::default(),
         relift: false,
         isolate_bounded: false,
+        unbounded: true,
     }
 }
 

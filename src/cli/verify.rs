@@ -76,6 +76,12 @@ pub struct VerifyArgs {
     /// included) before it is killed and counted as undecided.
     #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT.as_secs_f64())]
     pub run_timeout: f64,
+    /// Skip the unbounded prover (reported as not run): the bounded and
+    /// differential checks alone, when a kernel's invariants are known to be
+    /// out of the prover's reach and its conditions would each spend the
+    /// whole `--timeout` before it gives up.
+    #[arg(long)]
+    pub no_unbounded: bool,
     /// Print one JSON object per kernel on stdout.
     #[arg(long)]
     pub json: bool,
@@ -115,6 +121,8 @@ pub struct VerifySetup {
     /// Whether the bounded checks decide real queries in a `z3` child
     /// ([`BoundedOptions::isolated`]): for a program the user gave.
     pub isolate_bounded: bool,
+    /// Whether the unbounded prover runs (`verify --no-unbounded` turns it off).
+    pub unbounded: bool,
 }
 
 impl VerifySetup {
@@ -139,6 +147,7 @@ impl VerifySetup {
             frontend,
             relift: true,
             isolate_bounded: false,
+            unbounded: true,
         }
     }
 }
@@ -232,6 +241,7 @@ pub fn run(args: VerifyArgs) -> i32 {
     setup.isolate_bounded = given.is_some();
     setup.lift_timeout = Duration::from_secs_f64(args.lift_timeout);
     setup.run_timeout = Duration::from_secs_f64(args.run_timeout);
+    setup.unbounded = !args.no_unbounded;
     let mut results = Vec::new();
     let mut not_lifted = false;
     // A function that picks its computation by testing its flags is
@@ -411,7 +421,11 @@ pub fn verify_kernel_with(
             elapsed_ms: started.elapsed().as_millis(),
         });
     }
-    v.unbounded = unbounded_summary(kernel, program, setup);
+    v.unbounded = if setup.unbounded {
+        unbounded_summary(kernel, program, setup)
+    } else {
+        UnboundedSummary::not_run("not run (--no-unbounded)")
+    };
     v.differential = differential(tuples.first());
     v.reason = reason(&v);
     v
