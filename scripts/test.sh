@@ -6,7 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 source scripts/env.sh
-cargo test --workspace --release
+if cargo nextest --version > /dev/null 2>&1; then
+  # Machines of this kind ship cargo-nextest: it runs the tests of every
+  # binary side by side, where `cargo test` leaves a core idle while one
+  # binary's last long test runs (tests: 606 s -> 517 s on 2 cores). It
+  # runs no doctests, so they follow. Without nextest, plain cargo test.
+  cargo nextest run --workspace --release --no-fail-fast
+  cargo test --workspace --release --doc
+else
+  cargo test --workspace --release
+fi
 if [ -d tests/python ]; then
   # -n auto: most Python tests wait on one child (a compile, a lift), so a
   # worker per core halves their time (pytest-xdist, in the venv).

@@ -413,6 +413,11 @@ fn both_ways(
                 };
                 match p.origin {
                     Origin::Argument => call_args.push(literal),
+                    Origin::Pointee => {
+                        let _ = writeln!(harness, "  static {} ref{a};", c_type(*ty));
+                        let _ = writeln!(harness, "  ref{a} = {literal};");
+                        call_args.push(format!("&ref{a}"));
+                    }
                     Origin::Macro { .. } | Origin::Extent { .. } | Origin::Field(_) => {}
                     Origin::Global => {
                         let _ = writeln!(harness, "  {} = {literal};", p.name);
@@ -429,6 +434,7 @@ fn both_ways(
                 };
                 let len = match p.origin {
                     Origin::Argument
+                    | Origin::Pointee
                     | Origin::Macro { .. }
                     | Origin::Extent { .. }
                     | Origin::Field(_) => BUFFER,
@@ -445,6 +451,7 @@ fn both_ways(
                 };
                 match p.origin {
                     Origin::Argument
+                    | Origin::Pointee
                     | Origin::Macro { .. }
                     | Origin::Extent { .. }
                     | Origin::Field(_) => {

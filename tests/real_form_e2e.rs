@@ -143,6 +143,22 @@ const KERNELS: &[(&str, &str)] = &[
     // their fields (`c[i].re` is `c[2*i]`).
     ("probe/aos_cmplx", "lifted"),
     ("probe/aos_norm", "lifted"),
+    // A `vec4` array times the `float m[4][4]` of a `mat4` passed by
+    // pointer: the stored array is a read-only parameter of constant
+    // extents, the blocks of four rows of a matmul.
+    ("probe/mat_vec_struct", "lifted"),
+    // BLAS as f2c translates Fortran: every argument by reference
+    // (`integer *n`, `real *alpha`), 1-based subscripts through pointers
+    // moved back (`--x; a -= a_offset;`), bounds copied to `i__1`, `i__2`
+    // (the inner one restated in the outer loop).
+    ("probe/sdot_f2c", "lifted"),
+    ("probe/sgemv_f2c", "lifted"),
+    ("probe/sger_f2c", "lifted"),
+    // Its 1-based pointers moved back before the quick return.
+    ("probe/sswap_f2c", "lifted"),
+    // `abs` of an element through a temporary, `(r__1 = sx[i__],
+    // fabsf(r__1))`: set by a statement of its own.
+    ("probe/sasum_f2c", "lifted"),
     // `for (i = 0; i < n*incx; i += incx)` behind `if (n <= 0 || incx <=
     // 0) return;`: counted by one, the guard ahead of the program.
     ("probe/dscal_inc", "lifted"),
@@ -725,15 +741,51 @@ fn reference_blas_testing_its_increments_is_lifted_case_by_case() {
     }
 }
 
-/// `tenslift verify FILE --json` gives `count` verdicts (one per case),
-/// each proved for every size and passing its differential run.
-fn assert_cases_proved(file: &str, count: usize) {
-    let verify = tenslift(&["verify", file, "--targets", "numpy", "--json"]);
-    let verdicts: Vec<Value> = String::from_utf8_lossy(&verify.stdout)
+/// f2c's saxpy reads its size, coefficient and increments by reference
+/// and tests the increments: two cases, each taking those as values (the
+/// precondition says so), each passing bounded and differential checks
+/// against the C called with their addresses.
+#[test]
+fn f2c_blas_arguments_by_reference_arrive_as_values() {
+    let file = format!("{FIXTURES}/probe/saxpy_f2c.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("saxpy.py");
+    let path = out.to_str().expect("utf-8");
+    let lift = tenslift(&["lift", &file, "--json", "-q", "-o", path]);
+    assert_eq!(lift.status.code(), Some(0), "{lift:?}");
+    let module = std::fs::read_to_string(&out).expect("module written");
+    for needle in [
+        "def saxpy__case1(n, sa, sx, incx, sy, incy):",
+        "def saxpy__case2(n, sa, sx, incx, sy, incy):",
+        "`n`, `sa`, `incx`, `incy` arrive by value",
+    ] {
+        assert!(module.contains(needle), "{needle}: {module}");
+    }
+    let verdicts = case_verdicts(&file, &["--no-unbounded"]);
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    for v in verdicts {
+        assert_eq!(v["bounded"], "pass", "{v}");
+        assert_eq!(v["differential"], "pass", "{v}");
+    }
+}
+
+/// The verdicts of `tenslift verify FILE --targets numpy --json EXTRA`,
+/// one per case.
+fn case_verdicts(file: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["verify", file, "--targets", "numpy", "--json"];
+    args.extend_from_slice(extra);
+    let verify = tenslift(&args);
+    String::from_utf8_lossy(&verify.stdout)
         .lines()
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).expect("JSON"))
-        .collect();
+        .collect()
+}
+
+/// `tenslift verify FILE --json` gives `count` verdicts (one per case),
+/// each proved for every size and passing its differential run.
+fn assert_cases_proved(file: &str, count: usize) {
+    let verdicts = case_verdicts(file, &[]);
     assert_eq!(verdicts.len(), count, "{file}: {verdicts:?}");
     for v in &verdicts {
         assert_eq!(v["differential"], "pass", "{file}: {v}");

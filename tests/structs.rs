@@ -145,6 +145,10 @@ fn refused_struct_and_row_uses_are_located() {
         err.contains("struct_field_problems.c:24:16: error[TL033]"),
         "{err}"
     );
+    assert!(
+        err.contains("struct_field_problems.c:32:7: error[TL033]: array field `M->m` is written"),
+        "{err}"
+    );
     let (code, _, err) = tenslift(&[
         "extract",
         "tests/fixtures/extract/negative/row_alias_write.c",

@@ -200,7 +200,7 @@ pub fn kernel(k: &Kernel) -> String {
     );
     for p in &k.params {
         let word = match p.origin {
-            Origin::Argument => "param",
+            Origin::Argument | Origin::Pointee => "param",
             Origin::Global => "global",
             Origin::Macro { .. } => "macro",
             Origin::Extent { .. } => "extent",
@@ -219,6 +219,9 @@ pub fn kernel(k: &Kernel) -> String {
                 }
                 if p.origin == Origin::Global {
                     let _ = write!(line, " {}", role(p.role));
+                }
+                if p.origin == Origin::Pointee {
+                    line.push_str(" by reference");
                 }
                 if let Origin::Macro { value } | Origin::Extent { value } = &p.origin {
                     let _ = write!(line, " (= {value} in this build)");

@@ -263,6 +263,18 @@ impl Kernel {
     pub fn preconditions(&self) -> Vec<String> {
         let extent = |d: &Option<Affine>| d.as_ref().map_or("?".to_string(), |a| a.to_string());
         let mut out = self.struct_calling_notes();
+        let by_reference: Vec<String> = self
+            .params
+            .iter()
+            .filter(|p| p.origin == Origin::Pointee)
+            .map(|p| format!("`{}`", p.name))
+            .collect();
+        if !by_reference.is_empty() {
+            out.push(format!(
+                "{} arrive by value: the C receives each by pointer (Fortran's by-reference arguments, as f2c writes them) and reads it as one value, so no store of the kernel may reach it",
+                by_reference.join(", ")
+            ));
+        }
         for h in self.histograms.iter().filter(|h| h.precondition) {
             out.push(format!(
                 "every bin index `{}` of the histogram `{}` lies in [0, {}) (C would write outside `{}` otherwise); the NumPy, JAX and PyTorch code checks it and raises ValueError, StableHLO does not (its scatter drops an update outside the bins)",
@@ -573,6 +585,10 @@ pub enum Origin {
     Extent {
         value: i64,
     },
+    /// A scalar the C function receives by pointer and only reads (`integer
+    /// *n`, `real *sa` in f2c's C of Fortran): the kernel reads its value,
+    /// and drivers pass the address of a copy.
+    Pointee,
     /// A field of a struct parameter or global (`m.rows`, `t->dims[0]`,
     /// `(double *)t->vals`): the kernel reads it as a parameter of its own,
     /// named after the path (`m_rows`, `t_dims_0`, `t_vals`); drivers
@@ -631,6 +647,17 @@ impl FieldPath {
             }
         }
         out
+    }
+
+    /// Whether the path ends at an array stored in the struct itself
+    /// (`M->m` of a `float m[4][4]` field), which a driver fills by
+    /// copying elements; a pointer field is assigned.
+    pub fn ends_in_inline_array(&self, kind: &ParamKind) -> bool {
+        matches!(kind, ParamKind::Array(_))
+            && matches!(
+                self.steps.last(),
+                Some(FieldStep::Field { pointer: false, .. })
+            )
     }
 
     /// The path as the C source spells it: `m.rows`, `t->dims[0]`.

@@ -17,7 +17,8 @@
 //! before anything is read; `libclang` (a thin safe layer over clang-sys)
 //! parses, under a deadline;
 //! `reader` copies cursors into the owned `syntax` tree (depth-bounded),
-//! rolling loops unrolled by hand back into one (`reroll`);
+//! rolling loops unrolled by hand back into one (`reroll`) and setting
+//! f2c's comma temporaries by statements of their own (`comma_temps`);
 //! `lower` builds the IR, using [`affine`] and [`delinearize`] for
 //! subscripts and [`roles`] for parameter roles; [`dump`] prints it;
 //! [`diagnostics`] holds every rejection code; [`types`] has C's arithmetic
@@ -29,6 +30,7 @@
 //! targets; it only says what the C does, with C's types and semantics.
 
 pub mod affine;
+pub(crate) mod comma_temps;
 pub(crate) mod decrement_while;
 pub mod delinearize;
 pub mod diagnostics;

@@ -582,6 +582,7 @@ impl Reader {
     /// A block's statements as read, with its counted and count-down
     /// `while` loops settled.
     fn finish_block(&mut self, stmts: Vec<CStmt>, loc: Loc, function_body: bool) -> CStmt {
+        let stmts = crate::comma_temps::hoist(stmts);
         let stmts = crate::hoist_helpers::hoist_helper_calls(stmts);
         let stmts = crate::reroll::reroll(stmts, function_body);
         let stmts = self.fold_while_inits(stmts);

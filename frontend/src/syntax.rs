@@ -241,6 +241,23 @@ impl CExpr {
         }
     }
 
+    /// The variable and the value of a plain assignment `x = value`
+    /// (through parentheses and implicit conversions).
+    pub fn assigned_variable(&self) -> Option<(&DeclRef, &CExpr)> {
+        let CExprKind::Binary {
+            op: CBinOp::Assign,
+            lhs,
+            rhs,
+        } = &self.stripped().kind
+        else {
+            return None;
+        };
+        match &lhs.stripped().kind {
+            CExprKind::Ref(r) => Some((r, rhs)),
+            _ => None,
+        }
+    }
+
     /// How many times the expression names the variable `key`.
     pub fn count_refs(&self, key: &str) -> usize {
         let own = usize::from(matches!(&self.kind, CExprKind::Ref(r) if r.key == key));

@@ -10,8 +10,10 @@
 //! cast's for `void *`), with [`Origin::Field`] recording the path so
 //! drivers can rebuild the struct. The rest of the lowering then sees plain
 //! parameters: integer fields in bounds become sizes, pointer fields
-//! become arrays. Unused fields are ignored; a write to a scalar field is
-//! refused (a size the kernel changes is no size).
+//! become arrays, and an array stored in the struct (`float m[4][4]` of a
+//! `mat4`) an array of constant extents. Unused fields are ignored; a
+//! write to a scalar field is refused (a size the kernel changes is no
+//! size), and so is one into a stored array (the caller passes a copy).
 
 use std::collections::HashMap;
 
@@ -126,8 +128,8 @@ pub fn flatten(func: &CFunction) -> Option<Flattened> {
     })
 }
 
-/// Whether a field's type can be a parameter: a scalar, or a pointer (up
-/// to three levels) to scalars.
+/// Whether a field's type can be a parameter: a scalar, a pointer (up to
+/// three levels) to scalars, or an array of scalars stored in the struct.
 fn usable(t: &CType) -> bool {
     let mut cur = t;
     let mut levels = 0;
@@ -135,7 +137,30 @@ fn usable(t: &CType) -> bool {
         levels += 1;
         cur = pointee;
     }
-    levels <= 3 && cur.scalar().is_some()
+    levels <= 3 && cur.scalar().is_some() || inline_array(t)
+}
+
+/// Whether `t` is an array of scalars with every extent known
+/// (`float m[4][4]` inside a `mat4`): a field of that type is the struct's
+/// own memory, read as an array parameter of constant extents.
+fn inline_array(t: &CType) -> bool {
+    let mut cur = t;
+    let mut levels = 0;
+    while let CType::Array { elem, len: Some(_) } = cur {
+        levels += 1;
+        cur = elem;
+    }
+    levels > 0 && cur.scalar().is_some()
+}
+
+/// The member access an lvalue stores through, below its subscripts
+/// (`M->m` of `M->m[i][j]`).
+fn stored_member(e: &CExpr) -> &CExpr {
+    let mut cur = strip(e);
+    while let CExprKind::Subscript { base, .. } = &cur.kind {
+        cur = strip(base);
+    }
+    cur
 }
 
 impl Flattener {
@@ -306,6 +331,19 @@ impl Flattener {
                 self.error(
                     &e.loc,
                     format!("struct field `{shown}` is written: a field that sizes the kernel cannot change inside it; copy it to a local"),
+                );
+            }
+        }
+        // An array stored in the struct reaches the kernel as a copy (a
+        // caller passes `M.m` as an array), so a store into it would be
+        // lost: refused, where a pointer field's memory is the caller's.
+        let stored = written.map(stored_member).and_then(|t| self.path(t));
+        if let Some((key, steps, ty)) = stored {
+            if inline_array(&ty) {
+                let shown = self.shown(&key, &steps);
+                self.error(
+                    &e.loc,
+                    format!("array field `{shown}` is written: only arrays a struct points to (`float *vals`) can be outputs; an array stored in the struct is read-only here"),
                 );
             }
         }

@@ -37,22 +37,33 @@ pub(super) struct Guard {
 
 /// The function without its leading guards, and the guards in order;
 /// `None` when the body does not open with one (declarations may come
-/// first and between them).
+/// first and between them, and set-up statements that only move pointer
+/// parameters or set variables, as f2c opens with `--x; a_dim1 = *lda; a
+/// -= a_offset;`: when the guard returns, what they did is never seen, so
+/// the guard may run first unless it reads what they set).
 pub(super) fn strip(func: &CFunction) -> Option<(CFunction, Vec<Guard>)> {
     let mut body = func.body.clone();
     let mut guards = Vec::new();
+    let mut set_up: Vec<String> = Vec::new();
     let mut from = 0;
     while let Some(at) = body[from..]
         .iter()
         .position(|s| !matches!(s, CStmt::Decl(..) | CStmt::Null(_)))
         .map(|at| at + from)
     {
-        let Some(guard) = guard_of(&body[at]) else {
+        if let Some(guard) = guard_of(&body[at]) {
+            if set_up.iter().any(|k| guard.cond.count_refs(k) > 0) {
+                break;
+            }
+            guards.push(guard);
+            body.remove(at);
+            from = at;
+        } else if let Some(key) = set_up_of(&body[at]) {
+            set_up.push(key);
+            from = at + 1;
+        } else {
             break;
-        };
-        guards.push(guard);
-        body.remove(at);
-        from = at;
+        }
     }
     if guards.is_empty() {
         return None;
@@ -64,6 +75,31 @@ pub(super) fn strip(func: &CFunction) -> Option<(CFunction, Vec<Guard>)> {
         },
         guards,
     ))
+}
+
+/// The variable a set-up statement writes: `--p;`, `p -= e;`, `v = e;`
+/// with `e` free of side effects (no call, no store).
+fn set_up_of(s: &CStmt) -> Option<String> {
+    let CStmt::Expr(e) = s else {
+        return None;
+    };
+    let (target, value) = match &strip_c(e).kind {
+        CExprKind::Unary {
+            op: CUnOp::PreInc | CUnOp::PreDec | CUnOp::PostInc | CUnOp::PostDec,
+            arg,
+        } => (arg, None),
+        CExprKind::Binary {
+            op: CBinOp::Assign | CBinOp::CompoundAssign(_),
+            lhs,
+            rhs,
+        } => (lhs, Some(rhs)),
+        _ => return None,
+    };
+    let CExprKind::Ref(r) = &strip_c(target).kind else {
+        return None;
+    };
+    let pure = value.is_none_or(|v| v.is_pure());
+    pure.then(|| r.key.clone())
 }
 
 /// `s` as a guard: `if (cond) return [literal];`, or a block storing
@@ -425,6 +461,32 @@ mod tests {
             "void f(int n, float *y) { if (n <= 0) return; for (int i = 0; i < n; i++) y[i] = 0; }",
         );
         assert!(!k.contains("guard"), "{k}");
+    }
+
+    #[test]
+    fn a_guard_after_set_up_statements_runs_first_unless_it_reads_them() {
+        // f2c opens with its 1-based pointers before the quick return.
+        let k = dumped(
+            "int f(int n, float *x, float *y) {\n\
+               int i, t;\n\
+               --x; --y;\n\
+               if (n <= 0) { return 0; }\n\
+               for (i = 1; i <= n; ++i) { float s = x[i]; x[i] = y[i]; y[i] = s; }\n\
+               return 0;\n\
+             }",
+        );
+        assert!(!k.contains("if"), "{k}");
+        // A guard reading a variable set before it stays where it is.
+        let k = dumped(
+            "int f(int n, float *x) {\n\
+               int m;\n\
+               m = n - 1;\n\
+               if (m <= 0) { return 0; }\n\
+               for (int i = 0; i < n; i++) x[i] = 0.0f;\n\
+               return 0;\n\
+             }",
+        );
+        assert!(k.contains("if"), "{k}");
     }
 
     #[test]

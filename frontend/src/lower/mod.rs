@@ -10,6 +10,7 @@
 
 mod aos;
 mod branch_returns;
+mod byref;
 mod expr;
 mod fields;
 mod finish;
@@ -115,6 +116,14 @@ pub fn lower_function(
     func: &CFunction,
     region: Option<(u32, u32)>,
 ) -> Result<Vec<Kernel>, Vec<Diagnostic>> {
+    // Scalars passed by reference (f2c's `integer *n`) are read as their
+    // values first, so guards and increment tests see `n`, not `*n`.
+    let unwrapped = byref::unwrap(func);
+    let func = unwrapped.as_ref().map_or(func, |(f, _)| f);
+    let by_reference = unwrapped
+        .as_ref()
+        .map(|(_, keys)| keys.clone())
+        .unwrap_or_default();
     // Tested pointer parameters are read as set (stated as preconditions),
     // before the guards: `if (!p) return;` is then no guard at all.
     let nonnull = crate::nonnull::assume_set_pointers(func);
@@ -129,6 +138,7 @@ pub fn lower_function(
             .map(|n| n.assumed.clone())
             .unwrap_or_default(),
         guards: guarded.as_ref().map(|(_, g)| g.as_slice()),
+        by_reference,
     };
     // A test of the increments picks the unit-stride loops or the general
     // ones: each branch is a kernel of its own, with its own layouts.
@@ -172,6 +182,8 @@ pub fn lower_function(
 struct Entry<'a> {
     assumed: Vec<(String, Loc)>,
     guards: Option<&'a [guards::Guard]>,
+    /// Keys of the scalar parameters the C receives by pointer.
+    by_reference: HashSet<String>,
 }
 
 /// Lowers `func` (its entry settled), and `tests` (conditions on its
@@ -263,7 +275,12 @@ fn lower_entered(
     let macro_params = std::mem::take(&mut l.params);
     let field_origin = |key: &str| flattened.as_ref().and_then(|f| f.origins.get(key).cloned());
     for p in &func.params {
-        l.declare_param(p, field_origin(&p.key).unwrap_or(Origin::Argument));
+        let origin = match field_origin(&p.key) {
+            Some(origin) => origin,
+            None if entry.by_reference.contains(&p.key) => Origin::Pointee,
+            None => Origin::Argument,
+        };
+        l.declare_param(p, origin);
     }
     for g in &func.globals {
         l.declare_param(g, field_origin(&g.key).unwrap_or(Origin::Global));

@@ -7,8 +7,11 @@
 //!
 //! Exact when the definition's value cannot change between the definition
 //! and the reads: the local is set once, by a declaration with an
-//! initialiser or by one assignment at the top level before any loop; it is
-//! never written again nor has its address taken; its definition reads only
+//! initialiser or by one assignment at the top level before any loop, or,
+//! declared without a value, by assignments anywhere that all store the
+//! same definition (f2c's `i__2 = *m;` before each inner loop: a read
+//! before the first would read an indeterminate value); it is never
+//! written otherwise nor has its address taken; its definition reads only
 //! integer parameters and globals the function never writes (struct fields
 //! are parameters by now), earlier such locals, literals and enumerators,
 //! without side effects. A definition that is all that but not a
@@ -105,6 +108,7 @@ pub(super) fn substitute(func: &CFunction) -> SizeLocals {
         not_affine: HashMap::new(),
         defined: false,
     };
+    p.restated(&func.body);
     let body = p.block(&func.body);
     let func = p.defined.then(|| CFunction {
         body,
@@ -143,17 +147,10 @@ impl Pass {
             }
             CStmt::Expr(e) => {
                 let e = self.replaced(e);
-                if let CExprKind::Binary {
-                    op: CBinOp::Assign,
-                    lhs,
-                    rhs,
-                } = &strip(&e).kind
-                {
-                    if let CExprKind::Ref(r) = &strip(lhs).kind {
-                        let ty = self.declared.get(&r.key).cloned();
-                        if let Some(ty) = ty.filter(|_| !loop_seen && self.settled(&r.key, 1)) {
-                            self.define(&r.name, &r.key, &ty, rhs);
-                        }
+                if let Some((r, value)) = e.assigned_variable() {
+                    let ty = self.declared.get(&r.key).cloned();
+                    if let Some(ty) = ty.filter(|_| !loop_seen && self.settled(&r.key, 1)) {
+                        self.define(&r.name, &r.key, &ty, value);
                     }
                 }
                 CStmt::Expr(e)
@@ -200,6 +197,41 @@ impl Pass {
             out.push(s);
         }
         out
+    }
+
+    /// Integer locals declared without a value and set, wherever they are
+    /// set, to one size expression: f2c writes `i__2 = *m;` before every
+    /// inner loop. A read sees that value, or before any assignment an
+    /// indeterminate one, which C leaves undefined; so every read stands
+    /// for the expression.
+    fn restated(&mut self, body: &[CStmt]) {
+        let mut declared: HashMap<String, (String, CType)> = HashMap::new();
+        let mut sets: HashMap<String, Vec<CExpr>> = HashMap::new();
+        walk_stmts(body, &mut |s| match s {
+            CStmt::Decl(vars, _) => {
+                for v in vars.iter().filter(|v| v.init.is_none() && !v.is_static) {
+                    declared.insert(v.key.clone(), (v.name.clone(), v.ty.clone()));
+                }
+            }
+            CStmt::Expr(e) => {
+                if let Some((r, value)) = e.assigned_variable() {
+                    sets.entry(r.key.clone()).or_default().push(value.clone());
+                }
+            }
+            _ => {}
+        });
+        let mut keys: Vec<&String> = sets.keys().collect();
+        keys.sort();
+        for key in keys {
+            let (Some((name, ty)), Some(values)) = (declared.get(key), sets.get(key)) else {
+                continue;
+            };
+            let first = spelled(&values[0]);
+            let same = values.iter().all(|v| spelled(v) == first) && !first.contains('…');
+            if same && self.settled(key, values.len()) {
+                self.define(name, key, ty, &values[0]);
+            }
+        }
     }
 
     /// Whether `key` is written exactly `writes` times and never has its
@@ -269,13 +301,29 @@ impl Pass {
 
     /// `e` with every read of an accepted size local replaced.
     fn replaced(&self, e: &CExpr) -> CExpr {
-        if let CExprKind::Ref(r) = &e.kind {
-            if let Some(def) = self.defs.get(&r.key) {
-                return CExpr {
-                    loc: e.loc.clone(),
-                    ..def.clone()
-                };
+        match &e.kind {
+            CExprKind::Ref(r) => {
+                if let Some(def) = self.defs.get(&r.key) {
+                    return CExpr {
+                        loc: e.loc.clone(),
+                        ..def.clone()
+                    };
+                }
             }
+            // A restated definition (`i__2 = *m;` in a loop) stays a store
+            // to the local, not to what it stands for.
+            CExprKind::Binary {
+                op: CBinOp::Assign,
+                lhs,
+                rhs,
+            } if matches!(&strip(lhs).kind, CExprKind::Ref(r) if self.defs.contains_key(&r.key)) => {
+                let mut out = e.clone();
+                if let CExprKind::Binary { rhs: r, .. } = &mut out.kind {
+                    **r = self.replaced(rhs);
+                }
+                return out;
+            }
+            _ => {}
         }
         let mut out = e.clone();
         out.map_children(&mut |c| self.replaced(c));
@@ -316,6 +364,41 @@ mod tests {
     use crate::test_util::lowered;
 
     #[test]
+    fn a_local_restated_to_one_size_before_each_loop_stands_for_it() {
+        // f2c's form: the inner bound copied to `i__2` in the outer loop.
+        let restated = lowered(
+            "void k(int m, int n, float *a) {
+               int i, j, i__2;
+               for (j = 0; j < n; j++) {
+                 i__2 = m;
+                 for (i = 0; i < i__2; i++) a[j*m + i] = 0.0f;
+               }
+             }",
+        );
+        let plain = lowered(
+            "void k(int m, int n, float *a) {
+               int i, j;
+               for (j = 0; j < n; j++)
+                 for (i = 0; i < m; i++) a[j*m + i] = 0.0f;
+             }",
+        );
+        assert!(plain.is_ok(), "{plain:?}");
+        assert_eq!(restated, plain);
+        // Set to two different sizes, it stands for neither.
+        let two = lowered(
+            "void k(int m, int n, float *a) {
+               int i, j, b;
+               for (j = 0; j < n; j++) {
+                 b = m;
+                 if (j > 2) b = n;
+                 for (i = 0; i < b; i++) a[j*m + i] = 0.0f;
+               }
+             }",
+        );
+        assert!(two.is_err(), "{two:?}");
+    }
+
+    #[test]
     fn a_local_set_once_to_a_size_stands_for_it() {
         let body = lowered(
             "#include <stdint.h>
@@ -335,13 +418,18 @@ mod tests {
     }
 
     #[test]
-    fn a_local_written_later_or_with_a_data_definition_is_left_alone() {
+    fn a_local_written_in_its_loop_or_set_to_two_sizes_is_left_alone() {
         // Written in the loop: still TL015 on its bound.
         let written = "void k(float *y, int n) { int m = n; for (int i = 0; i < m; i++) { y[i] = 0; m = m + 0; } }";
         assert!(lowered(written).is_err());
-        // Set after a loop: not a size.
+        // Set to two sizes, one after a loop: neither.
+        let twice = "void k(float *y, int n) { int m; m = n; for (int i = 0; i < m; i++) y[i] = 0; m = n - 1; for (int j = 0; j < m; j++) y[j] = 1; }";
+        assert_eq!(lowered(twice), Err(vec!["TL015", "TL015"]));
+        // Set once, after a loop that does not read it: that size (a read
+        // before any store would read an indeterminate value).
         let late = "void k(float *y, int n) { int m; for (int i = 0; i < n; i++) y[i] = 0; m = n; for (int j = 0; j < m; j++) y[j] = 1; }";
-        assert_eq!(lowered(late), Err(vec!["TL015"]));
+        let plain = "void k(float *y, int n) { for (int i = 0; i < n; i++) y[i] = 0; for (int j = 0; j < n; j++) y[j] = 1; }";
+        assert_eq!(lowered(late), lowered(plain));
     }
 
     #[test]

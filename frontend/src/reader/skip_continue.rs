@@ -17,8 +17,9 @@ use crate::libclang::Cursor;
 use crate::syntax::{CExpr, CExprKind, CStmt, CType, CUnOp};
 
 /// Whether `c` is `if (cond) continue;` or `if (cond) { continue; }`
-/// without an `else`.
-fn is_continue_guard(c: &Cursor<'_>) -> bool {
+/// without an `else`, or the same with `goto end;` where `end` labels
+/// the body's last, empty statement.
+fn is_continue_guard(c: &Cursor<'_>, end: Option<&str>) -> bool {
     if c.kind() != sys::CXCursor_IfStmt {
         return false;
     }
@@ -27,12 +28,37 @@ fn is_continue_guard(c: &Cursor<'_>) -> bool {
         return false;
     };
     match then_branch.kind() {
-        sys::CXCursor_ContinueStmt => true,
         sys::CXCursor_CompoundStmt => matches!(
             then_branch.children().as_slice(),
-            [only] if only.kind() == sys::CXCursor_ContinueStmt
+            [only] if jumps_to_end(only, end)
         ),
+        _ => jumps_to_end(then_branch, end),
+    }
+}
+
+/// Whether `c` is `continue;` or `goto end;`.
+fn jumps_to_end(c: &Cursor<'_>, end: Option<&str>) -> bool {
+    match c.kind() {
+        sys::CXCursor_ContinueStmt => true,
+        sys::CXCursor_GotoStmt => end.is_some_and(|label| {
+            let target = c.children();
+            matches!(target.as_slice(), [only] if only.spelling() == label)
+        }),
         _ => false,
+    }
+}
+
+/// The label of a body's last statement when it is an empty one, `L30:
+/// ;` (f2c's loops end so, and skip the rest of an iteration by `goto
+/// L30;`): a jump there is a `continue`.
+fn end_label(children: &[Cursor<'_>]) -> Option<String> {
+    let last = children.last()?;
+    if last.kind() != sys::CXCursor_LabelStmt {
+        return None;
+    }
+    match last.children().as_slice() {
+        [only] if only.kind() == sys::CXCursor_NullStmt => Some(last.spelling()),
+        _ => None,
     }
 }
 
@@ -58,15 +84,33 @@ impl Reader {
     /// `if (!(cond))` around the statements that follow them.
     pub(super) fn read_loop_body(&mut self, c: &Cursor<'_>, depth: usize) -> CStmt {
         if c.kind() != sys::CXCursor_CompoundStmt {
-            return self.read_stmt(c, depth);
+            // A body of one statement gets no block of its own, but may
+            // still set a comma temporary first.
+            let read = self.read_stmt(c, depth);
+            let mut stmts = crate::comma_temps::hoist(vec![read]);
+            return match stmts.len() {
+                1 => stmts.remove(0),
+                _ => CStmt::Compound(stmts, loc_of(c)),
+            };
         }
-        self.read_guarded_block(&c.children(), loc_of(c), depth)
+        let children = c.children();
+        // An empty labelled statement at the end does nothing; a `goto`
+        // to it anywhere but in a guard is still read, and refused.
+        let end = end_label(&children);
+        let body = &children[..children.len() - usize::from(end.is_some())];
+        self.read_guarded_block(body, loc_of(c), depth, end.as_deref())
     }
 
     /// The statements `children` as one block (at `depth`), the first
     /// continue guard among them wrapping the rest.
-    fn read_guarded_block(&mut self, children: &[Cursor<'_>], loc: Loc, depth: usize) -> CStmt {
-        let at = children.iter().position(is_continue_guard);
+    fn read_guarded_block(
+        &mut self,
+        children: &[Cursor<'_>],
+        loc: Loc,
+        depth: usize,
+        end: Option<&str>,
+    ) -> CStmt {
+        let at = children.iter().position(|c| is_continue_guard(c, end));
         let before = &children[..at.unwrap_or(children.len())];
         let mut stmts: Vec<CStmt> = before
             .iter()
@@ -80,7 +124,7 @@ impl Reader {
                 let cond = self.read_expr(cond, depth + 1);
                 // The rest counts as an `if` branch: two levels deeper.
                 let rest =
-                    self.read_guarded_block(&children[at + 1..], guard_loc.clone(), depth + 2);
+                    self.read_guarded_block(&children[at + 1..], guard_loc.clone(), depth + 2, end);
                 stmts.push(CStmt::If {
                     cond: negated(cond, &guard_loc),
                     then_branch: Box::new(rest),
@@ -123,6 +167,43 @@ mod tests {
                 "          y[i] = (y[i] + f32(1)):f32",
             ]
         );
+    }
+
+    #[test]
+    fn a_goto_to_the_empty_statement_ending_the_body_is_a_continue() {
+        // f2c's form of a skipped iteration.
+        let goto = lowered(
+            "void k(float *y, const float *x, int n) {
+               for (int i = 0; i < n; i++) {
+                 if (x[i] <= 0) goto L30;
+                 y[i] = x[i];
+             L30:
+                 ;
+               }
+             }",
+        );
+        let guard = lowered(
+            "void k(float *y, const float *x, int n) {
+               for (int i = 0; i < n; i++) {
+                 if (x[i] <= 0) continue;
+                 y[i] = x[i];
+               }
+             }",
+        );
+        assert!(guard.is_ok(), "{guard:?}");
+        assert_eq!(goto, guard);
+        // A jump from deeper in the body keeps its refusal.
+        let nested = lowered(
+            "void k(float *y, const float *x, int n) {
+               for (int i = 0; i < n; i++) {
+                 if (x[i] > 0) { y[i] = 1; goto L30; }
+                 y[i] = x[i];
+             L30:
+                 ;
+               }
+             }",
+        );
+        assert_eq!(nested, Err(vec!["TL011"]));
     }
 
     #[test]

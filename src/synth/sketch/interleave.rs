@@ -11,6 +11,12 @@
 //! `reshape(concat([reshape(?p0, [n, 1]), ..., reshape(?pk-1, [n, 1])],
 //! axis=1), [k*n])`. The main library never holds strided views, so
 //! kernels without interleaving pay nothing for them.
+//!
+//! Where no part can be said alone, since every part reads every position
+//! of its block through a small matrix (an array of `vec4` times a `mat4`),
+//! the target is searched once more as `n` rows of `k` over the vectors'
+//! rows `reshape(x, [n, k])`: `reshape(matmul(reshape(in, [n, 4]),
+//! transpose(M)), [4n])`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -38,7 +44,7 @@ impl SketchFamily for Interleave {
     }
 
     fn summary(&self) -> &'static str {
-        "reshape(concat([?p0, ..., ?pk-1] as columns), [k*n]) for a vector computed in blocks of k (re/im pairs), each part searched over the inputs' strided views x[c::k]"
+        "reshape(concat([?p0, ..., ?pk-1] as columns), [k*n]) for a vector computed in blocks of k (re/im pairs), each part searched over the inputs' strided views x[c::k]; failing that, reshape(?rows, [k*n]) searched over the inputs' rows reshape(x, [n, k]) (vec4 times mat4)"
     }
 
     fn solve(
@@ -56,7 +62,10 @@ impl SketchFamily for Interleave {
         let Some(k) = block_factor(target, &vectors) else {
             return Ok(None);
         };
-        solve_parts(search, target, &vectors, k, dtype, depth, bound)
+        if let Some(found) = solve_parts(search, target, &vectors, k, dtype, depth, bound)? {
+            return Ok(Some(found));
+        }
+        solve_rows(search, target, &vectors, k, dtype, depth, bound)
     }
 }
 
@@ -146,34 +155,19 @@ fn solve_parts(
     depth: u32,
     bound: f64,
 ) -> Solved {
-    let Some(len_dim) = vectors
-        .first()
-        .and_then(|s| s.expr.shape().first().cloned())
-    else {
-        return Ok(None);
-    };
-    let Ok(n_dim) = len_dim.floor_div(k as i64) else {
+    let Some((len_dim, n_dim)) = block_extents(vectors, k) else {
         return Ok(None);
     };
     let layout_cost = target.len() as f64;
-    if n_dim.divisor() != 1 || layout_cost >= bound {
+    if layout_cost >= bound {
         return Ok(None);
     }
-    let library = match part_library(search, target, vectors, &len_dim, k) {
-        Ok(library) => library,
-        Err(Halt::Budget) => return Ok(None),
-        Err(halt) => return Err(halt),
+    let Some(library) = own_library(part_library(search, target, vectors, &len_dim, k))? else {
+        return Ok(None);
     };
     let n = target.len() / k;
     let reductions = Reductions::build(&library, &[n]);
-    let parts_search = Search {
-        library: &library,
-        reductions: &reductions,
-        stats: Counters::new(search.families.iter().map(|f| f.name())),
-        banned: &[],
-        top_depth: depth - 1,
-        ..*search
-    };
+    let parts_search = nested(search, &library, &reductions, depth);
     let mut cost = layout_cost;
     let mut columns = Vec::with_capacity(k);
     for c in 0..k {
@@ -190,6 +184,115 @@ fn solve_parts(
     }
     let laid_out = build::concat(columns, 1).and_then(|c| build::reshape(c, vec![len_dim]));
     Ok(laid_out.ok().map(|expr| Found { expr, cost }))
+}
+
+/// Solves the target as `n` rows of its blocks over the vectors' rows: a
+/// block that mixes its own positions through a small matrix (a `vec4`
+/// array times a `mat4`: `out[4i + j] = Σ_c M[j][c] * in[4i + c]`) is
+/// `reshape(matmul(reshape(in, [n, 4]), transpose(M)), [4n])`, which no
+/// single strided part can say, since each part reads every column.
+fn solve_rows(
+    search: &Search<'_>,
+    target: &Tensor,
+    vectors: &[&Stub],
+    k: usize,
+    dtype: DType,
+    depth: u32,
+    bound: f64,
+) -> Solved {
+    let Some((len_dim, n_dim)) = block_extents(vectors, k) else {
+        return Ok(None);
+    };
+    let n = target.len() / k;
+    let Ok(rows) = Tensor::new(vec![n, k], target.elems().to_vec()) else {
+        return Ok(None);
+    };
+    let Some(library) = own_library(row_library(search, &rows, vectors, &n_dim, k))? else {
+        return Ok(None);
+    };
+    let reductions = Reductions::build(&library, &[n, k]);
+    let rows_search = nested(search, &library, &reductions, depth);
+    let Some(found) = rows_search.solve(&rows, dtype, depth - 1, bound)? else {
+        search.stats.backtrack();
+        return Ok(None);
+    };
+    let flat = build::reshape(found.expr, vec![len_dim]);
+    Ok(flat.ok().map(|expr| Found {
+        expr,
+        cost: found.cost,
+    }))
+}
+
+/// The rows' library: each vector as `[n, k]` rows, and the main
+/// library's other leaves (scalars, the small matrix).
+fn row_library(
+    search: &Search<'_>,
+    rows: &Tensor,
+    vectors: &[&Stub],
+    n_dim: &Dim,
+    k: usize,
+) -> Result<Library, Halt> {
+    let mut leaves: Vec<Expr> = vectors
+        .iter()
+        .filter_map(|v| {
+            build::reshape(v.expr.clone(), vec![n_dim.clone(), Dim::constant(k as i64)]).ok()
+        })
+        .collect();
+    let is_vector = |s: &Stub| vectors.iter().any(|v| v.expr == s.expr);
+    leaves.extend(
+        search
+            .library
+            .stubs
+            .iter()
+            .filter(|s| s.depth == 0 && !is_vector(s))
+            .map(|s| s.expr.clone()),
+    );
+    let params = params_of(search, &leaves);
+    let mut evaluator = Evaluator::new(search.sizes.clone(), params, Vec::new());
+    Library::build(
+        &mut evaluator,
+        leaves,
+        search.sizes,
+        search.meter,
+        PART_LIBRARY_LIMIT,
+        rows,
+    )
+}
+
+/// The vectors' length and the number of blocks of `k` in it, when that
+/// divides exactly.
+fn block_extents(vectors: &[&Stub], k: usize) -> Option<(Dim, Dim)> {
+    let len_dim = vectors.first()?.expr.shape().first()?.clone();
+    let n_dim = len_dim.floor_div(k as i64).ok()?;
+    (n_dim.divisor() == 1).then_some((len_dim, n_dim))
+}
+
+/// A family's own library, `None` where building it ran out of budget
+/// (the family then finds nothing; the search goes on).
+fn own_library(built: Result<Library, Halt>) -> Result<Option<Library>, Halt> {
+    match built {
+        Ok(library) => Ok(Some(library)),
+        Err(Halt::Budget) => Ok(None),
+        Err(halt) => Err(halt),
+    }
+}
+
+/// A search one level down over a family's own library, its work on the
+/// same meter and its statistics apart.
+fn nested<'s>(
+    search: &Search<'s>,
+    library: &'s Library,
+    reductions: &'s Reductions,
+    depth: u32,
+) -> Search<'s> {
+    Search {
+        library,
+        reductions,
+        stats: Counters::new(search.families.iter().map(|f| f.name())),
+        banned: &[],
+        top_depth: depth - 1,
+        ..*search
+    }
 }
 
 /// Elements `c, c + k, c + 2k, ...` of a vector.

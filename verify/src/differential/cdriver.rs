@@ -453,7 +453,10 @@ fn call_arguments(
     let mut args = Vec::new();
     let mut passed_roots: Vec<String> = Vec::new();
     for p in &kernel.params {
-        if !matches!(p.origin, Origin::Argument | Origin::Field(_)) {
+        if !matches!(
+            p.origin,
+            Origin::Argument | Origin::Pointee | Origin::Field(_)
+        ) {
             continue;
         }
         let slot = slots.iter().find(|s| match s {
@@ -484,6 +487,7 @@ fn call_arguments(
         };
         match &p.origin {
             Origin::Argument => args.push(value),
+            Origin::Pointee => args.push(by_reference(&p.name, &p.kind, &value, c)?),
             Origin::Field(path) => {
                 let object = match path.passing {
                     Passing::Global => path.root.clone(),
@@ -506,12 +510,41 @@ fn call_arguments(
                         "    if (!{pointer}) {pointer} = calloc(16, sizeof *{pointer});"
                     );
                 }
-                let _ = writeln!(c, "    {} = {value};", path.c_lvalue(&object));
+                let field = path.c_lvalue(&object);
+                if path.ends_in_inline_array(&p.kind) {
+                    // `float m[4][4]` inside the struct: its elements are copied in.
+                    let _ = writeln!(c, "    memcpy({field}, {value}, sizeof {field});");
+                } else {
+                    let _ = writeln!(c, "    {field} = {value};");
+                }
             }
             _ => {}
         }
     }
     Ok(args)
+}
+
+/// The address of a copy of `value` for a scalar the C reads through a
+/// pointer (`integer *n`), declared in `c` at the parameter's own type.
+fn by_reference(
+    name: &str,
+    kind: &loop_ir::ParamKind,
+    value: &str,
+    c: &mut String,
+) -> Result<String, DifferentialError> {
+    let loop_ir::ParamKind::Scalar { ty, .. } = kind else {
+        return Err(DifferentialError::Interface(format!(
+            "`{name}` is passed by reference but is no scalar"
+        )));
+    };
+    let Some(dtype) = crate::concrete::dtype_of(*ty) else {
+        return Err(DifferentialError::Interface(format!(
+            "`{name}` has no element type a driver can pass"
+        )));
+    };
+    let _ = writeln!(c, "    static {} tl_ref_{name};", c_type(dtype));
+    let _ = writeln!(c, "    tl_ref_{name} = {value};");
+    Ok(format!("&tl_ref_{name}"))
 }
 
 /// C statements that build `tl_rows_{name}`, the row pointers (and, for
