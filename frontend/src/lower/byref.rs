@@ -64,7 +64,7 @@ fn pointee_scalar(t: &CType) -> Option<crate::ir::ScalarType> {
 /// The parameter `e` dereferences (`*p`). `p[0]` is left alone: a
 /// subscript says the pointer is an array's, of which the C reads one
 /// element (`out[0] = a[0] + t * (b[0] - a[0])`).
-fn first_element(e: &CExpr) -> Option<&DeclRef> {
+fn dereferenced(e: &CExpr) -> Option<&DeclRef> {
     let CExprKind::Unary {
         op: CUnOp::Unsupported("*"),
         arg,
@@ -98,7 +98,7 @@ fn only_read_as_value(body: &[CStmt], key: &str) -> bool {
 /// Counts the reads of `*key` in `e` (an outermost expression), and notes
 /// a store, step or address taken of one.
 fn count_value_reads(e: &CExpr, key: &str, reads: &mut usize, written: &mut bool) {
-    if first_element(e).is_some_and(|r| r.key == key) {
+    if dereferenced(e).is_some_and(|r| r.key == key) {
         *reads += 1;
         return;
     }
@@ -119,7 +119,7 @@ fn count_value_reads(e: &CExpr, key: &str, reads: &mut usize, written: &mut bool
         } => Some(&**arg),
         _ => None,
     };
-    if target.and_then(first_element).is_some_and(|r| r.key == key) {
+    if target.and_then(dereferenced).is_some_and(|r| r.key == key) {
         *written = true;
     }
     for c in e.children() {
@@ -129,7 +129,7 @@ fn count_value_reads(e: &CExpr, key: &str, reads: &mut usize, written: &mut bool
 
 /// `e` with each `*p` of a parameter in `keys` read as `p`.
 fn as_value(e: &CExpr, keys: &HashSet<String>) -> CExpr {
-    if let Some(r) = first_element(e).filter(|r| keys.contains(&r.key)) {
+    if let Some(r) = dereferenced(e).filter(|r| keys.contains(&r.key)) {
         return CExpr {
             kind: CExprKind::Ref(r.clone()),
             ty: strip(e).ty.clone(),

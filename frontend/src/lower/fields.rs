@@ -137,7 +137,7 @@ fn usable(t: &CType) -> bool {
         levels += 1;
         cur = pointee;
     }
-    levels <= 3 && cur.scalar().is_some() || inline_array(t)
+    (levels <= 3 && cur.scalar().is_some()) || inline_array(t)
 }
 
 /// Whether `t` is an array of scalars with every extent known
